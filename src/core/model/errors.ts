@@ -1,0 +1,54 @@
+/**
+ * Errors that carry where they happened. Each renders as one line a user can act on;
+ * the CLI maps the class to an exit code (definition/usage -> 2, run failure -> 1).
+ */
+export interface ErrorPlace {
+  pipeline?: string;
+  task?: string;
+  file?: string;
+  line?: number;
+}
+
+export class IdemError extends Error {
+  readonly place: ErrorPlace;
+  constructor(message: string, place: ErrorPlace = {}) {
+    super(prefix(place) + message);
+    this.name = new.target.name;
+    this.place = place;
+  }
+}
+
+/** A pipeline, schedule or config that cannot be accepted as written. */
+export class DefinitionError extends IdemError {}
+
+/** Several definition problems found at once: one line each. */
+export class DefinitionErrors extends DefinitionError {
+  readonly problems: DefinitionError[];
+  constructor(problems: DefinitionError[]) {
+    super(problems.map((p) => p.message).join("\n"));
+    this.problems = problems;
+  }
+}
+
+/** A command-line or API argument that is wrong (unknown pipeline, bad date flag, ...). */
+export class UsageError extends IdemError {}
+
+/**
+ * The data itself is wrong: a failed check, a reconciliation mismatch, a parse error.
+ * Retrying cannot help, so an attempt that throws one is failed with no further tries.
+ */
+export class DataError extends IdemError {
+  readonly details: unknown;
+  constructor(message: string, details?: unknown, place: ErrorPlace = {}) {
+    super(message, place);
+    this.details = details;
+  }
+}
+
+function prefix(place: ErrorPlace): string {
+  const parts: string[] = [];
+  if (place.file) parts.push(place.line ? `${place.file}:${place.line}` : place.file);
+  if (place.pipeline) parts.push(`pipeline ${place.pipeline}`);
+  if (place.task) parts.push(`task ${place.task}`);
+  return parts.length ? parts.join(", ") + ": " : "";
+}
