@@ -1,0 +1,6 @@
+import { defineConfig } from "idem";
+
+export default defineConfig({
+  stateDir: ".idem",
+  pipelines: "pipelines",
+});

@@ -1,0 +1,44 @@
+import { Command, CommanderError } from "commander";
+import { DataError, DefinitionError, DefinitionErrors, UsageError } from "../core/model/errors.ts";
+import { registerInspectCommands } from "./commands/inspect.ts";
+import { registerRunCommand } from "./commands/run.ts";
+import { registerValidateCommand } from "./commands/validate.ts";
+
+/** Exit codes: 0 success, 1 the run failed, 2 usage or definition error. */
+export const EXIT = { ok: 0, runFailed: 1, usage: 2 } as const;
+
+const program = new Command("idem")
+  .description("Batch data pipelines that are safe to run twice.")
+  .option("-c, --config <file>", "project config file (default: ./idem.config.ts)")
+  .option("--user <name>", "who is acting, for the audit log (default: $IDEM_USER, then the OS user)")
+  .option("--verbose", "show stack traces on errors")
+  .showHelpAfterError("(run idem --help for usage)")
+  .exitOverride()
+  .configureOutput({ writeErr: (text) => process.stderr.write(text) });
+
+registerValidateCommand(program);
+registerRunCommand(program);
+registerInspectCommands(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  process.exitCode = report(error, program.opts().verbose === true);
+}
+
+function report(error: unknown, verbose: boolean): number {
+  if (error instanceof CommanderError) {
+    if (error.code === "commander.helpDisplayed" || error.code === "commander.version" || error.code === "commander.help") return EXIT.ok;
+    return EXIT.usage; // commander already printed the one-line reason
+  }
+  if (error instanceof DefinitionErrors) {
+    for (const problem of error.problems) process.stderr.write(`idem: ${problem.message}\n`);
+  } else {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`idem: ${message.split("\n").join("\nidem: ")}\n`);
+  }
+  if (verbose && error instanceof Error && error.stack) process.stderr.write(error.stack + "\n");
+  if (error instanceof DefinitionError || error instanceof UsageError) return EXIT.usage;
+  if (error instanceof DataError) return EXIT.runFailed;
+  return EXIT.runFailed;
+}

@@ -1,0 +1,33 @@
+import { join } from "node:path";
+import { systemClock } from "../core/model/clock.ts";
+import { Engine } from "../engine/engine.ts";
+import { loadConfig, type ResolvedConfig } from "../engine/project/config.ts";
+import { loadPipelines } from "../engine/project/load-pipelines.ts";
+import type { Pipeline } from "../core/pipeline/types.ts";
+import { SqliteStore } from "../store/sqlite/sqlite-store.ts";
+
+export interface GlobalOptions {
+  config?: string;
+  verbose?: boolean;
+  user?: string;
+}
+
+export interface Project {
+  config: ResolvedConfig;
+  pipelines: Pipeline[];
+}
+
+export async function loadProject(options: GlobalOptions): Promise<Project> {
+  const config = await loadConfig(process.cwd(), options.config);
+  const pipelines = await loadPipelines(config.pipelinePaths, config.rootDir);
+  return { config, pipelines };
+}
+
+/** Opens the project's state and hands back an engine; the caller closes the store. */
+export async function openEngine(options: GlobalOptions): Promise<Engine & { config: ResolvedConfig }> {
+  const { config, pipelines } = await loadProject(options);
+  const store = new SqliteStore(join(config.stateDir, "state.db"));
+  await store.migrate();
+  const engine = new Engine({ store, clock: systemClock, stateDir: config.stateDir, pipelines, projectDir: config.rootDir });
+  return Object.assign(engine, { config });
+}

@@ -1,0 +1,33 @@
+/** Task instance states, as in DESIGN.md. */
+export const TASK_STATES = [
+  "scheduled", // waiting for upstream
+  "queued", // eligible; a worker may claim it
+  "running",
+  "success",
+  "failed",
+  "up_for_retry",
+  "up_for_reschedule",
+  "skipped",
+  "upstream_failed",
+] as const;
+export type TaskState = (typeof TASK_STATES)[number];
+
+export const RUN_STATES = ["queued", "running", "success", "failed"] as const;
+export type RunState = (typeof RUN_STATES)[number];
+
+export const ATTEMPT_STATES = ["running", "success", "failed", "skipped", "lost"] as const;
+export type AttemptState = (typeof ATTEMPT_STATES)[number];
+
+export const TRIGGER_KINDS = ["schedule", "manual", "backfill", "data"] as const;
+export type TriggerKind = (typeof TRIGGER_KINDS)[number];
+
+const FINISHED_TASK_STATES: ReadonlySet<TaskState> = new Set(["success", "failed", "skipped", "upstream_failed"]);
+
+/** A task instance in one of these states will not change again unless an operator clears it. */
+export function isFinishedTaskState(state: TaskState): boolean {
+  return FINISHED_TASK_STATES.has(state);
+}
+
+export function isFinishedRunState(state: RunState): boolean {
+  return state === "success" || state === "failed";
+}

@@ -1,0 +1,267 @@
+import { createHash } from "node:crypto";
+import { DefinitionError, DefinitionErrors, type ErrorPlace } from "../model/errors.ts";
+import { isValidId } from "../model/ids.ts";
+import { findGraphProblems, downstreamMap, topologicalOrder } from "../graph/dag.ts";
+import { TRIGGER_RULES } from "../policy/trigger-rules.ts";
+import { parseDuration } from "../time/duration.ts";
+import { assertTimeZone, parseInstant } from "../time/dates.ts";
+import { cron, manual, type Timetable } from "../time/timetable.ts";
+import { canonicalJson } from "./canonical-json.ts";
+import type {
+  CatchupPolicy,
+  Params,
+  Pipeline,
+  PipelineOptions,
+  TaskDefinition,
+  TaskPolicy,
+  TaskPolicyInput,
+  TaskSpec,
+} from "./types.ts";
+
+export const DEFAULT_POLICY: TaskPolicy = {
+  retries: 0,
+  retryDelayMs: 30_000,
+  backoff: "fixed",
+  maxRetryDelayMs: 3_600_000,
+  jitter: 0,
+  timeoutMs: null,
+  triggerRule: "all_success",
+  pool: null,
+  slots: 1,
+  priority: 0,
+};
+
+const DEFAULT_DATA_ERROR_EXIT_CODES = [65];
+const DEFAULT_KILL_GRACE_MS = 5_000;
+
+type TaskList<P extends Params> = readonly (TaskSpec<string, P> & { id: string })[];
+
+/**
+ * Declare a pipeline. Every problem in the definition is reported at once, one line each,
+ * naming the pipeline and task; nothing half-valid is returned.
+ *
+ *   pipeline("shop_orders", { schedule: daily({ at: "02:00", timezone: "Europe/London" }) }, {
+ *     load_day: { run: loadDay, retries: 2 },
+ *     check_day: { after: ["load_day"], run: checkDay },
+ *   });
+ */
+export function pipeline<K extends string, P extends Params = Params>(
+  id: string,
+  options: PipelineOptions<P>,
+  tasks: { [T in K]: TaskSpec<K, P> },
+): Pipeline<P>;
+export function pipeline<P extends Params = Params>(id: string, options: PipelineOptions<P>, tasks: TaskList<P>): Pipeline<P>;
+export function pipeline<P extends Params>(
+  id: string,
+  options: PipelineOptions<P>,
+  tasks: Record<string, TaskSpec<string, P>> | TaskList<P>,
+): Pipeline<P> {
+  const problems: DefinitionError[] = [];
+  const pipelinePlace: ErrorPlace = { pipeline: isValidId(id) ? id : JSON.stringify(id) };
+  const attempt = <T>(place: ErrorPlace, fn: () => T): T | undefined => {
+    try {
+      return fn();
+    } catch (error) {
+      if (error instanceof DefinitionError) {
+        problems.push(new DefinitionError(stripPlace(error), place));
+        return undefined;
+      }
+      throw error;
+    }
+  };
+  const problem = (message: string, task?: string) =>
+    problems.push(new DefinitionError(message, task ? { ...pipelinePlace, task } : pipelinePlace));
+
+  if (!isValidId(id)) problem(`invalid pipeline id: use letters, digits, _ and -, starting with a letter or _`);
+  if (!options || typeof options !== "object") throw new DefinitionError("options must be an object", pipelinePlace);
+
+  const schedule = attempt(pipelinePlace, () => resolveSchedule(options));
+  const timezone = schedule?.timezone ?? "UTC";
+  const start = options.start === undefined ? null : attempt(pipelinePlace, () => parseBound(options.start!, timezone, "start"));
+  const end = options.end === undefined ? null : attempt(pipelinePlace, () => parseBound(options.end!, timezone, "end"));
+  if (typeof start === "number" && typeof end === "number" && end <= start) problem(`end ${options.end} is not after start ${options.start}`);
+  const catchup: CatchupPolicy = options.catchup ?? "all";
+  if (catchup !== "all" && catchup !== "latest") problem(`catchup must be "all" or "latest", not ${JSON.stringify(catchup)}`);
+  const maxActiveRuns = positiveInt(options.maxActiveRuns, 16, "maxActiveRuns", problem);
+  const maxActiveTasks = positiveInt(options.maxActiveTasks, 64, "maxActiveTasks", problem);
+  const defaults = attempt(pipelinePlace, () => resolvePolicy(options.defaults ?? {}, DEFAULT_POLICY)) ?? DEFAULT_POLICY;
+
+  const specs: (TaskSpec<string, P> & { id: string })[] = Array.isArray(tasks)
+    ? [...(tasks as TaskList<P>)]
+    : Object.entries(tasks as Record<string, TaskSpec<string, P>>).map(([taskId, spec]) => ({ ...spec, id: taskId }));
+  if (specs.length === 0) problem("has no tasks");
+
+  const definitions: TaskDefinition[] = [];
+  for (const spec of specs) {
+    const taskPlace = { ...pipelinePlace, task: String(spec.id) };
+    if (!isValidId(spec.id)) {
+      problem(`invalid task id ${JSON.stringify(spec.id)}: use letters, digits, _ and -, starting with a letter or _`);
+      continue;
+    }
+    const definition = attempt(taskPlace, () => resolveTask(spec, defaults));
+    if (definition) definitions.push(definition);
+  }
+  for (const graphProblem of findGraphProblems(specs.map((s) => ({ id: s.id, upstream: s.after ?? [] })))) {
+    problem(graphProblem.message, graphProblem.task);
+  }
+
+  if (problems.length === 1) throw problems[0];
+  if (problems.length > 1) throw new DefinitionErrors(problems);
+
+  const downstream = downstreamMap(definitions);
+  const byId = new Map(definitions.map((d) => [d.id, { ...d, downstream: downstream.get(d.id) ?? [] }]));
+  const ordered = new Map(topologicalOrder(definitions).map((taskId) => [taskId, byId.get(taskId)!]));
+  const definition = {
+    id,
+    schedule: schedule!.toJSON(),
+    start,
+    end,
+    catchup,
+    maxActiveRuns,
+    maxActiveTasks,
+    params: options.params ?? {},
+    tasks: [...ordered.values()].map(describeTask),
+  };
+  return Object.freeze({
+    kind: "idem.pipeline" as const,
+    id,
+    description: options.description ?? "",
+    owner: options.owner ?? null,
+    tags: [...(options.tags ?? [])],
+    schedule: schedule!,
+    start: start ?? null,
+    end: end ?? null,
+    catchup,
+    params: (options.params ?? {}) as P,
+    maxActiveRuns,
+    maxActiveTasks,
+    tasks: ordered,
+    version: createHash("sha256").update(canonicalJson(definition)).digest("hex").slice(0, 16),
+    definition,
+  });
+}
+
+export function isPipeline(value: unknown): value is Pipeline {
+  return !!value && typeof value === "object" && (value as { kind?: unknown }).kind === "idem.pipeline";
+}
+
+function resolveSchedule(options: PipelineOptions<Params>): Timetable {
+  const { schedule, timezone } = options;
+  if (timezone !== undefined) assertTimeZone(timezone);
+  if (schedule === undefined || schedule === "manual") return manual({ timezone: timezone ?? "UTC" });
+  if (typeof schedule === "string") return cron(schedule, { timezone: timezone ?? "UTC" });
+  if (schedule && typeof schedule === "object" && typeof schedule.intervalAt === "function") return schedule;
+  throw new DefinitionError(`schedule must be a timetable (daily(), cron(), ...), a cron string or "manual"`);
+}
+
+/** A date names a whole local day: start owns it from its first instant, end owns it through its last. */
+function parseBound(value: string, timezone: string, which: "start" | "end"): number {
+  if (typeof value !== "string") throw new DefinitionError(`${which} must be a date (YYYY-MM-DD) or an ISO instant`);
+  const instant = parseInstant(value, timezone);
+  if (which === "end" && /^\d{4}-\d{2}-\d{2}$/.test(value)) {
+    const [y, m, d] = value.split("-").map(Number) as [number, number, number];
+    const next = new Date(Date.UTC(y, m - 1, d + 1)).toISOString().slice(0, 10);
+    return parseInstant(next, timezone);
+  }
+  return instant;
+}
+
+function resolveTask<P extends Params>(spec: TaskSpec<string, P> & { id: string }, defaults: TaskPolicy): TaskDefinition {
+  const hasRun = "run" in spec && spec.run !== undefined;
+  const hasCommand = "command" in spec && spec.command !== undefined;
+  if (hasRun === hasCommand) throw new DefinitionError("needs exactly one of `run` (a function) or `command` (an argv array)");
+  if (hasRun && typeof (spec as { run: unknown }).run !== "function") throw new DefinitionError("`run` must be a function");
+  const policy = resolvePolicy(spec, defaults);
+  const base = {
+    id: spec.id,
+    description: spec.description ?? "",
+    upstream: [...(spec.after ?? [])],
+    downstream: [],
+    policy,
+    dataErrorExitCodes: DEFAULT_DATA_ERROR_EXIT_CODES,
+    killGraceMs: DEFAULT_KILL_GRACE_MS,
+  };
+  if (hasRun) return { ...base, kind: "function", run: (spec as { run: TaskDefinition["run"] }).run };
+  const command = (spec as { command: unknown }).command;
+  if (typeof command !== "function") {
+    if (!Array.isArray(command) || command.length === 0 || !command.every((a) => typeof a === "string")) {
+      throw new DefinitionError("`command` must be a non-empty array of strings (argv) or a function returning one");
+    }
+  }
+  const cmd = spec as Extract<TaskSpec<string, P>, { command: unknown }>;
+  const codes = cmd.dataErrorExitCodes ?? DEFAULT_DATA_ERROR_EXIT_CODES;
+  if (!codes.every((c) => Number.isInteger(c) && c > 0 && c < 256)) {
+    throw new DefinitionError("`dataErrorExitCodes` must be exit codes 1..255");
+  }
+  return {
+    ...base,
+    kind: "command",
+    command: cmd.command as TaskDefinition["command"],
+    cwd: cmd.cwd,
+    env: cmd.env,
+    dataErrorExitCodes: [...codes],
+    killGraceMs: cmd.killGrace === undefined ? DEFAULT_KILL_GRACE_MS : parseDuration(cmd.killGrace, "killGrace"),
+  };
+}
+
+export function resolvePolicy(input: TaskPolicyInput, defaults: TaskPolicy): TaskPolicy {
+  const retries = input.retries ?? defaults.retries;
+  if (!Number.isInteger(retries) || retries < 0) throw new DefinitionError(`retries must be a whole number >= 0, not ${retries}`);
+  const backoff = input.backoff ?? defaults.backoff;
+  if (backoff !== "fixed" && backoff !== "exponential") throw new DefinitionError(`backoff must be "fixed" or "exponential", not ${JSON.stringify(backoff)}`);
+  const triggerRule = input.triggerRule ?? defaults.triggerRule;
+  if (!TRIGGER_RULES.includes(triggerRule)) {
+    throw new DefinitionError(`unknown trigger rule ${JSON.stringify(triggerRule)} (one of ${TRIGGER_RULES.join(", ")})`);
+  }
+  const jitterInput = input.jitter ?? defaults.jitter;
+  const jitter = jitterInput === true ? 0.1 : jitterInput === false ? 0 : jitterInput;
+  if (typeof jitter !== "number" || !(jitter >= 0 && jitter <= 1)) throw new DefinitionError(`jitter must be true, false or a fraction 0..1, not ${jitterInput}`);
+  const pool = input.pool === undefined ? defaults.pool : input.pool;
+  if (pool !== null && !isValidId(pool)) throw new DefinitionError(`invalid pool name ${JSON.stringify(pool)}`);
+  const slots = input.slots ?? defaults.slots;
+  if (!Number.isInteger(slots) || slots < 1) throw new DefinitionError(`slots must be a whole number >= 1, not ${slots}`);
+  const priority = input.priority ?? defaults.priority;
+  if (!Number.isInteger(priority)) throw new DefinitionError(`priority must be a whole number, not ${priority}`);
+  const timeout = input.timeout === undefined ? defaults.timeoutMs : input.timeout;
+  const timeoutMs = timeout === null ? null : parseDuration(timeout, "timeout");
+  if (timeoutMs === 0) throw new DefinitionError("timeout must be more than 0 (or null for none)");
+  return {
+    retries,
+    retryDelayMs: input.retryDelay === undefined ? defaults.retryDelayMs : parseDuration(input.retryDelay, "retryDelay"),
+    backoff,
+    maxRetryDelayMs: input.maxRetryDelay === undefined ? defaults.maxRetryDelayMs : parseDuration(input.maxRetryDelay, "maxRetryDelay"),
+    jitter,
+    timeoutMs,
+    triggerRule,
+    pool,
+    slots,
+    priority,
+  };
+}
+
+function describeTask(task: TaskDefinition): Record<string, unknown> {
+  return {
+    id: task.id,
+    kind: task.kind,
+    upstream: [...task.upstream].sort(),
+    policy: task.policy,
+    command: typeof task.command === "function" ? "<function>" : task.command,
+    cwd: task.cwd,
+    env: task.env ? Object.keys(task.env).sort() : undefined,
+    dataErrorExitCodes: task.kind === "command" ? task.dataErrorExitCodes : undefined,
+  };
+}
+
+function positiveInt(value: number | undefined, fallback: number, name: string, problem: (m: string) => void): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 1) {
+    problem(`${name} must be a whole number >= 1, not ${value}`);
+    return fallback;
+  }
+  return value;
+}
+
+/** Errors raised by helpers carry no place; re-raise them with the task's. */
+function stripPlace(error: DefinitionError): string {
+  return error.message.replace(/^(pipeline [^,:]+(, task [^:]+)?: )/, "");
+}

@@ -1,0 +1,150 @@
+import type { Temporal } from "temporal-polyfill";
+import type { TriggerRule } from "../policy/trigger-rules.ts";
+import type { Timetable } from "../time/timetable.ts";
+
+/** A small JSON object a task returns: counts, not data. */
+export type Summary = Record<string, unknown>;
+
+export interface TaskLogger {
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
+/** Everything a task needs to know about the work it is doing; never "today". */
+export interface TaskContext<P extends Params = Params> {
+  runId: string;
+  pipelineId: string;
+  taskId: string;
+  /** The local date of the interval's start in the schedule's time zone: YYYY-MM-DD. */
+  businessDate: string;
+  interval: { start: Temporal.ZonedDateTime; end: Temporal.ZonedDateTime };
+  /** 1 for the first attempt; it keeps counting across retries and reruns. */
+  tryNumber: number;
+  params: P;
+  log: TaskLogger;
+  /** Fires when the attempt times out or the worker shuts down; pass it to anything cancellable. */
+  signal: AbortSignal;
+  /** End this attempt as skipped, with a reason shown everywhere the task is shown. */
+  skip(reason: string): never;
+}
+
+export type Params = Record<string, unknown>;
+
+export type TaskFunction<P extends Params = Params> = (ctx: TaskContext<P>) => Promise<Summary | void> | Summary | void;
+
+/** Durations are milliseconds or strings like "30s", "5m", "1h30m". */
+export type DurationInput = number | string;
+
+export interface TaskPolicyInput {
+  retries?: number;
+  retryDelay?: DurationInput;
+  backoff?: "fixed" | "exponential";
+  maxRetryDelay?: DurationInput;
+  /** true (10%), false, or a fraction 0..1 of each delay removed at random. */
+  jitter?: boolean | number;
+  timeout?: DurationInput | null;
+  triggerRule?: TriggerRule;
+  pool?: string | null;
+  slots?: number;
+  priority?: number;
+}
+
+export interface TaskPolicy {
+  retries: number;
+  retryDelayMs: number;
+  backoff: "fixed" | "exponential";
+  maxRetryDelayMs: number;
+  jitter: number;
+  timeoutMs: number | null;
+  triggerRule: TriggerRule;
+  pool: string | null;
+  slots: number;
+  priority: number;
+}
+
+interface TaskSpecBase<K extends string> extends TaskPolicyInput {
+  /** Tasks that must finish (under the trigger rule) before this one starts. */
+  after?: readonly NoInfer<K>[];
+  description?: string;
+}
+
+export interface FunctionTaskSpec<K extends string, P extends Params> extends TaskSpecBase<K> {
+  run: TaskFunction<P>;
+}
+
+export interface CommandTaskSpec<K extends string, P extends Params> extends TaskSpecBase<K> {
+  /** argv; the first element is the program. No shell unless you ask for one. */
+  command: readonly string[] | ((ctx: TaskContext<P>) => readonly string[]);
+  cwd?: string;
+  env?: Record<string, string>;
+  /** Exit codes that mean "the data is wrong": the attempt fails with no retry. Default [65] (EX_DATAERR). */
+  dataErrorExitCodes?: readonly number[];
+  /** Time between SIGTERM and SIGKILL when the command times out. Default 5s. */
+  killGrace?: DurationInput;
+}
+
+export type TaskSpec<K extends string = string, P extends Params = Params> =
+  | FunctionTaskSpec<K, P>
+  | CommandTaskSpec<K, P>;
+
+export type TaskKind = "function" | "command";
+
+export interface TaskDefinition {
+  id: string;
+  kind: TaskKind;
+  description: string;
+  upstream: readonly string[];
+  downstream: readonly string[];
+  policy: TaskPolicy;
+  run?: TaskFunction<any>;
+  command?: CommandTaskSpec<string, any>["command"];
+  cwd?: string;
+  env?: Record<string, string>;
+  dataErrorExitCodes: readonly number[];
+  killGraceMs: number;
+}
+
+export type CatchupPolicy = "all" | "latest";
+
+export interface PipelineOptions<P extends Params = Params> {
+  /** A timetable (daily(), hourly(), cron(), ...), a cron string (in `timezone`), or "manual". */
+  schedule?: Timetable | string;
+  /** Zone for a cron string or "manual"; a timetable carries its own. */
+  timezone?: string;
+  /** First business date (YYYY-MM-DD) or instant the pipeline owns. */
+  start?: string;
+  /** Last business date (inclusive) or instant (exclusive) it owns. */
+  end?: string;
+  catchup?: CatchupPolicy;
+  defaults?: TaskPolicyInput;
+  params?: P;
+  description?: string;
+  owner?: string;
+  tags?: readonly string[];
+  maxActiveRuns?: number;
+  maxActiveTasks?: number;
+}
+
+export interface Pipeline<P extends Params = Params> {
+  readonly kind: "idem.pipeline";
+  readonly id: string;
+  readonly description: string;
+  readonly owner: string | null;
+  readonly tags: readonly string[];
+  readonly schedule: Timetable;
+  /** Epoch ms of the first interval start it owns (inclusive), or null. */
+  readonly start: number | null;
+  /** Epoch ms: intervals starting at or after this are not owned. */
+  readonly end: number | null;
+  readonly catchup: CatchupPolicy;
+  readonly params: P;
+  readonly maxActiveRuns: number;
+  readonly maxActiveTasks: number;
+  /** Tasks in a stable topological order. */
+  readonly tasks: ReadonlyMap<string, TaskDefinition>;
+  /** Stable hash of the definition: tasks, edges, policies, schedule. */
+  readonly version: string;
+  /** The JSON that `version` hashes; stored with the version. */
+  readonly definition: Record<string, unknown>;
+}

@@ -1,0 +1,15 @@
+import type { Summary } from "../../core/pipeline/types.ts";
+
+/** How one attempt ended, before the store decides what it means for the task instance. */
+export type AttemptResult =
+  | { outcome: "success"; summary: Summary | null; exitCode: number | null }
+  | { outcome: "skipped"; reason: string; summary: Summary | null; exitCode: number | null }
+  | {
+      outcome: "failed";
+      /** DataError, Timeout, ExitCode, Error, SummaryTooLarge, ... */
+      errorClass: string;
+      errorMessage: string;
+      /** False when retrying cannot help (bad data, an oversized summary). */
+      retryable: boolean;
+      exitCode: number | null;
+    };

@@ -1,0 +1,175 @@
+import { join } from "node:path";
+import type { Clock } from "../../core/model/clock.ts";
+import { retryDelay } from "../../core/policy/retry.ts";
+import { TaskSkipped } from "../../core/pipeline/skip.ts";
+import type { Pipeline, Summary, TaskContext, TaskDefinition } from "../../core/pipeline/types.ts";
+import { toZoned } from "../../core/time/dates.ts";
+import { MAX_SUMMARY_BYTES, type AttemptFinish, type ClaimedAttempt } from "../../store/port.ts";
+import { AttemptLog } from "./attempt-log.ts";
+import type { AttemptResult } from "./attempt-result.ts";
+import { runCommandTask } from "./run-command.ts";
+import { fromError, runFunctionTask } from "./run-function.ts";
+
+export interface AttemptEnvironment {
+  clock: Clock;
+  workerId: string;
+  /** Scratch space for command summaries: `<stateDir>/tmp`. */
+  scratchDir: string;
+  /** Where command tasks run when they name no cwd. */
+  defaultCwd: string;
+  cancel?: AbortSignal;
+  random?: () => number;
+}
+
+/** Runs one claimed attempt to its end and says how to record it. Never throws for task errors. */
+export async function executeAttempt(
+  pipeline: Pipeline,
+  claim: ClaimedAttempt,
+  env: AttemptEnvironment,
+): Promise<AttemptFinish> {
+  const task = pipeline.tasks.get(claim.taskId);
+  const log = new AttemptLog(claim.logPath, env.clock);
+  let result: AttemptResult;
+  try {
+    if (!task) {
+      result = {
+        outcome: "failed",
+        errorClass: "DefinitionError",
+        errorMessage: `pipeline ${pipeline.id} version ${pipeline.version} has no task ${claim.taskId}`,
+        retryable: false,
+        exitCode: null,
+      };
+    } else {
+      result = await runTask(pipeline, task, claim, log, env);
+    }
+  } catch (error) {
+    result = fromError(error);
+  }
+  const finish = toFinish(result, claim, task, env);
+  if (finish.errorMessage) {
+    try {
+      log.line("ERROR", `${finish.errorClass}: ${finish.errorMessage}`);
+    } catch {
+      // a log we cannot write must not hide the result
+    }
+  }
+  log.close();
+  return finish;
+}
+
+async function runTask(
+  pipeline: Pipeline,
+  task: TaskDefinition,
+  claim: ClaimedAttempt,
+  log: AttemptLog,
+  env: AttemptEnvironment,
+): Promise<AttemptResult> {
+  const context = buildContext(pipeline, claim, log);
+  if (task.kind === "function") {
+    return runFunctionTask({
+      fn: task.run!,
+      context,
+      timeoutMs: task.policy.timeoutMs,
+      graceMs: task.killGraceMs,
+      clock: env.clock,
+      cancel: env.cancel,
+    });
+  }
+  const argv = typeof task.command === "function" ? task.command({ ...context, signal: new AbortController().signal }) : task.command!;
+  return runCommandTask({
+    argv,
+    cwd: task.cwd ?? env.defaultCwd,
+    env: {
+      ...(process.env as Record<string, string>),
+      ...task.env,
+      IDEM_RUN_ID: claim.runId,
+      IDEM_PIPELINE: claim.pipelineId,
+      IDEM_TASK: claim.taskId,
+      IDEM_BUSINESS_DATE: claim.businessDate,
+      IDEM_INTERVAL_START: new Date(claim.intervalStart).toISOString(),
+      IDEM_INTERVAL_END: new Date(claim.intervalEnd).toISOString(),
+      IDEM_TRY: String(claim.tryNumber),
+    },
+    logFd: log.fd(),
+    scratchDir: join(env.scratchDir, String(claim.attemptId)),
+    timeoutMs: task.policy.timeoutMs,
+    killGraceMs: task.killGraceMs,
+    dataErrorExitCodes: task.dataErrorExitCodes,
+    clock: env.clock,
+    cancel: env.cancel,
+  });
+}
+
+export function buildContext(pipeline: Pipeline, claim: ClaimedAttempt, log: AttemptLog): Omit<TaskContext, "signal"> {
+  const timezone = pipeline.schedule.timezone;
+  return {
+    runId: claim.runId,
+    pipelineId: claim.pipelineId,
+    taskId: claim.taskId,
+    businessDate: claim.businessDate,
+    interval: { start: toZoned(claim.intervalStart, timezone), end: toZoned(claim.intervalEnd, timezone) },
+    tryNumber: claim.tryNumber,
+    params: { ...pipeline.params, ...claim.params },
+    log: log.logger(),
+    skip(reason: string): never {
+      throw new TaskSkipped(reason);
+    },
+  };
+}
+
+function toFinish(
+  result: AttemptResult,
+  claim: ClaimedAttempt,
+  task: TaskDefinition | undefined,
+  env: AttemptEnvironment,
+): AttemptFinish {
+  const now = env.clock.now();
+  const base = { attemptId: claim.attemptId, workerId: env.workerId, now, retryable: false, retryAt: null };
+  if (result.outcome !== "failed") {
+    const summary = serializeSummary(result.summary);
+    if (typeof summary === "object" && summary !== null) {
+      return { ...base, outcome: "failed", exitCode: result.exitCode, errorClass: summary.errorClass, errorMessage: summary.error, summary: null, skipReason: null };
+    }
+    return {
+      ...base,
+      outcome: result.outcome,
+      exitCode: result.exitCode,
+      errorClass: null,
+      errorMessage: null,
+      summary,
+      skipReason: result.outcome === "skipped" ? result.reason : null,
+    };
+  }
+  const retryAt =
+    result.retryable && task ? now + retryDelay(task.policy, claim.tryNumber + 1, env.random ?? Math.random) : null;
+  return {
+    ...base,
+    outcome: "failed",
+    retryable: result.retryable,
+    retryAt,
+    exitCode: result.exitCode,
+    errorClass: result.errorClass,
+    errorMessage: result.errorMessage,
+    summary: null,
+    skipReason: null,
+  };
+}
+
+/** The store keeps counts, not data: a summary must be a small JSON object. */
+function serializeSummary(summary: Summary | null): string | null | { errorClass: string; error: string } {
+  if (summary === null || summary === undefined) return null;
+  if (typeof summary !== "object" || Array.isArray(summary)) {
+    return { errorClass: "SummaryError", error: `a task returns a summary object (or nothing), not ${Array.isArray(summary) ? "an array" : typeof summary}` };
+  }
+  let text: string;
+  try {
+    text = JSON.stringify(summary);
+  } catch (error) {
+    return { errorClass: "SummaryError", error: `summary is not JSON: ${(error as Error).message}` };
+  }
+  const bytes = Buffer.byteLength(text);
+  if (bytes > MAX_SUMMARY_BYTES) {
+    return { errorClass: "SummaryTooLarge", error: `summary is ${bytes} bytes; the store keeps at most ${MAX_SUMMARY_BYTES} (counts, not data)` };
+  }
+  return text;
+}

@@ -1,0 +1,77 @@
+import { DataError } from "../../core/model/errors.ts";
+import type { Clock } from "../../core/model/clock.ts";
+import { TaskSkipped } from "../../core/pipeline/skip.ts";
+import type { Summary, TaskContext, TaskFunction } from "../../core/pipeline/types.ts";
+import { formatDuration } from "../../core/time/duration.ts";
+import type { AttemptResult } from "./attempt-result.ts";
+
+export interface FunctionRunOptions {
+  fn: TaskFunction<any>;
+  /** The context without its signal; the runner owns the signal so it can time the task out. */
+  context: Omit<TaskContext, "signal">;
+  timeoutMs: number | null;
+  /** How long a timed-out function gets to notice its signal before the attempt is failed anyway. */
+  graceMs: number;
+  clock: Clock;
+  /** Fires when the worker shuts down. */
+  cancel?: AbortSignal;
+}
+
+type Settled = { kind: "returned"; value: Summary | void } | { kind: "threw"; error: unknown };
+
+export async function runFunctionTask(options: FunctionRunOptions): Promise<AttemptResult> {
+  const controller = new AbortController();
+  const stopTimer = new AbortController();
+  const onCancel = () => controller.abort(new Error("worker is shutting down"));
+  options.cancel?.addEventListener("abort", onCancel, { once: true });
+  if (options.cancel?.aborted) onCancel();
+
+  const settled: Promise<Settled> = (async () => {
+    try {
+      return { kind: "returned" as const, value: await options.fn({ ...options.context, signal: controller.signal }) };
+    } catch (error) {
+      return { kind: "threw" as const, error };
+    }
+  })();
+  const timedOut =
+    options.timeoutMs === null
+      ? new Promise<"timeout">(() => {})
+      : options.clock.sleep(options.timeoutMs, stopTimer.signal).then(() => "timeout" as const);
+  const cancelled = new Promise<"cancelled">((resolve) => {
+    if (controller.signal.aborted) resolve("cancelled");
+    controller.signal.addEventListener("abort", () => resolve("cancelled"), { once: true });
+  });
+
+  try {
+    const first = await Promise.race([settled, timedOut, cancelled]);
+    if (first === "timeout" || first === "cancelled") {
+      const why = first === "timeout" ? `timed out after ${formatDuration(options.timeoutMs!)}` : "cancelled: worker is shutting down";
+      if (first === "timeout") controller.abort(new Error(why));
+      const stopped = await Promise.race([
+        settled.then(() => true),
+        options.clock.sleep(options.graceMs).then(() => false),
+      ]);
+      return {
+        outcome: "failed",
+        errorClass: first === "timeout" ? "Timeout" : "Cancelled",
+        errorMessage: stopped ? why : `${why}; it did not stop within ${formatDuration(options.graceMs)} of its signal`,
+        retryable: true,
+        exitCode: null,
+      };
+    }
+    if (first.kind === "returned") return { outcome: "success", summary: first.value ?? null, exitCode: null };
+    return fromError(first.error);
+  } finally {
+    stopTimer.abort();
+    options.cancel?.removeEventListener("abort", onCancel);
+  }
+}
+
+export function fromError(error: unknown): AttemptResult {
+  if (error instanceof TaskSkipped) return { outcome: "skipped", reason: error.reason, summary: null, exitCode: null };
+  if (error instanceof DataError) {
+    return { outcome: "failed", errorClass: "DataError", errorMessage: error.message, retryable: false, exitCode: null };
+  }
+  const e = error instanceof Error ? error : new Error(String(error));
+  return { outcome: "failed", errorClass: e.name || "Error", errorMessage: e.message, retryable: true, exitCode: null };
+}

@@ -1,0 +1,69 @@
+import { existsSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { z } from "zod";
+import { DefinitionError } from "../../core/model/errors.ts";
+
+/** What `idem.config.ts` may say. Paths are relative to the config file. */
+export interface IdemConfig {
+  /** Where state, logs and scratch files live. Default `.idem`. */
+  stateDir?: string;
+  /** Pipeline files or folders of them. Default `pipelines`. */
+  pipelines?: string | string[];
+  /** Task instances of one run that may run at once in `idem run`. Default 4. */
+  concurrency?: number;
+}
+
+export interface ResolvedConfig {
+  file: string | null;
+  rootDir: string;
+  stateDir: string;
+  pipelinePaths: string[];
+  concurrency: number;
+}
+
+export const CONFIG_FILE_NAMES = ["idem.config.ts", "idem.config.mts", "idem.config.js", "idem.config.mjs"];
+
+export function defineConfig(config: IdemConfig): IdemConfig {
+  return config;
+}
+
+const configSchema = z
+  .object({
+    stateDir: z.string().min(1).optional(),
+    pipelines: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional(),
+    concurrency: z.number().int().min(1).optional(),
+  })
+  .strict();
+
+/** Finds and loads the config: the given file, or the first config file name in `cwd`. */
+export async function loadConfig(cwd: string, explicitFile?: string): Promise<ResolvedConfig> {
+  const file = explicitFile
+    ? resolve(cwd, explicitFile)
+    : (CONFIG_FILE_NAMES.map((name) => resolve(cwd, name)).find((path) => existsSync(path)) ?? null);
+  if (explicitFile && !existsSync(file!)) throw new DefinitionError(`config file not found`, { file: file! });
+  let raw: unknown = {};
+  if (file) {
+    try {
+      const module = await import(pathToFileURL(file).href);
+      raw = module.default ?? {};
+    } catch (error) {
+      throw new DefinitionError(`could not load: ${(error as Error).message.split("\n")[0]}`, { file });
+    }
+  }
+  const parsed = configSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const where = issue.path.length ? issue.path.join(".") : "config";
+    throw new DefinitionError(`${where}: ${issue.message}`, { file: file ?? "idem.config.ts" });
+  }
+  const rootDir = file ? dirname(file) : cwd;
+  const pipelines = parsed.data.pipelines ?? "pipelines";
+  return {
+    file,
+    rootDir,
+    stateDir: resolve(rootDir, parsed.data.stateDir ?? ".idem"),
+    pipelinePaths: (Array.isArray(pipelines) ? pipelines : [pipelines]).map((p) => resolve(rootDir, p)),
+    concurrency: parsed.data.concurrency ?? 4,
+  };
+}

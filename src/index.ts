@@ -1,0 +1,18 @@
+/** The authoring API: what a pipeline file imports. */
+export { pipeline, isPipeline } from "./core/pipeline/define.ts";
+export type {
+  Pipeline,
+  PipelineOptions,
+  TaskContext,
+  TaskFunction,
+  TaskSpec,
+  TaskLogger,
+  Summary,
+  Params,
+  TaskPolicyInput,
+} from "./core/pipeline/types.ts";
+export { daily, hourly, weekly, monthly, cron, manual } from "./core/time/index.ts";
+export type { Timetable, Interval, DstPolicy } from "./core/time/index.ts";
+export { DataError, DefinitionError } from "./core/model/errors.ts";
+export type { TriggerRule } from "./core/policy/trigger-rules.ts";
+export { defineConfig, type IdemConfig } from "./engine/project/config.ts";

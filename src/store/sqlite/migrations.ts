@@ -1,0 +1,105 @@
+/**
+ * Versioned schema. A migration is never edited once released; add a new one instead.
+ * Partial indexes cover live states only, so claiming and finishing cost the same with a
+ * million finished task instances as with none.
+ */
+export const MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
+  {
+    version: 1,
+    name: "runs, task instances, attempts, audit",
+    sql: `
+      CREATE TABLE pipeline_versions (
+        pipeline_id TEXT NOT NULL,
+        version     TEXT NOT NULL,
+        definition  TEXT NOT NULL,
+        created_at  INTEGER NOT NULL,
+        PRIMARY KEY (pipeline_id, version)
+      );
+      CREATE TABLE task_edges (
+        graph_version TEXT NOT NULL,
+        parent        TEXT NOT NULL,
+        child         TEXT NOT NULL,
+        PRIMARY KEY (graph_version, parent, child)
+      ) WITHOUT ROWID;
+      CREATE INDEX task_edges_by_child ON task_edges (graph_version, child, parent);
+
+      CREATE TABLE runs (
+        run_id         TEXT PRIMARY KEY,
+        pipeline_id    TEXT NOT NULL,
+        interval_start INTEGER NOT NULL,
+        interval_end   INTEGER NOT NULL,
+        business_date  TEXT NOT NULL,
+        state          TEXT NOT NULL,
+        trigger_kind   TEXT NOT NULL,
+        triggered_by   TEXT,
+        reason         TEXT,
+        graph_version  TEXT NOT NULL,
+        params         TEXT NOT NULL DEFAULT '{}',
+        created_at     INTEGER NOT NULL,
+        started_at     INTEGER,
+        ended_at       INTEGER,
+        UNIQUE (pipeline_id, interval_start, interval_end)
+      );
+      CREATE INDEX runs_live ON runs (pipeline_id, state) WHERE state IN ('queued', 'running');
+
+      CREATE TABLE task_instances (
+        run_id             TEXT NOT NULL,
+        task_id            TEXT NOT NULL,
+        state              TEXT NOT NULL,
+        try_number         INTEGER NOT NULL DEFAULT 0,
+        max_tries          INTEGER NOT NULL,
+        next_try_at        INTEGER,
+        trigger_rule       TEXT NOT NULL,
+        pool               TEXT,
+        slots              INTEGER NOT NULL DEFAULT 1,
+        priority           INTEGER NOT NULL DEFAULT 0,
+        reason             TEXT,
+        current_attempt_id INTEGER,
+        queued_at          INTEGER,
+        started_at         INTEGER,
+        ended_at           INTEGER,
+        PRIMARY KEY (run_id, task_id)
+      ) WITHOUT ROWID;
+      CREATE INDEX task_instances_queued ON task_instances (priority DESC, queued_at)
+        WHERE state = 'queued';
+      CREATE INDEX task_instances_waiting ON task_instances (next_try_at)
+        WHERE state IN ('up_for_retry', 'up_for_reschedule');
+      CREATE INDEX task_instances_live_by_run ON task_instances (run_id)
+        WHERE state IN ('scheduled', 'queued', 'running', 'up_for_retry', 'up_for_reschedule');
+
+      CREATE TABLE attempts (
+        attempt_id       INTEGER PRIMARY KEY AUTOINCREMENT,
+        run_id           TEXT NOT NULL,
+        task_id          TEXT NOT NULL,
+        try_number       INTEGER NOT NULL,
+        state            TEXT NOT NULL,
+        worker_id        TEXT NOT NULL,
+        pid              INTEGER,
+        started_at       INTEGER NOT NULL,
+        ended_at         INTEGER,
+        lease_expires_at INTEGER,
+        exit_code        INTEGER,
+        error_class      TEXT,
+        error_message    TEXT,
+        log_path         TEXT NOT NULL,
+        summary          TEXT
+      );
+      CREATE INDEX attempts_by_task ON attempts (run_id, task_id, try_number);
+      CREATE INDEX attempts_running ON attempts (lease_expires_at) WHERE state = 'running';
+
+      CREATE TABLE audit_log (
+        id            INTEGER PRIMARY KEY AUTOINCREMENT,
+        at            INTEGER NOT NULL,
+        actor         TEXT NOT NULL,
+        action        TEXT NOT NULL,
+        pipeline_id   TEXT,
+        run_id        TEXT,
+        task_id       TEXT,
+        reason        TEXT,
+        graph_version TEXT,
+        details       TEXT NOT NULL DEFAULT '{}'
+      );
+      CREATE INDEX audit_log_by_pipeline ON audit_log (pipeline_id, id);
+    `,
+  },
+];
