@@ -54,3 +54,31 @@ export async function runTask<P extends Params>(
     throw error;
   }
 }
+
+/**
+ * A clock for tests that never waits: `sleep(ms)` moves time forward to the sleeper's wake time
+ * on the next turn of the event loop. Months of schedule run in milliseconds.
+ */
+export class FakeClock {
+  #now: number;
+  constructor(start: number | string) {
+    this.#now = typeof start === "number" ? start : Date.parse(start);
+  }
+  now = (): number => this.#now;
+  /** Jumps (forwards or, to test NTP corrections, backwards). */
+  set(ms: number | string): void {
+    this.#now = typeof ms === "number" ? ms : Date.parse(ms);
+  }
+  advance(ms: number): void {
+    this.#now += ms;
+  }
+  sleep = (ms: number, signal?: AbortSignal): Promise<void> => {
+    const wakeAt = this.#now + Math.max(0, ms);
+    return new Promise((resolve) =>
+      setImmediate(() => {
+        if (!signal?.aborted) this.#now = Math.max(this.#now, wakeAt);
+        resolve();
+      }),
+    );
+  };
+}

@@ -173,7 +173,7 @@ export class Engine {
       random: this.#random,
       onAttempt: request.onAttempt,
     });
-    return { run: finished, created, tasks: await this.store.listTaskInstances(run.runId) };
+    return { run: finished, created, tasks: inTaskOrder(pipeline, await this.store.listTaskInstances(run.runId)) };
   }
 
   async runForDate(pipelineId: string, date: string, request: RunRequest = {}): Promise<RunResult> {
@@ -191,9 +191,12 @@ export class Engine {
     return run;
   }
 
+  /** A run's task instances, in the pipeline's task order when the pipeline is loaded. */
   async taskInstances(runId: string): Promise<TaskInstanceRecord[]> {
-    await this.run(runId);
-    return this.store.listTaskInstances(runId);
+    const run = await this.run(runId);
+    const tasks = await this.store.listTaskInstances(runId);
+    const pipeline = this.#pipelines.get(run.pipelineId);
+    return pipeline ? inTaskOrder(pipeline, tasks) : tasks;
   }
 
   async attempts(runId: string, taskId?: string): Promise<AttemptRecord[]> {
@@ -241,6 +244,12 @@ export class Engine {
       throw new UsageError(`${interval.businessDate} is after the pipeline's end`, { pipeline: pipeline.id });
     }
   }
+}
+
+function inTaskOrder(pipeline: Pipeline, tasks: TaskInstanceRecord[]): TaskInstanceRecord[] {
+  const order = [...pipeline.tasks.keys()];
+  const rank = (id: string) => (order.indexOf(id) + 1 || order.length + 1);
+  return [...tasks].sort((a, b) => rank(a.taskId) - rank(b.taskId) || a.taskId.localeCompare(b.taskId));
 }
 
 export function taskInstancesOf(pipeline: Pipeline): NewTaskInstance[] {

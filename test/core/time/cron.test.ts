@@ -21,7 +21,7 @@ describe("a cron schedule", () => {
 
   it("ticks every six hours in local time, so the interval spanning a DST change is 5 or 7 hours", () => {
     const london = cron("0 */6 * * *", { timezone: "Europe/London" });
-    expect(hoursLong(london.intervalForDate.bind(london) && london.intervalAt(at("2026-03-29T03:00", "Europe/London")))).toBe(5);
+    expect(hoursLong(london.intervalAt(at("2026-03-29T03:00", "Europe/London")))).toBe(5);
     const ny = cron("0 */6 * * *", { timezone: "America/New_York" });
     expect(hoursLong(ny.intervalAt(at("2026-11-01T03:00", "America/New_York")))).toBe(7);
     expect(startsOn("0 */6 * * *", "America/New_York", "2026-11-01")).toEqual([

@@ -1,0 +1,329 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { MAX_SUMMARY_BYTES, type AttemptFinish, type ClaimedAttempt, type Store } from "../../src/store/port.ts";
+import { newRun, tasksOf } from "../support/shapes.ts";
+
+const T0 = Date.parse("2026-09-02T02:00:00Z");
+const LOG = (run: string, task: string, n: number) => `/logs/${run}/${task}/try-${n}.log`;
+
+/**
+ * The behaviour every state store adapter must have. Each adapter's test file calls this with
+ * a factory for a fresh, empty store; nothing here knows which database is behind it.
+ */
+export function describeStoreContract(adapter: string, openStore: () => Promise<Store>, closeStore?: (s: Store) => Promise<void>) {
+  describe(`${adapter} store contract`, () => {
+    let store: Store;
+    beforeEach(async () => {
+      store = await openStore();
+      await store.migrate();
+    });
+    afterEach(async () => {
+      await (closeStore ? closeStore(store) : store.close());
+    });
+
+    /** a -> b -> c, and a -> d: the graph most tests use. */
+    async function saveGraph(version = "v1", edges: [string, string][] = [["a", "b"], ["b", "c"], ["a", "d"]]) {
+      await store.savePipelineVersion({
+        pipelineId: "p",
+        version,
+        definition: { edges },
+        edges: edges.map(([parent, child]) => ({ parent, child })),
+        createdAt: T0,
+      });
+      return edges;
+    }
+
+    async function claim(limit = 10, now = T0, runId?: string, workerId = "w1"): Promise<ClaimedAttempt[]> {
+      return store.claimReady({ workerId, pid: 123, limit, now, leaseMs: 30_000, runId, logPath: LOG });
+    }
+
+    function finish(attempt: ClaimedAttempt, overrides: Partial<AttemptFinish> = {}): AttemptFinish {
+      return {
+        attemptId: attempt.attemptId,
+        workerId: "w1",
+        now: T0 + 1_000,
+        outcome: "success",
+        retryable: true,
+        retryAt: null,
+        exitCode: null,
+        errorClass: null,
+        errorMessage: null,
+        summary: null,
+        skipReason: null,
+        ...overrides,
+      };
+    }
+
+    async function states(runId = "p@2026-09-01") {
+      return Object.fromEntries((await store.listTaskInstances(runId)).map((t) => [t.taskId, t.state]));
+    }
+
+    async function createStandardRun(overrides: Parameters<typeof tasksOf>[2] = {}) {
+      const edges = await saveGraph();
+      return store.createRunIfAbsent(newRun({ tasks: tasksOf(["a", "b", "c", "d"], edges, overrides) }));
+    }
+
+    describe("runs", () => {
+      it("creates one run per pipeline and interval, however often it is asked", async () => {
+        const first = await createStandardRun();
+        const second = await createStandardRun();
+        const twinWithOtherId = await store.createRunIfAbsent(
+          newRun({ runId: "p@other-name", tasks: tasksOf(["a"]) }),
+        );
+        expect(first.created).toBe(true);
+        expect(second.created).toBe(false);
+        expect(twinWithOtherId.created).toBe(false);
+        expect(twinWithOtherId.run.runId).toBe("p@2026-09-01");
+        expect(await store.listRuns({ pipelineId: "p" })).toHaveLength(1);
+      });
+
+      it("records the interval, trigger, who and why, and the graph version", async () => {
+        const { run } = await createStandardRun();
+        expect(run).toMatchObject({
+          pipelineId: "p",
+          businessDate: "2026-09-01",
+          state: "queued",
+          trigger: "manual",
+          triggeredBy: "tester",
+          graphVersion: "v1",
+          intervalStart: Date.parse("2026-09-01T00:00:00Z"),
+          intervalEnd: Date.parse("2026-09-02T00:00:00Z"),
+        });
+      });
+
+      it("makes only tasks without upstream eligible at first", async () => {
+        await createStandardRun();
+        expect(await states()).toEqual({ a: "queued", b: "scheduled", c: "scheduled", d: "scheduled" });
+      });
+
+      it("lists runs newest interval first, per pipeline", async () => {
+        await saveGraph();
+        for (const day of ["2026-09-01", "2026-09-03", "2026-09-02"]) {
+          await store.createRunIfAbsent(newRun({ runId: `p@${day}`, businessDate: day, tasks: tasksOf(["a"]) }));
+        }
+        const runs = await store.listRuns({ pipelineId: "p", limit: 2 });
+        expect(runs.map((r) => r.businessDate)).toEqual(["2026-09-03", "2026-09-02"]);
+        expect(await store.listRuns({ pipelineId: "other" })).toEqual([]);
+      });
+    });
+
+    describe("claiming", () => {
+      it("starts an attempt with a lease and marks the run running", async () => {
+        await createStandardRun();
+        const [attempt, ...rest] = await claim();
+        expect(rest).toEqual([]);
+        expect(attempt).toMatchObject({ taskId: "a", tryNumber: 1, businessDate: "2026-09-01", leaseExpiresAt: T0 + 30_000 });
+        expect(attempt!.logPath).toBe("/logs/p@2026-09-01/a/try-1.log");
+        expect((await store.getRun("p@2026-09-01"))!.state).toBe("running");
+        expect(await states()).toMatchObject({ a: "running" });
+      });
+
+      it("never hands the same task instance to two workers", async () => {
+        await createStandardRun();
+        const first = await claim(10, T0, undefined, "w1");
+        const second = await claim(10, T0, undefined, "w2");
+        expect(first).toHaveLength(1);
+        expect(second).toEqual([]);
+      });
+
+      it("claims at most the limit, higher priority first", async () => {
+        await saveGraph("flat", []);
+        await store.createRunIfAbsent(
+          newRun({ graphVersion: "flat", tasks: tasksOf(["low", "high", "mid"], [], { high: { priority: 9 }, mid: { priority: 5 } }) }),
+        );
+        expect((await claim(2)).map((c) => c.taskId)).toEqual(["high", "mid"]);
+      });
+
+      it("claims only from the run it is asked about", async () => {
+        await saveGraph();
+        await store.createRunIfAbsent(newRun({ runId: "p@2026-09-01", tasks: tasksOf(["a"]) }));
+        await store.createRunIfAbsent(newRun({ runId: "p@2026-09-02", businessDate: "2026-09-02", tasks: tasksOf(["a"]) }));
+        const claimed = await claim(10, T0, "p@2026-09-02");
+        expect(claimed.map((c) => c.runId)).toEqual(["p@2026-09-02"]);
+      });
+
+      it("renews a lease only for the worker that holds it", async () => {
+        await createStandardRun();
+        const [attempt] = await claim();
+        expect(await store.renewLease(attempt!.attemptId, "w1", T0 + 60_000)).toBe(true);
+        expect(await store.renewLease(attempt!.attemptId, "intruder", T0 + 60_000)).toBe(false);
+        const [record] = await store.listAttempts("p@2026-09-01", "a");
+        expect(record!.leaseExpiresAt).toBe(T0 + 60_000);
+      });
+    });
+
+    describe("finishing an attempt", () => {
+      it("makes the children eligible in the same step", async () => {
+        await createStandardRun();
+        const [a] = await claim();
+        const outcome = await store.finishAttempt(finish(a!, { summary: JSON.stringify({ rows: 3 }) }));
+        expect(outcome).toEqual({ accepted: true, taskState: "success", runState: null });
+        expect(await states()).toEqual({ a: "success", b: "queued", c: "scheduled", d: "queued" });
+        expect((await claim()).map((c) => c.taskId).sort()).toEqual(["b", "d"]);
+        const [record] = await store.listAttempts("p@2026-09-01", "a");
+        expect(record).toMatchObject({ state: "success", summary: { rows: 3 }, endedAt: T0 + 1_000, workerId: "w1", pid: 123 });
+      });
+
+      it("finishes the run when the last task succeeds", async () => {
+        await createStandardRun();
+        let outcome;
+        for (let i = 0; i < 3; i++) for (const attempt of await claim()) outcome = await store.finishAttempt(finish(attempt));
+        expect(outcome!.runState).toBe("success");
+        expect(await store.getRun("p@2026-09-01")).toMatchObject({ state: "success", endedAt: T0 + 1_000 });
+      });
+
+      it("puts a failed task with tries left up for retry at the given time, keeping the try count", async () => {
+        await createStandardRun({ a: { maxTries: 2 } });
+        const [first] = await claim();
+        const outcome = await store.finishAttempt(
+          finish(first!, { outcome: "failed", errorClass: "Error", errorMessage: "boom", retryAt: T0 + 60_000 }),
+        );
+        expect(outcome.taskState).toBe("up_for_retry");
+        expect(await store.nextRetryAt("p@2026-09-01")).toBe(T0 + 60_000);
+        expect(await claim(10, T0 + 59_999)).toEqual([]);
+        const [second] = await claim(10, T0 + 60_000);
+        expect(second).toMatchObject({ taskId: "a", tryNumber: 2 });
+      });
+
+      it("fails a task for good when its tries are used up, and marks everything downstream", async () => {
+        await createStandardRun({ a: { maxTries: 1 } });
+        const [a] = await claim();
+        const outcome = await store.finishAttempt(finish(a!, { outcome: "failed", errorClass: "Error", errorMessage: "boom" }));
+        expect(outcome).toEqual({ accepted: true, taskState: "failed", runState: "failed" });
+        expect(await states()).toEqual({ a: "failed", b: "upstream_failed", c: "upstream_failed", d: "upstream_failed" });
+        const b = (await store.listTaskInstances("p@2026-09-01")).find((t) => t.taskId === "b");
+        expect(b!.reason).toMatch(/upstream task\(s\) failed/);
+      });
+
+      it("never retries an error that is not retryable, whatever tries are left", async () => {
+        await createStandardRun({ a: { maxTries: 5 } });
+        const [a] = await claim();
+        const outcome = await store.finishAttempt(
+          finish(a!, { outcome: "failed", retryable: false, errorClass: "DataError", errorMessage: "3 rows for 2 orders", retryAt: T0 }),
+        );
+        expect(outcome.taskState).toBe("failed");
+        const [record] = await store.listAttempts("p@2026-09-01", "a");
+        expect(record).toMatchObject({ state: "failed", errorClass: "DataError", errorMessage: "3 rows for 2 orders" });
+      });
+
+      it("propagates a skip with its reason, and the run still succeeds", async () => {
+        await createStandardRun();
+        const [a] = await claim();
+        await store.finishAttempt(finish(a!, { outcome: "skipped", skipReason: "no file today" }));
+        expect(await states()).toEqual({ a: "skipped", b: "skipped", c: "skipped", d: "skipped" });
+        const tasks = await store.listTaskInstances("p@2026-09-01");
+        expect(tasks.find((t) => t.taskId === "a")!.reason).toBe("no file today");
+        expect((await store.getRun("p@2026-09-01"))!.state).toBe("success");
+      });
+
+      it("runs an all_done task after its parent failed", async () => {
+        await createStandardRun({ b: { triggerRule: "all_done" } });
+        const [a] = await claim();
+        await store.finishAttempt(finish(a!, { outcome: "failed", errorClass: "Error", errorMessage: "x" }));
+        expect(await states()).toEqual({ a: "failed", b: "queued", c: "scheduled", d: "upstream_failed" });
+      });
+
+      it("runs a one_success task as soon as one parent succeeds", async () => {
+        const edges = await saveGraph("v2", [["x", "z"], ["y", "z"]]);
+        await store.createRunIfAbsent(newRun({ graphVersion: "v2", tasks: tasksOf(["x", "y", "z"], edges, { z: { triggerRule: "one_success" } }) }));
+        const claimed = await claim();
+        await store.finishAttempt(finish(claimed.find((c) => c.taskId === "x")!));
+        expect(await states()).toMatchObject({ x: "success", y: "running", z: "queued" });
+      });
+
+      it("refuses a result from a worker that does not hold the attempt", async () => {
+        await createStandardRun();
+        const [a] = await claim();
+        const stale = await store.finishAttempt(finish(a!, { workerId: "someone-else" }));
+        expect(stale.accepted).toBe(false);
+        expect(await states()).toMatchObject({ a: "running" });
+      });
+
+      it("refuses to record the same attempt twice", async () => {
+        await createStandardRun({ a: { maxTries: 3 } });
+        const [a] = await claim();
+        await store.finishAttempt(finish(a!, { outcome: "failed", errorClass: "Error", errorMessage: "x", retryAt: T0 }));
+        const again = await store.finishAttempt(finish(a!));
+        expect(again.accepted).toBe(false);
+        expect(await states()).toMatchObject({ a: "up_for_retry" });
+      });
+
+      it("rejects a summary over 64 KiB: the store keeps counts, not data", async () => {
+        await createStandardRun();
+        const [a] = await claim();
+        const huge = JSON.stringify({ rows: "x".repeat(MAX_SUMMARY_BYTES) });
+        await expect(store.finishAttempt(finish(a!, { summary: huge }))).rejects.toThrow(/at most 65536/);
+        expect(await states()).toMatchObject({ a: "running" });
+      });
+    });
+
+    describe("running a run again", () => {
+      async function runToEnd() {
+        for (let i = 0; i < 3; i++) for (const attempt of await claim()) await store.finishAttempt(finish(attempt));
+      }
+
+      it("resets every task instance and continues the try numbers", async () => {
+        await createStandardRun();
+        await runToEnd();
+        const rerun = await store.rerun({ runId: "p@2026-09-01", graphVersion: "v1", tasks: tasksOf(["a", "b", "c", "d"], [["a", "b"], ["b", "c"], ["a", "d"]]), params: { mode: "append" }, at: T0 + 5_000 });
+        expect(rerun).toMatchObject({ state: "queued", endedAt: null, params: { mode: "append" } });
+        expect(await states()).toEqual({ a: "queued", b: "scheduled", c: "scheduled", d: "scheduled" });
+        const [a] = await claim();
+        expect(a).toMatchObject({ taskId: "a", tryNumber: 2, params: { mode: "append" } });
+        expect(await store.listAttempts("p@2026-09-01", "a")).toHaveLength(2);
+      });
+
+      it("gives the rerun its full retries again", async () => {
+        await createStandardRun({ a: { maxTries: 2 } });
+        await runToEnd();
+        await store.rerun({ runId: "p@2026-09-01", graphVersion: "v1", tasks: tasksOf(["a", "b", "c", "d"], [["a", "b"], ["b", "c"], ["a", "d"]], { a: { maxTries: 2 } }), params: {}, at: T0 });
+        const a = (await store.listTaskInstances("p@2026-09-01")).find((t) => t.taskId === "a")!;
+        expect(a).toMatchObject({ tryNumber: 1, maxTries: 3 });
+      });
+
+      it("can reset chosen tasks only, leaving the rest as they ended", async () => {
+        await createStandardRun();
+        await runToEnd();
+        await store.rerun({ runId: "p@2026-09-01", graphVersion: "v1", tasks: tasksOf(["a", "b", "c", "d"], [["a", "b"], ["b", "c"], ["a", "d"]]), taskIds: ["b", "c"], params: {}, at: T0 });
+        expect(await states()).toEqual({ a: "success", b: "queued", c: "scheduled", d: "success" });
+      });
+
+      it("is refused while a task of the run is running", async () => {
+        await createStandardRun();
+        await claim();
+        await expect(
+          store.rerun({ runId: "p@2026-09-01", graphVersion: "v1", tasks: tasksOf(["a"]), params: {}, at: T0 }),
+        ).rejects.toThrow(/running/);
+      });
+
+      it("follows a new graph version: new tasks appear, removed tasks go", async () => {
+        await createStandardRun();
+        await runToEnd();
+        const edges = await saveGraph("v2", [["a", "e"]]);
+        await store.rerun({ runId: "p@2026-09-01", graphVersion: "v2", tasks: tasksOf(["a", "e"], edges), params: {}, at: T0 });
+        expect(await states()).toEqual({ a: "queued", e: "scheduled" });
+        expect((await store.getRun("p@2026-09-01"))!.graphVersion).toBe("v2");
+      });
+    });
+
+    describe("pipeline versions and audit", () => {
+      it("keeps each graph version once", async () => {
+        await saveGraph();
+        await saveGraph();
+        const version = await store.getPipelineVersion("p", "v1");
+        expect(version).toMatchObject({ pipelineId: "p", version: "v1", createdAt: T0 });
+        expect(await store.getPipelineVersion("p", "nope")).toBeNull();
+      });
+
+      it("records who did what, when, why and against which graph version, newest first", async () => {
+        await store.appendAudit({ at: T0, actor: "ana", action: "trigger", pipelineId: "p", runId: "p@2026-09-01", reason: "first load", graphVersion: "v1" });
+        await store.appendAudit({ at: T0 + 1, actor: "bo", action: "rerun", pipelineId: "p", runId: "p@2026-09-01", details: { params: { mode: "append" } } });
+        await store.appendAudit({ at: T0 + 2, actor: "cy", action: "pause", pipelineId: "q" });
+        const entries = await store.listAudit({ pipelineId: "p" });
+        expect(entries.map((e) => e.actor)).toEqual(["bo", "ana"]);
+        expect(entries[1]).toMatchObject({ action: "trigger", reason: "first load", graphVersion: "v1", at: T0 });
+        expect(entries[0]!.details).toEqual({ params: { mode: "append" } });
+        expect(await store.listAudit({})).toHaveLength(3);
+      });
+    });
+  });
+}
