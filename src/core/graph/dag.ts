@@ -28,7 +28,8 @@ export function findGraphProblems(nodes: readonly GraphNode[]): GraphProblem[] {
       seen.add(up);
     }
   }
-  if (problems.length === 0) {
+  // Duplicates make the graph ambiguous; unknown dependencies do not hide a cycle among the rest.
+  if (!problems.some((p) => p.message.startsWith("duplicate"))) {
     const cycle = findCycle(nodes);
     if (cycle) problems.push({ task: cycle[0], message: `cycle: ${cycle.join(" -> ")}` });
   }

@@ -4,7 +4,7 @@ import { isValidId } from "../model/ids.ts";
 import { findGraphProblems, downstreamMap, topologicalOrder } from "../graph/dag.ts";
 import { TRIGGER_RULES } from "../policy/trigger-rules.ts";
 import { parseDuration } from "../time/duration.ts";
-import { assertTimeZone, parseInstant } from "../time/dates.ts";
+import { assertTimeZone, parseBusinessDate, parseInstant } from "../time/dates.ts";
 import { cron, manual, type Timetable } from "../time/timetable.ts";
 import { canonicalJson } from "./canonical-json.ts";
 import type {
@@ -157,6 +157,11 @@ function resolveSchedule(options: PipelineOptions<Params>): Timetable {
 /** A date names a whole local day: start owns it from its first instant, end owns it through its last. */
 function parseBound(value: string, timezone: string, which: "start" | "end"): number {
   if (typeof value !== "string") throw new DefinitionError(`${which} must be a date (YYYY-MM-DD) or an ISO instant`);
+  try {
+    if (/^\d{4}-\d{2}-\d{2}$/.test(value)) parseBusinessDate(value);
+  } catch (error) {
+    throw new DefinitionError(`${which}: ${(error as Error).message}`);
+  }
   const instant = parseInstant(value, timezone);
   if (which === "end" && /^\d{4}-\d{2}-\d{2}$/.test(value)) {
     const [y, m, d] = value.split("-").map(Number) as [number, number, number];

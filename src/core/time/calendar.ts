@@ -22,15 +22,42 @@ function dstSuffix(dst: DstPolicy): string {
 }
 
 /**
- * Boundaries at the start of each local calendar day. Starts come from Temporal's start of day, so
- * a day whose midnight falls in a DST gap starts at 01:00 and a skipped date has no interval.
+ * Boundaries at the start of calendar periods (days, weeks, months) in the zone. Starts come from
+ * Temporal's start of day, so a day whose midnight falls in a DST gap starts at 01:00 and a date
+ * the zone skipped has no interval.
  */
-abstract class DayTimetable extends BaseTimetable {
+abstract class PeriodTimetable extends BaseTimetable {
+  /** The first date of the period containing `date`. */
+  protected abstract periodOf(date: Temporal.PlainDate): Temporal.PlainDate;
+  /** The first date of the period after the one starting on `first`. */
+  protected abstract after(first: Temporal.PlainDate): Temporal.PlainDate;
+
   protected floor(t: number): number {
-    return startOfDay(dateOf(t, this.timezone), this.timezone);
+    // The period of t's local date starts at or before t, but a later one may too: where a zone
+    // falls back across midnight (America/St_Johns at 00:01 in 2010) the local date runs
+    // backwards for a while, after the next day has already begun.
+    let first = this.periodOf(dateOf(t, this.timezone));
+    let start = startOfDay(first, this.timezone);
+    for (;;) {
+      const following = this.after(first);
+      const next = startOfDay(following, this.timezone);
+      if (next > t) return start;
+      first = following;
+      start = next;
+    }
   }
+
   protected next(boundary: number): number {
-    return startOfDay(dateOf(boundary, this.timezone).add({ days: 1 }), this.timezone);
+    return startOfDay(this.after(this.periodOf(dateOf(boundary, this.timezone))), this.timezone);
+  }
+}
+
+abstract class DayTimetable extends PeriodTimetable {
+  protected periodOf(date: Temporal.PlainDate): Temporal.PlainDate {
+    return date;
+  }
+  protected after(first: Temporal.PlainDate): Temporal.PlainDate {
+    return first.add({ days: 1 });
   }
 }
 
@@ -76,22 +103,18 @@ class ManualTimetable extends DayTimetable {
 export const WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"] as const;
 export type Weekday = (typeof WEEKDAYS)[number];
 
-class WeeklyTimetable extends BaseTimetable {
+class WeeklyTimetable extends PeriodTimetable {
   readonly kind = "weekly";
   private readonly isoDay: number;
   constructor(timezone: string, readonly on: Weekday, readonly at: TimeOfDay, readonly dst: DstPolicy) {
     super(timezone);
     this.isoDay = WEEKDAYS.indexOf(on) + 1;
   }
-  private weekStart(date: Temporal.PlainDate): Temporal.PlainDate {
+  protected periodOf(date: Temporal.PlainDate): Temporal.PlainDate {
     return date.subtract({ days: (date.dayOfWeek - this.isoDay + 7) % 7 });
   }
-  protected floor(t: number): number {
-    return startOfDay(this.weekStart(dateOf(t, this.timezone)), this.timezone);
-  }
-  protected next(boundary: number): number {
-    const week = this.weekStart(dateOf(boundary, this.timezone));
-    return startOfDay(week.add({ days: 7 }), this.timezone);
+  protected after(first: Temporal.PlainDate): Temporal.PlainDate {
+    return first.add({ days: 7 });
   }
   firesAt(interval: Interval): number {
     return fireAt(dateOf(interval.end, this.timezone), this.at, this.timezone, this.dst, interval.end);
@@ -107,17 +130,16 @@ class WeeklyTimetable extends BaseTimetable {
   }
 }
 
-class MonthlyTimetable extends BaseTimetable {
+class MonthlyTimetable extends PeriodTimetable {
   readonly kind = "monthly";
   constructor(timezone: string, readonly day: number, readonly at: TimeOfDay, readonly dst: DstPolicy) {
     super(timezone);
   }
-  protected floor(t: number): number {
-    return startOfDay(dateOf(t, this.timezone).with({ day: 1 }), this.timezone);
+  protected periodOf(date: Temporal.PlainDate): Temporal.PlainDate {
+    return date.with({ day: 1 });
   }
-  protected next(boundary: number): number {
-    const first = dateOf(boundary, this.timezone).with({ day: 1 });
-    return startOfDay(first.add({ months: 1 }), this.timezone);
+  protected after(first: Temporal.PlainDate): Temporal.PlainDate {
+    return first.add({ months: 1 });
   }
   firesAt(interval: Interval): number {
     const date = dateOf(interval.end, this.timezone).with({ day: this.day });

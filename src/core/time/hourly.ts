@@ -5,9 +5,18 @@ import type { Interval } from "./interval.ts";
 
 const HOUR = 3_600_000;
 
+/** Remainder with the sign of the divisor, so instants before 1970 align too. */
+function mod(a: number, m: number): number {
+  return ((a % m) + m) % m;
+}
+
 /**
- * Boundaries at each local HH:00. Flooring the wall clock keeps the instant's own offset, so the
- * repeated hour of a 25-hour day yields two intervals and the skipped hour of a 23-hour day none.
+ * Boundaries are exactly the instants whose local time reads HH:00:00.000, each occurrence
+ * counted. So a repeated hour (25-hour day) yields two intervals, a skipped one (23-hour day)
+ * none, and an interval is one hour of real time whenever the zone shifts by whole hours. Found
+ * arithmetically within each stretch of constant UTC offset rather than by rounding the wall
+ * clock: rounding picks the wrong HH:00 where a zone falls back by a part of an hour across one
+ * (America/St_Johns 2010, Pacific/Chatham's 45-minute offsets).
  */
 class HourlyTimetable extends BaseTimetable {
   readonly kind = "hourly";
@@ -15,24 +24,35 @@ class HourlyTimetable extends BaseTimetable {
     super(timezone);
   }
 
+  private offsetAt(ms: number): number {
+    return Math.round(toZoned(ms, this.timezone).offsetNanoseconds / 1e6);
+  }
+
   protected floor(t: number): number {
-    const z = toZoned(t, this.timezone);
-    const b = z.round({ smallestUnit: "hour", roundingMode: "floor" }).epochMilliseconds;
-    if (b <= t) return b;
-    // HH:00 fell in a DST gap that ends off the hour (a few zones shift by 30 minutes or at odd
-    // times), and Temporal pushed it past t. The clock jump itself is then the boundary.
-    return toZoned(t + 1, this.timezone).getTimeZoneTransition("previous")!.epochMilliseconds;
+    for (let x = t; ; ) {
+      const aligned = x - mod(x + this.offsetAt(x), HOUR);
+      if (aligned === x) return x;
+      // The offset only holds back to the last change at or before x; an HH:00 computed with
+      // it from before that change is not one.
+      const change = toZoned(x + 1, this.timezone).getTimeZoneTransition("previous");
+      if (change === null || aligned >= change.epochMilliseconds) return aligned;
+      x = change.epochMilliseconds - 1;
+    }
+  }
+
+  /** The earliest boundary >= x. */
+  private atOrAfter(x: number): number {
+    for (;;) {
+      const aligned = x + mod(-(x + this.offsetAt(x)), HOUR);
+      if (aligned === x) return x;
+      const change = toZoned(x, this.timezone).getTimeZoneTransition("next");
+      if (change === null || aligned < change.epochMilliseconds) return aligned;
+      x = change.epochMilliseconds;
+    }
   }
 
   protected next(boundary: number): number {
-    // The next boundary is usually an hour away; around odd DST shifts it can be nearer or
-    // farther, so take the first hour mark past `boundary` and step down to the earliest one.
-    for (let probe = boundary + HOUR; ; probe += HOUR) {
-      let b = this.floor(probe);
-      if (b <= boundary) continue;
-      for (let lower = this.floor(b - 1); lower > boundary; lower = this.floor(b - 1)) b = lower;
-      return b;
-    }
+    return this.atOrAfter(boundary + 1);
   }
 
   firesAt(interval: Interval): number {

@@ -59,9 +59,15 @@ function pipelineFiles(paths: readonly string[], problems: DefinitionError[], ro
 }
 
 function asProblems(error: unknown, file: string): DefinitionError[] {
-  if (error instanceof DefinitionErrors) return error.problems.map((p) => new DefinitionError(p.message, { file }));
+  if (error instanceof DefinitionErrors) {
+    const line = lineIn(error, file);
+    return error.problems.map((p) => new DefinitionError(p.message, { file, line }));
+  }
   if (error instanceof DefinitionError) return [new DefinitionError(error.message, { file, line: lineIn(error, file) })];
   const e = error as Error;
+  // tsx reports a compile error as "Transform failed ...\n<path>:<line>:<col>: ERROR: <text>"
+  const compile = /:(\d+):\d+: ERROR: (.*)/.exec(e?.message ?? "");
+  if (compile) return [new DefinitionError(`does not compile: ${compile[2]}`, { file, line: Number(compile[1]) })];
   return [new DefinitionError(`could not load: ${(e?.message ?? String(error)).split("\n")[0]}`, { file, line: lineIn(e, file) })];
 }
 

@@ -59,6 +59,17 @@ describe("a daily schedule", () => {
       expect(t.intervalAt(at("2019-02-16T23:30:00-03:00")).businessDate).toBe("2019-02-16");
     });
 
+    it("starts the next day at its first midnight even when the clock later falls back into the previous day", () => {
+      // St. John's fell back at 00:01 on 2010-11-07, to 23:01 on 11-06.
+      const t = daily({ timezone: "America/St_Johns" });
+      const rerun = at("2010-11-06T23:30:00-03:30");
+      const i = t.intervalAt(rerun);
+      expect(i.businessDate).toBe("2010-11-07");
+      expect(i.start).toBe(at("2010-11-07T00:00:00-02:30"));
+      expect(hoursLong(i)).toBe(25);
+      expect(hoursLong(t.intervalForDate("2010-11-06"))).toBe(24);
+    });
+
     it("has no interval for a date the zone skipped entirely, and says so", () => {
       const t = daily({ timezone: "Pacific/Apia" });
       expect(() => t.intervalForDate("2011-12-30")).toThrow("no interval starts on 2011-12-30, a date Pacific/Apia skipped");

@@ -50,13 +50,21 @@ describe("an hourly schedule", () => {
     expect(labels.slice(0, 4)).toEqual(["00:00", "01:00-04:00", "01:00-05:00", "02:00"]);
   });
 
-  it("follows Lord Howe's half-hour shift without gaps", () => {
+  it("follows Lord Howe's half-hour shift: the hour whose 02:00 is skipped lasts 90 minutes", () => {
     const hours = hoursOf("Australia/Lord_Howe", "2026-10-04");
-    expect(hours.map((h) => span(h)).slice(1, 4)).toEqual([
-      ["2026-10-04 01:00", "2026-10-04 02:30"],
-      ["2026-10-04 02:30", "2026-10-04 03:00"],
+    expect(hours.slice(1, 3).map((h) => span(h))).toEqual([
+      ["2026-10-04 01:00", "2026-10-04 03:00"],
       ["2026-10-04 03:00", "2026-10-04 04:00"],
     ]);
+    expect(hours[1]!.end - hours[1]!.start).toBe(1.5 * HOUR);
+  });
+
+  it("starts a new hour at every HH:00, even when a zone falls back by part of an hour across one", () => {
+    // Pacific/Chatham went from +13:45 to +12:45 at 03:45 on 2026-04-05: 03:00 came twice.
+    const t = hourly({ timezone: "Pacific/Chatham" });
+    const i = t.intervalAt(at("2026-04-05T02:50:00+12:45"));
+    expect(span(i)).toEqual(["2026-04-05 03:00+13:45", "2026-04-05 03:00+12:45"]);
+    expect(i.end - i.start).toBe(HOUR);
   });
 
   it("refuses a single date, since many intervals start on it", () => {

@@ -1,0 +1,155 @@
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const repo = resolve(import.meta.dirname, "../..");
+const bin = join(repo, "bin/idem.js");
+let project: string;
+
+/** Runs the real `idem` binary in the test project, as a user would. */
+function idem(...args: string[]) {
+  const result = spawnSync(process.execPath, [bin, ...args], {
+    cwd: project,
+    encoding: "utf8",
+    env: { ...process.env, IDEM_USER: "tester", NO_COLOR: "1" },
+    timeout: 60_000,
+  });
+  return { code: result.status, out: result.stdout, err: result.stderr };
+}
+
+function writeProject(dir: string, files: Record<string, string>) {
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(join(dir, name, ".."), { recursive: true });
+    writeFileSync(join(dir, name), text);
+  }
+}
+
+const CONFIG = `import { defineConfig } from "idem";\nexport default defineConfig({ pipelines: "pipelines" });\n`;
+const GOOD = `
+import { pipeline, daily, DataError } from "idem";
+export const sales = pipeline("sales", { schedule: daily({ at: "02:00", timezone: "Europe/London" }), start: "2026-09-01" }, {
+  extract: { run: (ctx) => { ctx.log.info("extracting " + ctx.businessDate); return { rows: 3 }; } },
+  check: { after: ["extract"], run: (ctx) => { if (ctx.params.broken) throw new DataError(ctx.businessDate + ": 6 rows for 3 orders"); } },
+});
+`;
+
+beforeAll(() => {
+  // Inside the repo, so pipeline files resolve "idem" to this package, as an installed one would.
+  mkdirSync(join(repo, ".tmp"), { recursive: true });
+  project = mkdtempSync(join(repo, ".tmp", "cli-"));
+  writeProject(project, { "idem.config.ts": CONFIG, "pipelines/sales.ts": GOOD });
+});
+afterAll(() => rmSync(project, { recursive: true, force: true }));
+
+describe("idem CLI", () => {
+  it("validates the project and lists its pipelines", () => {
+    const { code, out } = idem("validate");
+    expect(code).toBe(0);
+    expect(out).toMatch(/ok: 1 pipeline\(s\)/);
+    expect(out).toMatch(/sales\s+2 task\(s\)\s+daily at 02:00 Europe\/London\s+version [0-9a-f]{16}/);
+  });
+
+  it("runs a pipeline for a business date and exits 0", () => {
+    const { code, out } = idem("run", "sales", "--date", "2026-09-01");
+    expect(code).toBe(0);
+    expect(out).toMatch(/extract\s+try 1\s+success/);
+    expect(out).toMatch(/run sales@2026-09-01 success in/);
+  });
+
+  it("exits 1 when the run fails, naming the error", () => {
+    const { code, out } = idem("run", "sales", "--date", "2026-09-02", "--param", "broken=true");
+    expect(code).toBe(1);
+    expect(out).toMatch(/check\s+try 1\s+failed\s+2026-09-02: 6 rows for 3 orders/);
+    expect(out).toMatch(/run sales@2026-09-02 failed/);
+  });
+
+  it("lists runs and task instances, as tables or JSON", () => {
+    const runs = idem("runs", "sales", "--json");
+    expect(runs.code).toBe(0);
+    expect(JSON.parse(runs.out).map((r: { runId: string; state: string; triggeredBy: string }) => [r.runId, r.state, r.triggeredBy])).toEqual([
+      ["sales@2026-09-02", "failed", "tester"],
+      ["sales@2026-09-01", "success", "tester"],
+    ]);
+    const table = idem("runs", "sales");
+    expect(table.out.split("\n")[0]).toMatch(/^RUN\s+DATE\s+STATE\s+TRIGGER\s+BY\s+STARTED\s+TOOK$/);
+    const tasks = idem("tasks", "sales@2026-09-02", "--json");
+    expect(JSON.parse(tasks.out).map((t: { taskId: string; state: string }) => [t.taskId, t.state])).toEqual([
+      ["extract", "success"],
+      ["check", "failed"],
+    ]);
+    expect(idem("tasks", "sales@2026-09-02").out).toMatch(/check\s+failed\s+1\/1.*DataError: 2026-09-02: 6 rows for 3 orders/);
+  });
+
+  it("prints an attempt's log", () => {
+    const { code, out } = idem("logs", "sales@2026-09-01", "extract");
+    expect(code).toBe(0);
+    expect(out).toMatch(/INFO extracting 2026-09-01/);
+    expect(idem("logs", "sales@2026-09-01", "extract", "--try", "7").err).toMatch(/has no try 7 \(tries: 1\)/);
+  });
+
+  it("previews the next runs", () => {
+    const { code, out } = idem("next", "sales", "-n", "3", "--json");
+    expect(code).toBe(0);
+    const due = JSON.parse(out);
+    expect(due).toHaveLength(3);
+    expect(due[1].businessDate > due[0].businessDate).toBe(true);
+  });
+
+  it("answers bad input with one line and exit 2", () => {
+    const cases: [string[], RegExp][] = [
+      [["run", "nope", "--date", "2026-09-01"], /^idem: unknown pipeline "nope" \(known: sales\)\n$/],
+      [["run", "sales", "--date", "2026-13-01"], /^idem: pipeline sales: bad date "2026-13-01"/],
+      [["run", "sales"], /^idem: give the interval: --date YYYY-MM-DD, or --start and --end\n$/],
+      [["run", "sales", "--date", "2026-08-01"], /^idem: pipeline sales: 2026-08-01 is before the pipeline's start/],
+      [["tasks", "sales@1999-01-01"], /^idem: unknown run "sales@1999-01-01"/],
+      [["runs", "sales", "--limit", "zero"], /^idem: --limit zero: expected a whole number >= 1\n$/],
+    ];
+    for (const [args, message] of cases) {
+      const { code, err } = idem(...args);
+      expect({ args, code }).toEqual({ args, code: 2 });
+      expect(err).toMatch(message);
+      expect(err).not.toMatch(/\n\s+at /);
+    }
+    const unknownOption = idem("run", "sales", "--dat", "2026-09-01");
+    expect(unknownOption.code).toBe(2);
+    expect(unknownOption.err).toMatch(/unknown option '--dat'/);
+  });
+
+  it("shows the stack trace only with --verbose", () => {
+    const { err } = idem("--verbose", "run", "nope", "--date", "2026-09-01");
+    expect(err).toMatch(/\n\s+at /);
+  });
+});
+
+describe("idem CLI on a broken project", () => {
+  let broken: string;
+  beforeAll(() => {
+    broken = mkdtempSync(join(repo, ".tmp", "cli-broken-"));
+    writeProject(broken, {
+      "idem.config.ts": CONFIG,
+      "pipelines/cyclic.ts": `import { pipeline } from "idem";
+export const cyclic = pipeline("cyclic", {}, [
+  { id: "a", after: ["b"], run: () => {} },
+  { id: "b", after: ["a"], run: () => {} },
+  { id: "c", after: ["ghost"], run: () => {} },
+]);
+`,
+      "pipelines/typo.ts": `import { pipeline } from "idem";\nexport const p = pipeline("typo", { schedule: "0 2 * * *", timezone: "Mars/Olympus" }, { a: { run: () => {} } });\n`,
+      "pipelines/syntax.ts": `export const = ;\n`,
+    });
+  });
+  afterAll(() => rmSync(broken, { recursive: true, force: true }));
+
+  it("reports every problem, one line each naming file, pipeline and task, and exits 2", () => {
+    const result = spawnSync(process.execPath, [bin, "validate"], { cwd: broken, encoding: "utf8" });
+    expect(result.status).toBe(2);
+    const lines = result.stderr.trim().split("\n");
+    expect(lines).toEqual([
+      'idem: pipelines/cyclic.ts:2: pipeline cyclic, task c: depends on unknown task "ghost"',
+      "idem: pipelines/cyclic.ts:2: pipeline cyclic, task a: cycle: a -> b -> a",
+      'idem: pipelines/syntax.ts:1: does not compile: Expected identifier but found "="',
+      expect.stringMatching(/^idem: pipelines\/typo\.ts(:\d+)?: pipeline typo: unknown time zone "Mars\/Olympus"/),
+    ]);
+  });
+});
