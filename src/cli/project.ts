@@ -7,6 +7,8 @@ import type { Pipeline } from "../core/pipeline/types.ts";
 import { SqliteStore } from "../store/sqlite/sqlite-store.ts";
 
 export interface GlobalOptions {
+  /** The folder to look for idem.config.ts in (default: the current one). */
+  cwd?: string;
   config?: string;
   verbose?: boolean;
   user?: string;
@@ -18,7 +20,7 @@ export interface Project {
 }
 
 export async function loadProject(options: GlobalOptions): Promise<Project> {
-  const config = await loadConfig(process.cwd(), options.config);
+  const config = await loadConfig(options.cwd ?? process.cwd(), options.config);
   const pipelines = await loadPipelines(config.pipelinePaths, config.rootDir);
   return { config, pipelines };
 }

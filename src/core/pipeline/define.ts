@@ -184,7 +184,7 @@ function resolveTask<P extends Params>(spec: TaskSpec<string, P> & { id: string 
     downstream: [],
     policy,
     dataErrorExitCodes: DEFAULT_DATA_ERROR_EXIT_CODES,
-    killGraceMs: DEFAULT_KILL_GRACE_MS,
+    killGraceMs: spec.killGrace === undefined ? DEFAULT_KILL_GRACE_MS : parseDuration(spec.killGrace, "killGrace"),
   };
   if (hasRun) return { ...base, kind: "function", run: (spec as { run: TaskDefinition["run"] }).run };
   const command = (spec as { command: unknown }).command;
@@ -205,7 +205,6 @@ function resolveTask<P extends Params>(spec: TaskSpec<string, P> & { id: string 
     cwd: cmd.cwd,
     env: cmd.env,
     dataErrorExitCodes: [...codes],
-    killGraceMs: cmd.killGrace === undefined ? DEFAULT_KILL_GRACE_MS : parseDuration(cmd.killGrace, "killGrace"),
   };
 }
 
@@ -254,6 +253,7 @@ function describeTask(task: TaskDefinition): Record<string, unknown> {
     cwd: task.cwd,
     env: task.env ? Object.keys(task.env).sort() : undefined,
     dataErrorExitCodes: task.kind === "command" ? task.dataErrorExitCodes : undefined,
+    killGraceMs: task.killGraceMs,
   };
 }
 

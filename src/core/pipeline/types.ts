@@ -67,6 +67,8 @@ interface TaskSpecBase<K extends string> extends TaskPolicyInput {
   /** Tasks that must finish (under the trigger rule) before this one starts. */
   after?: readonly NoInfer<K>[];
   description?: string;
+  /** After a timeout: how long a function has to honour its signal, or a command between SIGTERM and SIGKILL. Default 5s. */
+  killGrace?: DurationInput;
 }
 
 export interface FunctionTaskSpec<K extends string, P extends Params> extends TaskSpecBase<K> {
@@ -80,8 +82,6 @@ export interface CommandTaskSpec<K extends string, P extends Params> extends Tas
   env?: Record<string, string>;
   /** Exit codes that mean "the data is wrong": the attempt fails with no retry. Default [65] (EX_DATAERR). */
   dataErrorExitCodes?: readonly number[];
-  /** Time between SIGTERM and SIGKILL when the command times out. Default 5s. */
-  killGrace?: DurationInput;
 }
 
 export type TaskSpec<K extends string = string, P extends Params = Params> =

@@ -71,7 +71,6 @@ async function runTask(
       context,
       timeoutMs: task.policy.timeoutMs,
       graceMs: task.killGraceMs,
-      clock: env.clock,
       cancel: env.cancel,
     });
   }
@@ -95,7 +94,6 @@ async function runTask(
     timeoutMs: task.policy.timeoutMs,
     killGraceMs: task.killGraceMs,
     dataErrorExitCodes: task.dataErrorExitCodes,
-    clock: env.clock,
     cancel: env.cancel,
   });
 }

@@ -1,9 +1,9 @@
 import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import type { Clock } from "../../core/model/clock.ts";
 import { formatDuration } from "../../core/time/duration.ts";
 import type { AttemptResult } from "./attempt-result.ts";
+import { realSleep } from "./real-sleep.ts";
 
 export interface CommandRunOptions {
   argv: readonly string[];
@@ -16,7 +16,6 @@ export interface CommandRunOptions {
   timeoutMs: number | null;
   killGraceMs: number;
   dataErrorExitCodes: readonly number[];
-  clock: Clock;
   cancel?: AbortSignal;
 }
 
@@ -51,12 +50,12 @@ export async function runCommandTask(options: CommandRunOptions): Promise<Attemp
       if (stopping || child.exitCode !== null) return;
       stopping = why;
       killGroup("SIGTERM");
-      void options.clock.sleep(options.killGraceMs, stopTimers.signal).then(() => {
+      void realSleep(options.killGraceMs, stopTimers.signal).then(() => {
         if (!stopTimers.signal.aborted) killGroup("SIGKILL");
       });
     };
     if (options.timeoutMs !== null) {
-      void options.clock.sleep(options.timeoutMs, stopTimers.signal).then(() => {
+      void realSleep(options.timeoutMs, stopTimers.signal).then(() => {
         if (!stopTimers.signal.aborted) stop("Timeout");
       });
     }

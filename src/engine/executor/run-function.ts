@@ -1,18 +1,18 @@
 import { DataError } from "../../core/model/errors.ts";
-import type { Clock } from "../../core/model/clock.ts";
 import { TaskSkipped } from "../../core/pipeline/skip.ts";
 import type { Summary, TaskContext, TaskFunction } from "../../core/pipeline/types.ts";
 import { formatDuration } from "../../core/time/duration.ts";
 import type { AttemptResult } from "./attempt-result.ts";
+import { realSleep } from "./real-sleep.ts";
 
 export interface FunctionRunOptions {
   fn: TaskFunction<any>;
   /** The context without its signal; the runner owns the signal so it can time the task out. */
   context: Omit<TaskContext, "signal">;
+  /** Real milliseconds: see realSleep. */
   timeoutMs: number | null;
   /** How long a timed-out function gets to notice its signal before the attempt is failed anyway. */
   graceMs: number;
-  clock: Clock;
   /** Fires when the worker shuts down. */
   cancel?: AbortSignal;
 }
@@ -36,7 +36,7 @@ export async function runFunctionTask(options: FunctionRunOptions): Promise<Atte
   const timedOut =
     options.timeoutMs === null
       ? new Promise<"timeout">(() => {})
-      : options.clock.sleep(options.timeoutMs, stopTimer.signal).then(() => "timeout" as const);
+      : realSleep(options.timeoutMs, stopTimer.signal).then(() => "timeout" as const);
   const cancelled = new Promise<"cancelled">((resolve) => {
     if (controller.signal.aborted) resolve("cancelled");
     controller.signal.addEventListener("abort", () => resolve("cancelled"), { once: true });
@@ -49,7 +49,7 @@ export async function runFunctionTask(options: FunctionRunOptions): Promise<Atte
       if (first === "timeout") controller.abort(new Error(why));
       const stopped = await Promise.race([
         settled.then(() => true),
-        options.clock.sleep(options.graceMs).then(() => false),
+        realSleep(options.graceMs, stopTimer.signal).then(() => false),
       ]);
       return {
         outcome: "failed",

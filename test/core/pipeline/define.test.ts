@@ -54,7 +54,7 @@ describe("defining a pipeline", () => {
 
   it("has a version that depends on the graph, not on the order it was written in", () => {
     const one = pipeline("v", {}, { a: { run: noop }, b: { after: ["a"], run: noop, retries: 1 } });
-    const same = pipeline("v", {}, { b: { retries: 1, after: ["a"], run: () => 1 }, a: { run: noop } });
+    const same = pipeline("v", {}, { b: { retries: 1, after: ["a"], run: () => ({}) }, a: { run: noop } });
     const moreRetries = pipeline("v", {}, { a: { run: noop }, b: { after: ["a"], run: noop, retries: 2 } });
     const otherSchedule = pipeline("v", { schedule: daily({ at: "01:00" }) }, { a: { run: noop }, b: { after: ["a"], run: noop, retries: 1 } });
     expect(one.version).toMatch(/^[0-9a-f]{16}$/);

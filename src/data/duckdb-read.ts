@@ -1,0 +1,90 @@
+import { DuckDBInstance } from "@duckdb/node-api";
+import { duckdbType } from "./targets/duckdb.ts";
+import { normalizeSchema, type Column } from "./schema.ts";
+import { filePath, type FileSource } from "./source.ts";
+import { ident, joinSql, render, sql, trusted, doubleQuote, type Sql, type SqlValue } from "./sql.ts";
+
+/**
+ * A SELECT over a CSV, JSON or Parquet file in DuckDB's SQL. With declared columns a CSV is read
+ * as text and cast, so DuckDB's type detection cannot turn "007" into 7; a value that does not
+ * cast is a parse error, not a silent NULL.
+ */
+export function fileSelect(source: FileSource): Sql {
+  const path = filePath(source);
+  const declared = source.columns ? normalizeSchema(source.columns, path) : null;
+  let reader: Sql;
+  if ("csv" in source) {
+    const delimiter = source.delimiter ?? ",";
+    reader = sql`read_csv(${path}, header = ${source.header ?? true}, delim = ${delimiter}${trusted(declared ? ", all_varchar = true" : "")})`;
+  } else if ("json" in source) {
+    reader = sql`read_json_auto(${path})`;
+  } else {
+    reader = sql`read_parquet(${path})`;
+  }
+  const constants = source.constants ?? {};
+  const exprs: Sql[] = declared
+    ? declared.filter((c) => !(c.name in constants)).map((c) => sql`CAST(${ident(c.name)} AS ${trusted(duckdbType(c.type))}) AS ${ident(c.name)}`)
+    : [trusted("*")];
+  for (const [name, value] of Object.entries(constants)) {
+    const declaredType = declared?.find((c) => c.name === name)?.type;
+    exprs.push(sql`CAST(${value} AS ${trusted(declaredType ? duckdbType(declaredType) : constantType(value))}) AS ${ident(name)}`);
+  }
+  return sql`SELECT ${joinSql(exprs)} FROM ${reader}`;
+}
+
+function constantType(value: SqlValue): string {
+  if (typeof value === "boolean") return "BOOLEAN";
+  if (typeof value === "bigint") return "BIGINT";
+  if (typeof value === "number") return Number.isInteger(value) ? "BIGINT" : "DOUBLE";
+  if (typeof value === "string" && /^\d{4}-\d{2}-\d{2}$/.test(value)) return "DATE";
+  return "VARCHAR";
+}
+
+const duckDialect = { quoteIdent: doubleQuote, placeholder: (n: number) => `$${n}` };
+
+/** An in-memory DuckDB for reading files on behalf of targets that cannot read them. */
+export async function withMemoryDuckDB<T>(fn: (run: MemoryDuckDB) => Promise<T>): Promise<T> {
+  const instance = await DuckDBInstance.create(":memory:");
+  const connection = await instance.connect();
+  const api: MemoryDuckDB = {
+    async rows(statement) {
+      const { text, params } = render(statement, duckDialect);
+      return (await connection.runAndReadAll(text, params as never)).getRowObjectsJson() as Record<string, unknown>[];
+    },
+    async exec(statement) {
+      const { text, params } = render(statement, duckDialect);
+      return Number((await connection.run(text, params as never)).rowsChanged);
+    },
+    async *batches(statement, size) {
+      const { text, params } = render(statement, duckDialect);
+      const result = await connection.stream(text, params as never);
+      let batch: SqlValue[][] = [];
+      for (;;) {
+        const chunk = await result.fetchChunk();
+        if (!chunk || chunk.rowCount === 0) break;
+        for (const row of chunk.getRowsJS()) {
+          batch.push(row as SqlValue[]);
+          if (batch.length >= size) {
+            yield batch;
+            batch = [];
+          }
+        }
+      }
+      if (batch.length > 0) yield batch;
+    },
+  };
+  try {
+    return await fn(api);
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
+export interface MemoryDuckDB {
+  rows(statement: Sql): Promise<Record<string, unknown>[]>;
+  exec(statement: Sql): Promise<number>;
+  batches(statement: Sql, size: number): AsyncGenerator<SqlValue[][]>;
+}
+
+export type { Column };

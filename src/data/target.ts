@@ -1,0 +1,47 @@
+import type { Column, ColumnType } from "./schema.ts";
+import type { Sql, SqlDialect, SqlValue } from "./sql.ts";
+import type { FileSource } from "./source.ts";
+
+export type Row = Record<string, unknown>;
+
+/** A column as the target's own catalog reports it. `sqlType` is the target's type name. */
+export interface TableColumn {
+  name: string;
+  sqlType: string;
+}
+
+/**
+ * What the loaders need from a SQL target, and nothing more. The loader logic is written once
+ * against this; each dialect's quirks live in its adapter file.
+ */
+export interface Target {
+  readonly dialect: "duckdb" | "sqlite" | "postgres";
+  /** For messages: the kind of target and where it is. */
+  readonly label: string;
+  readonly sqlDialect: SqlDialect;
+  /** Runs a statement; resolves to the number of rows it changed. */
+  exec(statement: Sql): Promise<number>;
+  query(statement: Sql): Promise<Row[]>;
+  /** Runs fn inside one transaction: commit when it resolves, roll back when it throws. */
+  transaction<T>(fn: () => Promise<T>): Promise<T>;
+  sqlType(type: ColumnType): string;
+  /** The table's columns in order, or null when it does not exist. */
+  tableColumns(table: string): Promise<TableColumn[] | null>;
+  createTable(table: string, columns: readonly Column[], options?: { temporary?: boolean }): Promise<void>;
+  dropTable(table: string): Promise<void>;
+  /** Creates _idem_history and _idem_batches when missing. */
+  ensureBookkeeping(): Promise<void>;
+  /** Inserts one batch of rows whose values are in the order of `columns`. */
+  insertRows(table: string, columns: readonly TableColumn[], rows: readonly (readonly SqlValue[])[]): Promise<number>;
+  /** A target that reads files itself (DuckDB) inserts straight from them; others get rows moved in. */
+  insertFromFile?(table: string, columns: readonly TableColumn[], select: Sql): Promise<number>;
+  /** The source's columns for a query run on this target. */
+  describeQuery(query: Sql): Promise<Column[]>;
+  /** An expression hashing the listed columns of `alias`, equal for equal rows. */
+  rowHash(alias: string, columns: readonly string[]): Sql;
+  /** An expression casting `value` to a column's type; the type comes from the catalog. */
+  cast(value: Sql, sqlType: string): Sql;
+  close(): Promise<void>;
+}
+
+export type { FileSource, SqlValue };

@@ -1,0 +1,139 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from "@duckdb/node-api";
+import { decimalParts, type Column, type ColumnType } from "../schema.ts";
+import { doubleQuote, ident, identList, joinSql, render, sql, trusted, type Sql, type SqlDialect, type SqlValue } from "../sql.ts";
+import type { Row, TableColumn, Target } from "../target.ts";
+import { checkedTypeName } from "./type-names.ts";
+import { columnTypeFromDuckDB } from "../schema.ts";
+
+const dialect: SqlDialect = { quoteIdent: doubleQuote, placeholder: (n) => `$${n}` };
+
+export function duckdbType(type: ColumnType): string {
+  const d = decimalParts(type);
+  if (d) return `DECIMAL(${d.precision},${d.scale})`;
+  switch (type) {
+    case "boolean": return "BOOLEAN";
+    case "integer": return "INTEGER";
+    case "bigint": return "BIGINT";
+    case "double": return "DOUBLE";
+    case "date": return "DATE";
+    case "timestamp": return "TIMESTAMP";
+    default: return "VARCHAR";
+  }
+}
+
+export interface DuckDBTarget extends Target {
+  readonly dialect: "duckdb";
+  readonly connection: DuckDBConnection;
+}
+
+/** Opens (or creates) a DuckDB database file; ":memory:" for a throwaway one. */
+export async function openDuckDB(path: string): Promise<DuckDBTarget> {
+  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  const instance = await DuckDBInstance.create(path);
+  const connection = await instance.connect();
+  return duckdbTarget(connection, `duckdb ${path}`, () => {
+    connection.closeSync();
+    instance.closeSync();
+  });
+}
+
+/** Wraps a connection the caller already holds; close() then leaves it open unless told otherwise. */
+export function duckdbTarget(connection: DuckDBConnection, label = "duckdb", onClose: () => void = () => {}): DuckDBTarget {
+  let inTransaction = false;
+  const run = async (statement: Sql) => {
+    const { text, params } = render(statement, dialect);
+    return connection.run(text, params as DuckDBValue[]);
+  };
+  const target: DuckDBTarget = {
+    dialect: "duckdb",
+    label,
+    connection,
+    sqlDialect: dialect,
+    async exec(statement) {
+      return Number((await run(statement)).rowsChanged);
+    },
+    async query(statement) {
+      const { text, params } = render(statement, dialect);
+      const reader = await connection.runAndReadAll(text, params as DuckDBValue[]);
+      return reader.getRowObjectsJson() as Row[];
+    },
+    async transaction(fn) {
+      if (inTransaction) throw new Error(`${label}: nested transaction`);
+      await connection.run("BEGIN TRANSACTION");
+      inTransaction = true;
+      try {
+        const result = await fn();
+        await connection.run("COMMIT");
+        return result;
+      } catch (error) {
+        await connection.run("ROLLBACK").catch(() => {});
+        throw error;
+      } finally {
+        inTransaction = false;
+      }
+    },
+    sqlType: duckdbType,
+    async tableColumns(table) {
+      const rows = await target.query(sql`
+        SELECT column_name, data_type, database_name FROM duckdb_columns()
+        WHERE table_name = ${table} AND schema_name = current_schema()
+          AND database_name IN (current_database(), 'temp')
+        ORDER BY database_name = 'temp' DESC, column_index`);
+      if (rows.length === 0) return null;
+      // A temp table shadows a table of the same name; keep the first database's columns only.
+      const first = rows[0]?.database_name;
+      return rows.filter((r) => r.database_name === first).map((r) => ({ name: String(r.column_name), sqlType: checkedTypeName(String(r.data_type), table) }));
+    },
+    async createTable(table, columns, options) {
+      const defs = joinSql(columns.map((c) => sql`${ident(c.name)} ${trusted(duckdbType(c.type))}`));
+      await run(sql`CREATE ${trusted(options?.temporary ? "TEMP " : "")}TABLE IF NOT EXISTS ${ident(table)} (${defs})`);
+    },
+    async dropTable(table) {
+      await run(sql`DROP TABLE IF EXISTS ${ident(table)}`);
+    },
+    async ensureBookkeeping() {
+      await connection.run("CREATE SEQUENCE IF NOT EXISTS _idem_history_id");
+      await connection.run(`CREATE TABLE IF NOT EXISTS _idem_history (
+        id BIGINT PRIMARY KEY DEFAULT nextval('_idem_history_id'), table_name VARCHAR NOT NULL,
+        operation VARCHAR NOT NULL, predicate VARCHAR, rows_deleted BIGINT NOT NULL, rows_inserted BIGINT NOT NULL,
+        rows_updated BIGINT NOT NULL, rows_unchanged BIGINT NOT NULL, rows_written BIGINT NOT NULL,
+        run_id VARCHAR, pipeline_id VARCHAR, task_id VARCHAR, try_number INTEGER, batch_id VARCHAR,
+        business_date VARCHAR, frozen_override VARCHAR, written_at VARCHAR NOT NULL)`);
+      await connection.run(`CREATE TABLE IF NOT EXISTS _idem_batches (
+        table_name VARCHAR NOT NULL, batch_id VARCHAR NOT NULL, run_id VARCHAR, written_at VARCHAR NOT NULL,
+        PRIMARY KEY (table_name, batch_id))`);
+    },
+    async insertRows(table, columns, rows) {
+      if (rows.length === 0) return 0;
+      const per = Math.max(1, Math.floor(2000 / columns.length));
+      let written = 0;
+      for (let i = 0; i < rows.length; i += per) {
+        const values = rows.slice(i, i + per).map((row) => sql`(${joinSql(columns.map((c, j) => target.cast(sql`${row[j] ?? null}`, c.sqlType)))})`);
+        written += await target.exec(sql`INSERT INTO ${ident(table)} (${identList(columns.map((c) => c.name))}) VALUES ${joinSql(values)}`);
+      }
+      return written;
+    },
+    async insertFromFile(table, columns, select) {
+      const exprs = columns.map((c) => target.cast(sql`${ident("src")}.${ident(c.name)}`, c.sqlType));
+      return target.exec(sql`INSERT INTO ${ident(table)} (${identList(columns.map((c) => c.name))}) SELECT ${joinSql(exprs)} FROM (${select}) AS ${ident("src")}`);
+    },
+    async describeQuery(query) {
+      const rows = await target.query(sql`DESCRIBE ${query}`);
+      return rows.map((r): Column => ({ name: String(r.column_name), type: columnTypeFromDuckDB(String(r.column_type)) }));
+    },
+    rowHash(alias, columns) {
+      return sql`hash(${identList(columns, alias)})`;
+    },
+    cast(value, sqlType) {
+      return sql`CAST(${value} AS ${trusted(sqlType)})`;
+    },
+    async close() {
+      onClose();
+    },
+  };
+  return target;
+}
+
+export type { SqlValue };
