@@ -1,0 +1,20 @@
+import type { Reporter, TestModule } from "vitest/node";
+
+/** Ends the run with one plain line, `tests: N passed, N failed, N skipped`, that CI can read. */
+export default class PlainSummaryReporter implements Reporter {
+  onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
+    let passed = 0;
+    let failed = 0;
+    let skipped = 0;
+    for (const module of testModules) {
+      for (const test of module.children.allTests()) {
+        const state = test.result().state;
+        if (state === "passed") passed++;
+        else if (state === "failed") failed++;
+        else skipped++;
+      }
+      if (module.state() === "failed" && [...module.children.allTests()].length === 0) failed++;
+    }
+    process.stdout.write(`\ntests: ${passed} passed, ${failed} failed, ${skipped} skipped\n`);
+  }
+}
