@@ -27,13 +27,16 @@ const ZONES = [
   "Australia/Lord_Howe", // DST shifts by 30 minutes
   "Asia/Kolkata", // offset is not a whole hour
   "Pacific/Apia", // skipped 2011-12-30 entirely
+  "America/St_Johns", // fell back at 00:01 in 2010, so its local date ran backwards
+  "Pacific/Chatham", // offsets of +12:45 / +13:45
 ] as const;
 
-const FROM = Date.UTC(2010, 0, 1);
+// From 1900 to reach the odd historic rules too (local mean time, half-hour and 20-minute shifts).
+const FROM = Date.UTC(1900, 0, 1);
 const TO = Date.UTC(2035, 0, 1);
 
 /**
- * Instants either anywhere in 2010-2035 or within two days of one of the zone's clock changes,
+ * Instants either anywhere in 1900-2035 or within two days of one of the zone's clock changes,
  * where all the bugs live and where uniform sampling would rarely look.
  */
 function instantNearChanges(timezone: string): fc.Arbitrary<number> {
