@@ -16,3 +16,5 @@ export type { Timetable, Interval, DstPolicy } from "./core/time/index.ts";
 export { DataError, DefinitionError } from "./core/model/errors.ts";
 export type { TriggerRule } from "./core/policy/trigger-rules.ts";
 export { defineConfig, type IdemConfig } from "./engine/project/config.ts";
+export { fileExists, sqlReturnsRow } from "./engine/sensors/checks.ts";
+export type { SensorCheck } from "./core/pipeline/types.ts";

@@ -8,9 +8,10 @@ import type { Params, Pipeline } from "../core/pipeline/types.ts";
 import { parseBusinessDate, parseInstant } from "../core/time/dates.ts";
 import type { Interval } from "../core/time/interval.ts";
 import type { Due } from "../core/time/timetable.ts";
-import type { AttemptRecord, ClaimedAttempt, NewTaskInstance, RunRecord, Store, TaskInstanceRecord } from "../store/port.ts";
+import type { AttemptRecord, ClaimedAttempt, RunRecord, Store, TaskInstanceRecord } from "../store/port.ts";
 import { StoreConflictError } from "../store/port.ts";
 import { executeRun } from "./executor/execute-run.ts";
+import { saveVersion, taskInstancesOf } from "./pipeline-records.ts";
 
 export interface EngineOptions {
   store: Store;
@@ -125,7 +126,7 @@ export class Engine {
     this.#assertOwned(pipeline, interval);
     const actor = request.actor ?? defaultActor();
     const now = this.clock.now();
-    await this.#saveVersion(pipeline);
+    await saveVersion(this.store, pipeline, now);
     const params = request.params ?? {};
     const runId = runIdFor(pipeline.id, interval);
     const { run, created } = await this.store.createRunIfAbsent({
@@ -226,16 +227,6 @@ export class Engine {
     return pipeline.schedule.preview(from, count).filter((d) => pipeline.end === null || d.interval.start < pipeline.end);
   }
 
-  async #saveVersion(pipeline: Pipeline): Promise<void> {
-    await this.store.savePipelineVersion({
-      pipelineId: pipeline.id,
-      version: pipeline.version,
-      definition: pipeline.definition,
-      edges: [...pipeline.tasks.values()].flatMap((t) => t.upstream.map((parent) => ({ parent, child: t.id }))),
-      createdAt: this.clock.now(),
-    });
-  }
-
   #assertOwned(pipeline: Pipeline, interval: Interval): void {
     if (pipeline.start !== null && interval.start < pipeline.start) {
       throw new UsageError(`${interval.businessDate} is before the pipeline's start (${pipeline.definition.start === null ? "" : new Date(pipeline.start).toISOString()})`, { pipeline: pipeline.id });
@@ -250,18 +241,6 @@ function inTaskOrder(pipeline: Pipeline, tasks: TaskInstanceRecord[]): TaskInsta
   const order = [...pipeline.tasks.keys()];
   const rank = (id: string) => (order.indexOf(id) + 1 || order.length + 1);
   return [...tasks].sort((a, b) => rank(a.taskId) - rank(b.taskId) || a.taskId.localeCompare(b.taskId));
-}
-
-export function taskInstancesOf(pipeline: Pipeline): NewTaskInstance[] {
-  return [...pipeline.tasks.values()].map((t) => ({
-    taskId: t.id,
-    hasUpstream: t.upstream.length > 0,
-    triggerRule: t.policy.triggerRule,
-    maxTries: t.policy.retries + 1,
-    pool: t.policy.pool,
-    slots: t.policy.slots,
-    priority: t.policy.priority,
-  }));
 }
 
 /** The acting user: IDEM_USER, else the OS user. (A CLI flag, when given, comes first.) */

@@ -43,6 +43,61 @@ export interface Store {
 
   appendAudit(entry: NewAuditEntry): Promise<void>;
   listAudit(query: AuditQuery): Promise<AuditEntry[]>;
+
+  // --- scheduling -------------------------------------------------------------------------
+
+  /** The pipeline's scheduling state; created (unpaused) the first time it is asked for. */
+  pipelineState(pipelineId: string, at: number): Promise<PipelineState>;
+  setPaused(request: PauseRequest): Promise<PipelineState>;
+  /** Runs of the pipeline that are queued or running. */
+  countLiveRuns(pipelineId: string): Promise<number>;
+  /**
+   * Records intervals a schedule passed over on purpose (catch-up "latest"), so the ledger of
+   * expected runs shows them as skipped by policy, and moves the cursor past them.
+   */
+  skipIntervals(request: SkipIntervalsRequest): Promise<void>;
+  /** Runs and skipped intervals whose start lies in [from, to): the ledger's raw material. */
+  ledger(pipelineId: string, from: number, to: number): Promise<{ runs: RunRecord[]; skipped: SkippedInterval[] }>;
+
+  // --- pools ------------------------------------------------------------------------------
+
+  setPool(pool: { name: string; slots: number; description?: string | null; at: number }): Promise<void>;
+  /** Creates the pools that do not exist yet; never changes one an operator has set. */
+  ensurePools(pools: readonly { name: string; slots: number }[], at: number): Promise<void>;
+  deletePool(name: string): Promise<boolean>;
+  listPools(): Promise<PoolUsage[]>;
+
+  // --- workers, leases, leadership ----------------------------------------------------------
+
+  heartbeatWorker(worker: { workerId: string; host: string; pid: number; concurrency: number; at: number }): Promise<void>;
+  removeWorker(workerId: string): Promise<void>;
+  listWorkers(): Promise<WorkerRecord[]>;
+  /** Running attempts whose lease ran out before `now`: their worker is presumed dead. */
+  listExpiredAttempts(now: number, limit: number): Promise<ExpiredAttempt[]>;
+  /**
+   * Records an expired attempt as lost: a failed try, retried under the task's policy at
+   * `retryAt` (null: no tries left or no retry). Fenced: refused unless the lease really expired.
+   */
+  loseAttempt(request: { attemptId: number; now: number; retryAt: number | null }): Promise<FinishOutcome>;
+  /**
+   * Takes or keeps the lease of a role ("scheduler"): granted when free, expired, or already
+   * ours. A new holder gets a higher term, which fences the writes of a deposed one.
+   */
+  tryLead(request: { role: string; holder: string; now: number; ttlMs: number }): Promise<Leadership>;
+  resignLead(role: string, holder: string): Promise<void>;
+  getLead(role: string): Promise<Leadership | null>;
+
+  // --- datasets ---------------------------------------------------------------------------
+
+  /**
+   * Reads dataset events newer than the pipeline's cursor for the datasets it waits on, keeps
+   * the newest per (business date, dataset), and returns each business date with the datasets
+   * that have an unconsumed event for it.
+   */
+  collectDatasetEvents(pipelineId: string, datasets: readonly string[]): Promise<Map<string, Set<string>>>;
+  /** Forgets the events that triggered a run for this business date. */
+  consumeDatasetWaits(pipelineId: string, businessDate: string): Promise<void>;
+  listDatasetEvents(query: { dataset?: string; limit?: number }): Promise<DatasetEvent[]>;
 }
 
 export const MAX_SUMMARY_BYTES = 64 * 1024;
@@ -75,6 +130,8 @@ export interface NewTaskInstance {
 }
 
 export interface NewRun {
+  /** With a scheduled run: the pipeline's schedule cursor moves here in the same transaction. */
+  cursor?: number;
   runId: string;
   pipelineId: string;
   intervalStart: number;
@@ -134,7 +191,20 @@ export interface TaskInstanceRecord {
   endedAt: number | null;
 }
 
+export interface ClaimLimits {
+  /** Task instances running at once across everything (all workers, all pipelines). */
+  parallelism?: number;
+  /** Per pipeline: task instances running at once across its runs. */
+  maxActiveTasks?: Readonly<Record<string, number>>;
+  /**
+   * A queued task that has waited this long for pool slots reserves them: smaller tasks stop
+   * jumping ahead of it in that pool, so it cannot starve. Default 60 s.
+   */
+  starvationMs?: number;
+}
+
 export interface ClaimRequest {
+  limits?: ClaimLimits;
   workerId: string;
   pid: number;
   limit: number;
@@ -160,13 +230,18 @@ export interface ClaimedAttempt {
   params: Record<string, unknown>;
   logPath: string;
   leaseExpiresAt: number;
+  /** When the task instance first started in this run (a sensor's timeout counts from here). */
+  firstStartedAt: number;
 }
 
 export interface AttemptFinish {
   attemptId: number;
   workerId: string;
   now: number;
-  outcome: "success" | "failed" | "skipped";
+  /** "rescheduled": a sensor poked and its condition is not met yet; poke again at `retryAt`. */
+  outcome: "success" | "failed" | "skipped" | "rescheduled";
+  /** Datasets the task produces: on success an event (dataset, business date, run) is recorded. */
+  datasets?: readonly string[];
   /** False for data errors: no try is left to them whatever the policy says. */
   retryable: boolean;
   /** When the next try may start, if the task has tries left. */
@@ -229,6 +304,89 @@ export interface AuditEntry extends Required<Omit<NewAuditEntry, "details">> {
 export interface AuditQuery {
   pipelineId?: string;
   limit?: number;
+}
+
+export interface PipelineState {
+  pipelineId: string;
+  paused: boolean;
+  pausedNote: string | null;
+  pausedBy: string | null;
+  pausedAt: number | null;
+  /** End of the last scheduled interval accounted for, or null before the first. */
+  scheduleCursor: number | null;
+  /** When the store first saw the pipeline: a schedule without `start` begins here. */
+  createdAt: number;
+}
+
+export interface PauseRequest {
+  pipelineId: string;
+  paused: boolean;
+  note: string | null;
+  actor: string;
+  at: number;
+}
+
+export interface SkipIntervalsRequest {
+  pipelineId: string;
+  intervals: readonly { start: number; end: number; businessDate: string }[];
+  reason: string;
+  at: number;
+  cursor: number;
+}
+
+export interface SkippedInterval {
+  pipelineId: string;
+  intervalStart: number;
+  intervalEnd: number;
+  businessDate: string;
+  reason: string;
+  at: number;
+}
+
+export interface PoolUsage {
+  name: string;
+  slots: number;
+  used: number;
+  description: string | null;
+  holders: { runId: string; taskId: string; slots: number; workerId: string | null }[];
+}
+
+export interface WorkerRecord {
+  workerId: string;
+  host: string;
+  pid: number;
+  concurrency: number;
+  startedAt: number;
+  lastSeen: number;
+}
+
+export interface ExpiredAttempt {
+  attemptId: number;
+  runId: string;
+  pipelineId: string;
+  taskId: string;
+  tryNumber: number;
+  workerId: string;
+  leaseExpiresAt: number;
+}
+
+export interface Leadership {
+  role: string;
+  leader: boolean;
+  holder: string;
+  term: number;
+  expiresAt: number;
+}
+
+export interface DatasetEvent {
+  id: number;
+  dataset: string;
+  businessDate: string;
+  runId: string;
+  pipelineId: string;
+  taskId: string;
+  trigger: TriggerKind;
+  at: number;
 }
 
 /** Raised by any adapter for a request the store refuses (run busy, summary too large, ...). */

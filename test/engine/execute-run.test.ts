@@ -188,7 +188,7 @@ describe("running a pipeline for a business date", () => {
     t = await openTestEngine([p], new FakeClock("2026-09-02T03:00:00Z"));
     await t.engine.runForDate("chatty", "2026-09-01");
     const { attempt, text } = await t.engine.log("chatty@2026-09-01", "talk");
-    expect(attempt.logPath).toMatch(/logs\/chatty\/chatty@2026-09-01\/talk\/try-1\.log$/);
+    expect(attempt.logPath).toMatch(/logs\/chatty@2026-09-01\/talk\/try-1\.log$/);
     expect(text).toMatch(/^2026-09-02T03:00:00.000Z INFO loaded \{"rows":3\}\n.* WARN late file\n$/);
   });
 

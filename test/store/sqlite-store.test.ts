@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { MIGRATIONS } from "../../src/store/sqlite/migrations.ts";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
 import { describeStoreContract } from "./store-contract.ts";
 
@@ -39,8 +40,8 @@ describe("SQLite store specifics", () => {
     }
     const store = new SqliteStore(path);
     await store.migrate();
-    const rows = store.db.prepare("SELECT version FROM schema_migrations").all();
-    expect(rows).toEqual([{ version: 1 }]);
+    const rows = store.db.prepare("SELECT version FROM schema_migrations ORDER BY version").all();
+    expect(rows).toEqual(MIGRATIONS.map((m) => ({ version: m.version })));
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   });

@@ -15,7 +15,8 @@ export type TaskState = (typeof TASK_STATES)[number];
 export const RUN_STATES = ["queued", "running", "success", "failed"] as const;
 export type RunState = (typeof RUN_STATES)[number];
 
-export const ATTEMPT_STATES = ["running", "success", "failed", "skipped", "lost"] as const;
+/** "rescheduled": a sensor's poke found its condition not met; "lost": its worker stopped renewing the lease. */
+export const ATTEMPT_STATES = ["running", "success", "failed", "skipped", "rescheduled", "lost"] as const;
 export type AttemptState = (typeof ATTEMPT_STATES)[number];
 
 export const TRIGGER_KINDS = ["schedule", "manual", "backfill", "data"] as const;

@@ -84,6 +84,7 @@ export function pipeline<P extends Params>(
   if (catchup !== "all" && catchup !== "latest") problem(`catchup must be "all" or "latest", not ${JSON.stringify(catchup)}`);
   const maxActiveRuns = positiveInt(options.maxActiveRuns, 16, "maxActiveRuns", problem);
   const maxActiveTasks = positiveInt(options.maxActiveTasks, 64, "maxActiveTasks", problem);
+  const triggerOn = attempt(pipelinePlace, () => datasetNames(options.triggerOn, "triggerOn")) ?? [];
   const defaults = attempt(pipelinePlace, () => resolvePolicy(options.defaults ?? {}, DEFAULT_POLICY)) ?? DEFAULT_POLICY;
 
   const specs: (TaskSpec<string, P> & { id: string })[] = Array.isArray(tasks)
@@ -120,6 +121,7 @@ export function pipeline<P extends Params>(
     maxActiveRuns,
     maxActiveTasks,
     params: options.params ?? {},
+    triggerOn,
     tasks: [...ordered.values()].map(describeTask),
   };
   return Object.freeze({
@@ -135,6 +137,7 @@ export function pipeline<P extends Params>(
     params: (options.params ?? {}) as P,
     maxActiveRuns,
     maxActiveTasks,
+    triggerOn,
     tasks: ordered,
     version: createHash("sha256").update(canonicalJson(definition)).digest("hex").slice(0, 16),
     definition,
@@ -174,7 +177,10 @@ function parseBound(value: string, timezone: string, which: "start" | "end"): nu
 function resolveTask<P extends Params>(spec: TaskSpec<string, P> & { id: string }, defaults: TaskPolicy): TaskDefinition {
   const hasRun = "run" in spec && spec.run !== undefined;
   const hasCommand = "command" in spec && spec.command !== undefined;
-  if (hasRun === hasCommand) throw new DefinitionError("needs exactly one of `run` (a function) or `command` (an argv array)");
+  const hasSensor = "sensor" in spec && spec.sensor !== undefined;
+  if (Number(hasRun) + Number(hasCommand) + Number(hasSensor) !== 1) {
+    throw new DefinitionError("needs exactly one of `run` (a function), `command` (an argv array) or `sensor` (a condition)");
+  }
   if (hasRun && typeof (spec as { run: unknown }).run !== "function") throw new DefinitionError("`run` must be a function");
   const policy = resolvePolicy(spec, defaults);
   const base = {
@@ -185,8 +191,30 @@ function resolveTask<P extends Params>(spec: TaskSpec<string, P> & { id: string 
     policy,
     dataErrorExitCodes: DEFAULT_DATA_ERROR_EXIT_CODES,
     killGraceMs: spec.killGrace === undefined ? DEFAULT_KILL_GRACE_MS : parseDuration(spec.killGrace, "killGrace"),
+    produces: datasetNames(spec.produces, "produces"),
   };
   if (hasRun) return { ...base, kind: "function", run: (spec as { run: TaskDefinition["run"] }).run };
+  if (hasSensor) {
+    const sensor = spec as Extract<TaskSpec<string, P>, { sensor: unknown }>;
+    if (typeof sensor.sensor !== "function") throw new DefinitionError("`sensor` must be a function returning true when the condition is met");
+    const mode = sensor.mode ?? "reschedule";
+    if (mode !== "reschedule" && mode !== "poke") throw new DefinitionError(`sensor mode must be "reschedule" or "poke", not ${JSON.stringify(mode)}`);
+    const pokeIntervalMs = parseDuration(sensor.pokeInterval ?? "60s", "pokeInterval");
+    if (pokeIntervalMs === 0) throw new DefinitionError("pokeInterval must be more than 0");
+    return {
+      ...base,
+      kind: "sensor",
+      sensor: sensor.sensor,
+      sensorPolicy: {
+        pokeIntervalMs,
+        pokeBackoff: sensor.pokeBackoff ?? false,
+        maxPokeIntervalMs: parseDuration(sensor.maxPokeInterval ?? "1h", "maxPokeInterval"),
+        timeoutMs: parseDuration(sensor.sensorTimeout ?? "24h", "sensorTimeout"),
+        softFail: sensor.softFail ?? false,
+        mode,
+      },
+    };
+  }
   const command = (spec as { command: unknown }).command;
   if (typeof command !== "function") {
     if (!Array.isArray(command) || command.length === 0 || !command.every((a) => typeof a === "string")) {
@@ -254,7 +282,22 @@ function describeTask(task: TaskDefinition): Record<string, unknown> {
     env: task.env ? Object.keys(task.env).sort() : undefined,
     dataErrorExitCodes: task.kind === "command" ? task.dataErrorExitCodes : undefined,
     killGraceMs: task.killGraceMs,
+    produces: task.produces.length ? [...task.produces].sort() : undefined,
+    sensorPolicy: task.sensorPolicy,
   };
+}
+
+const DATASET_NAME = /^[A-Za-z_][A-Za-z0-9_.\/-]{0,199}$/;
+
+function datasetNames(value: readonly string[] | undefined, what: string): string[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) throw new DefinitionError(`${what} must be a list of dataset names`);
+  for (const name of value) {
+    if (typeof name !== "string" || !DATASET_NAME.test(name)) {
+      throw new DefinitionError(`${what}: invalid dataset name ${JSON.stringify(name)} (letters, digits, _ . / -)`);
+    }
+  }
+  return [...new Set(value)];
 }
 
 function positiveInt(value: number | undefined, fallback: number, name: string, problem: (m: string) => void): number {

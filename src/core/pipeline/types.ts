@@ -69,6 +69,8 @@ interface TaskSpecBase<K extends string> extends TaskPolicyInput {
   description?: string;
   /** After a timeout: how long a function has to honour its signal, or a command between SIGTERM and SIGKILL. Default 5s. */
   killGrace?: DurationInput;
+  /** Datasets this task publishes: on success an event (dataset, business date, run) is recorded. */
+  produces?: readonly string[];
 }
 
 export interface FunctionTaskSpec<K extends string, P extends Params> extends TaskSpecBase<K> {
@@ -84,11 +86,42 @@ export interface CommandTaskSpec<K extends string, P extends Params> extends Tas
   dataErrorExitCodes?: readonly number[];
 }
 
+/** A condition to wait for: true when met. Use the helpers (fileExists, sqlReturnsRow) or any async predicate. */
+export type SensorCheck<P extends Params = Params> = (ctx: TaskContext<P>) => Promise<boolean> | boolean;
+
+export interface SensorTaskSpec<K extends string, P extends Params> extends TaskSpecBase<K> {
+  sensor: SensorCheck<P>;
+  /** Time between pokes. Default 60s. */
+  pokeInterval?: DurationInput;
+  /** Double the wait after each unmet poke, up to maxPokeInterval. */
+  pokeBackoff?: boolean;
+  maxPokeInterval?: DurationInput;
+  /** Give up this long after the first poke; retries do not reset it. Default 24h. */
+  sensorTimeout?: DurationInput;
+  /** On giving up, end as skipped (with a reason) instead of failed. */
+  softFail?: boolean;
+  /**
+   * "reschedule" (default): between pokes the sensor holds no worker and no pool slot.
+   * "poke": the attempt stays running and sleeps between pokes.
+   */
+  mode?: "reschedule" | "poke";
+}
+
 export type TaskSpec<K extends string = string, P extends Params = Params> =
   | FunctionTaskSpec<K, P>
-  | CommandTaskSpec<K, P>;
+  | CommandTaskSpec<K, P>
+  | SensorTaskSpec<K, P>;
 
-export type TaskKind = "function" | "command";
+export type TaskKind = "function" | "command" | "sensor";
+
+export interface SensorPolicy {
+  pokeIntervalMs: number;
+  pokeBackoff: boolean;
+  maxPokeIntervalMs: number;
+  timeoutMs: number;
+  softFail: boolean;
+  mode: "reschedule" | "poke";
+}
 
 export interface TaskDefinition {
   id: string;
@@ -103,6 +136,9 @@ export interface TaskDefinition {
   env?: Record<string, string>;
   dataErrorExitCodes: readonly number[];
   killGraceMs: number;
+  produces: readonly string[];
+  sensor?: SensorCheck<any>;
+  sensorPolicy?: SensorPolicy;
 }
 
 export type CatchupPolicy = "all" | "latest";
@@ -124,6 +160,12 @@ export interface PipelineOptions<P extends Params = Params> {
   tags?: readonly string[];
   maxActiveRuns?: number;
   maxActiveTasks?: number;
+  /**
+   * Datasets this pipeline waits on: it gets a run for business date D once every one of them
+   * has a new event for D. Combine with a manual schedule (the default) for a purely data-driven
+   * pipeline; its intervals are calendar days in `timezone`.
+   */
+  triggerOn?: readonly string[];
 }
 
 export interface Pipeline<P extends Params = Params> {
@@ -141,6 +183,7 @@ export interface Pipeline<P extends Params = Params> {
   readonly params: P;
   readonly maxActiveRuns: number;
   readonly maxActiveTasks: number;
+  readonly triggerOn: readonly string[];
   /** Tasks in a stable topological order. */
   readonly tasks: ReadonlyMap<string, TaskDefinition>;
   /** Stable hash of the definition: tasks, edges, policies, schedule. */

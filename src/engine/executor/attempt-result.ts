@@ -4,6 +4,8 @@ import type { Summary } from "../../core/pipeline/types.ts";
 export type AttemptResult =
   | { outcome: "success"; summary: Summary | null; exitCode: number | null }
   | { outcome: "skipped"; reason: string; summary: Summary | null; exitCode: number | null }
+  /** A sensor whose condition is not met yet: poke again at `pokeAt`, holding nothing meanwhile. */
+  | { outcome: "rescheduled"; pokeAt: number; summary: Summary | null }
   | {
       outcome: "failed";
       /** DataError, Timeout, ExitCode, Error, SummaryTooLarge, ... */

@@ -9,6 +9,7 @@ import { AttemptLog } from "./attempt-log.ts";
 import type { AttemptResult } from "./attempt-result.ts";
 import { runCommandTask } from "./run-command.ts";
 import { fromError, runFunctionTask } from "./run-function.ts";
+import { runSensor } from "./run-sensor.ts";
 
 export interface AttemptEnvironment {
   clock: Clock;
@@ -65,6 +66,7 @@ async function runTask(
   env: AttemptEnvironment,
 ): Promise<AttemptResult> {
   const context = buildContext(pipeline, claim, log);
+  if (task.kind === "sensor") return runSensor(task, context, claim, env);
   if (task.kind === "function") {
     return runFunctionTask({
       fn: task.run!,
@@ -122,7 +124,17 @@ function toFinish(
   env: AttemptEnvironment,
 ): AttemptFinish {
   const now = env.clock.now();
-  const base = { attemptId: claim.attemptId, workerId: env.workerId, now, retryable: false, retryAt: null };
+  const base = {
+    attemptId: claim.attemptId,
+    workerId: env.workerId,
+    now,
+    retryable: false,
+    retryAt: null,
+    datasets: task?.produces ?? [],
+  };
+  if (result.outcome === "rescheduled") {
+    return { ...base, outcome: "rescheduled", retryAt: result.pokeAt, exitCode: null, errorClass: null, errorMessage: null, summary: serializeOk(result.summary), skipReason: null };
+  }
   if (result.outcome !== "failed") {
     const summary = serializeSummary(result.summary);
     if (typeof summary === "object" && summary !== null) {
@@ -151,6 +163,11 @@ function toFinish(
     summary: null,
     skipReason: null,
   };
+}
+
+function serializeOk(summary: Summary | null): string | null {
+  const serialized = serializeSummary(summary);
+  return typeof serialized === "string" ? serialized : null;
 }
 
 /** The store keeps counts, not data: a summary must be a small JSON object. */

@@ -102,4 +102,76 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       CREATE INDEX audit_log_by_pipeline ON audit_log (pipeline_id, id);
     `,
   },
+  {
+    version: 2,
+    name: "scheduling: pipelines, ledger skips, pools, workers, leadership, datasets",
+    sql: `
+      CREATE TABLE pipelines (
+        pipeline_id    TEXT PRIMARY KEY,
+        paused         INTEGER NOT NULL DEFAULT 0,
+        paused_note    TEXT,
+        paused_by      TEXT,
+        paused_at      INTEGER,
+        -- end of the last scheduled interval accounted for (a run created, or skipped by policy)
+        schedule_cursor INTEGER,
+        -- id of the last dataset event read for data-triggered pipelines
+        event_cursor   INTEGER NOT NULL DEFAULT 0,
+        created_at     INTEGER NOT NULL
+      );
+      CREATE TABLE skipped_intervals (
+        pipeline_id    TEXT NOT NULL,
+        interval_start INTEGER NOT NULL,
+        interval_end   INTEGER NOT NULL,
+        business_date  TEXT NOT NULL,
+        reason         TEXT NOT NULL,
+        at             INTEGER NOT NULL,
+        PRIMARY KEY (pipeline_id, interval_start, interval_end)
+      ) WITHOUT ROWID;
+      CREATE INDEX runs_by_interval ON runs (pipeline_id, interval_start);
+
+      CREATE TABLE pools (
+        name        TEXT PRIMARY KEY,
+        slots       INTEGER NOT NULL,
+        description TEXT,
+        updated_at  INTEGER NOT NULL
+      );
+      CREATE INDEX task_instances_running_pool ON task_instances (pool) WHERE state = 'running';
+      CREATE INDEX task_instances_running_run ON task_instances (run_id) WHERE state = 'running';
+
+      CREATE TABLE workers (
+        worker_id   TEXT PRIMARY KEY,
+        host        TEXT NOT NULL,
+        pid         INTEGER NOT NULL,
+        concurrency INTEGER NOT NULL,
+        started_at  INTEGER NOT NULL,
+        last_seen   INTEGER NOT NULL
+      );
+      CREATE TABLE leases (
+        role       TEXT PRIMARY KEY,
+        holder     TEXT NOT NULL,
+        term       INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        renewed_at INTEGER NOT NULL
+      );
+
+      CREATE TABLE dataset_events (
+        id            INTEGER PRIMARY KEY AUTOINCREMENT,
+        dataset       TEXT NOT NULL,
+        business_date TEXT NOT NULL,
+        run_id        TEXT NOT NULL,
+        pipeline_id   TEXT NOT NULL,
+        task_id       TEXT NOT NULL,
+        trigger_kind  TEXT NOT NULL,
+        at            INTEGER NOT NULL
+      );
+      CREATE INDEX dataset_events_by_dataset ON dataset_events (dataset, id);
+      CREATE TABLE dataset_waits (
+        pipeline_id   TEXT NOT NULL,
+        business_date TEXT NOT NULL,
+        dataset       TEXT NOT NULL,
+        event_id      INTEGER NOT NULL,
+        PRIMARY KEY (pipeline_id, business_date, dataset)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];

@@ -36,22 +36,9 @@ export const SQL = {
         current_attempt_id = NULL, queued_at = NULL, started_at = NULL, ended_at = NULL
     WHERE run_id = @runId AND task_id = @taskId`,
 
-  selectClaimableInRun: `
-    SELECT t.run_id, t.task_id, t.try_number, t.max_tries
-    FROM task_instances t
-    WHERE t.run_id = ?
-      AND (t.state = 'queued' OR (t.state IN ('up_for_retry', 'up_for_reschedule') AND t.next_try_at <= ?))
-    ORDER BY t.priority DESC, t.queued_at, t.task_id
-    LIMIT ?`,
-  selectClaimableQueued: `
-    SELECT run_id, task_id, try_number, max_tries FROM task_instances
-    WHERE state = 'queued' ORDER BY priority DESC, queued_at LIMIT ?`,
-  selectClaimableWaiting: `
-    SELECT run_id, task_id, try_number, max_tries FROM task_instances
-    WHERE state IN ('up_for_retry', 'up_for_reschedule') AND next_try_at <= ? ORDER BY next_try_at LIMIT ?`,
   startTaskInstance: `
     UPDATE task_instances
-    SET state = 'running', try_number = try_number + 1, current_attempt_id = ?, next_try_at = NULL,
+    SET state = 'running', try_number = ?, current_attempt_id = ?, next_try_at = NULL,
         started_at = coalesce(started_at, ?)
     WHERE run_id = ? AND task_id = ?`,
   insertAttempt: `
@@ -61,8 +48,8 @@ export const SQL = {
     UPDATE attempts SET lease_expires_at = ? WHERE attempt_id = ? AND worker_id = ? AND state = 'running'`,
 
   selectAttemptForFinish: `
-    SELECT a.run_id, a.task_id, a.state, a.worker_id, t.state AS ti_state, t.current_attempt_id,
-           t.try_number, t.max_tries, r.graph_version
+    SELECT a.run_id, a.task_id, a.state, a.worker_id, a.lease_expires_at, t.state AS ti_state, t.current_attempt_id,
+           t.try_number, t.max_tries, r.graph_version, r.business_date, r.pipeline_id, r.trigger_kind
     FROM attempts a
     JOIN task_instances t ON t.run_id = a.run_id AND t.task_id = a.task_id
     JOIN runs r ON r.run_id = a.run_id
@@ -102,4 +89,96 @@ export const SQL = {
     VALUES (@at, @actor, @action, @pipelineId, @runId, @taskId, @reason, @graphVersion, @details)`,
   selectAudit: `SELECT * FROM audit_log ORDER BY id DESC LIMIT ?`,
   selectAuditOfPipeline: `SELECT * FROM audit_log WHERE pipeline_id = ? ORDER BY id DESC LIMIT ?`,
+
+  // --- scheduling ---
+  insertPipelineState: `INSERT INTO pipelines (pipeline_id, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING`,
+  selectPipelineState: `SELECT * FROM pipelines WHERE pipeline_id = ?`,
+  setPaused: `UPDATE pipelines SET paused = ?, paused_note = ?, paused_by = ?, paused_at = ? WHERE pipeline_id = ?`,
+  advanceCursor: `
+    UPDATE pipelines SET schedule_cursor = max(coalesce(schedule_cursor, ?), ?) WHERE pipeline_id = ?`,
+  countLiveRuns: `SELECT count(*) AS n FROM runs WHERE pipeline_id = ? AND state IN ('queued', 'running')`,
+  insertSkippedInterval: `
+    INSERT INTO skipped_intervals (pipeline_id, interval_start, interval_end, business_date, reason, at)
+    VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+  selectRunsInRange: `
+    SELECT * FROM runs WHERE pipeline_id = ? AND interval_start >= ? AND interval_start < ? ORDER BY interval_start`,
+  selectSkippedInRange: `
+    SELECT * FROM skipped_intervals WHERE pipeline_id = ? AND interval_start >= ? AND interval_start < ?
+    ORDER BY interval_start`,
+
+  // --- claiming under limits ---
+  selectQueuedCandidates: `
+    SELECT t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots, t.queued_at, r.pipeline_id
+    FROM task_instances t JOIN runs r ON r.run_id = t.run_id
+    WHERE t.state = 'queued'
+    ORDER BY t.priority DESC, t.queued_at, t.task_id
+    LIMIT ?`,
+  selectWaitingCandidates: `
+    SELECT t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots, t.next_try_at AS queued_at, r.pipeline_id
+    FROM task_instances t JOIN runs r ON r.run_id = t.run_id
+    WHERE t.state IN ('up_for_retry', 'up_for_reschedule') AND t.next_try_at <= ?
+    ORDER BY t.next_try_at
+    LIMIT ?`,
+  selectRunCandidates: `
+    SELECT t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots, t.queued_at, r.pipeline_id
+    FROM task_instances t JOIN runs r ON r.run_id = t.run_id
+    WHERE t.run_id = ?
+      AND (t.state = 'queued' OR (t.state IN ('up_for_retry', 'up_for_reschedule') AND t.next_try_at <= ?))
+    ORDER BY t.priority DESC, t.queued_at, t.task_id
+    LIMIT ?`,
+  countRunningAll: `SELECT count(*) AS n FROM task_instances WHERE state = 'running'`,
+  countRunningByPipeline: `
+    SELECT r.pipeline_id AS pipeline_id, count(*) AS n
+    FROM task_instances t JOIN runs r ON r.run_id = t.run_id
+    WHERE t.state = 'running' GROUP BY r.pipeline_id`,
+  poolsInUse: `
+    SELECT pool, sum(slots) AS used FROM task_instances WHERE state = 'running' AND pool IS NOT NULL GROUP BY pool`,
+  selectPools: `SELECT * FROM pools ORDER BY name`,
+  selectPoolHolders: `
+    SELECT t.pool, t.run_id, t.task_id, t.slots, a.worker_id
+    FROM task_instances t LEFT JOIN attempts a ON a.attempt_id = t.current_attempt_id
+    WHERE t.state = 'running' AND t.pool IS NOT NULL
+    ORDER BY t.pool, t.started_at`,
+  upsertPool: `
+    INSERT INTO pools (name, slots, description, updated_at) VALUES (?, ?, ?, ?)
+    ON CONFLICT (name) DO UPDATE SET slots = excluded.slots, description = excluded.description, updated_at = excluded.updated_at`,
+  insertPoolIfAbsent: `INSERT INTO pools (name, slots, description, updated_at) VALUES (?, ?, NULL, ?) ON CONFLICT DO NOTHING`,
+  deletePool: `DELETE FROM pools WHERE name = ?`,
+
+  // --- workers, leases, leadership ---
+  upsertWorker: `
+    INSERT INTO workers (worker_id, host, pid, concurrency, started_at, last_seen) VALUES (?, ?, ?, ?, ?, ?)
+    ON CONFLICT (worker_id) DO UPDATE SET last_seen = excluded.last_seen, concurrency = excluded.concurrency`,
+  deleteWorker: `DELETE FROM workers WHERE worker_id = ?`,
+  selectWorkers: `SELECT * FROM workers ORDER BY last_seen DESC`,
+  selectExpiredAttempts: `
+    SELECT a.attempt_id, a.run_id, a.task_id, a.try_number, a.worker_id, a.lease_expires_at, r.pipeline_id
+    FROM attempts a JOIN runs r ON r.run_id = a.run_id
+    WHERE a.state = 'running' AND a.lease_expires_at < ?
+    ORDER BY a.lease_expires_at LIMIT ?`,
+  loseAttempt: `
+    UPDATE attempts
+    SET state = 'lost', ended_at = ?, error_class = 'LeaseExpired', error_message = ?, lease_expires_at = NULL
+    WHERE attempt_id = ?`,
+  selectLease: `SELECT * FROM leases WHERE role = ?`,
+  insertLease: `INSERT INTO leases (role, holder, term, expires_at, renewed_at) VALUES (?, ?, 1, ?, ?)`,
+  renewOwnLease: `UPDATE leases SET expires_at = ?, renewed_at = ? WHERE role = ? AND holder = ?`,
+  takeOverLease: `UPDATE leases SET holder = ?, term = term + 1, expires_at = ?, renewed_at = ? WHERE role = ?`,
+  resignLease: `UPDATE leases SET expires_at = 0 WHERE role = ? AND holder = ?`,
+
+  // --- datasets ---
+  insertDatasetEvent: `
+    INSERT INTO dataset_events (dataset, business_date, run_id, pipeline_id, task_id, trigger_kind, at)
+    VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  maxDatasetEventId: `SELECT coalesce(max(id), 0) AS id FROM dataset_events`,
+  selectDatasetEventsAfter: `
+    SELECT id, dataset, business_date FROM dataset_events WHERE dataset = ? AND id > ? AND id <= ? ORDER BY id`,
+  upsertDatasetWait: `
+    INSERT INTO dataset_waits (pipeline_id, business_date, dataset, event_id) VALUES (?, ?, ?, ?)
+    ON CONFLICT (pipeline_id, business_date, dataset) DO UPDATE SET event_id = excluded.event_id`,
+  setEventCursor: `UPDATE pipelines SET event_cursor = ? WHERE pipeline_id = ?`,
+  selectDatasetWaits: `SELECT business_date, dataset FROM dataset_waits WHERE pipeline_id = ? ORDER BY business_date`,
+  deleteDatasetWaits: `DELETE FROM dataset_waits WHERE pipeline_id = ? AND business_date = ?`,
+  selectDatasetEvents: `SELECT * FROM dataset_events ORDER BY id DESC LIMIT ?`,
+  selectDatasetEventsOf: `SELECT * FROM dataset_events WHERE dataset = ? ORDER BY id DESC LIMIT ?`,
 } as const;

@@ -23,6 +23,15 @@ import {
   type RunRecord,
   type Store,
   type TaskInstanceRecord,
+  type PipelineState,
+  type PauseRequest,
+  type SkipIntervalsRequest,
+  type SkippedInterval,
+  type PoolUsage,
+  type WorkerRecord,
+  type ExpiredAttempt,
+  type Leadership,
+  type DatasetEvent,
 } from "../port.ts";
 import { MIGRATIONS } from "./migrations.ts";
 import { SQL } from "./sql.ts";
@@ -96,10 +105,12 @@ export class SqliteStore implements Store {
 
   async createRunIfAbsent(run: NewRun): Promise<{ run: RunRecord; created: boolean }> {
     return this.db.transaction(() => {
-      const inserted = this.#q.insertRun.run({
-        ...run,
-        params: JSON.stringify(run.params),
-      });
+      const { cursor, ...fields } = run;
+      if (cursor !== undefined) {
+        this.#q.insertPipelineState.run(run.pipelineId, run.createdAt);
+        this.#q.advanceCursor.run(cursor, cursor, run.pipelineId);
+      }
+      const inserted = this.#q.insertRun.run({ ...fields, params: JSON.stringify(run.params) });
       if (inserted.changes === 0) {
         const existing = (this.#q.selectRun.get(run.runId) ??
           this.#q.selectRunByInterval.get(run.pipelineId, run.intervalStart, run.intervalEnd)) as Row;
@@ -160,47 +171,88 @@ export class SqliteStore implements Store {
   async claimReady(request: ClaimRequest): Promise<ClaimedAttempt[]> {
     return this.db.transaction(() => {
       const q = this.#q;
+      const limits = request.limits ?? {};
+      // Look past the first `limit` candidates: some will not fit their pool or their pipeline's cap.
+      const scan = request.limit * 4 + 32;
       const candidates: Row[] = request.runId
-        ? (q.selectClaimableInRun.all(request.runId, request.now, request.limit) as Row[])
-        : [
-            ...(q.selectClaimableWaiting.all(request.now, request.limit) as Row[]),
-            ...(q.selectClaimableQueued.all(request.limit) as Row[]),
-          ].slice(0, request.limit);
+        ? (q.selectRunCandidates.all(request.runId, request.now, scan) as Row[])
+        : [...(q.selectWaitingCandidates.all(request.now, scan) as Row[]), ...(q.selectQueuedCandidates.all(scan) as Row[])];
+      if (candidates.length === 0) return [];
+
+      let running = limits.parallelism === undefined ? 0 : ((q.countRunningAll.get() as Row).n as number);
+      const runningByPipeline = new Map<string, number>();
+      if (limits.maxActiveTasks) {
+        for (const r of q.countRunningByPipeline.all() as Row[]) runningByPipeline.set(r.pipeline_id, r.n);
+      }
+      const pools = new Map<string, { slots: number; used: number; reserved: boolean }>();
+      if (candidates.some((c) => c.pool !== null)) {
+        for (const p of q.selectPools.all() as Row[]) pools.set(p.name, { slots: p.slots, used: 0, reserved: false });
+        for (const u of q.poolsInUse.all() as Row[]) {
+          const pool = pools.get(u.pool);
+          if (pool) pool.used = u.used;
+        }
+      }
+      const starvationMs = limits.starvationMs ?? 60_000;
+
       const claimed: ClaimedAttempt[] = [];
       const runs = new Map<string, Row>();
       for (const c of candidates) {
-        const tryNumber = (c.try_number as number) + 1;
-        const logPath = request.logPath(c.run_id, c.task_id, tryNumber);
-        const leaseExpiresAt = request.now + request.leaseMs;
-        const attemptId = Number(
-          q.insertAttempt.run(c.run_id, c.task_id, tryNumber, request.workerId, request.pid, request.now, leaseExpiresAt, logPath)
-            .lastInsertRowid,
-        );
-        q.startTaskInstance.run(attemptId, request.now, c.run_id, c.task_id);
-        let run = runs.get(c.run_id);
-        if (!run) {
-          q.markRunRunning.run(request.now, c.run_id);
-          run = q.selectRun.get(c.run_id) as Row;
-          runs.set(c.run_id, run);
+        if (claimed.length >= request.limit) break;
+        if (limits.parallelism !== undefined && running >= limits.parallelism) break;
+        const cap = limits.maxActiveTasks?.[c.pipeline_id];
+        if (cap !== undefined && (runningByPipeline.get(c.pipeline_id) ?? 0) >= cap) continue;
+        if (c.pool !== null) {
+          const pool = pools.get(c.pool);
+          if (!pool || pool.reserved) continue;
+          if (pool.used + c.slots > pool.slots) {
+            // It does not fit now; once it has waited long enough, nobody else may take the pool's slots.
+            if (c.slots <= pool.slots && request.now - (c.queued_at ?? request.now) >= starvationMs) pool.reserved = true;
+            continue;
+          }
+          pool.used += c.slots;
         }
-        claimed.push({
-          attemptId,
-          runId: c.run_id,
-          pipelineId: run.pipeline_id,
-          taskId: c.task_id,
-          tryNumber,
-          maxTries: c.max_tries,
-          intervalStart: run.interval_start,
-          intervalEnd: run.interval_end,
-          businessDate: run.business_date,
-          graphVersion: run.graph_version,
-          params: JSON.parse(run.params),
-          logPath,
-          leaseExpiresAt,
-        });
+        running++;
+        runningByPipeline.set(c.pipeline_id, (runningByPipeline.get(c.pipeline_id) ?? 0) + 1);
+        claimed.push(this.#startAttempt(c, request, runs));
       }
       return claimed;
     })();
+  }
+
+  #startAttempt(c: Row, request: ClaimRequest, runs: Map<string, Row>): ClaimedAttempt {
+    const q = this.#q;
+    // A sensor poking again is the same try; anything else starts a new one.
+    const tryNumber = c.state === "up_for_reschedule" ? Math.max(1, c.try_number as number) : (c.try_number as number) + 1;
+    const logPath = request.logPath(c.run_id, c.task_id, tryNumber);
+    const leaseExpiresAt = request.now + request.leaseMs;
+    const attemptId = Number(
+      q.insertAttempt.run(c.run_id, c.task_id, tryNumber, request.workerId, request.pid, request.now, leaseExpiresAt, logPath)
+        .lastInsertRowid,
+    );
+    q.startTaskInstance.run(tryNumber, attemptId, request.now, c.run_id, c.task_id);
+    let run = runs.get(c.run_id);
+    if (!run) {
+      q.markRunRunning.run(request.now, c.run_id);
+      run = q.selectRun.get(c.run_id) as Row;
+      runs.set(c.run_id, run);
+    }
+    const ti = q.selectTaskInstance.get(c.run_id, c.task_id) as Row;
+    return {
+      attemptId,
+      runId: c.run_id,
+      pipelineId: run.pipeline_id,
+      taskId: c.task_id,
+      tryNumber,
+      maxTries: c.max_tries,
+      intervalStart: run.interval_start,
+      intervalEnd: run.interval_end,
+      businessDate: run.business_date,
+      graphVersion: run.graph_version,
+      params: JSON.parse(run.params),
+      logPath,
+      leaseExpiresAt,
+      firstStartedAt: ti.started_at,
+    };
   }
 
   async renewLease(attemptId: number, workerId: string, leaseExpiresAt: number): Promise<boolean> {
@@ -216,10 +268,9 @@ export class SqliteStore implements Store {
     return this.db.transaction((): FinishOutcome => {
       const q = this.#q;
       const a = q.selectAttemptForFinish.get(f.attemptId) as Row | undefined;
-      const stale =
-        !a || a.state !== "running" || a.worker_id !== f.workerId || a.ti_state !== "running" || a.current_attempt_id !== f.attemptId;
-      if (stale) return { accepted: false, taskState: (a?.ti_state as TaskState) ?? null, runState: null };
-
+      if (!this.#isCurrent(a, f.attemptId) || a!.worker_id !== f.workerId) {
+        return { accepted: false, taskState: (a?.ti_state as TaskState) ?? null, runState: null };
+      }
       q.finishAttempt.run({
         attemptId: f.attemptId,
         state: f.outcome,
@@ -229,24 +280,43 @@ export class SqliteStore implements Store {
         errorMessage: f.errorMessage,
         summary: f.summary,
       });
-      let state: TaskState = f.outcome;
-      let nextTryAt: number | null = null;
-      if (f.outcome === "failed" && f.retryable && a.try_number < a.max_tries) {
-        state = "up_for_retry";
-        nextTryAt = f.retryAt ?? f.now;
+      if (f.outcome === "success") {
+        for (const dataset of f.datasets ?? []) {
+          q.insertDatasetEvent.run(dataset, a!.business_date, a!.run_id, a!.pipeline_id, a!.task_id, a!.trigger_kind, f.now);
+        }
       }
-      q.setTaskState.run({
-        runId: a.run_id,
-        taskId: a.task_id,
-        state,
-        nextTryAt,
-        reason: f.outcome === "skipped" ? f.skipReason : null,
-        endedAt: state === "up_for_retry" ? null : f.now,
-      });
-      if (state !== "up_for_retry") this.#propagate(a.run_id, a.graph_version, a.task_id, f.now);
-      const runState = this.#finishRunIfDone(a.run_id, f.now);
-      return { accepted: true, taskState: state, runState };
+      if (f.outcome === "rescheduled") {
+        q.setTaskState.run({ runId: a!.run_id, taskId: a!.task_id, state: "up_for_reschedule", nextTryAt: f.retryAt ?? f.now, reason: null, endedAt: null });
+        return { accepted: true, taskState: "up_for_reschedule", runState: null };
+      }
+      return this.#endTry(a!, f.outcome, f.outcome === "failed" && f.retryable ? f.retryAt : null, f.skipReason, f.now);
     })();
+  }
+
+  /** The attempt is still the one its task instance is running. */
+  #isCurrent(a: Row | undefined, attemptId: number): boolean {
+    return !!a && a.state === "running" && a.ti_state === "running" && a.current_attempt_id === attemptId;
+  }
+
+  /** Ends a try: a retry if one is allowed, else a final state that flows downstream. */
+  #endTry(a: Row, outcome: "success" | "failed" | "skipped", retryAt: number | null, skipReason: string | null, now: number): FinishOutcome {
+    let state: TaskState = outcome;
+    let nextTryAt: number | null = null;
+    if (outcome === "failed" && retryAt !== null && a.try_number < a.max_tries) {
+      state = "up_for_retry";
+      nextTryAt = retryAt;
+    }
+    this.#q.setTaskState.run({
+      runId: a.run_id,
+      taskId: a.task_id,
+      state,
+      nextTryAt,
+      reason: outcome === "skipped" ? skipReason : null,
+      endedAt: state === "up_for_retry" ? null : now,
+    });
+    if (state !== "up_for_retry") this.#propagate(a.run_id, a.graph_version, a.task_id, now);
+    const runState = this.#finishRunIfDone(a.run_id, now);
+    return { accepted: true, taskState: state, runState };
   }
 
   /** A task finished: each waiting child may now run, be skipped, or be marked upstream_failed. */
@@ -295,6 +365,175 @@ export class SqliteStore implements Store {
     const state: RunState = (q.countFailedInRun.get(runId) as Row).n > 0 ? "failed" : "success";
     q.finishRun.run(state, now, runId);
     return state;
+  }
+
+  async pipelineState(pipelineId: string, at: number): Promise<PipelineState> {
+    this.#q.insertPipelineState.run(pipelineId, at);
+    return toPipelineState(this.#q.selectPipelineState.get(pipelineId) as Row);
+  }
+
+  async setPaused(r: PauseRequest): Promise<PipelineState> {
+    return this.db.transaction(() => {
+      this.#q.insertPipelineState.run(r.pipelineId, r.at);
+      this.#q.setPaused.run(r.paused ? 1 : 0, r.note, r.actor, r.at, r.pipelineId);
+      return toPipelineState(this.#q.selectPipelineState.get(r.pipelineId) as Row);
+    })();
+  }
+
+  async countLiveRuns(pipelineId: string): Promise<number> {
+    return (this.#q.countLiveRuns.get(pipelineId) as Row).n;
+  }
+
+  async skipIntervals(r: SkipIntervalsRequest): Promise<void> {
+    this.db.transaction(() => {
+      this.#q.insertPipelineState.run(r.pipelineId, r.at);
+      for (const i of r.intervals) this.#q.insertSkippedInterval.run(r.pipelineId, i.start, i.end, i.businessDate, r.reason, r.at);
+      this.#q.advanceCursor.run(r.cursor, r.cursor, r.pipelineId);
+    })();
+  }
+
+  async ledger(pipelineId: string, from: number, to: number): Promise<{ runs: RunRecord[]; skipped: SkippedInterval[] }> {
+    return {
+      runs: (this.#q.selectRunsInRange.all(pipelineId, from, to) as Row[]).map(toRun),
+      skipped: (this.#q.selectSkippedInRange.all(pipelineId, from, to) as Row[]).map((r) => ({
+        pipelineId: r.pipeline_id,
+        intervalStart: r.interval_start,
+        intervalEnd: r.interval_end,
+        businessDate: r.business_date,
+        reason: r.reason,
+        at: r.at,
+      })),
+    };
+  }
+
+  async setPool(pool: { name: string; slots: number; description?: string | null; at: number }): Promise<void> {
+    this.#q.upsertPool.run(pool.name, pool.slots, pool.description ?? null, pool.at);
+  }
+
+  async ensurePools(pools: readonly { name: string; slots: number }[], at: number): Promise<void> {
+    this.db.transaction(() => {
+      for (const pool of pools) this.#q.insertPoolIfAbsent.run(pool.name, pool.slots, at);
+    })();
+  }
+
+  async deletePool(name: string): Promise<boolean> {
+    return this.#q.deletePool.run(name).changes === 1;
+  }
+
+  async listPools(): Promise<PoolUsage[]> {
+    const pools = new Map<string, PoolUsage>(
+      (this.#q.selectPools.all() as Row[]).map((p) => [p.name, { name: p.name, slots: p.slots, used: 0, description: p.description, holders: [] }]),
+    );
+    for (const h of this.#q.selectPoolHolders.all() as Row[]) {
+      const pool = pools.get(h.pool);
+      if (!pool) continue;
+      pool.used += h.slots;
+      pool.holders.push({ runId: h.run_id, taskId: h.task_id, slots: h.slots, workerId: h.worker_id });
+    }
+    return [...pools.values()];
+  }
+
+  async heartbeatWorker(w: { workerId: string; host: string; pid: number; concurrency: number; at: number }): Promise<void> {
+    this.#q.upsertWorker.run(w.workerId, w.host, w.pid, w.concurrency, w.at, w.at);
+  }
+
+  async removeWorker(workerId: string): Promise<void> {
+    this.#q.deleteWorker.run(workerId);
+  }
+
+  async listWorkers(): Promise<WorkerRecord[]> {
+    return (this.#q.selectWorkers.all() as Row[]).map((w) => ({
+      workerId: w.worker_id,
+      host: w.host,
+      pid: w.pid,
+      concurrency: w.concurrency,
+      startedAt: w.started_at,
+      lastSeen: w.last_seen,
+    }));
+  }
+
+  async listExpiredAttempts(now: number, limit: number): Promise<ExpiredAttempt[]> {
+    return (this.#q.selectExpiredAttempts.all(now, limit) as Row[]).map((a) => ({
+      attemptId: a.attempt_id,
+      runId: a.run_id,
+      pipelineId: a.pipeline_id,
+      taskId: a.task_id,
+      tryNumber: a.try_number,
+      workerId: a.worker_id,
+      leaseExpiresAt: a.lease_expires_at,
+    }));
+  }
+
+  async loseAttempt(r: { attemptId: number; now: number; retryAt: number | null }): Promise<FinishOutcome> {
+    return this.db.transaction((): FinishOutcome => {
+      const a = this.#q.selectAttemptForFinish.get(r.attemptId) as Row | undefined;
+      if (!this.#isCurrent(a, r.attemptId) || a!.lease_expires_at === null || a!.lease_expires_at >= r.now) {
+        return { accepted: false, taskState: (a?.ti_state as TaskState) ?? null, runState: null };
+      }
+      this.#q.loseAttempt.run(r.now, `worker ${a!.worker_id} stopped renewing its lease: presumed dead`, r.attemptId);
+      return this.#endTry(a!, "failed", r.retryAt, null, r.now);
+    })();
+  }
+
+  async tryLead(r: { role: string; holder: string; now: number; ttlMs: number }): Promise<Leadership> {
+    return this.db.transaction((): Leadership => {
+      const q = this.#q;
+      const row = q.selectLease.get(r.role) as Row | undefined;
+      const expiresAt = r.now + r.ttlMs;
+      if (!row) q.insertLease.run(r.role, r.holder, expiresAt, r.now);
+      else if (row.holder === r.holder) q.renewOwnLease.run(expiresAt, r.now, r.role, r.holder);
+      else if (row.expires_at <= r.now) q.takeOverLease.run(r.holder, expiresAt, r.now, r.role);
+      return toLeadership(q.selectLease.get(r.role) as Row, r.holder);
+    }).immediate();
+  }
+
+  async resignLead(role: string, holder: string): Promise<void> {
+    this.#q.resignLease.run(role, holder);
+  }
+
+  async getLead(role: string): Promise<Leadership | null> {
+    const row = this.#q.selectLease.get(role) as Row | undefined;
+    return row ? toLeadership(row, row.holder) : null;
+  }
+
+  async collectDatasetEvents(pipelineId: string, datasets: readonly string[]): Promise<Map<string, Set<string>>> {
+    return this.db.transaction(() => {
+      const q = this.#q;
+      q.insertPipelineState.run(pipelineId, 0);
+      const cursor = (q.selectPipelineState.get(pipelineId) as Row).event_cursor as number;
+      const upTo = (q.maxDatasetEventId.get() as Row).id as number;
+      for (const dataset of datasets) {
+        for (const e of q.selectDatasetEventsAfter.all(dataset, cursor, upTo) as Row[]) {
+          q.upsertDatasetWait.run(pipelineId, e.business_date, dataset, e.id);
+        }
+      }
+      q.setEventCursor.run(upTo, pipelineId);
+      const waits = new Map<string, Set<string>>();
+      for (const w of q.selectDatasetWaits.all(pipelineId) as Row[]) {
+        if (!waits.has(w.business_date)) waits.set(w.business_date, new Set());
+        waits.get(w.business_date)!.add(w.dataset);
+      }
+      return waits;
+    })();
+  }
+
+  async consumeDatasetWaits(pipelineId: string, businessDate: string): Promise<void> {
+    this.#q.deleteDatasetWaits.run(pipelineId, businessDate);
+  }
+
+  async listDatasetEvents(query: { dataset?: string; limit?: number }): Promise<DatasetEvent[]> {
+    const limit = query.limit ?? 100;
+    const rows = (query.dataset ? this.#q.selectDatasetEventsOf.all(query.dataset, limit) : this.#q.selectDatasetEvents.all(limit)) as Row[];
+    return rows.map((e) => ({
+      id: e.id,
+      dataset: e.dataset,
+      businessDate: e.business_date,
+      runId: e.run_id,
+      pipelineId: e.pipeline_id,
+      taskId: e.task_id,
+      trigger: e.trigger_kind,
+      at: e.at,
+    }));
   }
 
   async getRun(runId: string): Promise<RunRecord | null> {
@@ -356,6 +595,22 @@ export class SqliteStore implements Store {
       details: JSON.parse(r.details),
     }));
   }
+}
+
+function toPipelineState(r: Row): PipelineState {
+  return {
+    pipelineId: r.pipeline_id,
+    paused: r.paused === 1,
+    pausedNote: r.paused_note,
+    pausedBy: r.paused_by,
+    pausedAt: r.paused_at,
+    scheduleCursor: r.schedule_cursor,
+    createdAt: r.created_at,
+  };
+}
+
+function toLeadership(r: Row, asker: string): Leadership {
+  return { role: r.role, leader: r.holder === asker, holder: r.holder, term: r.term, expiresAt: r.expires_at };
 }
 
 function toRun(r: Row): RunRecord {

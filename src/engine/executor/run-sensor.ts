@@ -1,0 +1,50 @@
+import type { TaskContext, TaskDefinition } from "../../core/pipeline/types.ts";
+import { formatDuration } from "../../core/time/duration.ts";
+import type { ClaimedAttempt } from "../../store/port.ts";
+import type { AttemptResult } from "./attempt-result.ts";
+import type { AttemptEnvironment } from "./execute-attempt.ts";
+import { runFunctionTask } from "./run-function.ts";
+
+/**
+ * Pokes a sensor. In reschedule mode one poke is one attempt: an unmet condition ends the attempt
+ * as "rescheduled" so the sensor holds no worker and no pool slot until its next poke. The total
+ * timeout counts from the task instance's first start, so retries do not reset it.
+ */
+export async function runSensor(
+  task: TaskDefinition,
+  context: Omit<TaskContext, "signal">,
+  claim: ClaimedAttempt,
+  env: AttemptEnvironment,
+): Promise<AttemptResult> {
+  const policy = task.sensorPolicy!;
+  const deadline = claim.firstStartedAt + policy.timeoutMs;
+  let pokes = 0;
+  for (;;) {
+    pokes++;
+    const poke = await runFunctionTask({
+      fn: async (ctx) => ({ met: (await task.sensor!(ctx)) === true }),
+      context,
+      timeoutMs: task.policy.timeoutMs,
+      graceMs: task.killGraceMs,
+      cancel: env.cancel,
+    });
+    if (poke.outcome !== "success") return poke;
+    if (poke.summary?.met) return { outcome: "success", summary: { pokes }, exitCode: null };
+
+    const now = env.clock.now();
+    if (now >= deadline) {
+      const reason = `sensor timed out after ${formatDuration(policy.timeoutMs)}: condition not met`;
+      if (policy.softFail) return { outcome: "skipped", reason, summary: { pokes }, exitCode: null };
+      return { outcome: "failed", errorClass: "SensorTimeout", errorMessage: reason, retryable: false, exitCode: null };
+    }
+    const waited = now - claim.firstStartedAt;
+    const wait = policy.pokeBackoff
+      ? Math.min(policy.maxPokeIntervalMs, Math.max(policy.pokeIntervalMs, waited))
+      : policy.pokeIntervalMs;
+    const pokeAt = Math.min(now + wait, deadline);
+    context.log.info(`condition not met; next poke at ${new Date(pokeAt).toISOString()}`);
+    if (policy.mode === "reschedule") return { outcome: "rescheduled", pokeAt, summary: { pokes } };
+    await env.clock.sleep(pokeAt - now, env.cancel);
+    if (env.cancel?.aborted) return { outcome: "rescheduled", pokeAt: env.clock.now(), summary: { pokes } };
+  }
+}

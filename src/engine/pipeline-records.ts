@@ -1,0 +1,26 @@
+import type { Pipeline } from "../core/pipeline/types.ts";
+import type { NewTaskInstance, Store } from "../store/port.ts";
+
+/** What the store needs to know of a pipeline's tasks to create or reset a run's instances. */
+export function taskInstancesOf(pipeline: Pipeline): NewTaskInstance[] {
+  return [...pipeline.tasks.values()].map((t) => ({
+    taskId: t.id,
+    hasUpstream: t.upstream.length > 0,
+    triggerRule: t.policy.triggerRule,
+    maxTries: t.policy.retries + 1,
+    pool: t.policy.pool,
+    slots: t.policy.slots,
+    priority: t.policy.priority,
+  }));
+}
+
+/** Records the pipeline's graph version (a no-op when the store already has it). */
+export async function saveVersion(store: Store, pipeline: Pipeline, at: number): Promise<void> {
+  await store.savePipelineVersion({
+    pipelineId: pipeline.id,
+    version: pipeline.version,
+    definition: pipeline.definition,
+    edges: [...pipeline.tasks.values()].flatMap((t) => t.upstream.map((parent) => ({ parent, child: t.id }))),
+    createdAt: at,
+  });
+}

@@ -1,0 +1,202 @@
+import type { Clock } from "../../core/model/clock.ts";
+import { runIdFor } from "../../core/model/run-id.ts";
+import { retryDelay } from "../../core/policy/retry.ts";
+import type { Pipeline } from "../../core/pipeline/types.ts";
+import type { Interval } from "../../core/time/interval.ts";
+import type { Store } from "../../store/port.ts";
+import { saveVersion, taskInstancesOf } from "../pipeline-records.ts";
+
+export interface SchedulerOptions {
+  store: Store;
+  clock: Clock;
+  pipelines: readonly Pipeline[];
+  /** Who this scheduler is, for the leader lease: host:pid:random. */
+  holder: string;
+  /** A leader that stops renewing for this long is replaced. Default 15 s. */
+  leaseTtlMs?: number;
+  /** Longest sleep between ticks. Default 1 s. */
+  tickMs?: number;
+  random?: () => number;
+  log?: (line: string) => void;
+  /** Called when runs were created or attempts handed back, to wake workers. */
+  onWork?: () => void;
+}
+
+export interface TickResult {
+  leader: boolean;
+  leaderHolder: string;
+  runsCreated: number;
+  attemptsLost: number;
+  /** When the next tick should happen at the latest. */
+  nextTickAt: number;
+}
+
+/** How many intervals one tick may enumerate for catch-up "latest" (a year of hourly fits). */
+const MAX_LATEST_SCAN = 20_000;
+
+/**
+ * Creates one run per due interval (and per published business date for data-triggered
+ * pipelines), and turns expired attempt leases into lost attempts. Only the holder of the
+ * scheduler lease acts; the others stand by. Every write is idempotent (a unique key per
+ * interval, a cursor that only moves forward), so a deposed leader cannot create a twin.
+ */
+export class Scheduler {
+  readonly #o: Required<Omit<SchedulerOptions, "log" | "onWork">> & Pick<SchedulerOptions, "log" | "onWork">;
+  readonly #savedVersions = new Set<string>();
+
+  constructor(options: SchedulerOptions) {
+    this.#o = { leaseTtlMs: 15_000, tickMs: 1_000, random: Math.random, ...options };
+  }
+
+  async tick(): Promise<TickResult> {
+    const { store, clock, holder, leaseTtlMs, tickMs } = this.#o;
+    const now = clock.now();
+    const lead = await store.tryLead({ role: "scheduler", holder, now, ttlMs: leaseTtlMs });
+    if (!lead.leader) {
+      return { leader: false, leaderHolder: lead.holder, runsCreated: 0, attemptsLost: 0, nextTickAt: now + Math.min(tickMs, leaseTtlMs / 3) };
+    }
+    const attemptsLost = await this.#reapExpiredLeases(now);
+    let runsCreated = 0;
+    let nextTickAt = now + tickMs;
+    for (const pipeline of this.#o.pipelines) {
+      runsCreated += await this.#schedule(pipeline, now);
+      const next = pipeline.schedule.nextDue(now);
+      if (next) nextTickAt = Math.min(nextTickAt, next.firesAt);
+    }
+    if (runsCreated + attemptsLost > 0) this.#o.onWork?.();
+    return { leader: true, leaderHolder: holder, runsCreated, attemptsLost, nextTickAt: Math.min(nextTickAt, now + leaseTtlMs / 3) };
+  }
+
+  /** Ticks until `signal` aborts, sleeping on the clock between ticks; resigns the lease at the end. */
+  async run(signal: AbortSignal): Promise<void> {
+    try {
+      while (!signal.aborted) {
+        const result = await this.tick();
+        await this.#o.clock.sleep(Math.max(0, result.nextTickAt - this.#o.clock.now()), signal);
+      }
+    } finally {
+      await this.#o.store.resignLead("scheduler", this.#o.holder);
+    }
+  }
+
+  async #schedule(pipeline: Pipeline, now: number): Promise<number> {
+    const { store } = this.#o;
+    const state = await store.pipelineState(pipeline.id, now);
+    if (state.paused) return 0;
+    let created = 0;
+    if (pipeline.triggerOn.length > 0) created += await this.#scheduleFromDatasets(pipeline, now);
+    if (pipeline.schedule.kind === "manual") return created;
+
+    const room = pipeline.maxActiveRuns - (await store.countLiveRuns(pipeline.id));
+    if (room <= 0) return created;
+    const from = state.scheduleCursor ?? pipeline.start ?? pipeline.schedule.nextDue(state.createdAt)?.interval.start;
+    if (from === undefined) return created;
+    const owned = (d: { interval: Interval }) => pipeline.end === null || d.interval.start < pipeline.end;
+
+    if (pipeline.catchup === "latest") {
+      const due = pipeline.schedule.dueBetween(from, now, MAX_LATEST_SCAN).filter(owned);
+      const newest = due.at(-1);
+      if (!newest) return created;
+      if (due.length > 1) {
+        const passed = due.slice(0, -1).map((d) => d.interval);
+        await store.skipIntervals({
+          pipelineId: pipeline.id,
+          intervals: passed.map((i) => ({ start: i.start, end: i.end, businessDate: i.businessDate })),
+          reason: `catch-up "latest": ${newest.interval.businessDate} was due too, so only it runs`,
+          at: now,
+          cursor: passed.at(-1)!.end,
+        });
+        this.#o.log?.(`${pipeline.id}: skipped ${passed.length} interval(s) by catch-up policy "latest"`);
+      }
+      return created + (await this.#createRun(pipeline, newest.interval, now, "schedule", "scheduler", null));
+    }
+    for (const due of pipeline.schedule.dueBetween(from, now, room).filter(owned)) {
+      created += await this.#createRun(pipeline, due.interval, now, "schedule", "scheduler", null);
+    }
+    return created;
+  }
+
+  async #scheduleFromDatasets(pipeline: Pipeline, now: number): Promise<number> {
+    const { store } = this.#o;
+    const waits = await store.collectDatasetEvents(pipeline.id, pipeline.triggerOn);
+    let created = 0;
+    for (const [businessDate, datasets] of waits) {
+      if (!pipeline.triggerOn.every((d) => datasets.has(d))) continue;
+      let interval: Interval;
+      try {
+        interval = pipeline.schedule.intervalForDate(businessDate);
+      } catch (error) {
+        this.#o.log?.(`${pipeline.id}: cannot run for ${businessDate}: ${(error as Error).message}`);
+        await store.consumeDatasetWaits(pipeline.id, businessDate);
+        continue;
+      }
+      if (pipeline.start !== null && interval.start < pipeline.start) {
+        await store.consumeDatasetWaits(pipeline.id, businessDate);
+        continue;
+      }
+      const existing = await store.getRun(runIdFor(pipeline.id, interval));
+      const by = `datasets: ${pipeline.triggerOn.join(", ")}`;
+      if (!existing) {
+        created += await this.#createRun(pipeline, interval, now, "data", by, "upstream datasets published");
+      } else if (existing.state === "queued" || existing.state === "running") {
+        continue; // keep the events; the run starts again once this one ends
+      } else {
+        await saveVersion(store, pipeline, now);
+        await store.rerun({ runId: existing.runId, graphVersion: pipeline.version, tasks: taskInstancesOf(pipeline), params: existing.params, at: now });
+        await store.appendAudit({
+          at: now, actor: "scheduler", action: "data-rerun", pipelineId: pipeline.id, runId: existing.runId,
+          reason: "upstream datasets published again", graphVersion: pipeline.version, details: { businessDate },
+        });
+        created++;
+      }
+      await store.consumeDatasetWaits(pipeline.id, businessDate);
+    }
+    return created;
+  }
+
+  async #createRun(
+    pipeline: Pipeline,
+    interval: Interval,
+    now: number,
+    trigger: "schedule" | "data",
+    triggeredBy: string,
+    reason: string | null,
+  ): Promise<number> {
+    if (!this.#savedVersions.has(pipeline.version)) {
+      await saveVersion(this.#o.store, pipeline, now);
+      this.#savedVersions.add(pipeline.version);
+    }
+    const { created } = await this.#o.store.createRunIfAbsent({
+      cursor: trigger === "schedule" ? interval.end : undefined,
+      runId: runIdFor(pipeline.id, interval),
+      pipelineId: pipeline.id,
+      intervalStart: interval.start,
+      intervalEnd: interval.end,
+      businessDate: interval.businessDate,
+      graphVersion: pipeline.version,
+      trigger,
+      triggeredBy,
+      reason,
+      params: {},
+      tasks: taskInstancesOf(pipeline),
+      createdAt: now,
+    });
+    return created ? 1 : 0;
+  }
+
+  /** A worker that stopped renewing its lease is presumed dead: its attempts are lost and retried. */
+  async #reapExpiredLeases(now: number): Promise<number> {
+    const { store } = this.#o;
+    let lost = 0;
+    for (const expired of await store.listExpiredAttempts(now, 500)) {
+      const task = this.#o.pipelines.find((p) => p.id === expired.pipelineId)?.tasks.get(expired.taskId);
+      const retryAt = now + (task ? retryDelay(task.policy, expired.tryNumber + 1, this.#o.random) : 0);
+      const outcome = await store.loseAttempt({ attemptId: expired.attemptId, now, retryAt });
+      if (outcome.accepted) {
+        lost++;
+        this.#o.log?.(`${expired.runId} ${expired.taskId} try ${expired.tryNumber}: lost (worker ${expired.workerId} stopped renewing its lease); now ${outcome.taskState}`);
+      }
+    }
+    return lost;
+  }
+}

@@ -1,0 +1,193 @@
+import { setMaxListeners } from "node:events";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import type { Clock } from "../../core/model/clock.ts";
+import type { Pipeline } from "../../core/pipeline/types.ts";
+import type { AttemptFinish, ClaimLimits, ClaimedAttempt, Store } from "../../store/port.ts";
+import { executeAttempt } from "../executor/execute-attempt.ts";
+import { attemptLogPath } from "../executor/log-paths.ts";
+import { realSleep } from "../executor/real-sleep.ts";
+import { notifyWork, watchWork } from "./wakeup.ts";
+
+export interface WorkerOptions {
+  store: Store;
+  clock: Clock;
+  pipelines: readonly Pipeline[];
+  stateDir: string;
+  workerId: string;
+  /** Attempts this worker runs at once. */
+  concurrency: number;
+  /** Where command tasks run when they name no cwd. */
+  projectDir?: string;
+  /** A lease not renewed for this long marks the worker dead. Default 30 s; renewed every third. */
+  leaseMs?: number;
+  limits?: ClaimLimits;
+  /** Work on this run only (an in-process `idem run`). */
+  runId?: string;
+  /** Longest wait between looks for work when nothing wakes the worker. Default 500 ms. */
+  pollMs?: number;
+  /** On shutdown: how long running attempts may take to finish before they are handed back. */
+  graceMs?: number;
+  random?: () => number;
+  log?: (line: string) => void;
+  onAttempt?: (claim: ClaimedAttempt, outcome: { taskState: string | null; errorMessage: string | null }) => void;
+}
+
+/**
+ * Claims eligible task instances and runs them, many at a time, in this long-lived process:
+ * pipeline code is imported once, so a function task starts with no process start. Each attempt
+ * holds a lease renewed by heartbeat; results are recorded fenced by the attempt id.
+ */
+export class Worker {
+  readonly #o: WorkerOptions & { leaseMs: number; pollMs: number; graceMs: number };
+  readonly #pipelines: Map<string, Pipeline>;
+  readonly #inFlight = new Map<number, Promise<void>>();
+  readonly #cancel = new AbortController();
+  #wake: () => void = () => {};
+  #failure: unknown = null;
+
+  constructor(options: WorkerOptions) {
+    this.#o = { leaseMs: 30_000, pollMs: 500, graceMs: 30_000, ...options };
+    // Every running attempt listens for the shutdown signal.
+    setMaxListeners(0, this.#cancel.signal);
+    this.#pipelines = new Map(options.pipelines.map((p) => [p.id, p]));
+  }
+
+  /**
+   * Works until `signal` aborts or `done()` says so (checked when nothing is running or
+   * claimable). On abort: no new claims; running attempts get the grace period, then are
+   * cancelled and handed back without using up a try.
+   */
+  async run(signal: AbortSignal, done?: () => Promise<boolean>): Promise<void> {
+    const { store, clock } = this.#o;
+    const stopWatching = watchWork(this.#o.stateDir, () => this.#wake());
+    const onAbort = () => this.#wake();
+    signal.addEventListener("abort", onAbort);
+    const heartbeat = setInterval(() => void this.#heartbeat(), Math.max(250, this.#o.leaseMs / 3));
+    heartbeat.unref();
+    await this.#heartbeat();
+    let idlePollMs = 1;
+    try {
+      while (!signal.aborted) {
+        if (this.#failure) throw this.#failure;
+        const free = this.#o.concurrency - this.#inFlight.size;
+        let claimed: ClaimedAttempt[] = [];
+        if (free > 0) {
+          claimed = await store.claimReady({
+            workerId: this.#o.workerId,
+            pid: process.pid,
+            limit: free,
+            now: clock.now(),
+            leaseMs: this.#o.leaseMs,
+            runId: this.#o.runId,
+            limits: this.#o.limits,
+            logPath: (r, t, n) => attemptLogPath(this.#o.stateDir, r, t, n),
+          });
+          claimed.forEach((c) => this.#start(c));
+        }
+        if (claimed.length > 0) {
+          idlePollMs = 1;
+          if (claimed.length === free) await this.#untilWoken(0);
+          continue;
+        }
+        if (this.#inFlight.size === 0 && done && (await done())) return;
+        await this.#idle(idlePollMs, signal);
+        idlePollMs = Math.min(this.#o.pollMs, idlePollMs * 2);
+      }
+      await this.#drain();
+    } finally {
+      clearInterval(heartbeat);
+      signal.removeEventListener("abort", onAbort);
+      stopWatching();
+      await Promise.allSettled(this.#inFlight.values());
+      await store.removeWorker(this.#o.workerId).catch(() => {});
+    }
+    if (this.#failure) throw this.#failure;
+  }
+
+  /** Nothing to claim: sleep until woken, the next retry of our run, or the next poll. */
+  async #idle(pollMs: number, signal: AbortSignal): Promise<void> {
+    if (this.#inFlight.size > 0) return this.#untilWoken(this.#o.pollMs);
+    if (this.#o.runId) {
+      const retryAt = await this.#o.store.nextRetryAt(this.#o.runId);
+      if (retryAt !== null) {
+        await this.#o.clock.sleep(Math.max(0, retryAt - this.#o.clock.now()), signal);
+        return;
+      }
+    }
+    return this.#untilWoken(pollMs);
+  }
+
+  #untilWoken(maxMs: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const stop = new AbortController();
+      this.#wake = () => {
+        stop.abort();
+        resolve();
+      };
+      if (maxMs > 0) void realSleep(maxMs, stop.signal).then(resolve);
+      else setImmediate(resolve);
+    });
+  }
+
+  #start(claim: ClaimedAttempt): void {
+    const pipeline = this.#pipelines.get(claim.pipelineId);
+    const work = (async () => {
+      let finish: AttemptFinish;
+      if (!pipeline) {
+        finish = {
+          attemptId: claim.attemptId, workerId: this.#o.workerId, now: this.#o.clock.now(), outcome: "failed",
+          retryable: false, retryAt: null, exitCode: null, errorClass: "DefinitionError",
+          errorMessage: `pipeline ${claim.pipelineId} is not loaded by worker ${this.#o.workerId}`, summary: null, skipReason: null,
+        };
+      } else {
+        finish = await executeAttempt(pipeline, claim, {
+          clock: this.#o.clock,
+          workerId: this.#o.workerId,
+          scratchDir: join(this.#o.stateDir, "tmp"),
+          defaultCwd: this.#o.projectDir ?? process.cwd(),
+          cancel: this.#cancel.signal,
+          random: this.#o.random,
+        });
+      }
+      if (finish.errorClass === "Cancelled") {
+        // Handed back on shutdown: the same try runs again elsewhere, at once.
+        finish = { ...finish, outcome: "rescheduled", retryAt: this.#o.clock.now() };
+      }
+      const outcome = await this.#o.store.finishAttempt(finish);
+      if (outcome.accepted) notifyWork(this.#o.stateDir);
+      else this.#o.log?.(`${claim.runId} ${claim.taskId} try ${claim.tryNumber}: result refused, the attempt is no longer ours`);
+      this.#o.onAttempt?.(claim, { taskState: outcome.taskState, errorMessage: finish.errorMessage });
+    })()
+      .catch((error) => {
+        this.#failure ??= error;
+      })
+      .finally(() => {
+        this.#inFlight.delete(claim.attemptId);
+        this.#wake();
+      });
+    this.#inFlight.set(claim.attemptId, work);
+  }
+
+  async #drain(): Promise<void> {
+    if (this.#inFlight.size === 0) return;
+    this.#o.log?.(`stopping: waiting up to ${this.#o.graceMs} ms for ${this.#inFlight.size} running attempt(s)`);
+    const settled = Promise.allSettled(this.#inFlight.values()).then(() => true);
+    if (!(await Promise.race([settled, realSleep(this.#o.graceMs).then(() => false)]))) {
+      this.#o.log?.(`handing back ${this.#inFlight.size} attempt(s)`);
+      this.#cancel.abort();
+      await settled;
+    }
+  }
+
+  async #heartbeat(): Promise<void> {
+    const { store, clock, workerId } = this.#o;
+    const now = clock.now();
+    try {
+      await store.heartbeatWorker({ workerId, host: hostname(), pid: process.pid, concurrency: this.#o.concurrency, at: now });
+      for (const attemptId of this.#inFlight.keys()) await store.renewLease(attemptId, workerId, now + this.#o.leaseMs);
+    } catch (error) {
+      this.#o.log?.(`heartbeat failed: ${(error as Error).message}`);
+    }
+  }
+}
