@@ -5,13 +5,19 @@ import type { Clock } from "../core/model/clock.ts";
 import { DefinitionError, UsageError } from "../core/model/errors.ts";
 import { runIdFor } from "../core/model/run-id.ts";
 import type { Params, Pipeline } from "../core/pipeline/types.ts";
-import { parseBusinessDate, parseInstant } from "../core/time/dates.ts";
+import { formatInstant, parseBusinessDate, parseInstant } from "../core/time/dates.ts";
+import { isValidId } from "../core/model/ids.ts";
 import type { Interval } from "../core/time/interval.ts";
 import type { Due } from "../core/time/timetable.ts";
-import type { AttemptRecord, ClaimedAttempt, RunRecord, Store, TaskInstanceRecord } from "../store/port.ts";
+import type { AttemptRecord, ClaimedAttempt, PipelineState, PoolUsage, RunRecord, Store, TaskInstanceRecord } from "../store/port.ts";
 import { StoreConflictError } from "../store/port.ts";
 import { executeRun } from "./executor/execute-run.ts";
+import { expectedRuns, type ExpectedRun } from "./scheduler/ledger.ts";
+import { explainRun } from "./why.ts";
 import { saveVersion, taskInstancesOf } from "./pipeline-records.ts";
+
+/** A worker not seen for this long is taken for dead by `idem why`. */
+const WORKER_ALIVE_MS = 60_000;
 
 export interface EngineOptions {
   store: Store;
@@ -225,6 +231,108 @@ export class Engine {
     const pipeline = this.pipeline(pipelineId);
     const from = Math.max(this.clock.now(), pipeline.start === null ? -Infinity : pipeline.start - 1);
     return pipeline.schedule.preview(from, count).filter((d) => pipeline.end === null || d.interval.start < pipeline.end);
+  }
+
+  async pause(pipelineId: string, request: { note?: string; actor?: string } = {}): Promise<PipelineState> {
+    return this.#setPaused(pipelineId, true, request);
+  }
+
+  async unpause(pipelineId: string, request: { note?: string; actor?: string } = {}): Promise<PipelineState> {
+    return this.#setPaused(pipelineId, false, request);
+  }
+
+  async #setPaused(pipelineId: string, paused: boolean, request: { note?: string; actor?: string }): Promise<PipelineState> {
+    const pipeline = this.pipeline(pipelineId);
+    const actor = request.actor ?? defaultActor();
+    const at = this.clock.now();
+    const state = await this.store.setPaused({ pipelineId, paused, note: request.note ?? null, actor, at });
+    await this.store.appendAudit({
+      at, actor, action: paused ? "pause" : "unpause", pipelineId, reason: request.note ?? null, graphVersion: pipeline.version,
+    });
+    return state;
+  }
+
+  /** The ledger of expected runs over [from, to), default the last `limit` intervals that fired. */
+  async expected(pipelineId: string, range: { from?: string; to?: string; limit?: number } = {}): Promise<ExpectedRun[]> {
+    const pipeline = this.pipeline(pipelineId);
+    const now = this.clock.now();
+    const tz = pipeline.schedule.timezone;
+    const parse = (value: string, flag: string) => {
+      try {
+        return parseInstant(value, tz);
+      } catch (error) {
+        throw new UsageError(`${flag}: ${(error as Error).message}`, { pipeline: pipelineId });
+      }
+    };
+    const to = range.to ? parse(range.to, "--to") : (pipeline.schedule.nextDue(now)?.interval.start ?? now);
+    let from: number;
+    if (range.from) from = parse(range.from, "--from");
+    else {
+      const limit = range.limit ?? 30;
+      let cursor = to;
+      for (let i = 0; i < limit; i++) {
+        const previous = pipeline.schedule.intervalAt(cursor - 1);
+        if (pipeline.start !== null && previous.start < pipeline.start) break;
+        cursor = previous.start;
+      }
+      from = cursor;
+    }
+    return expectedRuns(this.store, pipeline, { from, to }, now);
+  }
+
+  async pools(): Promise<PoolUsage[]> {
+    return this.store.listPools();
+  }
+
+  async setPool(name: string, slots: number, request: { description?: string; actor?: string } = {}): Promise<void> {
+    if (!isValidId(name)) throw new UsageError(`invalid pool name ${JSON.stringify(name)}`);
+    if (!Number.isInteger(slots) || slots < 0) throw new UsageError(`--slots ${slots}: expected a whole number >= 0`);
+    const at = this.clock.now();
+    await this.store.setPool({ name, slots, description: request.description ?? null, at });
+    await this.store.appendAudit({ at, actor: request.actor ?? defaultActor(), action: "pool-set", pipelineId: null, details: { pool: name, slots } });
+  }
+
+  async deletePool(name: string, request: { actor?: string } = {}): Promise<void> {
+    if (!(await this.store.deletePool(name))) throw new UsageError(`no pool named "${name}"`);
+    await this.store.appendAudit({ at: this.clock.now(), actor: request.actor ?? defaultActor(), action: "pool-delete", pipelineId: null, details: { pool: name } });
+  }
+
+  /** Why a run (or one task of it) is not running, in words; also for a run that does not exist yet. */
+  async why(runId: string, taskId?: string): Promise<string[]> {
+    const now = this.clock.now();
+    const tz = (id: string) => this.#pipelines.get(id)?.schedule.timezone ?? "UTC";
+    const run = await this.store.getRun(runId);
+    const pipelineId = runId.includes("@") ? runId.slice(0, runId.indexOf("@")) : runId;
+    if (!run) return this.#whyNoRun(runId, pipelineId, now);
+    return explainRun(
+      {
+        store: this.store,
+        now,
+        workerAliveMs: WORKER_ALIVE_MS,
+        maxActiveTasks: this.#pipelines.get(run.pipelineId)?.maxActiveTasks,
+        formatTime: (ms) => formatInstant(ms, tz(run.pipelineId)),
+      },
+      runId,
+      taskId,
+    );
+  }
+
+  async #whyNoRun(runId: string, pipelineId: string, now: number): Promise<string[]> {
+    const pipeline = this.pipeline(pipelineId);
+    const date = runId.slice(runId.indexOf("@") + 1);
+    const interval = this.intervalForDate(pipelineId, date);
+    const firesAt = pipeline.schedule.firesAt(interval);
+    const state = await this.store.pipelineState(pipelineId, now);
+    const lines = [`run ${runId} does not exist yet`];
+    if (state.paused) lines.push(`pipeline ${pipelineId} is paused${state.pausedNote ? `: ${state.pausedNote}` : ""}`);
+    if (firesAt > now) lines.push(`not due until ${formatInstant(firesAt, pipeline.schedule.timezone)}`);
+    const live = await this.store.listRuns({ pipelineId, states: ["queued", "running"], limit: 1000 });
+    if (live.length >= pipeline.maxActiveRuns) {
+      lines.push(`run cap reached: ${live.length} of ${pipeline.maxActiveRuns} runs active (${live.slice(0, 5).map((r) => r.runId).join(", ")}${live.length > 5 ? ", ..." : ""})`);
+    }
+    const lead = await this.store.getLead("scheduler");
+    if (!lead || lead.expiresAt < now) lines.push("no scheduler is running: start `idem scheduler` (or `idem dev`)");
+    return lines;
   }
 
   #assertOwned(pipeline: Pipeline, interval: Interval): void {

@@ -1,0 +1,109 @@
+import type { Store, TaskInstanceRecord } from "../store/port.ts";
+
+export interface WhyContext {
+  store: Store;
+  now: number;
+  /** A worker seen within this long counts as alive. */
+  workerAliveMs: number;
+  maxActiveTasks?: number;
+  formatTime: (ms: number) => string;
+}
+
+/**
+ * Says in words why a run, or one of its tasks, is not running: waiting on upstream, a pool
+ * full (and who holds it), the pipeline's cap, paused, a retry time, no live worker.
+ */
+export async function explainRun(ctx: WhyContext, runId: string, taskId?: string): Promise<string[]> {
+  const { store } = ctx;
+  const run = await store.getRun(runId);
+  if (!run) return [`there is no run ${runId}`];
+  const tasks = await store.listTaskInstances(runId);
+  const lines: string[] = [];
+  if (run.state === "success" || run.state === "failed") {
+    lines.push(`run ${runId} is finished: ${run.state}${run.endedAt ? ` at ${ctx.formatTime(run.endedAt)}` : ""}`);
+  }
+  const state = await store.pipelineState(run.pipelineId, ctx.now);
+  if (state.paused) {
+    lines.push(`pipeline ${run.pipelineId} is paused${state.pausedBy ? ` by ${state.pausedBy}` : ""}${state.pausedNote ? `: ${state.pausedNote}` : ""}`);
+  }
+  const version = await store.getPipelineVersion(run.pipelineId, run.graphVersion);
+  const upstreamOf = new Map<string, string[]>(
+    ((version?.definition.tasks as { id: string; upstream: string[] }[] | undefined) ?? []).map((t) => [t.id, t.upstream]),
+  );
+  const byId = new Map(tasks.map((t) => [t.taskId, t]));
+  const selected = taskId ? tasks.filter((t) => t.taskId === taskId) : tasks;
+  if (taskId && selected.length === 0) return [`run ${runId} has no task ${taskId}`];
+
+  const pools = new Map((await store.listPools()).map((p) => [p.name, p]));
+  const workers = await store.listWorkers();
+  const alive = workers.filter((w) => ctx.now - w.lastSeen <= ctx.workerAliveMs);
+  let runningTasks = 0;
+  for (const live of await store.listRuns({ pipelineId: run.pipelineId, states: ["running"] })) {
+    runningTasks += (await store.listTaskInstances(live.runId)).filter((t) => t.state === "running").length;
+  }
+  const capped = ctx.maxActiveTasks !== undefined && runningTasks >= ctx.maxActiveTasks ? ctx.maxActiveTasks : null;
+
+  for (const task of selected) {
+    const line = await explainTask(ctx, task, taskId !== undefined, upstreamOf.get(task.taskId) ?? [], byId, pools, alive.length, capped);
+    if (line) lines.push(`${task.taskId}: ${line}`);
+  }
+  if (lines.length === 0) lines.push(`run ${runId} is ${run.state}; nothing is holding it back`);
+  return lines;
+}
+
+async function explainTask(
+  ctx: WhyContext,
+  task: TaskInstanceRecord,
+  asked: boolean,
+  upstream: string[],
+  byId: Map<string, TaskInstanceRecord>,
+  pools: Map<string, Awaited<ReturnType<Store["listPools"]>>[number]>,
+  liveWorkers: number,
+  maxActiveTasksReached: number | null,
+): Promise<string | null> {
+  switch (task.state) {
+    case "success":
+      return asked ? "succeeded" : null;
+    case "failed": {
+      const last = (await ctx.store.listAttempts(task.runId, task.taskId)).at(-1);
+      return `failed after try ${task.tryNumber} of ${task.maxTries}${last?.errorMessage ? `: ${last.errorClass}: ${last.errorMessage}` : ""}`;
+    }
+    case "skipped":
+    case "upstream_failed":
+      return `${task.state.replace("_", " ")}${task.reason ? `: ${task.reason}` : ""}`;
+    case "scheduled": {
+      const waiting = upstream
+        .map((id) => byId.get(id))
+        .filter((t): t is TaskInstanceRecord => !!t && !["success", "failed", "skipped", "upstream_failed"].includes(t.state));
+      return waiting.length
+        ? `waiting on upstream ${waiting.map((t) => `${t.taskId} (${t.state.replace(/_/g, " ")})`).join(", ")}`
+        : "waiting for its trigger rule to be evaluated";
+    }
+    case "up_for_retry": {
+      const last = (await ctx.store.listAttempts(task.runId, task.taskId)).at(-1);
+      return `retry at ${ctx.formatTime(task.nextTryAt!)} (try ${task.tryNumber} of ${task.maxTries} failed${last?.errorMessage ? `: ${last.errorMessage}` : ""})`;
+    }
+    case "up_for_reschedule":
+      return `sensor condition not met; next poke at ${ctx.formatTime(task.nextTryAt!)}`;
+    case "running": {
+      const last = (await ctx.store.listAttempts(task.runId, task.taskId)).at(-1);
+      return `running try ${task.tryNumber} on worker ${last?.workerId ?? "?"} since ${ctx.formatTime(last?.startedAt ?? task.startedAt ?? ctx.now)}` +
+        (last?.leaseExpiresAt ? `, lease until ${ctx.formatTime(last.leaseExpiresAt)}` : "");
+    }
+    case "queued": {
+      const reasons: string[] = [];
+      if (task.pool) {
+        const pool = pools.get(task.pool);
+        if (!pool) reasons.push(`pool ${task.pool} does not exist (create it: idem pools set ${task.pool} --slots N)`);
+        else if (task.slots > pool.slots) reasons.push(`needs ${task.slots} slots but pool ${task.pool} has only ${pool.slots}`);
+        else if (pool.used + task.slots > pool.slots) {
+          const holders = pool.holders.map((h) => `${h.runId} ${h.taskId}`).join(", ");
+          reasons.push(`pool ${task.pool} full (${pool.used}/${pool.slots} slots, held by ${holders})`);
+        }
+      }
+      if (maxActiveTasksReached !== null) reasons.push(`the pipeline's maxActiveTasks (${maxActiveTasksReached}) are all running`);
+      if (liveWorkers === 0) reasons.push("no worker alive: start `idem worker` (or `idem dev`)");
+      return reasons.length ? `queued; ${reasons.join("; ")}` : "queued, eligible: the next free worker slot takes it";
+    }
+  }
+}
