@@ -3,6 +3,8 @@ import { DataError, DefinitionError, DefinitionErrors, UsageError } from "../cor
 import { registerInspectCommands } from "./commands/inspect.ts";
 import { registerRunCommand } from "./commands/run.ts";
 import { registerValidateCommand } from "./commands/validate.ts";
+import { registerDaemonCommands } from "./commands/daemons.ts";
+import { registerOperateCommands } from "./commands/operate.ts";
 
 /** Exit codes: 0 success, 1 the run failed, 2 usage or definition error. */
 export const EXIT = { ok: 0, runFailed: 1, usage: 2 } as const;
@@ -19,6 +21,14 @@ const program = new Command("idem")
 registerValidateCommand(program);
 registerRunCommand(program);
 registerInspectCommands(program);
+registerOperateCommands(program);
+registerDaemonCommands(program);
+
+// `idem runs x | head` closes our stdout early; that is not an error.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+  throw error;
+});
 
 try {
   await program.parseAsync(process.argv);

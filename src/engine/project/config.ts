@@ -10,8 +10,12 @@ export interface IdemConfig {
   stateDir?: string;
   /** Pipeline files or folders of them. Default `pipelines`. */
   pipelines?: string | string[];
-  /** Task instances of one run that may run at once in `idem run`. Default 4. */
+  /** Task instances of one run that may run at once in `idem run`, and per worker. Default 4. */
   concurrency?: number;
+  /** Task instances running at once across all workers. Default: no limit beyond the workers'. */
+  parallelism?: number;
+  /** Pools created when missing (slots); `idem pools set` changes them afterwards. */
+  pools?: Record<string, number>;
 }
 
 export interface ResolvedConfig {
@@ -20,6 +24,8 @@ export interface ResolvedConfig {
   stateDir: string;
   pipelinePaths: string[];
   concurrency: number;
+  parallelism: number | undefined;
+  pools: Record<string, number>;
 }
 
 export const CONFIG_FILE_NAMES = ["idem.config.ts", "idem.config.mts", "idem.config.js", "idem.config.mjs"];
@@ -33,6 +39,8 @@ const configSchema = z
     stateDir: z.string().min(1).optional(),
     pipelines: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional(),
     concurrency: z.number().int().min(1).optional(),
+    parallelism: z.number().int().min(1).optional(),
+    pools: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]{0,99}$/, "a pool name"), z.number().int().min(0)).optional(),
   })
   .strict();
 
@@ -65,5 +73,7 @@ export async function loadConfig(cwd: string, explicitFile?: string): Promise<Re
     stateDir: resolve(rootDir, parsed.data.stateDir ?? ".idem"),
     pipelinePaths: (Array.isArray(pipelines) ? pipelines : [pipelines]).map((p) => resolve(rootDir, p)),
     concurrency: parsed.data.concurrency ?? 4,
+    parallelism: parsed.data.parallelism,
+    pools: parsed.data.pools ?? {},
   };
 }

@@ -1,6 +1,6 @@
 import type { Pipeline } from "../../core/pipeline/types.ts";
 import type { Interval } from "../../core/time/interval.ts";
-import type { Store } from "../../store/port.ts";
+import type { PipelineState, Store } from "../../store/port.ts";
 
 export type ExpectedStatus = "success" | "failed" | "running" | "queued" | "skipped" | "missing" | "not_due";
 
@@ -31,6 +31,7 @@ export async function expectedRuns(
   const runAt = new Map(runs.map((r) => [`${r.intervalStart}/${r.intervalEnd}`, r]));
   const skipAt = new Map(skipped.map((s) => [`${s.intervalStart}/${s.intervalEnd}`, s]));
   const state = await store.pipelineState(pipeline.id, now);
+  const liveRuns = await store.countLiveRuns(pipeline.id);
   return intervals.map((interval) => {
     const key = `${interval.start}/${interval.end}`;
     const firesAt = pipeline.schedule.firesAt(interval);
@@ -39,12 +40,15 @@ export async function expectedRuns(
     const skip = skipAt.get(key);
     if (skip) return { interval, firesAt, status: "skipped", runId: null, note: skip.reason };
     if (firesAt > now) return { interval, firesAt, status: "not_due", runId: null, note: null };
-    return { interval, firesAt, status: "missing", runId: null, note: missingCause(state.paused, state.pausedNote, state.scheduleCursor, interval) };
+    return { interval, firesAt, status: "missing", runId: null, note: missingCause(state, interval, liveRuns, pipeline.maxActiveRuns) };
   });
 }
 
-function missingCause(paused: boolean, note: string | null, cursor: number | null, interval: Interval): string {
-  if (paused) return `pipeline is paused${note ? ` (${note})` : ""}`;
-  if (cursor !== null && cursor > interval.start) return "passed over by the scheduler without a run (was the schedule or start changed?)";
+function missingCause(state: PipelineState, interval: Interval, liveRuns: number, maxActiveRuns: number): string {
+  if (state.paused) return `pipeline is paused${state.pausedNote ? ` (${state.pausedNote})` : ""}`;
+  if (state.scheduleCursor !== null && state.scheduleCursor > interval.start) {
+    return "passed over by the scheduler without a run (was the schedule or start changed?)";
+  }
+  if (liveRuns >= maxActiveRuns) return `waiting for the run cap (${liveRuns} of ${maxActiveRuns} runs active)`;
   return "no scheduler has created it yet: is `idem scheduler` running?";
 }

@@ -181,6 +181,7 @@ export class Scheduler {
       tasks: taskInstancesOf(pipeline),
       createdAt: now,
     });
+    if (created) this.#o.log?.(`created run ${runIdFor(pipeline.id, interval)} (${trigger})`);
     return created ? 1 : 0;
   }
 

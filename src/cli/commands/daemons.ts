@@ -1,0 +1,116 @@
+import type { Command } from "commander";
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import { UsageError } from "../../core/model/errors.ts";
+import { Scheduler } from "../../engine/scheduler/scheduler.ts";
+import { notifyWork } from "../../engine/worker/wakeup.ts";
+import { Worker } from "../../engine/worker/worker.ts";
+import { openEngine, type GlobalOptions } from "../project.ts";
+
+type Engine = Awaited<ReturnType<typeof openEngine>>;
+
+/** The long-running processes: scheduler, worker, and both in one (dev). */
+export function registerDaemonCommands(program: Command): void {
+  program
+    .command("scheduler")
+    .description("create runs for due intervals and published datasets; recover lost attempts (one leads, others stand by)")
+    .action(() => daemon(program, async (engine, signal) => runScheduler(engine, signal)));
+
+  program
+    .command("worker")
+    .description("claim eligible task instances and run them")
+    .option("--concurrency <n>", "attempts at once (default: the config's concurrency)")
+    .option("--grace <seconds>", "on SIGTERM, how long running attempts may finish before they are handed back", "30")
+    .action((options: WorkerFlags) => daemon(program, async (engine, signal) => runWorker(engine, signal, options)));
+
+  program
+    .command("dev")
+    .description("scheduler and worker in one process, for local use")
+    .option("--concurrency <n>", "attempts at once (default: the config's concurrency)")
+    .option("--grace <seconds>", "on SIGTERM, how long running attempts may finish", "30")
+    .action((options: WorkerFlags) =>
+      daemon(program, async (engine, signal) => {
+        await Promise.all([runScheduler(engine, signal), runWorker(engine, signal, options)]);
+      }),
+    );
+}
+
+interface WorkerFlags {
+  concurrency?: string;
+  grace: string;
+}
+
+async function daemon(program: Command, body: (engine: Engine, signal: AbortSignal) => Promise<void>): Promise<void> {
+  const engine = await openEngine(program.opts<GlobalOptions>());
+  const stop = new AbortController();
+  const onSignal = (name: string) => {
+    if (stop.signal.aborted) return;
+    log(`${name}: stopping`);
+    stop.abort();
+  };
+  process.on("SIGTERM", () => onSignal("SIGTERM"));
+  process.on("SIGINT", () => onSignal("SIGINT"));
+  try {
+    await engine.store.ensurePools(Object.entries(engine.config.pools).map(([name, slots]) => ({ name, slots })), engine.clock.now());
+    await body(engine, stop.signal);
+  } finally {
+    await engine.store.close();
+  }
+}
+
+async function runScheduler(engine: Engine, signal: AbortSignal): Promise<void> {
+  const holder = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
+  let leading: boolean | null = null;
+  const scheduler = new Scheduler({
+    store: engine.store,
+    clock: engine.clock,
+    pipelines: engine.pipelines(),
+    holder,
+    log,
+    onWork: () => notifyWork(engine.stateDir),
+  });
+  log(`scheduler ${holder}: ${engine.pipelines().length} pipeline(s)`);
+  while (!signal.aborted) {
+    const tick = await scheduler.tick();
+    if (tick.leader !== leading) {
+      leading = tick.leader;
+      log(leading ? `scheduler ${holder} leads` : `scheduler ${holder} stands by (leader: ${tick.leaderHolder})`);
+    }
+    await engine.clock.sleep(Math.max(0, tick.nextTickAt - engine.clock.now()), signal);
+  }
+  await engine.store.resignLead("scheduler", holder);
+}
+
+async function runWorker(engine: Engine, signal: AbortSignal, flags: WorkerFlags): Promise<void> {
+  const concurrency = flags.concurrency === undefined ? engine.config.concurrency : wholeNumber(flags.concurrency, "--concurrency", 1);
+  const grace = wholeNumber(flags.grace, "--grace", 0);
+  const worker = new Worker({
+    store: engine.store,
+    clock: engine.clock,
+    pipelines: engine.pipelines(),
+    stateDir: engine.stateDir,
+    projectDir: engine.config.rootDir,
+    workerId: engine.workerId,
+    concurrency,
+    graceMs: grace * 1000,
+    limits: {
+      parallelism: engine.config.parallelism,
+      maxActiveTasks: Object.fromEntries(engine.pipelines().map((p) => [p.id, p.maxActiveTasks])),
+    },
+    log,
+    onAttempt: (claim, outcome) =>
+      log(`${claim.runId} ${claim.taskId} try ${claim.tryNumber}: ${outcome.taskState}${outcome.errorMessage ? ` (${outcome.errorMessage})` : ""}`),
+  });
+  log(`worker ${engine.workerId}: concurrency ${concurrency}`);
+  await worker.run(signal);
+}
+
+function wholeNumber(text: string, flag: string, min: number): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < min) throw new UsageError(`${flag} ${text}: expected a whole number >= ${min}`);
+  return n;
+}
+
+function log(line: string): void {
+  process.stdout.write(`${new Date().toISOString()} ${line}\n`);
+}
