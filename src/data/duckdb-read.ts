@@ -62,7 +62,7 @@ export async function withMemoryDuckDB<T>(fn: (run: MemoryDuckDB) => Promise<T>)
       for (;;) {
         const chunk = await result.fetchChunk();
         if (!chunk || chunk.rowCount === 0) break;
-        for (const row of chunk.getRowsJS()) {
+        for (const row of chunk.getRows()) {
           batch.push(row as SqlValue[]);
           if (batch.length >= size) {
             yield batch;
@@ -84,6 +84,7 @@ export async function withMemoryDuckDB<T>(fn: (run: MemoryDuckDB) => Promise<T>)
 export interface MemoryDuckDB {
   rows(statement: Sql): Promise<Record<string, unknown>[]>;
   exec(statement: Sql): Promise<number>;
+  /** Rows of a statement whose columns are all VARCHAR, in batches of `size`. */
   batches(statement: Sql, size: number): AsyncGenerator<SqlValue[][]>;
 }
 

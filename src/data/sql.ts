@@ -11,7 +11,10 @@ export class Ident {
   }
 }
 
-type Part = SqlValue | Ident | Sql;
+/** What can be bound: a scalar, or a text array (PostgreSQL's unnest of a batch). */
+export type BoundValue = SqlValue | readonly (string | null)[];
+
+type Part = BoundValue | Ident | Sql;
 
 export class Sql {
   constructor(
@@ -33,7 +36,7 @@ export function trusted(text: string): Sql {
   return new Sql([text], []);
 }
 
-export function joinSql(items: readonly (Sql | Ident | SqlValue)[], separator = ", "): Sql {
+export function joinSql(items: readonly Part[], separator = ", "): Sql {
   if (items.length === 0) return trusted("");
   const strings = [""];
   for (let i = 1; i < items.length; i++) strings.push(separator);
@@ -47,7 +50,7 @@ export function identList(names: readonly string[], qualifier?: string): Sql {
 
 export interface Rendered {
   text: string;
-  params: SqlValue[];
+  params: BoundValue[];
 }
 
 export interface SqlDialect {
@@ -57,7 +60,7 @@ export interface SqlDialect {
 }
 
 export function render(statement: Sql, dialect: SqlDialect): Rendered {
-  const params: SqlValue[] = [];
+  const params: BoundValue[] = [];
   const walk = (q: Sql): string => {
     let text = q.strings[0] ?? "";
     q.parts.forEach((part, i) => {

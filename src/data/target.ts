@@ -19,6 +19,8 @@ export interface Target {
   /** For messages: the kind of target and where it is. */
   readonly label: string;
   readonly sqlDialect: SqlDialect;
+  /** True when the target's SQL can read CSV, JSON and Parquet files itself (DuckDB). */
+  readonly readsFiles: boolean;
   /** Runs a statement; resolves to the number of rows it changed. */
   exec(statement: Sql): Promise<number>;
   query(statement: Sql): Promise<Row[]>;

@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { UsageError } from "../../core/model/errors.ts";
 import { Scheduler } from "../../engine/scheduler/scheduler.ts";
-import { notifyWork } from "../../engine/worker/wakeup.ts";
+import { notifyWork, watchWork } from "../../engine/worker/wakeup.ts";
 import { Worker } from "../../engine/worker/worker.ts";
 import { openEngine, type GlobalOptions } from "../project.ts";
 
@@ -66,19 +66,19 @@ async function runScheduler(engine: Engine, signal: AbortSignal): Promise<void> 
     clock: engine.clock,
     pipelines: engine.pipelines(),
     holder,
+    leaseTtlMs: engine.config.schedulerLeaseMs,
     log,
     onWork: () => notifyWork(engine.stateDir),
   });
   log(`scheduler ${holder}: ${engine.pipelines().length} pipeline(s)`);
-  while (!signal.aborted) {
-    const tick = await scheduler.tick();
-    if (tick.leader !== leading) {
+  await scheduler.run(signal, {
+    subscribe: (wake) => watchWork(engine.stateDir, wake),
+    onTick: (tick) => {
+      if (tick.leader === leading) return;
       leading = tick.leader;
       log(leading ? `scheduler ${holder} leads` : `scheduler ${holder} stands by (leader: ${tick.leaderHolder})`);
-    }
-    await engine.clock.sleep(Math.max(0, tick.nextTickAt - engine.clock.now()), signal);
-  }
-  await engine.store.resignLead("scheduler", holder);
+    },
+  });
 }
 
 async function runWorker(engine: Engine, signal: AbortSignal, flags: WorkerFlags): Promise<void> {
@@ -92,6 +92,7 @@ async function runWorker(engine: Engine, signal: AbortSignal, flags: WorkerFlags
     projectDir: engine.config.rootDir,
     workerId: engine.workerId,
     concurrency,
+    leaseMs: engine.config.workerLeaseMs,
     graceMs: grace * 1000,
     limits: {
       parallelism: engine.config.parallelism,

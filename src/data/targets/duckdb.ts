@@ -1,11 +1,13 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from "@duckdb/node-api";
+import { DuckDBInstance, DuckDBTypeId, type DuckDBConnection, type DuckDBValue } from "@duckdb/node-api";
 import { decimalParts, type Column, type ColumnType } from "../schema.ts";
 import { doubleQuote, ident, identList, joinSql, render, sql, trusted, type Sql, type SqlDialect, type SqlValue } from "../sql.ts";
 import type { Row, TableColumn, Target } from "../target.ts";
 import { checkedTypeName } from "./type-names.ts";
 import { columnTypeFromDuckDB } from "../schema.ts";
+
+const WIDE_INTEGERS = new Set<DuckDBTypeId>([DuckDBTypeId.BIGINT, DuckDBTypeId.UBIGINT, DuckDBTypeId.HUGEINT, DuckDBTypeId.UHUGEINT]);
 
 const dialect: SqlDialect = { quoteIdent: doubleQuote, placeholder: (n) => `$${n}` };
 
@@ -51,13 +53,25 @@ export function duckdbTarget(connection: DuckDBConnection, label = "duckdb", onC
     label,
     connection,
     sqlDialect: dialect,
+    readsFiles: true,
     async exec(statement) {
       return Number((await run(statement)).rowsChanged);
     },
     async query(statement) {
       const { text, params } = render(statement, dialect);
       const reader = await connection.runAndReadAll(text, params as DuckDBValue[]);
-      return reader.getRowObjectsJson() as Row[];
+      const rows = reader.getRowObjectsJson() as Row[];
+      // Wide integers arrive as text in JSON form; give counts and ids back as numbers when exact.
+      const wide = reader.columnNames().filter((_n, i) => WIDE_INTEGERS.has(reader.columnTypes()[i]!.typeId));
+      if (wide.length > 0) {
+        for (const row of rows) {
+          for (const name of wide) {
+            const v = row[name];
+            if (typeof v === "string" && Number.isSafeInteger(Number(v))) row[name] = Number(v);
+          }
+        }
+      }
+      return rows;
     },
     async transaction(fn) {
       if (inTransaction) throw new Error(`${label}: nested transaction`);

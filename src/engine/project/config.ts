@@ -16,6 +16,10 @@ export interface IdemConfig {
   parallelism?: number;
   /** Pools created when missing (slots); `idem pools set` changes them afterwards. */
   pools?: Record<string, number>;
+  /** A worker that has not renewed an attempt's lease for this long is presumed dead. Default 30 s. */
+  workerLeaseMs?: number;
+  /** A scheduler that has not renewed the leader lease for this long is replaced. Default 15 s. */
+  schedulerLeaseMs?: number;
 }
 
 export interface ResolvedConfig {
@@ -26,6 +30,8 @@ export interface ResolvedConfig {
   concurrency: number;
   parallelism: number | undefined;
   pools: Record<string, number>;
+  workerLeaseMs: number;
+  schedulerLeaseMs: number;
 }
 
 export const CONFIG_FILE_NAMES = ["idem.config.ts", "idem.config.mts", "idem.config.js", "idem.config.mjs"];
@@ -40,6 +46,8 @@ const configSchema = z
     pipelines: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional(),
     concurrency: z.number().int().min(1).optional(),
     parallelism: z.number().int().min(1).optional(),
+    workerLeaseMs: z.number().int().min(100).optional(),
+    schedulerLeaseMs: z.number().int().min(100).optional(),
     pools: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]{0,99}$/, "a pool name"), z.number().int().min(0)).optional(),
   })
   .strict();
@@ -75,5 +83,7 @@ export async function loadConfig(cwd: string, explicitFile?: string): Promise<Re
     concurrency: parsed.data.concurrency ?? 4,
     parallelism: parsed.data.parallelism,
     pools: parsed.data.pools ?? {},
+    workerLeaseMs: parsed.data.workerLeaseMs ?? 30_000,
+    schedulerLeaseMs: parsed.data.schedulerLeaseMs ?? 15_000,
   };
 }

@@ -67,14 +67,27 @@ export class Scheduler {
     return { leader: true, leaderHolder: holder, runsCreated, attemptsLost, nextTickAt: Math.min(nextTickAt, now + leaseTtlMs / 3) };
   }
 
-  /** Ticks until `signal` aborts, sleeping on the clock between ticks; resigns the lease at the end. */
-  async run(signal: AbortSignal): Promise<void> {
+  /**
+   * Ticks until `signal` aborts, sleeping on the clock between ticks; `subscribe` lets other
+   * processes wake it early (a run ended, so the run cap has room). Resigns the lease at the end.
+   */
+  async run(signal: AbortSignal, hooks: { subscribe?: (wake: () => void) => () => void; onTick?: (t: TickResult) => void } = {}): Promise<void> {
+    let wake: () => void = () => {};
+    const unsubscribe = hooks.subscribe?.(() => wake());
     try {
       while (!signal.aborted) {
         const result = await this.tick();
-        await this.#o.clock.sleep(Math.max(0, result.nextTickAt - this.#o.clock.now()), signal);
+        hooks.onTick?.(result);
+        const early = new AbortController();
+        const onAbort = () => early.abort();
+        signal.addEventListener("abort", onAbort, { once: true });
+        // Wakes from other processes only matter to the leader; a standby waits for the lease.
+        wake = result.leader ? () => early.abort() : () => {};
+        await this.#o.clock.sleep(Math.max(0, result.nextTickAt - this.#o.clock.now()), early.signal);
+        signal.removeEventListener("abort", onAbort);
       }
     } finally {
+      unsubscribe?.();
       await this.#o.store.resignLead("scheduler", this.#o.holder);
     }
   }

@@ -73,7 +73,7 @@ export class Worker {
         const free = this.#o.concurrency - this.#inFlight.size;
         let claimed: ClaimedAttempt[] = [];
         if (free > 0) {
-          claimed = await store.claimReady({
+          claimed = await this.#retrying("claim", () => store.claimReady({
             workerId: this.#o.workerId,
             pid: process.pid,
             limit: free,
@@ -82,7 +82,7 @@ export class Worker {
             runId: this.#o.runId,
             limits: this.#o.limits,
             logPath: (r, t, n) => attemptLogPath(this.#o.stateDir, r, t, n),
-          });
+          }), signal) ?? [];
           claimed.forEach((c) => this.#start(c));
         }
         if (claimed.length > 0) {
@@ -154,7 +154,8 @@ export class Worker {
         // Handed back on shutdown: the same try runs again elsewhere, at once.
         finish = { ...finish, outcome: "rescheduled", retryAt: this.#o.clock.now() };
       }
-      const outcome = await this.#o.store.finishAttempt(finish);
+      const outcome = await this.#retrying(`record ${claim.runId} ${claim.taskId}`, () => this.#o.store.finishAttempt(finish));
+      if (!outcome) return; // the lease will run out and the attempt will be retried elsewhere
       if (outcome.accepted) notifyWork(this.#o.stateDir);
       else this.#o.log?.(`${claim.runId} ${claim.taskId} try ${claim.tryNumber}: result refused, the attempt is no longer ours`);
       this.#o.onAttempt?.(claim, { taskState: outcome.taskState, errorMessage: finish.errorMessage });
@@ -177,6 +178,26 @@ export class Worker {
       this.#o.log?.(`handing back ${this.#inFlight.size} attempt(s)`);
       this.#cancel.abort();
       await settled;
+    }
+  }
+
+  /**
+   * A store that is briefly unreachable or busy must not kill the worker: try again with a
+   * growing pause for up to a lease's length, then give up: an unrecorded attempt's lease runs
+   * out and the scheduler retries it, as if this worker had died.
+   */
+  async #retrying<T>(what: string, operation: () => Promise<T>, signal?: AbortSignal): Promise<T | undefined> {
+    const deadline = Date.now() + this.#o.leaseMs;
+    for (let pause = 10; ; pause = Math.min(pause * 2, 2_000)) {
+      try {
+        return await operation();
+      } catch (error) {
+        if (Date.now() + pause > deadline || signal?.aborted) {
+          this.#o.log?.(`${what} failed, giving up: ${(error as Error).message}`);
+          return undefined;
+        }
+        await realSleep(pause);
+      }
     }
   }
 

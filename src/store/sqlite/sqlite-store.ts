@@ -42,6 +42,8 @@ type Statements = { [K in keyof typeof SQL]: Database.Statement };
 /**
  * The single-machine store: one SQLite file in WAL mode, so several processes (scheduler,
  * workers, CLI) share it. better-sqlite3 is synchronous; every port method is one transaction.
+ * Writing transactions start IMMEDIATE: a deferred one that reads first and writes later fails
+ * at once with "database is locked" when another process wrote in between, whatever the timeout.
  */
 export class SqliteStore implements Store {
   readonly db: Database.Database;
@@ -93,7 +95,7 @@ export class SqliteStore implements Store {
       const inserted = this.#q.insertPipelineVersion.run(v.pipelineId, v.version, JSON.stringify(v.definition), v.createdAt);
       if (inserted.changes === 0) return;
       for (const edge of v.edges) this.#q.insertEdge.run(v.version, edge.parent, edge.child);
-    })();
+    }).immediate();
   }
 
   async getPipelineVersion(pipelineId: string, version: string): Promise<PipelineVersionRecord | null> {
@@ -118,7 +120,7 @@ export class SqliteStore implements Store {
       }
       for (const task of run.tasks) this.#insertTaskInstance(run.runId, task, run.createdAt);
       return { run: toRun(this.#q.selectRun.get(run.runId) as Row), created: true };
-    })();
+    }).immediate();
   }
 
   #insertTaskInstance(runId: string, task: NewTaskInstance, at: number): void {
@@ -165,7 +167,7 @@ export class SqliteStore implements Store {
       for (const taskId of toReset) this.#settleWaiting(request.runId, request.graphVersion, taskId, request.at);
       this.#finishRunIfDone(request.runId, request.at);
       return toRun(q.selectRun.get(request.runId) as Row);
-    })();
+    }).immediate();
   }
 
   async claimReady(request: ClaimRequest): Promise<ClaimedAttempt[]> {
@@ -216,7 +218,7 @@ export class SqliteStore implements Store {
         claimed.push(this.#startAttempt(c, request, runs));
       }
       return claimed;
-    })();
+    }).immediate();
   }
 
   #startAttempt(c: Row, request: ClaimRequest, runs: Map<string, Row>): ClaimedAttempt {
@@ -290,7 +292,7 @@ export class SqliteStore implements Store {
         return { accepted: true, taskState: "up_for_reschedule", runState: null };
       }
       return this.#endTry(a!, f.outcome, f.outcome === "failed" && f.retryable ? f.retryAt : null, f.skipReason, f.now);
-    })();
+    }).immediate();
   }
 
   /** The attempt is still the one its task instance is running. */
@@ -377,7 +379,7 @@ export class SqliteStore implements Store {
       this.#q.insertPipelineState.run(r.pipelineId, r.at);
       this.#q.setPaused.run(r.paused ? 1 : 0, r.note, r.actor, r.at, r.pipelineId);
       return toPipelineState(this.#q.selectPipelineState.get(r.pipelineId) as Row);
-    })();
+    }).immediate();
   }
 
   async countLiveRuns(pipelineId: string): Promise<number> {
@@ -389,7 +391,7 @@ export class SqliteStore implements Store {
       this.#q.insertPipelineState.run(r.pipelineId, r.at);
       for (const i of r.intervals) this.#q.insertSkippedInterval.run(r.pipelineId, i.start, i.end, i.businessDate, r.reason, r.at);
       this.#q.advanceCursor.run(r.cursor, r.cursor, r.pipelineId);
-    })();
+    }).immediate();
   }
 
   async ledger(pipelineId: string, from: number, to: number): Promise<{ runs: RunRecord[]; skipped: SkippedInterval[] }> {
@@ -413,7 +415,7 @@ export class SqliteStore implements Store {
   async ensurePools(pools: readonly { name: string; slots: number }[], at: number): Promise<void> {
     this.db.transaction(() => {
       for (const pool of pools) this.#q.insertPoolIfAbsent.run(pool.name, pool.slots, at);
-    })();
+    }).immediate();
   }
 
   async deletePool(name: string): Promise<boolean> {
@@ -472,7 +474,7 @@ export class SqliteStore implements Store {
       }
       this.#q.loseAttempt.run(r.now, `worker ${a!.worker_id} stopped renewing its lease: presumed dead`, r.attemptId);
       return this.#endTry(a!, "failed", r.retryAt, null, r.now);
-    })();
+    }).immediate();
   }
 
   async tryLead(r: { role: string; holder: string; now: number; ttlMs: number }): Promise<Leadership> {
@@ -514,7 +516,7 @@ export class SqliteStore implements Store {
         waits.get(w.business_date)!.add(w.dataset);
       }
       return waits;
-    })();
+    }).immediate();
   }
 
   async consumeDatasetWaits(pipelineId: string, businessDate: string): Promise<void> {

@@ -1,0 +1,54 @@
+import { DataError } from "../../core/model/errors.ts";
+import { runChecks, type Check } from "../checks.ts";
+import { loadSource, sourceColumns } from "../load-source.ts";
+import type { Source } from "../source.ts";
+import { ident, identList, sql, trusted } from "../sql.ts";
+import type { RowsProgress } from "../load-source.ts";
+import { openDuckDB, type DuckDBTarget } from "../targets/duckdb.ts";
+
+export type FileFormat = "parquet" | "csv" | "json";
+
+/**
+ * Stages a source in an in-memory DuckDB table, checks it, and writes it to `path` in `format`;
+ * the file is then read back and counted, so a short write is caught before it is published.
+ */
+export async function stageToFile(options: {
+  source: Source;
+  path: string;
+  format: FileFormat;
+  checks?: readonly Check[];
+  label: string;
+  /** Columns left out of the file (a partition column, which the directory name carries). */
+  omit?: string;
+  /** Every staged row must have omit = this value. */
+  omitEquals?: string;
+  onRows?: RowsProgress;
+  batchRows?: number;
+  onChecked?: () => Promise<void>;
+}): Promise<number> {
+  const duck: DuckDBTarget = await openDuckDB(":memory:");
+  try {
+    const columns = await sourceColumns(duck, options.source);
+    await duck.createTable("staged", columns);
+    const tableColumns = (await duck.tableColumns("staged"))!;
+    const staged = await loadSource(duck, "staged", tableColumns, options.source, options.onRows, options.batchRows);
+    const kept = columns.map((c) => c.name).filter((n) => n !== options.omit);
+    if (options.omit && columns.some((c) => c.name === options.omit)) {
+      const outside = await duck.query(sql`SELECT * FROM staged WHERE CAST(${ident(options.omit)} AS VARCHAR) IS DISTINCT FROM ${options.omitEquals ?? null} LIMIT 3`);
+      if (outside.length > 0) {
+        const n = Number((await duck.query(sql`SELECT count(*) AS n FROM staged WHERE CAST(${ident(options.omit)} AS VARCHAR) IS DISTINCT FROM ${options.omitEquals ?? null}`))[0]?.n);
+        throw new DataError(`${options.label}: ${n} staged row(s) fall outside ${options.omit} = ${options.omitEquals}, e.g. ${outside.map((r) => JSON.stringify(r)).join(" ")}; nothing written`);
+      }
+    }
+    await runChecks({ target: duck, relation: sql`staged`, label: options.label, source: options.source }, options.checks ?? []);
+    await options.onChecked?.();
+    const format = options.format === "parquet" ? "FORMAT parquet" : options.format === "csv" ? "FORMAT csv, HEADER true" : "FORMAT json, ARRAY true";
+    await duck.exec(sql`COPY (SELECT ${identList(kept)} FROM staged) TO ${options.path} (${trusted(format)})`);
+    const reader = options.format === "parquet" ? sql`read_parquet(${options.path})` : options.format === "csv" ? sql`read_csv(${options.path}, header = true)` : sql`read_json_auto(${options.path})`;
+    const written = staged === 0 && options.format === "json" ? 0 : Number((await duck.query(sql`SELECT count(*) AS n FROM ${reader}`))[0]?.n);
+    if (written !== staged) throw new Error(`${options.label}: wrote ${written} rows to ${options.path} but staged ${staged}`);
+    return staged;
+  } finally {
+    await duck.close();
+  }
+}

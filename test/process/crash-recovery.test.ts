@@ -1,0 +1,119 @@
+import { appendFileSync, existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { makeProject, queryState, removeProject, startIdem, waitFor, type Daemon } from "../support/processes.ts";
+
+let project: string;
+const daemons: Daemon[] = [];
+afterEach(async () => {
+  await Promise.all(daemons.splice(0).map((d) => d.stop()));
+  if (project) removeProject(project);
+});
+
+function start(...args: string[]): Daemon {
+  const daemon = startIdem(project, ...args);
+  daemons.push(daemon);
+  return daemon;
+}
+
+const CONFIG = `import { defineConfig } from "idem";
+export default defineConfig({ workerLeaseMs: 1500, schedulerLeaseMs: 1500, concurrency: 8 });
+`;
+
+describe("crash recovery with real processes", () => {
+  it("retries the task of a worker killed with -9, and it completes once", async () => {
+    project = makeProject({
+      "idem.config.ts": CONFIG,
+      "pipelines/slow.ts": `
+import { appendFileSync, writeFileSync } from "node:fs";
+import { pipeline, daily } from "idem";
+const here = new URL("..", import.meta.url).pathname;
+export const slow = pipeline("slow", { schedule: daily({ at: "00:00" }), start: "2026-09-01", end: "2026-09-01" }, {
+  work: {
+    retries: 2, retryDelay: 0,
+    run: async (ctx) => {
+      writeFileSync(here + "started-" + ctx.tryNumber, String(process.pid));
+      if (ctx.tryNumber === 1) await new Promise((r) => setTimeout(r, 60_000));
+      appendFileSync(here + "completed", ctx.businessDate + " try " + ctx.tryNumber + "\\n");
+    },
+  },
+});
+`,
+    });
+    start("scheduler");
+    const doomed = start("worker");
+    await waitFor("the first try to start", () => (existsSync(join(project, "started-1")) ? true : undefined));
+    await doomed.kill9();
+    start("worker");
+    const runState = await waitFor("the run to finish", () => {
+      const [run] = queryState<{ state: string }>(project, "SELECT state FROM runs");
+      return run && (run.state === "success" || run.state === "failed") ? run.state : undefined;
+    });
+    expect(runState).toBe("success");
+    expect(readFileSync(join(project, "completed"), "utf8")).toBe("2026-09-01 try 2\n");
+    const attempts = queryState<{ try_number: number; state: string; error_class: string | null }>(
+      project, "SELECT try_number, state, error_class FROM attempts ORDER BY attempt_id",
+    );
+    expect(attempts).toEqual([
+      { try_number: 1, state: "lost", error_class: "LeaseExpired" },
+      { try_number: 2, state: "success", error_class: null },
+    ]);
+  });
+
+  it("resumes a catch-up after the scheduler is killed with -9: no duplicate run, no missed interval", async () => {
+    project = makeProject({
+      "idem.config.ts": CONFIG,
+      "pipelines/year.ts": `
+import { pipeline, daily } from "idem";
+export const year = pipeline("year", { schedule: daily({ at: "00:00" }), start: "2025-01-01", end: "2025-12-31", maxActiveRuns: 8 }, {
+  a: { run: () => {} },
+  b: { after: ["a"], run: () => {} },
+});
+`,
+    });
+    start("worker", "--concurrency", "8");
+    const doomed = start("scheduler");
+    await waitFor("some runs", () => (queryState(project, "SELECT 1 FROM runs WHERE state = 'success'").length >= 40 ? true : undefined));
+    await doomed.kill9();
+    const before = queryState(project, "SELECT 1 FROM runs").length;
+    expect(before).toBeLessThan(365);
+    start("scheduler");
+    await waitFor("all 365 runs to succeed", () =>
+      queryState(project, "SELECT 1 FROM runs WHERE state = 'success'").length === 365 ? true : undefined,
+      60_000,
+    );
+    const perDay = queryState<{ n: number }>(project, "SELECT count(*) AS n FROM runs GROUP BY business_date");
+    expect(perDay.length).toBe(365);
+    expect(perDay.every((d) => d.n === 1)).toBe(true);
+    const doubleRunning = queryState(project, "SELECT run_id, task_id FROM attempts WHERE state = 'running' GROUP BY run_id, task_id HAVING count(*) > 1");
+    expect(doubleRunning).toEqual([]);
+  });
+
+  it("lets one of two schedulers lead, and the other take over when the leader is killed", async () => {
+    project = makeProject({
+      "idem.config.ts": CONFIG,
+      "pipelines/hourly.ts": `
+import { pipeline, hourly } from "idem";
+export const hourlyJob = pipeline("hourly_job", { schedule: hourly({ timezone: "UTC" }), start: "2026-11-01T00:00:00Z", maxActiveRuns: 4 }, {
+  t: { run: () => {} },
+});
+`,
+    });
+    const first = start("scheduler");
+    await waitFor("the first to lead", () => (/leads/.test(first.output()) ? true : undefined));
+    const second = start("scheduler");
+    start("worker", "--concurrency", "8");
+    await waitFor("the second to stand by", () => (/stands by/.test(second.output()) ? true : undefined));
+    await waitFor("some runs", () => (queryState(project, "SELECT 1 FROM runs").length >= 20 ? true : undefined));
+    await first.kill9();
+    const killedAt = Date.now();
+    await waitFor("the standby to take over", () => (/leads/.test(second.output()) ? true : undefined), 15_000);
+    expect(Date.now() - killedAt).toBeLessThan(10_000);
+    const runsAtTakeover = queryState(project, "SELECT 1 FROM runs").length;
+    await waitFor("more runs", () => (queryState(project, "SELECT 1 FROM runs").length > runsAtTakeover + 10 ? true : undefined));
+    const twins = queryState(project, "SELECT interval_start FROM runs GROUP BY pipeline_id, interval_start HAVING count(*) > 1");
+    expect(twins).toEqual([]);
+    const [lease] = queryState<{ term: number }>(project, "SELECT term FROM leases WHERE role = 'scheduler'");
+    expect(lease!.term).toBe(2);
+  });
+});
