@@ -35,6 +35,9 @@ try {
 } catch (error) {
   process.exitCode = report(error, program.opts().verbose === true);
 }
+// A task abandoned after its timeout or grace period may still hold timers; it must not keep
+// the command alive. (stdout and stderr are synchronous for files and pipes on Linux.)
+process.exit(process.exitCode ?? 0);
 
 function report(error: unknown, verbose: boolean): number {
   if (error instanceof CommanderError) {

@@ -116,6 +116,35 @@ describe("idem CLI", () => {
     expect(unknownOption.err).toMatch(/unknown option '--dat'/);
   });
 
+  it("pauses and unpauses with a note, audited under the acting user", () => {
+    expect(idem("pause", "sales", "--note", "vendor outage").out).toBe("sales paused: vendor outage\n");
+    const expected = idem("expected", "sales", "--from", "2026-09-03", "--to", "2026-09-05", "--json");
+    expect(JSON.parse(expected.out).map((e: { status: string; note: string }) => [e.status, e.note])).toEqual([
+      ["missing", "pipeline is paused (vendor outage)"],
+      ["missing", "pipeline is paused (vendor outage)"],
+    ]);
+    expect(idem("--user", "ana", "unpause", "sales").out).toBe("sales unpaused\n");
+    const table = idem("expected", "sales", "--from", "2026-09-01", "--to", "2026-09-04");
+    expect(table.out).toMatch(/2026-09-01\s+2026-09-02 02:00 Europe\/London\s+success\s+sales@2026-09-01/);
+    expect(table.out).toMatch(/2026-09-03 .* missing .* no scheduler has created it yet/);
+  });
+
+  it("sets, lists and deletes pools", () => {
+    expect(idem("pools", "set", "warehouse", "--slots", "2", "--description", "the DuckDB file").code).toBe(0);
+    expect(idem("pools").out).toMatch(/^POOL\s+SLOTS\s+USED\s+HELD BY\nwarehouse\s+2\s+0\s*$/m);
+    expect(idem("pools", "set", "warehouse", "--slots", "many").err).toMatch(/--slots many: expected a whole number >= 0/);
+    expect(idem("pools", "delete", "warehouse").out).toBe("pool warehouse deleted\n");
+    expect(idem("pools", "delete", "warehouse").err).toBe('idem: no pool named "warehouse"\n');
+  });
+
+  it("explains why a run is not running", () => {
+    const { code, out } = idem("why", "sales@2026-09-02");
+    expect(code).toBe(0);
+    expect(out).toBe("run sales@2026-09-02 is finished: failed at " + out.split(" at ")[1]!.split("\n")[0] + "\ncheck: failed after try 1 of 1: DataError: 2026-09-02: 6 rows for 3 orders\n");
+    const future = idem("why", "sales@2099-01-01");
+    expect(future.out).toMatch(/run sales@2099-01-01 does not exist yet\nnot due until 2099-01-02 02:00 Europe\/London\n/);
+  });
+
   it("shows the stack trace only with --verbose", () => {
     const { err } = idem("--verbose", "run", "nope", "--date", "2026-09-01");
     expect(err).toMatch(/\n\s+at /);

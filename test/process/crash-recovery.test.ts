@@ -1,7 +1,8 @@
-import { appendFileSync, existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeProject, queryState, removeProject, startIdem, waitFor, type Daemon } from "../support/processes.ts";
+
 
 let project: string;
 const daemons: Daemon[] = [];
@@ -58,6 +59,48 @@ export const slow = pipeline("slow", { schedule: daily({ at: "00:00" }), start: 
       { try_number: 1, state: "lost", error_class: "LeaseExpired" },
       { try_number: 2, state: "success", error_class: null },
     ]);
+  });
+
+  it("on SIGTERM stops claiming, lets attempts finish within the grace period, then hands the rest back", async () => {
+    project = makeProject({
+      "idem.config.ts": CONFIG,
+      "pipelines/mixed.ts": `
+import { appendFileSync, existsSync, writeFileSync } from "node:fs";
+import { pipeline, daily } from "idem";
+const here = new URL("..", import.meta.url).pathname;
+export const mixed = pipeline("mixed", { schedule: daily({ at: "00:00" }), start: "2026-09-01", end: "2026-09-01" }, {
+  quick: { run: async () => { writeFileSync(here + "quick-started", ""); await new Promise((r) => setTimeout(r, 300)); } },
+  slow: {
+    run: async (ctx) => {
+      writeFileSync(here + "slow-started-" + ctx.tryNumber, "");
+      if (!existsSync(here + "release")) await new Promise((r) => setTimeout(r, 60_000));
+      appendFileSync(here + "slow-done", "try " + ctx.tryNumber + "\\n");
+    },
+  },
+});
+`,
+    });
+    start("scheduler");
+    const first = start("worker", "--grace", "1");
+    await waitFor("both tasks to start", () => (existsSync(join(project, "quick-started")) && existsSync(join(project, "slow-started-1")) ? true : undefined));
+    first.child.kill("SIGTERM");
+    await new Promise<void>((r) => first.child.once("exit", () => r()));
+    expect(first.output()).toMatch(/handing back 1 attempt/);
+    const rows = queryState<{ task_id: string; state: string; error_class: string | null }>(
+      project, "SELECT task_id, state, error_class FROM attempts ORDER BY task_id",
+    );
+    expect(rows).toEqual([
+      { task_id: "quick", state: "success", error_class: null },
+      { task_id: "slow", state: "rescheduled", error_class: "Cancelled" },
+    ]);
+    writeFileSync(join(project, "release"), "");
+    start("worker");
+    await waitFor("the handed-back task to finish", () => (existsSync(join(project, "slow-done")) ? true : undefined));
+    // handed back, not failed: the same try ran again
+    expect(readFileSync(join(project, "slow-done"), "utf8")).toBe("try 1\n");
+    const [run] = queryState<{ state: string }>(project, "SELECT state FROM runs");
+    await waitFor("the run to succeed", () => (queryState<{ state: string }>(project, "SELECT state FROM runs")[0]?.state === "success" ? true : undefined));
+    expect(run).toBeDefined();
   });
 
   it("resumes a catch-up after the scheduler is killed with -9: no duplicate run, no missed interval", async () => {
