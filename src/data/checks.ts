@@ -1,6 +1,7 @@
 import { DataError, DefinitionError } from "../core/model/errors.ts";
 import { sourceTotals } from "./load-source.ts";
 import type { Source } from "./source.ts";
+import { describePredicate, predicateSql, type Predicate } from "./predicate.ts";
 import { ident, identList, joinSql, sql, trusted, type Sql, type SqlValue } from "./sql.ts";
 import type { Row, Target } from "./target.ts";
 
@@ -86,7 +87,7 @@ async function runCheck(scope: CheckScope, check: Check): Promise<CheckFailure |
     if ("rowCountEqualsSource" in check) {
       const totals = await sourceTotals(target, source, []);
       if (stagedRows === totals.rows) return null;
-      return { check: name, message: `${stagedRows} staged rows, the source has ${totals.rows}`, offendingRows: null, sample: [] };
+      return { check: name, message: `${stagedRows} rows, the source has ${totals.rows}`, offendingRows: null, sample: [] };
     }
     const sourceColumn = check.sourceColumn ?? check.reconcileSum;
     const totals = await sourceTotals(target, source, [sourceColumn]);
@@ -94,7 +95,7 @@ async function runCheck(scope: CheckScope, check: Check): Promise<CheckFailure |
     const sourceSum = totals.sums.get(sourceColumn) ?? null;
     if (sumsEqual(stagedSum, sourceSum)) return null;
     const diff = stagedSum !== null && sourceSum !== null ? ` (difference ${round(stagedSum - sourceSum)})` : "";
-    return { check: name, message: `sum(${check.reconcileSum}) is ${String(stagedSum)} staged, ${String(sourceSum)} in the source${diff}`, offendingRows: null, sample: [] };
+    return { check: name, message: `sum(${check.reconcileSum}) is ${String(stagedSum)}, ${String(sourceSum)} in the source${diff}`, offendingRows: null, sample: [] };
   }
   let offending: Sql;
   if ("notNull" in check) {
@@ -129,4 +130,15 @@ function sumsEqual(a: number | null, b: number | null): boolean {
 
 function round(n: number): number {
   return Math.round(n * 1e9) / 1e9;
+}
+
+/**
+ * Runs checks on rows already published (a downstream "check" task): the table's rows matching
+ * `where`, compared with `source` where a check needs it.
+ */
+export async function checkTable(options: { target: Target; table: string; where?: Predicate; checks: readonly Check[]; source?: Source }): Promise<void> {
+  const { target, table, where } = options;
+  const relation = where ? sql`(SELECT * FROM ${ident(table)} WHERE ${predicateSql(where)})` : sql`${ident(table)}`;
+  const label = where ? `${table} (${describePredicate(where)})` : table;
+  await runChecks({ target, relation, label, ...(options.source ? { source: options.source } : {}) }, options.checks);
 }

@@ -10,7 +10,7 @@ export { openSQLite, type SQLiteTarget } from "./targets/sqlite.ts";
 export { openPostgres, postgresTarget, type PostgresTarget, type PostgresOptions } from "./targets/postgres.ts";
 export type { Source, FileSource, CsvSource, JsonSource, ParquetSource, QuerySource, RowsSource } from "./source.ts";
 export { describePredicate, type Predicate } from "./predicate.ts";
-export { runChecks, checkName, type Check, type CheckScope, type CheckFailure } from "./checks.ts";
+export { runChecks, checkTable, checkName, type Check, type CheckScope, type CheckFailure } from "./checks.ts";
 export { writeContextFrom, type WriteContext } from "./context.ts";
 export type { WriteStep, StepInfo, StepHook } from "./steps.ts";
 export { FrozenPeriodError, type FrozenPeriod } from "./frozen.ts";

@@ -1,3 +1,7 @@
+import { createReadStream } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { DefinitionError } from "../core/model/errors.ts";
 import { fileSelect, withMemoryDuckDB } from "./duckdb-read.ts";
 import { columnTypeFromDuckDB, inferSchemaFromRows, normalizeSchema, type Column } from "./schema.ts";
@@ -14,6 +18,11 @@ export type RowsProgress = (rowsSoFar: number) => void | Promise<void>;
 export async function sourceColumns(target: Target, source: Source): Promise<Column[]> {
   let columns: Column[];
   if (isFileSource(source)) {
+    if (source.columns) {
+      // Declared columns are what the file is read as; no need to ask DuckDB to sniff it.
+      const declared = normalizeSchema(source.columns, describeSource(source)).filter((c) => !(c.name in (source.constants ?? {})));
+      return [...declared, ...Object.entries(source.constants ?? {}).map(([name, value]) => ({ name, type: constantTypeFor(source, name, value) }))];
+    }
     const described = await queryFileSide(target, sql`DESCRIBE ${fileSelect(source)}`);
     return described.map((r) => ({ name: String(r.column_name), type: columnTypeFromDuckDB(String(r.column_type)) }));
   }
@@ -27,6 +36,11 @@ export async function sourceColumns(target: Target, source: Source): Promise<Col
     if (!names.has(name)) columns.push({ name, type: constantType(value) });
   }
   return columns;
+}
+
+function constantTypeFor(source: Source, name: string, value: SqlValue): Column["type"] {
+  const declared = "columns" in source && source.columns ? normalizeSchema(source.columns, describeSource(source)).find((c) => c.name === name) : undefined;
+  return declared?.type ?? constantType(value);
 }
 
 function constantType(value: SqlValue): Column["type"] {
@@ -79,15 +93,37 @@ async function moveFileRows(target: Target, table: string, columns: readonly Tab
     const value = sql`${ident("src")}.${ident(c.name)}`;
     return typeOf.get(c.name) === "boolean" ? sql`CAST(CAST(${value} AS INTEGER) AS VARCHAR)` : sql`CAST(${value} AS VARCHAR)`;
   });
+  const select = sql`SELECT ${joinSql(exprs)} FROM (${fileSelect(source)}) AS ${ident("src")}`;
+  if (target.copyCsv) return copyThroughCsv(target, table, columns, select, onRows);
   return withMemoryDuckDB(async (duck) => {
     let written = 0;
     await onRows?.(0);
-    for await (const batch of duck.batches(sql`SELECT ${joinSql(exprs)} FROM (${fileSelect(source)}) AS ${ident("src")}`, batchRows)) {
+    for await (const batch of duck.batches(select, batchRows)) {
       written += await target.insertRows(table, columns, batch);
       await onRows?.(written);
     }
     return written;
   });
+}
+
+/**
+ * DuckDB writes the rows as CSV (in C++, fast) to a scratch file, which is streamed into the
+ * target's bulk loader. Progress counts lines, so it is approximate when values hold newlines.
+ */
+async function copyThroughCsv(target: Target, table: string, columns: readonly TableColumn[], select: Sql, onRows?: RowsProgress): Promise<number> {
+  const dir = await mkdtemp(join(tmpdir(), "idem-copy-"));
+  try {
+    const file = join(dir, "rows.csv");
+    await withMemoryDuckDB((duck) => duck.exec(sql`COPY (${select}) TO ${file} (FORMAT csv, HEADER false)`));
+    await onRows?.(0);
+    let lines = 0;
+    return await target.copyCsv!(table, columns, createReadStream(file, { highWaterMark: 1 << 20 }), async (chunk) => {
+      for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lines++;
+      await onRows?.(lines);
+    });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 async function insertInBatches(target: Target, table: string, columns: readonly TableColumn[], rows: SqlValue[][], onRows: RowsProgress | undefined, batchRows: number) {

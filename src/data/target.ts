@@ -37,6 +37,11 @@ export interface Target {
   insertRows(table: string, columns: readonly TableColumn[], rows: readonly (readonly SqlValue[])[]): Promise<number>;
   /** A target that reads files itself (DuckDB) inserts straight from them; others get rows moved in. */
   insertFromFile?(table: string, columns: readonly TableColumn[], select: Sql): Promise<number>;
+  /**
+   * A bulk path for rows as CSV text (header-less, empty unquoted field = NULL), where the target
+   * has one (PostgreSQL's COPY); resolves to the rows loaded.
+   */
+  copyCsv?(table: string, columns: readonly TableColumn[], chunks: AsyncIterable<Buffer>, onChunk?: (chunk: Buffer) => Promise<void> | void): Promise<number>;
   /** The source's columns for a query run on this target. */
   describeQuery(query: Sql): Promise<Column[]>;
   /** An expression hashing the listed columns of `alias`, equal for equal rows. */

@@ -98,6 +98,15 @@ export interface Store {
   /** Forgets the events that triggered a run for this business date. */
   consumeDatasetWaits(pipelineId: string, businessDate: string): Promise<void>;
   listDatasetEvents(query: { dataset?: string; limit?: number }): Promise<DatasetEvent[]>;
+
+  // --- wake-ups -----------------------------------------------------------------------------
+
+  /**
+   * Calls `onWork` soon after any process makes work eligible (a run created, a task finished,
+   * an attempt handed back), so idle workers need not poll fast. Adapters without a channel of
+   * their own (SQLite) leave it out; the engine then watches a file in the state directory.
+   */
+  watchWork?(onWork: () => void): Promise<() => Promise<void>>;
 }
 
 export const MAX_SUMMARY_BYTES = 64 * 1024;

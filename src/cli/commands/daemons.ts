@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { UsageError } from "../../core/model/errors.ts";
 import { Scheduler } from "../../engine/scheduler/scheduler.ts";
-import { notifyWork, watchWork } from "../../engine/worker/wakeup.ts";
+import { notifyWork, subscribeToWork } from "../../engine/worker/wakeup.ts";
 import { Worker } from "../../engine/worker/worker.ts";
 import { openEngine, type GlobalOptions } from "../project.ts";
 
@@ -72,7 +72,7 @@ async function runScheduler(engine: Engine, signal: AbortSignal): Promise<void> 
   });
   log(`scheduler ${holder}: ${engine.pipelines().length} pipeline(s)`);
   await scheduler.run(signal, {
-    subscribe: (wake) => watchWork(engine.stateDir, wake),
+    subscribe: (wake) => subscribeToWork(engine.store, engine.stateDir, wake),
     onTick: (tick) => {
       if (tick.leader === leading) return;
       leading = tick.leader;

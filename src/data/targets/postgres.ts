@@ -2,6 +2,7 @@ import pg from "pg";
 import { decimalParts, type Column, type ColumnType } from "../schema.ts";
 import { doubleQuote, ident, identList, joinSql, render, sql, trusted, type Sql, type SqlDialect, type SqlValue } from "../sql.ts";
 import type { Row, Target } from "../target.ts";
+import { copyFrom } from "./pg-copy.ts";
 import { checkedTypeName } from "./type-names.ts";
 
 const dialect: SqlDialect = { quoteIdent: doubleQuote, placeholder: (n) => `$${n}` };
@@ -155,6 +156,10 @@ export function postgresTarget(client: pg.Client, label = "postgres", onClose: (
       const unnest = joinSql(arrays.map((a) => sql`${a}::text[]`));
       return target.exec(sql`INSERT INTO ${ident(table)} (${identList(columns.map((c) => c.name))})
         SELECT ${joinSql(exprs)} FROM unnest(${unnest}) AS ${ident("u")}(${identList(names)})`);
+    },
+    async copyCsv(table, columns, chunks, onChunk) {
+      const { text } = render(sql`COPY ${ident(table)} (${identList(columns.map((c) => c.name))}) FROM STDIN WITH (FORMAT csv)`, dialect);
+      return copyFrom(client, text, chunks, onChunk);
     },
     async describeQuery(query) {
       const result = await run(sql`SELECT * FROM (${query}) AS ${ident("src")} LIMIT 0`);

@@ -71,9 +71,9 @@ export class Scheduler {
    * Ticks until `signal` aborts, sleeping on the clock between ticks; `subscribe` lets other
    * processes wake it early (a run ended, so the run cap has room). Resigns the lease at the end.
    */
-  async run(signal: AbortSignal, hooks: { subscribe?: (wake: () => void) => () => void; onTick?: (t: TickResult) => void } = {}): Promise<void> {
+  async run(signal: AbortSignal, hooks: { subscribe?: (wake: () => void) => Promise<() => void>; onTick?: (t: TickResult) => void } = {}): Promise<void> {
     let wake: () => void = () => {};
-    const unsubscribe = hooks.subscribe?.(() => wake());
+    const unsubscribe = await hooks.subscribe?.(() => wake());
     try {
       while (!signal.aborted) {
         const result = await this.tick();

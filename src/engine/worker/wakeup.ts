@@ -1,5 +1,6 @@
 import { closeSync, mkdirSync, openSync, utimesSync, watch, type FSWatcher } from "node:fs";
 import { join } from "node:path";
+import type { Store } from "../../store/port.ts";
 
 /**
  * Processes sharing one SQLite state file tell each other "there is new work" by touching a file
@@ -33,4 +34,15 @@ export function watchWork(stateDir: string, onWork: () => void): () => void {
     // no inotify here: polling alone will do
   }
   return () => watcher?.close();
+}
+
+/** The store's own channel (PostgreSQL LISTEN/NOTIFY) when it has one, else the watched file. */
+export async function subscribeToWork(store: Store, stateDir: string, onWork: () => void): Promise<() => void> {
+  const unwatchFile = watchWork(stateDir, onWork);
+  if (!store.watchWork) return unwatchFile;
+  const unlisten = await store.watchWork(onWork);
+  return () => {
+    unwatchFile();
+    void unlisten();
+  };
 }

@@ -7,7 +7,7 @@ import type { AttemptFinish, ClaimLimits, ClaimedAttempt, Store } from "../../st
 import { executeAttempt } from "../executor/execute-attempt.ts";
 import { attemptLogPath } from "../executor/log-paths.ts";
 import { realSleep } from "../executor/real-sleep.ts";
-import { notifyWork, watchWork } from "./wakeup.ts";
+import { notifyWork, subscribeToWork } from "./wakeup.ts";
 
 export interface WorkerOptions {
   store: Store;
@@ -60,7 +60,7 @@ export class Worker {
    */
   async run(signal: AbortSignal, done?: () => Promise<boolean>): Promise<void> {
     const { store, clock } = this.#o;
-    const stopWatching = watchWork(this.#o.stateDir, () => this.#wake());
+    const stopWatching = await subscribeToWork(store, this.#o.stateDir, () => this.#wake());
     const onAbort = () => this.#wake();
     signal.addEventListener("abort", onAbort);
     const heartbeat = setInterval(() => void this.#heartbeat(), Math.max(250, this.#o.leaseMs / 3));
