@@ -11,6 +11,8 @@ export interface TestContextOptions<P extends Params> {
   pipelineId?: string;
   taskId?: string;
   signal?: AbortSignal;
+  trigger?: TaskContext["trigger"];
+  frozen?: TaskContext["frozen"];
 }
 
 /**
@@ -31,6 +33,8 @@ export function testContext<P extends Params = Params>(options: TestContextOptio
     businessDate: options.businessDate,
     interval: { start: date.toZonedDateTime(timezone), end: date.add({ days: 1 }).toZonedDateTime(timezone) },
     tryNumber: options.tryNumber ?? 1,
+    trigger: options.trigger ?? "manual",
+    frozen: options.frozen ?? [],
     params: (options.params ?? {}) as P,
     log: { info: record("INFO"), warn: record("WARN"), error: record("ERROR") },
     signal: options.signal ?? new AbortController().signal,

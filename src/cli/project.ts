@@ -30,6 +30,6 @@ export async function openEngine(options: GlobalOptions): Promise<Engine & { con
   const { config, pipelines } = await loadProject(options);
   const store = new SqliteStore(join(config.stateDir, "state.db"));
   await store.migrate();
-  const engine = new Engine({ store, clock: systemClock, stateDir: config.stateDir, pipelines, projectDir: config.rootDir });
+  const engine = new Engine({ store, clock: systemClock, stateDir: config.stateDir, pipelines, projectDir: config.rootDir, frozen: config.frozen });
   return Object.assign(engine, { config });
 }

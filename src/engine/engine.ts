@@ -5,15 +5,23 @@ import type { Clock } from "../core/model/clock.ts";
 import { DefinitionError, UsageError } from "../core/model/errors.ts";
 import { runIdFor } from "../core/model/run-id.ts";
 import type { Params, Pipeline } from "../core/pipeline/types.ts";
-import { formatInstant, parseBusinessDate, parseInstant } from "../core/time/dates.ts";
+import { addDays, formatInstant, parseBusinessDate, parseInstant, startOfDay } from "../core/time/dates.ts";
 import { isValidId } from "../core/model/ids.ts";
 import type { Interval } from "../core/time/interval.ts";
 import type { Due } from "../core/time/timetable.ts";
-import type { AttemptRecord, ClaimedAttempt, PipelineState, PoolUsage, RunRecord, Store, TaskInstanceRecord } from "../store/port.ts";
+import type {
+  AttemptRecord, AuditEntry, BackfillProgress, BackfillRecord, ClaimedAttempt, NewBackfillItem, PipelineState, PoolUsage,
+  RunRecord, Store, TaskInstanceRecord,
+} from "../store/port.ts";
 import { StoreConflictError } from "../store/port.ts";
 import { executeRun } from "./executor/execute-run.ts";
 import { expectedRuns, type ExpectedRun } from "./scheduler/ledger.ts";
 import { explainRun } from "./why.ts";
+import { planBackfill, type Reprocess } from "./backfill/plan.ts";
+import { estimateBackfill, type BackfillEstimate } from "./backfill/estimate.ts";
+import { notifyWork } from "./worker/wakeup.ts";
+import { describeFrozen, frozenPeriodOf, type FrozenPeriod } from "../core/policy/frozen.ts";
+import { reachable } from "../core/graph/dag.ts";
 import { saveVersion, taskInstancesOf } from "./pipeline-records.ts";
 
 /** A worker not seen for this long is taken for dead by `idem why`. */
@@ -27,6 +35,8 @@ export interface EngineOptions {
   /** Where command tasks run when they name no cwd. */
   projectDir?: string;
   random?: () => number;
+  /** Frozen periods for every pipeline of the project (each pipeline may add its own). */
+  frozen?: readonly FrozenPeriod[];
 }
 
 export interface RunRequest {
@@ -36,8 +46,36 @@ export interface RunRequest {
   /** Overrides of the pipeline's params for this run. */
   params?: Params;
   concurrency?: number;
+  /** Run a frozen business date anyway; the reason is recorded. */
+  openFrozen?: string;
   cancel?: AbortSignal;
   onAttempt?: (claim: ClaimedAttempt, outcome: { taskState: string | null; errorMessage: string | null }) => void;
+}
+
+export interface BackfillRequest {
+  from: string;
+  to: string;
+  reprocess?: Reprocess;
+  backwards?: boolean;
+  maxActiveRuns?: number;
+  /** A regular expression over task ids: only those tasks run. */
+  tasks?: string;
+  /** With `tasks`: everything downstream of the matched tasks runs too. */
+  downstream?: boolean;
+  /** Rewrite frozen dates anyway; the reason is recorded. */
+  openFrozen?: string;
+}
+
+export interface BackfillPlan {
+  pipelineId: string;
+  from: string;
+  to: string;
+  reprocess: Reprocess;
+  backwards: boolean;
+  maxActiveRuns: number;
+  taskIds: string[] | null;
+  items: NewBackfillItem[];
+  estimate: BackfillEstimate;
 }
 
 export interface RunResult {
@@ -58,6 +96,7 @@ export class Engine {
   readonly #pipelines: Map<string, Pipeline>;
   readonly #projectDir: string;
   readonly #random: () => number;
+  readonly #frozen: readonly FrozenPeriod[];
   readonly workerId: string;
 
   constructor(options: EngineOptions) {
@@ -67,6 +106,7 @@ export class Engine {
     this.#pipelines = new Map(options.pipelines.map((p) => [p.id, p]));
     this.#projectDir = options.projectDir ?? process.cwd();
     this.#random = options.random ?? Math.random;
+    this.#frozen = options.frozen ?? [];
     this.workerId = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
   }
 
@@ -130,6 +170,7 @@ export class Engine {
   async runInterval(pipelineId: string, interval: Interval, request: RunRequest = {}): Promise<RunResult> {
     const pipeline = this.pipeline(pipelineId);
     this.#assertOwned(pipeline, interval);
+    this.#assertNotFrozen(pipeline, interval.businessDate, request.openFrozen);
     const actor = request.actor ?? defaultActor();
     const now = this.clock.now();
     await saveVersion(this.store, pipeline, now);
@@ -165,7 +206,7 @@ export class Engine {
       runId: run.runId,
       reason: request.reason ?? null,
       graphVersion: pipeline.version,
-      details: { businessDate: interval.businessDate, params },
+      details: { businessDate: interval.businessDate, params, ...(request.openFrozen ? { openFrozen: request.openFrozen } : {}) },
     });
     const finished = await executeRun({
       store: this.store,
@@ -178,6 +219,7 @@ export class Engine {
       defaultCwd: this.#projectDir,
       cancel: request.cancel,
       random: this.#random,
+      frozen: this.#frozen,
       onAttempt: request.onAttempt,
     });
     return { run: finished, created, tasks: inTaskOrder(pipeline, await this.store.listTaskInstances(run.runId)) };
@@ -333,6 +375,215 @@ export class Engine {
     const lead = await this.store.getLead("scheduler");
     if (!lead || lead.expiresAt < now) lines.push("no scheduler is running: start `idem scheduler` (or `idem dev`)");
     return lines;
+  }
+
+  /** Frozen periods that apply to the pipeline: its own and the project's. */
+  frozenPeriods(pipelineId: string): FrozenPeriod[] {
+    return [...this.pipeline(pipelineId).frozen, ...this.#frozen];
+  }
+
+  #assertNotFrozen(pipeline: Pipeline, businessDate: string, openFrozen: string | undefined): void {
+    const frozen = frozenPeriodOf(this.frozenPeriods(pipeline.id), businessDate);
+    if (frozen && !openFrozen) {
+      throw new UsageError(`${businessDate} is ${describeFrozen(frozen)}; give --open-frozen "<reason>" to run it anyway`, { pipeline: pipeline.id });
+    }
+  }
+
+  // --- operator actions: every one is audited ----------------------------------------------
+
+  /** A manual run for an interval, left to the scheduler's workers (`idem run` runs it here instead). */
+  async trigger(pipelineId: string, date: string, request: { actor?: string; reason?: string; openFrozen?: string; params?: Params } = {}): Promise<RunRecord> {
+    const pipeline = this.pipeline(pipelineId);
+    const interval = this.intervalForDate(pipelineId, date);
+    this.#assertOwned(pipeline, interval);
+    this.#assertNotFrozen(pipeline, interval.businessDate, request.openFrozen);
+    const actor = request.actor ?? defaultActor();
+    const now = this.clock.now();
+    await saveVersion(this.store, pipeline, now);
+    const { run, created } = await this.store.createRunIfAbsent({
+      runId: runIdFor(pipeline.id, interval), pipelineId, intervalStart: interval.start, intervalEnd: interval.end,
+      businessDate: interval.businessDate, graphVersion: pipeline.version, trigger: "manual", triggeredBy: actor,
+      reason: request.reason ?? null, params: request.params ?? {}, tasks: taskInstancesOf(pipeline), createdAt: now,
+    });
+    if (!created) throw new UsageError(`run ${run.runId} already exists (${run.state}); use idem clear to run it again`, { pipeline: pipelineId });
+    await this.#audit(actor, "trigger", pipeline, run.runId, null, request.reason ?? null, { businessDate: interval.businessDate, openFrozen: request.openFrozen });
+    notifyWork(this.stateDir);
+    return run;
+  }
+
+  /**
+   * Runs task instances again, keeping their history and continuing their try numbers: one
+   * task (and, optionally, what is downstream or upstream of it), only the failed ones, or all.
+   */
+  async clear(
+    runId: string,
+    request: { taskId?: string; downstream?: boolean; upstream?: boolean; failedOnly?: boolean; reason: string; actor?: string },
+  ): Promise<TaskInstanceRecord[]> {
+    const run = await this.run(runId);
+    const pipeline = this.pipeline(run.pipelineId);
+    const tasks = await this.store.listTaskInstances(runId);
+    let chosen = new Set(tasks.map((t) => t.taskId));
+    if (request.taskId) {
+      if (!chosen.has(request.taskId)) throw new UsageError(`run ${runId} has no task "${request.taskId}"`);
+      const nodes = [...pipeline.tasks.values()];
+      chosen = new Set([
+        request.taskId,
+        ...(request.downstream ? reachable(nodes, request.taskId, "downstream") : []),
+        ...(request.upstream ? reachable(nodes, request.taskId, "upstream") : []),
+      ].filter((id) => chosen.has(id)));
+    }
+    if (request.failedOnly) {
+      const failed = new Set(tasks.filter((t) => t.state === "failed" || t.state === "upstream_failed").map((t) => t.taskId));
+      chosen = new Set([...chosen].filter((id) => failed.has(id)));
+    }
+    if (chosen.size === 0) throw new UsageError(`nothing to clear in run ${runId}${request.failedOnly ? " (no failed task)" : ""}`);
+    this.#assertNotFrozen(pipeline, run.businessDate, undefined);
+    const actor = request.actor ?? defaultActor();
+    try {
+      await this.store.rerun({
+        runId, graphVersion: run.graphVersion, tasks: taskInstancesOf(pipeline), taskIds: [...chosen],
+        params: run.params, at: this.clock.now(),
+      });
+    } catch (error) {
+      if (error instanceof StoreConflictError) throw new UsageError(error.message);
+      throw error;
+    }
+    await this.#audit(actor, "clear", pipeline, runId, request.taskId ?? null, request.reason, {
+      tasks: [...chosen], downstream: !!request.downstream, upstream: !!request.upstream, failedOnly: !!request.failedOnly,
+    });
+    notifyWork(this.stateDir);
+    return this.taskInstances(runId);
+  }
+
+  async skip(runId: string, taskId: string, request: { reason: string; actor?: string }): Promise<TaskInstanceRecord> {
+    const run = await this.run(runId);
+    const actor = request.actor ?? defaultActor();
+    const ti = await this.#byHand(() => this.store.skipTask({ runId, taskId, reason: `skipped by ${actor}: ${request.reason}`, at: this.clock.now() }));
+    await this.#audit(actor, "skip", this.pipeline(run.pipelineId), runId, taskId, request.reason, {});
+    notifyWork(this.stateDir);
+    return ti;
+  }
+
+  async mark(runId: string, taskId: string, request: { state: "success" | "failed"; reason: string; actor?: string }): Promise<TaskInstanceRecord> {
+    const run = await this.run(runId);
+    const actor = request.actor ?? defaultActor();
+    const ti = await this.#byHand(() => this.store.markTask({ runId, taskId, state: request.state, reason: request.reason, at: this.clock.now() }));
+    await this.#audit(actor, `mark-${request.state}`, this.pipeline(run.pipelineId), runId, taskId, request.reason, {});
+    notifyWork(this.stateDir);
+    return ti;
+  }
+
+  async audit(query: { pipelineId?: string; limit?: number } = {}): Promise<AuditEntry[]> {
+    if (query.pipelineId) this.pipeline(query.pipelineId);
+    return this.store.listAudit(query);
+  }
+
+  async #byHand<T>(action: () => Promise<T>): Promise<T> {
+    try {
+      return await action();
+    } catch (error) {
+      if (error instanceof StoreConflictError) throw new UsageError(error.message.replace(/^no run /, "unknown run "));
+      throw error;
+    }
+  }
+
+  async #audit(actor: string, action: string, pipeline: Pipeline, runId: string | null, taskId: string | null, reason: string | null, details: Record<string, unknown>): Promise<void> {
+    await this.store.appendAudit({ at: this.clock.now(), actor, action, pipelineId: pipeline.id, runId, taskId, reason, graphVersion: pipeline.version, details });
+  }
+
+  // --- backfills ------------------------------------------------------------------------------
+
+  async planBackfill(pipelineId: string, request: BackfillRequest): Promise<BackfillPlan> {
+    const pipeline = this.pipeline(pipelineId);
+    let from: string;
+    let to: string;
+    try {
+      from = parseBusinessDate(request.from);
+      to = parseBusinessDate(request.to);
+    } catch (error) {
+      throw new UsageError((error as Error).message, { pipeline: pipelineId });
+    }
+    if (to < from) throw new UsageError(`--to ${to} is before --from ${from}`, { pipeline: pipelineId });
+    const maxActiveRuns = request.maxActiveRuns ?? 4;
+    if (!Number.isInteger(maxActiveRuns) || maxActiveRuns < 1) throw new UsageError(`--max-active-runs ${maxActiveRuns}: expected a whole number >= 1`);
+    const taskIds = this.#selectTasks(pipeline, request.tasks, request.downstream ?? false);
+    const tz = pipeline.schedule.timezone;
+    const { runs } = await this.store.ledger(pipeline.id, startOfDay(from, tz) - 1, startOfDay(addDays(to, 1), tz));
+    const now = this.clock.now();
+    const items = planBackfill({
+      pipeline, from, to, reprocess: request.reprocess ?? "none", backwards: request.backwards ?? false, now, runs,
+      frozen: this.frozenPeriods(pipeline.id), openFrozen: request.openFrozen,
+    });
+    const toRun = items.filter((i) => i.action === "create" || i.action === "rerun").length;
+    const pools = new Map((await this.store.listPools()).map((p) => [p.name, p.slots]));
+    const estimate = estimateBackfill(pipeline, toRun, maxActiveRuns, await this.store.taskDurations(pipeline.id, 100), pools);
+    return { pipelineId, from, to, reprocess: request.reprocess ?? "none", backwards: request.backwards ?? false, maxActiveRuns, taskIds, items, estimate };
+  }
+
+  /** Plans and stores a backfill; the scheduler runs it. The same live backfill asked again is returned, not duplicated. */
+  async backfill(pipelineId: string, request: BackfillRequest & { reason: string; actor?: string }): Promise<{ backfill: BackfillRecord; created: boolean; plan: BackfillPlan }> {
+    if (!request.reason?.trim()) throw new UsageError("a backfill needs --reason");
+    const plan = await this.planBackfill(pipelineId, request);
+    const pipeline = this.pipeline(pipelineId);
+    const actor = request.actor ?? defaultActor();
+    const at = this.clock.now();
+    const { backfill, created } = await this.store.createBackfill({
+      backfillId: `bf_${randomBytes(4).toString("hex")}`,
+      pipelineId, fromDate: plan.from, toDate: plan.to, reprocess: plan.reprocess, maxActiveRuns: plan.maxActiveRuns,
+      backwards: plan.backwards, taskIds: plan.taskIds, actor, reason: request.reason, graphVersion: pipeline.version,
+      estimate: { ...plan.estimate }, items: plan.items, at,
+    });
+    if (created) {
+      await this.#audit(actor, "backfill", pipeline, null, null, request.reason, {
+        backfillId: backfill.backfillId, from: plan.from, to: plan.to, reprocess: plan.reprocess, openFrozen: request.openFrozen,
+        planned: plan.items.filter((i) => i.action === "create" || i.action === "rerun").length,
+      });
+      notifyWork(this.stateDir);
+    }
+    return { backfill, created, plan };
+  }
+
+  async backfills(query: { pipelineId?: string; limit?: number } = {}): Promise<(BackfillRecord & { progress: BackfillProgress })[]> {
+    const list = await this.store.listBackfills(query);
+    return Promise.all(list.map(async (b) => ({ ...b, progress: await this.store.backfillProgress(b.backfillId) })));
+  }
+
+  async backfillStatus(backfillId: string): Promise<BackfillRecord & { progress: BackfillProgress }> {
+    const backfill = await this.store.getBackfill(backfillId);
+    if (!backfill) throw new UsageError(`unknown backfill "${backfillId}"`);
+    return { ...backfill, progress: await this.store.backfillProgress(backfillId) };
+  }
+
+  async controlBackfill(backfillId: string, action: "pause" | "resume" | "cancel", request: { actor?: string; reason?: string } = {}): Promise<BackfillRecord> {
+    const current = await this.backfillStatus(backfillId);
+    const live = current.state === "running" || current.state === "paused";
+    if (!live) throw new UsageError(`backfill ${backfillId} is ${current.state}; only a running or paused backfill can be ${action}d`);
+    const at = this.clock.now();
+    const actor = request.actor ?? defaultActor();
+    const updated =
+      action === "cancel"
+        ? await this.store.cancelBackfill(backfillId, `backfill ${backfillId} cancelled by ${actor}${request.reason ? `: ${request.reason}` : ""}`, at)
+        : await this.store.setBackfillState(backfillId, action === "pause" ? "paused" : "running", at);
+    await this.#audit(actor, `backfill-${action}`, this.pipeline(current.pipelineId), null, null, request.reason ?? null, { backfillId });
+    notifyWork(this.stateDir);
+    return updated;
+  }
+
+  /** Task ids matching the pattern (a regular expression), plus everything downstream of them. */
+  #selectTasks(pipeline: Pipeline, pattern: string | undefined, downstream: boolean): string[] | null {
+    if (pattern === undefined) return null;
+    let regex: RegExp;
+    try {
+      regex = new RegExp(pattern);
+    } catch (error) {
+      throw new UsageError(`--tasks ${JSON.stringify(pattern)}: not a regular expression: ${(error as Error).message}`);
+    }
+    const nodes = [...pipeline.tasks.values()];
+    const matched = nodes.filter((t) => regex.test(t.id)).map((t) => t.id);
+    if (matched.length === 0) throw new UsageError(`--tasks ${JSON.stringify(pattern)} matches no task of ${pipeline.id} (tasks: ${nodes.map((t) => t.id).join(", ")})`);
+    const all = new Set(matched);
+    if (downstream) for (const id of matched) for (const d of reachable(nodes, id, "downstream")) all.add(d);
+    return [...pipeline.tasks.keys()].filter((id) => all.has(id));
   }
 
   #assertOwned(pipeline: Pipeline, interval: Interval): void {

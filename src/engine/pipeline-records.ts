@@ -1,11 +1,15 @@
 import type { Pipeline } from "../core/pipeline/types.ts";
 import type { NewTaskInstance, Store } from "../store/port.ts";
 
-/** What the store needs to know of a pipeline's tasks to create or reset a run's instances. */
-export function taskInstancesOf(pipeline: Pipeline): NewTaskInstance[] {
-  return [...pipeline.tasks.values()].map((t) => ({
+/**
+ * What the store needs to know of a pipeline's tasks to create or reset a run's instances.
+ * With `only`, the run holds just those tasks; edges to tasks left out are ignored.
+ */
+export function taskInstancesOf(pipeline: Pipeline, only: ReadonlySet<string> | null = null): NewTaskInstance[] {
+  const tasks = [...pipeline.tasks.values()].filter((t) => !only || only.has(t.id));
+  return tasks.map((t) => ({
     taskId: t.id,
-    hasUpstream: t.upstream.length > 0,
+    hasUpstream: t.upstream.some((u) => !only || only.has(u)),
     triggerRule: t.policy.triggerRule,
     maxTries: t.policy.retries + 1,
     pool: t.policy.pool,

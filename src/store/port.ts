@@ -99,6 +99,35 @@ export interface Store {
   consumeDatasetWaits(pipelineId: string, businessDate: string): Promise<void>;
   listDatasetEvents(query: { dataset?: string; limit?: number }): Promise<DatasetEvent[]>;
 
+  // --- operator actions -------------------------------------------------------------------
+
+  /** An explicit skip: the task instance ends skipped with the reason, and the skip flows downstream. */
+  skipTask(request: TaskActionRequest): Promise<TaskInstanceRecord>;
+  /** Sets a task instance's final state by hand (success or failed); downstream follows. */
+  markTask(request: TaskActionRequest & { state: "success" | "failed" }): Promise<TaskInstanceRecord>;
+
+  // --- backfills --------------------------------------------------------------------------
+
+  /** Stores a backfill and its plan; an identical live one (same pipeline, range, options) is returned instead. */
+  createBackfill(backfill: NewBackfill): Promise<{ backfill: BackfillRecord; created: boolean }>;
+  getBackfill(backfillId: string): Promise<BackfillRecord | null>;
+  listBackfills(query: { pipelineId?: string; live?: boolean; limit?: number }): Promise<BackfillRecord[]>;
+  backfillItems(backfillId: string): Promise<BackfillItem[]>;
+  /** The next planned intervals of a backfill that have no run started yet, in plan order. */
+  pendingBackfillItems(backfillId: string, limit: number): Promise<BackfillItem[]>;
+  markBackfillItemStarted(backfillId: string, seq: number): Promise<void>;
+  /** Runs of the backfill that are queued or running. */
+  countLiveBackfillRuns(backfillId: string): Promise<number>;
+  backfillProgress(backfillId: string): Promise<BackfillProgress>;
+  setBackfillState(backfillId: string, state: BackfillState, at: number): Promise<BackfillRecord>;
+  /**
+   * Cancels a backfill: nothing new starts; task instances of its runs that are not running end
+   * skipped with the reason, and those runs end failed once their running attempts finish.
+   */
+  cancelBackfill(backfillId: string, reason: string, at: number): Promise<BackfillRecord>;
+  /** Durations (ms) of the latest successful attempts of each task, for estimates. */
+  taskDurations(pipelineId: string, perTask: number): Promise<Map<string, number[]>>;
+
   // --- wake-ups -----------------------------------------------------------------------------
 
   /**
@@ -139,6 +168,7 @@ export interface NewTaskInstance {
 }
 
 export interface NewRun {
+  backfillId?: string;
   /** With a scheduled run: the pipeline's schedule cursor moves here in the same transaction. */
   cursor?: number;
   runId: string;
@@ -156,6 +186,8 @@ export interface NewRun {
 }
 
 export interface RerunRequest {
+  /** A backfill taking over an existing run: the run becomes part of it. */
+  backfill?: { backfillId: string; triggeredBy: string; reason: string };
   runId: string;
   graphVersion: string;
   /** The tasks of that graph version; instances of tasks no longer in it are removed. */
@@ -181,6 +213,7 @@ export interface RunRecord {
   createdAt: number;
   startedAt: number | null;
   endedAt: number | null;
+  backfillId: string | null;
 }
 
 export interface TaskInstanceRecord {
@@ -241,6 +274,8 @@ export interface ClaimedAttempt {
   leaseExpiresAt: number;
   /** When the task instance first started in this run (a sensor's timeout counts from here). */
   firstStartedAt: number;
+  trigger: TriggerKind;
+  backfillId: string | null;
 }
 
 export interface AttemptFinish {
@@ -396,6 +431,69 @@ export interface DatasetEvent {
   taskId: string;
   trigger: TriggerKind;
   at: number;
+}
+
+export interface TaskActionRequest {
+  runId: string;
+  taskId: string;
+  reason: string;
+  at: number;
+}
+
+export type BackfillState = "running" | "paused" | "completed" | "failed" | "cancelled";
+export type BackfillAction = "create" | "rerun" | "leave" | "refuse";
+
+export interface NewBackfillItem {
+  businessDate: string;
+  intervalStart: number;
+  intervalEnd: number;
+  action: BackfillAction;
+  why: string;
+  runId: string;
+}
+
+export interface BackfillItem extends NewBackfillItem {
+  backfillId: string;
+  seq: number;
+  started: boolean;
+}
+
+export interface NewBackfill {
+  backfillId: string;
+  pipelineId: string;
+  fromDate: string;
+  toDate: string;
+  reprocess: "none" | "failed" | "all";
+  maxActiveRuns: number;
+  backwards: boolean;
+  /** Only these tasks run; null: all. */
+  taskIds: readonly string[] | null;
+  actor: string;
+  reason: string;
+  graphVersion: string;
+  estimate: Record<string, unknown>;
+  /** In execution order (already reversed for --backwards). */
+  items: readonly NewBackfillItem[];
+  at: number;
+}
+
+export interface BackfillRecord extends Omit<NewBackfill, "items" | "at"> {
+  state: BackfillState;
+  createdAt: number;
+  updatedAt: number;
+  endedAt: number | null;
+}
+
+export interface BackfillProgress {
+  /** Intervals the backfill will run (create + rerun). */
+  planned: number;
+  notStarted: number;
+  queued: number;
+  running: number;
+  succeeded: number;
+  failed: number;
+  /** Intervals it leaves or refuses. */
+  untouched: number;
 }
 
 /** Raised by any adapter for a request the store refuses (run busy, summary too large, ...). */

@@ -133,7 +133,7 @@ describe("running a pipeline for a business date", () => {
     expect(result.run.state).toBe("success");
     expect(Object.fromEntries(result.tasks.map((x) => [x.taskId, [x.state, x.reason]]))).toEqual({
       look: ["skipped", "the shop was closed"],
-      load: ["skipped", "1 upstream task(s) skipped"],
+      load: ["skipped", "upstream: 1 task(s) skipped"],
       report: ["success", null],
     });
   });

@@ -210,7 +210,7 @@ describe("sensors", () => {
     const tasks = Object.fromEntries((await h.store.listTaskInstances("waits@2026-09-01")).map((t) => [t.taskId, [t.state, t.reason, t.tryNumber]]));
     expect(tasks).toEqual({
       wait_file: ["skipped", "sensor timed out after 1h: condition not met", 1],
-      load: ["skipped", "1 upstream task(s) skipped", 0],
+      load: ["skipped", "upstream: 1 task(s) skipped", 0],
     });
     const pokes = await h.store.listAttempts("waits@2026-09-01", "wait_file");
     expect(pokes.map((a) => a.state)).toEqual(["rescheduled", "rescheduled", "rescheduled", "rescheduled", "rescheduled", "rescheduled", "skipped"]);

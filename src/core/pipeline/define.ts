@@ -3,6 +3,7 @@ import { DefinitionError, DefinitionErrors, type ErrorPlace } from "../model/err
 import { isValidId } from "../model/ids.ts";
 import { findGraphProblems, downstreamMap, topologicalOrder } from "../graph/dag.ts";
 import { TRIGGER_RULES } from "../policy/trigger-rules.ts";
+import { validateFrozenPeriods } from "../policy/frozen.ts";
 import { parseDuration } from "../time/duration.ts";
 import { assertTimeZone, parseBusinessDate, parseInstant } from "../time/dates.ts";
 import { cron, manual, type Timetable } from "../time/timetable.ts";
@@ -85,6 +86,7 @@ export function pipeline<P extends Params>(
   const maxActiveRuns = positiveInt(options.maxActiveRuns, 16, "maxActiveRuns", problem);
   const maxActiveTasks = positiveInt(options.maxActiveTasks, 64, "maxActiveTasks", problem);
   const triggerOn = attempt(pipelinePlace, () => datasetNames(options.triggerOn, "triggerOn")) ?? [];
+  const frozen = attempt(pipelinePlace, () => validateFrozenPeriods(options.frozen)) ?? [];
   const defaults = attempt(pipelinePlace, () => resolvePolicy(options.defaults ?? {}, DEFAULT_POLICY)) ?? DEFAULT_POLICY;
 
   const specs: (TaskSpec<string, P> & { id: string })[] = Array.isArray(tasks)
@@ -122,6 +124,7 @@ export function pipeline<P extends Params>(
     maxActiveTasks,
     params: options.params ?? {},
     triggerOn,
+    frozen,
     tasks: [...ordered.values()].map(describeTask),
   };
   return Object.freeze({
@@ -138,6 +141,7 @@ export function pipeline<P extends Params>(
     maxActiveRuns,
     maxActiveTasks,
     triggerOn,
+    frozen,
     tasks: ordered,
     version: createHash("sha256").update(canonicalJson(definition)).digest("hex").slice(0, 16),
     definition,

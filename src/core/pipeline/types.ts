@@ -1,6 +1,7 @@
 import type { Temporal } from "temporal-polyfill";
 import type { TriggerRule } from "../policy/trigger-rules.ts";
 import type { Timetable } from "../time/timetable.ts";
+import type { FrozenPeriod } from "../policy/frozen.ts";
 
 /** A small JSON object a task returns: counts, not data. */
 export type Summary = Record<string, unknown>;
@@ -21,6 +22,10 @@ export interface TaskContext<P extends Params = Params> {
   interval: { start: Temporal.ZonedDateTime; end: Temporal.ZonedDateTime };
   /** 1 for the first attempt; it keeps counting across retries and reruns. */
   tryNumber: number;
+  /** How the run came to exist; loaders keep incremental watermarks still for "backfill". */
+  trigger: "schedule" | "manual" | "backfill" | "data";
+  /** Frozen periods of the pipeline and the project, for loaders to enforce a second time. */
+  frozen: readonly FrozenPeriod[];
   params: P;
   log: TaskLogger;
   /** Fires when the attempt times out or the worker shuts down; pass it to anything cancellable. */
@@ -166,6 +171,8 @@ export interface PipelineOptions<P extends Params = Params> {
    * pipeline; its intervals are calendar days in `timezone`.
    */
   triggerOn?: readonly string[];
+  /** Business dates no backfill, manual run or loader may rewrite unless opened with a reason. */
+  frozen?: readonly FrozenPeriod[];
 }
 
 export interface Pipeline<P extends Params = Params> {
@@ -184,6 +191,7 @@ export interface Pipeline<P extends Params = Params> {
   readonly maxActiveRuns: number;
   readonly maxActiveTasks: number;
   readonly triggerOn: readonly string[];
+  readonly frozen: readonly FrozenPeriod[];
   /** Tasks in a stable topological order. */
   readonly tasks: ReadonlyMap<string, TaskDefinition>;
   /** Stable hash of the definition: tasks, edges, policies, schedule. */

@@ -40,27 +40,35 @@ export function decideTrigger(rule: TriggerRule, up: UpstreamCounts): TriggerDec
     case "all_done":
       return allDone ? RUN : WAIT;
     case "all_success":
-      if (up.failed > 0) return failed(`${up.failed} upstream task(s) failed`);
-      if (up.skipped > 0) return skip(`${up.skipped} upstream task(s) skipped`);
+      if (up.failed > 0) return failed(`${up.failed} task(s) failed`);
+      if (up.skipped > 0) return skip(`${up.skipped} task(s) skipped`);
       return allDone ? RUN : WAIT;
     case "one_success":
       if (up.success > 0) return RUN;
       if (!allDone) return WAIT;
-      if (up.skipped === up.total) return skip("every upstream task was skipped");
-      return failed("no upstream task succeeded");
+      if (up.skipped === up.total) return skip("every one was skipped");
+      return failed("none succeeded");
     case "none_failed":
-      if (up.failed > 0) return failed(`${up.failed} upstream task(s) failed`);
+      if (up.failed > 0) return failed(`${up.failed} task(s) failed`);
       return allDone ? RUN : WAIT;
     case "none_failed_min_one_success":
-      if (up.failed > 0) return failed(`${up.failed} upstream task(s) failed`);
+      if (up.failed > 0) return failed(`${up.failed} task(s) failed`);
       if (!allDone) return WAIT;
-      return up.success > 0 ? RUN : skip("no upstream task succeeded (all skipped)");
+      return up.success > 0 ? RUN : skip("none succeeded (all skipped)");
   }
 }
 
+/** Every reason a trigger rule gives starts with this, so it can be told apart from a skip by hand. */
+const UPSTREAM = "upstream: ";
+
 function skip(reason: string): TriggerDecision {
-  return { action: "skip", reason };
+  return { action: "skip", reason: UPSTREAM + reason };
 }
 function failed(reason: string): TriggerDecision {
-  return { action: "upstream_failed", reason };
+  return { action: "upstream_failed", reason: UPSTREAM + reason };
+}
+
+/** True when a task instance was settled by a trigger rule (not by its own run or by hand). */
+export function isSettledByUpstream(state: string, reason: string | null): boolean {
+  return state === "upstream_failed" || (state === "skipped" && (reason ?? "").startsWith(UPSTREAM));
 }

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import type { Clock } from "../../core/model/clock.ts";
+import type { FrozenPeriod } from "../../core/policy/frozen.ts";
 import { retryDelay } from "../../core/policy/retry.ts";
 import { TaskSkipped } from "../../core/pipeline/skip.ts";
 import type { Pipeline, Summary, TaskContext, TaskDefinition } from "../../core/pipeline/types.ts";
@@ -20,6 +21,8 @@ export interface AttemptEnvironment {
   defaultCwd: string;
   cancel?: AbortSignal;
   random?: () => number;
+  /** Frozen periods of the whole project (the pipeline's own are added to them). */
+  frozen?: readonly FrozenPeriod[];
 }
 
 /** Runs one claimed attempt to its end and says how to record it. Never throws for task errors. */
@@ -65,7 +68,7 @@ async function runTask(
   log: AttemptLog,
   env: AttemptEnvironment,
 ): Promise<AttemptResult> {
-  const context = buildContext(pipeline, claim, log);
+  const context = buildContext(pipeline, claim, log, env.frozen ?? []);
   if (task.kind === "sensor") return runSensor(task, context, claim, env);
   if (task.kind === "function") {
     return runFunctionTask({
@@ -100,7 +103,12 @@ async function runTask(
   });
 }
 
-export function buildContext(pipeline: Pipeline, claim: ClaimedAttempt, log: AttemptLog): Omit<TaskContext, "signal"> {
+export function buildContext(
+  pipeline: Pipeline,
+  claim: ClaimedAttempt,
+  log: AttemptLog,
+  projectFrozen: readonly FrozenPeriod[],
+): Omit<TaskContext, "signal"> {
   const timezone = pipeline.schedule.timezone;
   return {
     runId: claim.runId,
@@ -109,6 +117,8 @@ export function buildContext(pipeline: Pipeline, claim: ClaimedAttempt, log: Att
     businessDate: claim.businessDate,
     interval: { start: toZoned(claim.intervalStart, timezone), end: toZoned(claim.intervalEnd, timezone) },
     tryNumber: claim.tryNumber,
+    trigger: claim.trigger,
+    frozen: [...pipeline.frozen, ...projectFrozen],
     params: { ...pipeline.params, ...claim.params },
     log: log.logger(),
     skip(reason: string): never {

@@ -1,4 +1,5 @@
 import type { Clock } from "../../core/model/clock.ts";
+import type { FrozenPeriod } from "../../core/policy/frozen.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
 import type { ClaimedAttempt, RunRecord, Store } from "../../store/port.ts";
 import { Worker } from "../worker/worker.ts";
@@ -16,6 +17,7 @@ export interface ExecuteRunOptions {
   defaultCwd?: string;
   cancel?: AbortSignal;
   random?: () => number;
+  frozen?: readonly FrozenPeriod[];
   /** Called after each attempt is recorded; for progress output. */
   onAttempt?: (claim: ClaimedAttempt, outcome: { taskState: string | null; errorMessage: string | null }) => void;
 }
@@ -38,6 +40,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     runId: options.runId,
     pollMs: 250,
     random: options.random,
+    frozen: options.frozen,
     onAttempt: options.onAttempt,
   });
   const finished = async () => {

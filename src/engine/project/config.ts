@@ -3,6 +3,7 @@ import { dirname, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { z } from "zod";
 import { DefinitionError } from "../../core/model/errors.ts";
+import { validateFrozenPeriods, type FrozenPeriod } from "../../core/policy/frozen.ts";
 
 /** What `idem.config.ts` may say. Paths are relative to the config file. */
 export interface IdemConfig {
@@ -16,6 +17,8 @@ export interface IdemConfig {
   parallelism?: number;
   /** Pools created when missing (slots); `idem pools set` changes them afterwards. */
   pools?: Record<string, number>;
+  /** Business dates no pipeline may rewrite without an explicit reason, e.g. a month closed by finance. */
+  frozen?: FrozenPeriod[];
   /** A worker that has not renewed an attempt's lease for this long is presumed dead. Default 30 s. */
   workerLeaseMs?: number;
   /** A scheduler that has not renewed the leader lease for this long is replaced. Default 15 s. */
@@ -32,6 +35,7 @@ export interface ResolvedConfig {
   pools: Record<string, number>;
   workerLeaseMs: number;
   schedulerLeaseMs: number;
+  frozen: FrozenPeriod[];
 }
 
 export const CONFIG_FILE_NAMES = ["idem.config.ts", "idem.config.mts", "idem.config.js", "idem.config.mjs"];
@@ -46,6 +50,7 @@ const configSchema = z
     pipelines: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional(),
     concurrency: z.number().int().min(1).optional(),
     parallelism: z.number().int().min(1).optional(),
+    frozen: z.array(z.object({ from: z.string(), to: z.string(), reason: z.string().min(1) }).strict()).optional(),
     workerLeaseMs: z.number().int().min(100).optional(),
     schedulerLeaseMs: z.number().int().min(100).optional(),
     pools: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]{0,99}$/, "a pool name"), z.number().int().min(0)).optional(),
@@ -85,5 +90,15 @@ export async function loadConfig(cwd: string, explicitFile?: string): Promise<Re
     pools: parsed.data.pools ?? {},
     workerLeaseMs: parsed.data.workerLeaseMs ?? 30_000,
     schedulerLeaseMs: parsed.data.schedulerLeaseMs ?? 15_000,
+    frozen: withFile(file, () => validateFrozenPeriods(parsed.data.frozen)),
   };
+}
+
+function withFile<T>(file: string | null, fn: () => T): T {
+  try {
+    return fn();
+  } catch (error) {
+    if (error instanceof DefinitionError) throw new DefinitionError(error.message, { file: file ?? "idem.config.ts" });
+    throw error;
+  }
 }

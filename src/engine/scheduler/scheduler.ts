@@ -3,7 +3,7 @@ import { runIdFor } from "../../core/model/run-id.ts";
 import { retryDelay } from "../../core/policy/retry.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
 import type { Interval } from "../../core/time/interval.ts";
-import type { Store } from "../../store/port.ts";
+import type { BackfillItem, BackfillRecord, Store } from "../../store/port.ts";
 import { saveVersion, taskInstancesOf } from "../pipeline-records.ts";
 
 export interface SchedulerOptions {
@@ -58,6 +58,7 @@ export class Scheduler {
     const attemptsLost = await this.#reapExpiredLeases(now);
     let runsCreated = 0;
     let nextTickAt = now + tickMs;
+    runsCreated += await this.#advanceBackfills(now);
     for (const pipeline of this.#o.pipelines) {
       runsCreated += await this.#schedule(pipeline, now);
       const next = pipeline.schedule.nextDue(now);
@@ -196,6 +197,76 @@ export class Scheduler {
     });
     if (created) this.#o.log?.(`created run ${runIdFor(pipeline.id, interval)} (${trigger})`);
     return created ? 1 : 0;
+  }
+
+  /**
+   * Starts the next planned intervals of each running backfill under the backfill's own cap, and
+   * closes backfills whose runs have all ended. Pools still apply when the runs' tasks are
+   * claimed, and live scheduled runs are claimed first.
+   */
+  async #advanceBackfills(now: number): Promise<number> {
+    const { store } = this.#o;
+    let started = 0;
+    for (const backfill of await store.listBackfills({ live: true })) {
+      if (backfill.state !== "running") continue;
+      const pipeline = this.#o.pipelines.find((p) => p.id === backfill.pipelineId);
+      if (!pipeline) continue;
+      const live = await store.countLiveBackfillRuns(backfill.backfillId);
+      const room = backfill.maxActiveRuns - live;
+      const pending = room > 0 ? await store.pendingBackfillItems(backfill.backfillId, room) : [];
+      for (const item of pending) {
+        started += await this.#startBackfillItem(pipeline, backfill, item, now);
+        await store.markBackfillItemStarted(backfill.backfillId, item.seq);
+      }
+      if (pending.length === 0 && live === 0 && (await store.pendingBackfillItems(backfill.backfillId, 1)).length === 0) {
+        const progress = await store.backfillProgress(backfill.backfillId);
+        const state = progress.failed > 0 ? "failed" : "completed";
+        await store.setBackfillState(backfill.backfillId, state, now);
+        this.#o.log?.(`backfill ${backfill.backfillId} ${state}: ${progress.succeeded} succeeded, ${progress.failed} failed`);
+      }
+    }
+    return started;
+  }
+
+  async #startBackfillItem(pipeline: Pipeline, backfill: BackfillRecord, item: BackfillItem, now: number): Promise<number> {
+    const { store } = this.#o;
+    const selected = backfill.taskIds ? new Set(backfill.taskIds) : null;
+    const tasks = taskInstancesOf(pipeline, selected);
+    const existing = await store.getRun(item.runId);
+    if (existing && (existing.state === "queued" || existing.state === "running")) {
+      this.#o.log?.(`backfill ${backfill.backfillId}: ${item.runId} is already ${existing.state}; left alone`);
+      return 0;
+    }
+    await saveVersion(store, pipeline, now);
+    if (!existing) {
+      await store.createRunIfAbsent({
+        backfillId: backfill.backfillId,
+        runId: item.runId,
+        pipelineId: pipeline.id,
+        intervalStart: item.intervalStart,
+        intervalEnd: item.intervalEnd,
+        businessDate: item.businessDate,
+        graphVersion: pipeline.version,
+        trigger: "backfill",
+        triggeredBy: backfill.actor,
+        reason: backfill.reason,
+        params: {},
+        tasks,
+        createdAt: now,
+      });
+    } else {
+      await store.rerun({
+        runId: existing.runId,
+        graphVersion: pipeline.version,
+        tasks: taskInstancesOf(pipeline),
+        taskIds: selected ? [...selected] : undefined,
+        params: existing.params,
+        at: now,
+        backfill: { backfillId: backfill.backfillId, triggeredBy: backfill.actor, reason: backfill.reason },
+      });
+    }
+    this.#o.log?.(`backfill ${backfill.backfillId}: started ${item.runId} (${item.action})`);
+    return 1;
   }
 
   /** A worker that stopped renewing its lease is presumed dead: its attempts are lost and retried. */

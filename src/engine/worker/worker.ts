@@ -2,6 +2,7 @@ import { setMaxListeners } from "node:events";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import type { Clock } from "../../core/model/clock.ts";
+import type { FrozenPeriod } from "../../core/policy/frozen.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
 import type { AttemptFinish, ClaimLimits, ClaimedAttempt, Store } from "../../store/port.ts";
 import { executeAttempt } from "../executor/execute-attempt.ts";
@@ -29,6 +30,8 @@ export interface WorkerOptions {
   /** On shutdown: how long running attempts may take to finish before they are handed back. */
   graceMs?: number;
   random?: () => number;
+  /** Frozen periods of the whole project, handed to task code for its loaders. */
+  frozen?: readonly FrozenPeriod[];
   log?: (line: string) => void;
   onAttempt?: (claim: ClaimedAttempt, outcome: { taskState: string | null; errorMessage: string | null }) => void;
 }
@@ -148,6 +151,7 @@ export class Worker {
           defaultCwd: this.#o.projectDir ?? process.cwd(),
           cancel: this.#cancel.signal,
           random: this.#o.random,
+          frozen: this.#o.frozen,
         });
       }
       if (finish.errorClass === "Cancelled") {

@@ -174,4 +174,45 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 3,
+    name: "backfills",
+    sql: `
+      CREATE TABLE backfills (
+        backfill_id     TEXT PRIMARY KEY,
+        pipeline_id     TEXT NOT NULL,
+        state           TEXT NOT NULL,
+        from_date       TEXT NOT NULL,
+        to_date         TEXT NOT NULL,
+        reprocess       TEXT NOT NULL,
+        max_active_runs INTEGER NOT NULL,
+        backwards       INTEGER NOT NULL,
+        task_ids        TEXT,
+        actor           TEXT NOT NULL,
+        reason          TEXT NOT NULL,
+        graph_version   TEXT NOT NULL,
+        estimate        TEXT NOT NULL DEFAULT '{}',
+        created_at      INTEGER NOT NULL,
+        updated_at      INTEGER NOT NULL,
+        ended_at        INTEGER
+      );
+      CREATE INDEX backfills_live ON backfills (state) WHERE state IN ('running', 'paused');
+      CREATE TABLE backfill_items (
+        backfill_id    TEXT NOT NULL,
+        seq            INTEGER NOT NULL,
+        business_date  TEXT NOT NULL,
+        interval_start INTEGER NOT NULL,
+        interval_end   INTEGER NOT NULL,
+        action         TEXT NOT NULL,
+        why            TEXT NOT NULL,
+        run_id         TEXT NOT NULL,
+        started        INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (backfill_id, seq)
+      ) WITHOUT ROWID;
+      CREATE INDEX backfill_items_pending ON backfill_items (backfill_id, seq)
+        WHERE started = 0 AND action IN ('create', 'rerun');
+      ALTER TABLE runs ADD COLUMN backfill_id TEXT;
+      CREATE INDEX runs_by_backfill ON runs (backfill_id, state) WHERE backfill_id IS NOT NULL;
+    `,
+  },
 ];

@@ -8,9 +8,9 @@ export const SQL = {
 
   insertRun: `
     INSERT INTO runs (run_id, pipeline_id, interval_start, interval_end, business_date, state, trigger_kind,
-                      triggered_by, reason, graph_version, params, created_at)
+                      triggered_by, reason, graph_version, params, created_at, backfill_id)
     VALUES (@runId, @pipelineId, @intervalStart, @intervalEnd, @businessDate, 'queued', @trigger,
-            @triggeredBy, @reason, @graphVersion, @params, @createdAt)
+            @triggeredBy, @reason, @graphVersion, @params, @createdAt, @backfillId)
     ON CONFLICT DO NOTHING`,
   selectRun: `SELECT * FROM runs WHERE run_id = ?`,
   selectRunByInterval: `SELECT * FROM runs WHERE pipeline_id = ? AND interval_start = ? AND interval_end = ?`,
@@ -20,6 +20,9 @@ export const SQL = {
   finishRun: `UPDATE runs SET state = ?, ended_at = ? WHERE run_id = ?`,
   requeueRun: `
     UPDATE runs SET state = 'queued', ended_at = NULL, started_at = NULL, graph_version = ?, params = ?
+    WHERE run_id = ?`,
+  reopenRun: `
+    UPDATE runs SET state = CASE WHEN state IN ('success', 'failed') THEN 'queued' ELSE state END, ended_at = NULL
     WHERE run_id = ?`,
 
   insertTaskInstance: `
@@ -111,13 +114,13 @@ export const SQL = {
     SELECT t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots, t.queued_at, r.pipeline_id
     FROM task_instances t JOIN runs r ON r.run_id = t.run_id
     WHERE t.state = 'queued'
-    ORDER BY t.priority DESC, t.queued_at, t.task_id
+    ORDER BY r.backfill_id IS NOT NULL, t.priority DESC, t.queued_at, t.task_id
     LIMIT ?`,
   selectWaitingCandidates: `
     SELECT t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots, t.next_try_at AS queued_at, r.pipeline_id
     FROM task_instances t JOIN runs r ON r.run_id = t.run_id
     WHERE t.state IN ('up_for_retry', 'up_for_reschedule') AND t.next_try_at <= ?
-    ORDER BY t.next_try_at
+    ORDER BY r.backfill_id IS NOT NULL, t.next_try_at
     LIMIT ?`,
   selectRunCandidates: `
     SELECT t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots, t.queued_at, r.pipeline_id
@@ -181,4 +184,56 @@ export const SQL = {
   deleteDatasetWaits: `DELETE FROM dataset_waits WHERE pipeline_id = ? AND business_date = ?`,
   selectDatasetEvents: `SELECT * FROM dataset_events ORDER BY id DESC LIMIT ?`,
   selectDatasetEventsOf: `SELECT * FROM dataset_events WHERE dataset = ? ORDER BY id DESC LIMIT ?`,
+
+  // --- operator actions ---
+  settleByHand: `
+    UPDATE task_instances SET state = ?, reason = ?, ended_at = ?, next_try_at = NULL WHERE run_id = ? AND task_id = ?`,
+
+  // --- backfills ---
+  insertBackfill: `
+    INSERT INTO backfills (backfill_id, pipeline_id, state, from_date, to_date, reprocess, max_active_runs, backwards,
+                           task_ids, actor, reason, graph_version, estimate, created_at, updated_at)
+    VALUES (@backfillId, @pipelineId, 'running', @fromDate, @toDate, @reprocess, @maxActiveRuns, @backwards,
+            @taskIds, @actor, @reason, @graphVersion, @estimate, @at, @at)`,
+  selectBackfill: `SELECT * FROM backfills WHERE backfill_id = ?`,
+  selectSameLiveBackfill: `
+    SELECT * FROM backfills
+    WHERE pipeline_id = ? AND from_date = ? AND to_date = ? AND reprocess = ? AND coalesce(task_ids, '') = ?
+      AND state IN ('running', 'paused')`,
+  selectBackfills: `SELECT * FROM backfills ORDER BY created_at DESC LIMIT ?`,
+  selectBackfillsOf: `SELECT * FROM backfills WHERE pipeline_id = ? ORDER BY created_at DESC LIMIT ?`,
+  selectLiveBackfills: `SELECT * FROM backfills WHERE state IN ('running', 'paused') ORDER BY created_at`,
+  insertBackfillItem: `
+    INSERT INTO backfill_items (backfill_id, seq, business_date, interval_start, interval_end, action, why, run_id)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+  selectBackfillItems: `SELECT * FROM backfill_items WHERE backfill_id = ? ORDER BY seq`,
+  selectPendingBackfillItems: `
+    SELECT * FROM backfill_items WHERE backfill_id = ? AND started = 0 AND action IN ('create', 'rerun') ORDER BY seq LIMIT ?`,
+  markBackfillItemStarted: `UPDATE backfill_items SET started = 1 WHERE backfill_id = ? AND seq = ?`,
+  countLiveBackfillRuns: `SELECT count(*) AS n FROM runs WHERE backfill_id = ? AND state IN ('queued', 'running')`,
+  backfillRunStates: `
+    SELECT r.state AS state, count(*) AS n
+    FROM backfill_items i JOIN runs r ON r.run_id = i.run_id AND r.backfill_id = i.backfill_id
+    WHERE i.backfill_id = ? AND i.started = 1
+    GROUP BY r.state`,
+  backfillItemCounts: `
+    SELECT sum(action IN ('create', 'rerun')) AS planned,
+           sum(action IN ('create', 'rerun') AND started = 0) AS not_started,
+           sum(action IN ('leave', 'refuse')) AS untouched
+    FROM backfill_items WHERE backfill_id = ?`,
+  setBackfillState: `
+    UPDATE backfills SET state = ?, updated_at = ?, ended_at = CASE WHEN ? IN ('completed', 'failed', 'cancelled') THEN ? ELSE NULL END
+    WHERE backfill_id = ?`,
+  selectLiveRunsOfBackfill: `SELECT run_id FROM runs WHERE backfill_id = ? AND state IN ('queued', 'running')`,
+  skipWaitingOfRun: `
+    UPDATE task_instances SET state = 'skipped', reason = ?, ended_at = ?, next_try_at = NULL
+    WHERE run_id = ? AND state IN ('scheduled', 'queued', 'up_for_retry', 'up_for_reschedule')`,
+  joinBackfill: `UPDATE runs SET backfill_id = ?, trigger_kind = 'backfill', triggered_by = ?, reason = ? WHERE run_id = ?`,
+  taskDurations: `
+    SELECT task_id, ended_at - started_at AS ms FROM (
+      SELECT a.task_id, a.started_at, a.ended_at,
+             row_number() OVER (PARTITION BY a.task_id ORDER BY a.attempt_id DESC) AS n
+      FROM attempts a JOIN runs r ON r.run_id = a.run_id
+      WHERE r.pipeline_id = ? AND a.state = 'success' AND a.ended_at IS NOT NULL
+    ) WHERE n <= ?`,
 } as const;

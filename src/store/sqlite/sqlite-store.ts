@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
-import { decideTrigger, type TriggerRule, type UpstreamCounts } from "../../core/policy/trigger-rules.ts";
+import { decideTrigger, isSettledByUpstream, type TriggerRule, type UpstreamCounts } from "../../core/policy/trigger-rules.ts";
 import type { RunState, TaskState } from "../../core/model/states.ts";
 import {
   MAX_SUMMARY_BYTES,
@@ -32,6 +32,12 @@ import {
   type ExpiredAttempt,
   type Leadership,
   type DatasetEvent,
+  type TaskActionRequest,
+  type NewBackfill,
+  type BackfillRecord,
+  type BackfillItem,
+  type BackfillProgress,
+  type BackfillState,
 } from "../port.ts";
 import { MIGRATIONS } from "./migrations.ts";
 import { SQL } from "./sql.ts";
@@ -112,7 +118,7 @@ export class SqliteStore implements Store {
         this.#q.insertPipelineState.run(run.pipelineId, run.createdAt);
         this.#q.advanceCursor.run(cursor, cursor, run.pipelineId);
       }
-      const inserted = this.#q.insertRun.run({ ...fields, params: JSON.stringify(run.params) });
+      const inserted = this.#q.insertRun.run({ ...fields, backfillId: fields.backfillId ?? null, params: JSON.stringify(run.params) });
       if (inserted.changes === 0) {
         const existing = (this.#q.selectRun.get(run.runId) ??
           this.#q.selectRunByInterval.get(run.pipelineId, run.intervalStart, run.intervalEnd)) as Row;
@@ -142,9 +148,6 @@ export class SqliteStore implements Store {
       const q = this.#q;
       const run = q.selectRun.get(request.runId) as Row | undefined;
       if (!run) throw new StoreConflictError(`no run ${request.runId}`);
-      if ((q.countRunning.get(request.runId) as Row).n > 0) {
-        throw new StoreConflictError(`run ${request.runId} has a task running; wait for it to finish`);
-      }
       const existing = new Map(
         (q.selectTaskInstances.all(request.runId) as Row[]).map((r) => [r.task_id as string, r]),
       );
@@ -152,6 +155,12 @@ export class SqliteStore implements Store {
       const toReset = request.taskIds ? new Set(request.taskIds) : new Set(wanted.keys());
       for (const taskId of toReset) {
         if (!wanted.has(taskId)) throw new StoreConflictError(`run ${request.runId} has no task ${taskId}`);
+      }
+      const busy = request.taskIds
+        ? [...toReset].filter((id) => existing.get(id)?.state === "running")
+        : [...existing.values()].filter((r) => r.state === "running").map((r) => r.task_id as string);
+      if (busy.length > 0) {
+        throw new StoreConflictError(`run ${request.runId} has a task running (${busy.join(", ")}); wait for it to finish`);
       }
       if (!request.taskIds) {
         for (const taskId of existing.keys()) if (!wanted.has(taskId)) q.deleteTaskInstance.run(request.runId, taskId);
@@ -162,9 +171,14 @@ export class SqliteStore implements Store {
           q.resetTaskInstance.run({ runId: request.runId, ...task });
         }
       }
-      q.requeueRun.run(request.graphVersion, JSON.stringify(request.params), request.runId);
+      if (request.taskIds) q.reopenRun.run(request.runId);
+      else q.requeueRun.run(request.graphVersion, JSON.stringify(request.params), request.runId);
+      if (request.backfill) {
+        q.joinBackfill.run(request.backfill.backfillId, request.backfill.triggeredBy, request.backfill.reason, request.runId);
+      }
+      const graphVersion = request.taskIds ? (run.graph_version as string) : request.graphVersion;
       // Reset tasks whose upstream allows it become eligible now; the rest wait for their parents.
-      for (const taskId of toReset) this.#settleWaiting(request.runId, request.graphVersion, taskId, request.at);
+      for (const taskId of toReset) this.#settleWaiting(request.runId, graphVersion, taskId, request.at);
       this.#finishRunIfDone(request.runId, request.at);
       return toRun(q.selectRun.get(request.runId) as Row);
     }).immediate();
@@ -254,6 +268,8 @@ export class SqliteStore implements Store {
       logPath,
       leaseExpiresAt,
       firstStartedAt: ti.started_at,
+      trigger: run.trigger_kind,
+      backfillId: run.backfill_id,
     };
   }
 
@@ -538,6 +554,137 @@ export class SqliteStore implements Store {
     }));
   }
 
+  async skipTask(r: TaskActionRequest): Promise<TaskInstanceRecord> {
+    return this.#settleByHand(r, "skipped", r.reason);
+  }
+
+  async markTask(r: TaskActionRequest & { state: "success" | "failed" }): Promise<TaskInstanceRecord> {
+    return this.#settleByHand(r, r.state, r.state === "success" ? null : `marked failed: ${r.reason}`);
+  }
+
+  #settleByHand(r: TaskActionRequest, state: "success" | "failed" | "skipped", reason: string | null): TaskInstanceRecord {
+    return this.db.transaction(() => {
+      const q = this.#q;
+      const run = q.selectRun.get(r.runId) as Row | undefined;
+      if (!run) throw new StoreConflictError(`no run ${r.runId}`);
+      const ti = q.selectTaskInstance.get(r.runId, r.taskId) as Row | undefined;
+      if (!ti) throw new StoreConflictError(`run ${r.runId} has no task ${r.taskId}`);
+      if (ti.state === "running") throw new StoreConflictError(`task ${r.taskId} of run ${r.runId} is running; wait for it to end`);
+      q.settleByHand.run(state, reason, r.at, r.runId, r.taskId);
+      q.reopenRun.run(r.runId);
+      // Downstream instances settled because of the old state (upstream_failed, or skipped for an
+      // upstream skip) wait again, and are settled afresh from the new one.
+      const stack = [r.taskId];
+      while (stack.length > 0) {
+        for (const { child } of q.selectChildren.all(run.graph_version, stack.pop()!) as Row[]) {
+          const c = q.selectTaskInstance.get(r.runId, child) as Row | undefined;
+          if (!c || !isSettledByUpstream(c.state, c.reason)) continue;
+          q.resetTaskInstance.run({
+            runId: r.runId, taskId: child, maxTries: Math.max(1, c.max_tries - c.try_number),
+            triggerRule: c.trigger_rule, pool: c.pool, slots: c.slots, priority: c.priority,
+          });
+          stack.push(child);
+        }
+      }
+      this.#propagate(r.runId, run.graph_version, r.taskId, r.at);
+      this.#finishRunIfDone(r.runId, r.at);
+      return toTaskInstance(q.selectTaskInstance.get(r.runId, r.taskId) as Row);
+    }).immediate();
+  }
+
+  async createBackfill(b: NewBackfill): Promise<{ backfill: BackfillRecord; created: boolean }> {
+    return this.db.transaction(() => {
+      const q = this.#q;
+      const taskIds = b.taskIds ? JSON.stringify(b.taskIds) : null;
+      const same = q.selectSameLiveBackfill.get(b.pipelineId, b.fromDate, b.toDate, b.reprocess, taskIds ?? "") as Row | undefined;
+      if (same) return { backfill: toBackfill(same), created: false };
+      q.insertBackfill.run({ ...b, backwards: b.backwards ? 1 : 0, taskIds, estimate: JSON.stringify(b.estimate) });
+      b.items.forEach((i, seq) =>
+        q.insertBackfillItem.run(b.backfillId, seq, i.businessDate, i.intervalStart, i.intervalEnd, i.action, i.why, i.runId),
+      );
+      return { backfill: toBackfill(q.selectBackfill.get(b.backfillId) as Row), created: true };
+    }).immediate();
+  }
+
+  async getBackfill(backfillId: string): Promise<BackfillRecord | null> {
+    const row = this.#q.selectBackfill.get(backfillId) as Row | undefined;
+    return row ? toBackfill(row) : null;
+  }
+
+  async listBackfills(query: { pipelineId?: string; live?: boolean; limit?: number }): Promise<BackfillRecord[]> {
+    const q = this.#q;
+    const rows = (
+      query.live ? q.selectLiveBackfills.all() : query.pipelineId ? q.selectBackfillsOf.all(query.pipelineId, query.limit ?? 50) : q.selectBackfills.all(query.limit ?? 50)
+    ) as Row[];
+    return rows.map(toBackfill).filter((b) => !query.pipelineId || b.pipelineId === query.pipelineId);
+  }
+
+  async backfillItems(backfillId: string): Promise<BackfillItem[]> {
+    return (this.#q.selectBackfillItems.all(backfillId) as Row[]).map(toBackfillItem);
+  }
+
+  async pendingBackfillItems(backfillId: string, limit: number): Promise<BackfillItem[]> {
+    return (this.#q.selectPendingBackfillItems.all(backfillId, limit) as Row[]).map(toBackfillItem);
+  }
+
+  async markBackfillItemStarted(backfillId: string, seq: number): Promise<void> {
+    this.#q.markBackfillItemStarted.run(backfillId, seq);
+  }
+
+  async countLiveBackfillRuns(backfillId: string): Promise<number> {
+    return (this.#q.countLiveBackfillRuns.get(backfillId) as Row).n;
+  }
+
+  async backfillProgress(backfillId: string): Promise<BackfillProgress> {
+    const counts = this.#q.backfillItemCounts.get(backfillId) as Row;
+    const progress: BackfillProgress = {
+      planned: counts.planned ?? 0,
+      notStarted: counts.not_started ?? 0,
+      queued: 0,
+      running: 0,
+      succeeded: 0,
+      failed: 0,
+      untouched: counts.untouched ?? 0,
+    };
+    for (const r of this.#q.backfillRunStates.all(backfillId) as Row[]) {
+      if (r.state === "queued") progress.queued += r.n;
+      else if (r.state === "running") progress.running += r.n;
+      else if (r.state === "success") progress.succeeded += r.n;
+      else if (r.state === "failed") progress.failed += r.n;
+    }
+    return progress;
+  }
+
+  async setBackfillState(backfillId: string, state: BackfillState, at: number): Promise<BackfillRecord> {
+    this.#q.setBackfillState.run(state, at, state, at, backfillId);
+    const row = this.#q.selectBackfill.get(backfillId) as Row | undefined;
+    if (!row) throw new StoreConflictError(`no backfill ${backfillId}`);
+    return toBackfill(row);
+  }
+
+  async cancelBackfill(backfillId: string, reason: string, at: number): Promise<BackfillRecord> {
+    return this.db.transaction(() => {
+      const q = this.#q;
+      if (!q.selectBackfill.get(backfillId)) throw new StoreConflictError(`no backfill ${backfillId}`);
+      q.setBackfillState.run("cancelled", at, "cancelled", at, backfillId);
+      for (const { run_id } of q.selectLiveRunsOfBackfill.all(backfillId) as Row[]) {
+        q.skipWaitingOfRun.run(reason, at, run_id);
+        // A cancelled run is not a success, whatever its remaining tasks say.
+        if ((q.countLiveInRun.get(run_id) as Row).n === 0) q.finishRun.run("failed", at, run_id);
+      }
+      return toBackfill(q.selectBackfill.get(backfillId) as Row);
+    }).immediate();
+  }
+
+  async taskDurations(pipelineId: string, perTask: number): Promise<Map<string, number[]>> {
+    const durations = new Map<string, number[]>();
+    for (const r of this.#q.taskDurations.all(pipelineId, perTask) as Row[]) {
+      if (!durations.has(r.task_id)) durations.set(r.task_id, []);
+      durations.get(r.task_id)!.push(r.ms);
+    }
+    return durations;
+  }
+
   async getRun(runId: string): Promise<RunRecord | null> {
     const row = this.#q.selectRun.get(runId) as Row | undefined;
     return row ? toRun(row) : null;
@@ -615,6 +762,41 @@ function toLeadership(r: Row, asker: string): Leadership {
   return { role: r.role, leader: r.holder === asker, holder: r.holder, term: r.term, expiresAt: r.expires_at };
 }
 
+function toBackfill(r: Row): BackfillRecord {
+  return {
+    backfillId: r.backfill_id,
+    pipelineId: r.pipeline_id,
+    state: r.state,
+    fromDate: r.from_date,
+    toDate: r.to_date,
+    reprocess: r.reprocess,
+    maxActiveRuns: r.max_active_runs,
+    backwards: r.backwards === 1,
+    taskIds: r.task_ids === null ? null : JSON.parse(r.task_ids),
+    actor: r.actor,
+    reason: r.reason,
+    graphVersion: r.graph_version,
+    estimate: JSON.parse(r.estimate),
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    endedAt: r.ended_at,
+  };
+}
+
+function toBackfillItem(r: Row): BackfillItem {
+  return {
+    backfillId: r.backfill_id,
+    seq: r.seq,
+    businessDate: r.business_date,
+    intervalStart: r.interval_start,
+    intervalEnd: r.interval_end,
+    action: r.action,
+    why: r.why,
+    runId: r.run_id,
+    started: r.started === 1,
+  };
+}
+
 function toRun(r: Row): RunRecord {
   return {
     runId: r.run_id,
@@ -631,6 +813,7 @@ function toRun(r: Row): RunRecord {
     createdAt: r.created_at,
     startedAt: r.started_at,
     endedAt: r.ended_at,
+    backfillId: r.backfill_id,
   };
 }
 

@@ -1,0 +1,63 @@
+import { describeFrozen, frozenPeriodOf, type FrozenPeriod } from "../../core/policy/frozen.ts";
+import { runIdFor } from "../../core/model/run-id.ts";
+import type { Pipeline } from "../../core/pipeline/types.ts";
+import { startOfDay, addDays } from "../../core/time/dates.ts";
+import type { NewBackfillItem, RunRecord } from "../../store/port.ts";
+
+export type Reprocess = "none" | "failed" | "all";
+
+export interface PlanInput {
+  pipeline: Pipeline;
+  /** First and last business date, inclusive. */
+  from: string;
+  to: string;
+  reprocess: Reprocess;
+  backwards: boolean;
+  now: number;
+  /** Existing runs of the pipeline whose interval starts in the range. */
+  runs: readonly RunRecord[];
+  frozen: readonly FrozenPeriod[];
+  /** Frozen dates may be rewritten when this reason is given (recorded with the backfill). */
+  openFrozen?: string;
+}
+
+/**
+ * Every interval in the range with what the backfill will do to it and why: create (missing),
+ * rerun (per --reprocess), leave (already done), refuse (frozen, before start, in the future,
+ * a run already active). Pure: the caller fetches the runs and reads the clock.
+ */
+export function planBackfill(input: PlanInput): NewBackfillItem[] {
+  const { pipeline, now } = input;
+  const tz = pipeline.schedule.timezone;
+  const intervals = pipeline.schedule.intervalsBetween(startOfDay(input.from, tz), startOfDay(addDays(input.to, 1), tz));
+  const byInterval = new Map(input.runs.map((r) => [`${r.intervalStart}/${r.intervalEnd}`, r]));
+  const items = intervals.map((interval): NewBackfillItem => {
+    const base = {
+      businessDate: interval.businessDate,
+      intervalStart: interval.start,
+      intervalEnd: interval.end,
+      runId: runIdFor(pipeline.id, interval),
+    };
+    const refuse = (why: string) => ({ ...base, action: "refuse" as const, why });
+    if (pipeline.start !== null && interval.start < pipeline.start) return refuse("before the pipeline's start");
+    if (pipeline.end !== null && interval.start >= pipeline.end) return refuse("after the pipeline's end");
+    const firesAt = pipeline.schedule.kind === "manual" ? interval.end : pipeline.schedule.firesAt(interval);
+    if (firesAt > now) return refuse(`in the future: not due until ${new Date(firesAt).toISOString()}`);
+    const frozen = frozenPeriodOf(input.frozen, interval.businessDate);
+    if (frozen && !input.openFrozen) return refuse(describeFrozen(frozen));
+    const opened = frozen ? ` (${describeFrozen(frozen)}; opened: ${input.openFrozen})` : "";
+    const run = byInterval.get(`${interval.start}/${interval.end}`);
+    if (!run) return { ...base, action: "create", why: `missing${opened}` };
+    if (run.runId !== base.runId) base.runId = run.runId;
+    if (run.state === "queued" || run.state === "running") return refuse(`run ${run.runId} is already ${run.state}`);
+    if (run.state === "failed") {
+      return input.reprocess === "none"
+        ? { ...base, action: "leave", why: "failed before; --reprocess failed or all runs it again" }
+        : { ...base, action: "rerun", why: `failed before${opened}` };
+    }
+    return input.reprocess === "all"
+      ? { ...base, action: "rerun", why: `succeeded before; --reprocess all${opened}` }
+      : { ...base, action: "leave", why: "already succeeded" };
+  });
+  return input.backwards ? items.reverse() : items;
+}
