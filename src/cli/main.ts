@@ -4,7 +4,8 @@ import { registerInspectCommands } from "./commands/inspect.ts";
 import { registerRunCommand } from "./commands/run.ts";
 import { registerValidateCommand } from "./commands/validate.ts";
 import { registerDaemonCommands } from "./commands/daemons.ts";
-import { registerOperateCommands } from "./commands/operate.ts";
+import { registerActionCommands, registerOperateCommands } from "./commands/operate.ts";
+import { registerBackfillCommands } from "./commands/backfill.ts";
 
 /** Exit codes: 0 success, 1 the run failed, 2 usage or definition error. */
 export const EXIT = { ok: 0, runFailed: 1, usage: 2 } as const;
@@ -22,6 +23,8 @@ registerValidateCommand(program);
 registerRunCommand(program);
 registerInspectCommands(program);
 registerOperateCommands(program);
+registerActionCommands(program);
+registerBackfillCommands(program);
 registerDaemonCommands(program);
 
 // `idem runs x | head` closes our stdout early; that is not an error.

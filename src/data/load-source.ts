@@ -1,8 +1,10 @@
-import { createReadStream } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { constants, createReadStream } from "node:fs";
+import { mkdtemp, open, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DefinitionError } from "../core/model/errors.ts";
+import { passthroughColumns, recordsWithConstants } from "./csv-passthrough.ts";
 import { fileSelect, withMemoryDuckDB } from "./duckdb-read.ts";
 import { columnTypeFromDuckDB, inferSchemaFromRows, normalizeSchema, type Column } from "./schema.ts";
 import { describeSource, isFileSource, type FileSource, type Source } from "./source.ts";
@@ -93,8 +95,21 @@ async function moveFileRows(target: Target, table: string, columns: readonly Tab
     const value = sql`${ident("src")}.${ident(c.name)}`;
     return typeOf.get(c.name) === "boolean" ? sql`CAST(CAST(${value} AS INTEGER) AS VARCHAR)` : sql`CAST(${value} AS VARCHAR)`;
   });
+  if (target.copyCsv && "csv" in source) {
+    const order = await passthroughColumns(source, columns);
+    if (order) {
+      const byName = new Map(columns.map((c) => [c.name, c]));
+      const constants = Object.keys(source.constants ?? {}).map((k) => source.constants![k] ?? null);
+      await onRows?.(0);
+      return target.copyCsv(table, order.map((n) => byName.get(n)!), recordsWithConstants(source.csv, constants, onRows));
+    }
+  }
+  if (target.copyCsv) {
+    // DuckDB's CSV writer formats each type itself; booleans come out as true/false.
+    const raw = sql`SELECT ${identList(columns.map((c) => c.name))} FROM (${fileSelect(source)}) AS ${ident("src")}`;
+    return copyThroughCsv(target, table, columns, raw, onRows);
+  }
   const select = sql`SELECT ${joinSql(exprs)} FROM (${fileSelect(source)}) AS ${ident("src")}`;
-  if (target.copyCsv) return copyThroughCsv(target, table, columns, select, onRows);
   return withMemoryDuckDB(async (duck) => {
     let written = 0;
     await onRows?.(0);
@@ -107,22 +122,56 @@ async function moveFileRows(target: Target, table: string, columns: readonly Tab
 }
 
 /**
- * DuckDB writes the rows as CSV (in C++, fast) to a scratch file, which is streamed into the
- * target's bulk loader. Progress counts lines, so it is approximate when values hold newlines.
+ * DuckDB writes the rows as CSV (in C++, fast) and the target's bulk loader reads them. Where the
+ * system has named pipes the two run at the same time through one; elsewhere through a scratch
+ * file. Progress counts lines, so it is approximate when values hold newlines.
  */
 async function copyThroughCsv(target: Target, table: string, columns: readonly TableColumn[], select: Sql, onRows?: RowsProgress): Promise<number> {
   const dir = await mkdtemp(join(tmpdir(), "idem-copy-"));
-  try {
-    const file = join(dir, "rows.csv");
-    await withMemoryDuckDB((duck) => duck.exec(sql`COPY (${select}) TO ${file} (FORMAT csv, HEADER false)`));
-    await onRows?.(0);
-    let lines = 0;
-    return await target.copyCsv!(table, columns, createReadStream(file, { highWaterMark: 1 << 20 }), async (chunk) => {
+  const path = join(dir, "rows.csv");
+  const writeCsv = () => withMemoryDuckDB((duck) => duck.exec(sql`COPY (${select}) TO ${path} (FORMAT csv, HEADER false)`));
+  let lines = 0;
+  const copy = () =>
+    target.copyCsv!(table, columns, createReadStream(path, { highWaterMark: 1 << 20 }), async (chunk) => {
       for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lines++;
       await onRows?.(lines);
     });
+  try {
+    await onRows?.(0);
+    if (!makeFifo(path)) {
+      await writeCsv();
+      return await copy();
+    }
+    const writing = writeCsv().catch(async (error: unknown) => {
+      // The reader may be waiting for a writer to open the pipe; give it one, and an end.
+      await closeFifoWriter(path);
+      throw error;
+    });
+    const [written, wrote] = await Promise.allSettled([copy(), writing]);
+    if (wrote.status === "rejected") throw wrote.reason;
+    if (written.status === "rejected") throw written.reason;
+    return written.value;
   } finally {
     await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function makeFifo(path: string): boolean {
+  if (process.platform === "win32") return false;
+  try {
+    execFileSync("mkfifo", ["-m", "600", path], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function closeFifoWriter(path: string): Promise<void> {
+  try {
+    const handle = await open(path, constants.O_WRONLY | constants.O_NONBLOCK);
+    await handle.close();
+  } catch {
+    // No reader is waiting: nothing to unblock.
   }
 }
 

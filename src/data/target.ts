@@ -44,8 +44,12 @@ export interface Target {
   copyCsv?(table: string, columns: readonly TableColumn[], chunks: AsyncIterable<Buffer>, onChunk?: (chunk: Buffer) => Promise<void> | void): Promise<number>;
   /** The source's columns for a query run on this target. */
   describeQuery(query: Sql): Promise<Column[]>;
-  /** An expression hashing the listed columns of `alias`, equal for equal rows. */
-  rowHash(alias: string, columns: readonly string[]): Sql;
+  /**
+   * A condition true when row `left` and row `right` differ in any of the columns, with NULL
+   * equal to NULL: a row hash comparison or a null-safe row comparison, whichever the target
+   * does faster. A merge uses it so unchanged rows are not rewritten.
+   */
+  rowsDiffer(left: string, right: string, columns: readonly string[]): Sql;
   /** An expression casting `value` to a column's type; the type comes from the catalog. */
   cast(value: Sql, sqlType: string): Sql;
   close(): Promise<void>;

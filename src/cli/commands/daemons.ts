@@ -67,6 +67,7 @@ async function runScheduler(engine: Engine, signal: AbortSignal): Promise<void> 
     pipelines: engine.pipelines(),
     holder,
     leaseTtlMs: engine.config.schedulerLeaseMs,
+    frozen: engine.config.frozen,
     log,
     onWork: () => notifyWork(engine.stateDir),
   });

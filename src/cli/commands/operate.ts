@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { UsageError } from "../../core/model/errors.ts";
 import { formatInstant } from "../../core/time/dates.ts";
-import { printJson, table } from "../format.ts";
+import { isoTime, printJson, table } from "../format.ts";
 import { openEngine, type GlobalOptions } from "../project.ts";
 
 type Engine = Awaited<ReturnType<typeof openEngine>>;
@@ -109,4 +109,93 @@ function positive(text: string, flag: string, min = 1): number {
   const n = Number(text);
   if (!Number.isInteger(n) || n < min) throw new UsageError(`${flag} ${text}: expected a whole number >= ${min}`);
   return n;
+}
+
+/** trigger, clear, skip, mark, audit: manual actions, every one recorded with who and why. */
+export function registerActionCommands(program: Command): void {
+  const withEngine = async (fn: (engine: Engine, actor: string | undefined) => Promise<void>) => {
+    const global = program.opts<GlobalOptions>();
+    const engine = await openEngine(global);
+    try {
+      await fn(engine, global.user);
+    } finally {
+      await engine.store.close();
+    }
+  };
+  const needReason = (reason: string | undefined) => {
+    if (!reason?.trim()) throw new UsageError('give --reason "...": manual actions are audited');
+    return reason;
+  };
+
+  program
+    .command("trigger <pipeline>")
+    .description("create a manual run for a business date, for the scheduler's workers to run")
+    .requiredOption("--date <YYYY-MM-DD>", "the business date")
+    .option("--reason <text>", "why")
+    .option("--open-frozen <reason>", "run a frozen date anyway, recording why")
+    .action((pipelineId: string, flags: { date: string; reason?: string; openFrozen?: string }) =>
+      withEngine(async (engine, actor) => {
+        const run = await engine.trigger(pipelineId, flags.date, { actor, reason: flags.reason, openFrozen: flags.openFrozen });
+        console.log(`run ${run.runId} created (queued)`);
+      }),
+    );
+
+  program
+    .command("clear <run>")
+    .description("run task instances again, keeping their history (try numbers continue)")
+    .option("--task <id>", "only this task")
+    .option("--downstream", "with --task: and everything downstream of it")
+    .option("--upstream", "with --task: and everything upstream of it")
+    .option("--failed-only", "only failed and upstream_failed task instances")
+    .option("--reason <text>", "why (required)")
+    .action((runId: string, flags: { task?: string; downstream?: boolean; upstream?: boolean; failedOnly?: boolean; reason?: string }) =>
+      withEngine(async (engine, actor) => {
+        const tasks = await engine.clear(runId, { taskId: flags.task, downstream: flags.downstream, upstream: flags.upstream, failedOnly: flags.failedOnly, reason: needReason(flags.reason), actor });
+        console.log(`cleared ${runId}: ${tasks.filter((t) => t.state === "queued" || t.state === "scheduled").map((t) => t.taskId).join(", ")}`);
+      }),
+    );
+
+  program
+    .command("skip <run> <task>")
+    .description("skip a task instance on purpose; shown as such everywhere")
+    .option("--reason <text>", "why (required)")
+    .action((runId: string, taskId: string, flags: { reason?: string }) =>
+      withEngine(async (engine, actor) => {
+        const ti = await engine.skip(runId, taskId, { reason: needReason(flags.reason), actor });
+        console.log(`${runId} ${taskId}: skipped (${ti.reason})`);
+      }),
+    );
+
+  program
+    .command("mark <run> <task>")
+    .description("set a task instance's state by hand; never silent")
+    .requiredOption("--state <state>", "success or failed")
+    .option("--reason <text>", "why (required)")
+    .action((runId: string, taskId: string, flags: { state: string; reason?: string }) =>
+      withEngine(async (engine, actor) => {
+        if (flags.state !== "success" && flags.state !== "failed") throw new UsageError(`--state ${flags.state}: expected success or failed`);
+        const ti = await engine.mark(runId, taskId, { state: flags.state, reason: needReason(flags.reason), actor });
+        console.log(`${runId} ${taskId}: ${ti.state}`);
+      }),
+    );
+
+  program
+    .command("audit")
+    .description("who did what, when, why, against which graph version")
+    .option("--pipeline <id>", "only this pipeline's")
+    .option("--limit <n>", "how many", "50")
+    .option("--json", "print as JSON")
+    .action((flags: { pipeline?: string; limit: string; json?: boolean }) =>
+      withEngine(async (engine) => {
+        const entries = await engine.audit({ pipelineId: flags.pipeline, limit: positive(flags.limit, "--limit") });
+        if (flags.json) return printJson(entries);
+        if (entries.length === 0) return console.log("no manual actions recorded");
+        console.log(
+          table(
+            ["when", "who", "action", "pipeline", "run", "task", "why", "version"],
+            entries.map((e) => [isoTime(e.at), e.actor, e.action, e.pipelineId, e.runId, e.taskId, e.reason, e.graphVersion]),
+          ),
+        );
+      }),
+    );
 }

@@ -27,8 +27,9 @@ export interface MergeSummary extends WriteSummary {
 
 /**
  * Upserts the source's rows on `key`. Rows are staged in a temporary table and checked first;
- * then, in one transaction, rows whose hash changed are updated, new keys inserted, and (if
- * chosen) rows missing from the source deleted. Unchanged rows are not rewritten.
+ * then, in one transaction, rows whose values changed (by row hash or null-safe comparison, see
+ * Target.rowsDiffer) are updated, new keys inserted, and (if chosen) rows missing from the
+ * source deleted. Unchanged rows are not rewritten.
  */
 export async function mergeByKey(options: MergeByKeyOptions, operation: Operation = "mergeByKey"): Promise<MergeSummary> {
   const { target, table, context, scope } = options;
@@ -55,6 +56,8 @@ export async function mergeByKey(options: MergeByKeyOptions, operation: Operatio
   try {
     const staged = await loadSource(target, stage, columns, options.source, (rows) => step("staging", rows), options.batchRows);
     await step("staged", staged);
+    // Fresh statistics let the planner pick hash joins for the comparison below.
+    await target.exec(sql`ANALYZE ${ident(stage)}`);
     const relation = sql`${ident(stage)}`;
     if (scope) {
       const outside = Number((await target.query(sql`SELECT count(*) AS n FROM ${relation} WHERE (${predicateSql(scope)}) IS NOT TRUE`))[0]?.n ?? 0);
@@ -79,7 +82,7 @@ export async function mergeByKey(options: MergeByKeyOptions, operation: Operatio
       const updated = others.length === 0 ? 0 : await target.exec(sql`
         UPDATE ${t} SET ${joinSql(others.map((c) => sql`${ident(c)} = ${s}.${ident(c)}`))}
         FROM ${ident(stage)} AS ${s}
-        WHERE ${keyMatch} AND ${target.rowHash(table, others)} <> ${target.rowHash("s", others)}`);
+        WHERE ${keyMatch} AND ${target.rowsDiffer(table, "s", others)}`);
       const inserted = await target.exec(sql`
         INSERT INTO ${t} (${identList(names)}) SELECT ${identList(names, "s")} FROM ${ident(stage)} AS ${s}
         WHERE NOT EXISTS (SELECT 1 FROM ${t} WHERE ${keyMatch})`);

@@ -137,8 +137,9 @@ export function duckdbTarget(connection: DuckDBConnection, label = "duckdb", onC
       const rows = await target.query(sql`DESCRIBE ${query}`);
       return rows.map((r): Column => ({ name: String(r.column_name), type: columnTypeFromDuckDB(String(r.column_type)) }));
     },
-    rowHash(alias, columns) {
-      return sql`hash(${identList(columns, alias)})`;
+    // DuckDB's 64-bit hash of the values is cheaper than comparing them column by column.
+    rowsDiffer(left, right, columns) {
+      return sql`hash(${identList(columns, left)}) <> hash(${identList(columns, right)})`;
     },
     cast(value, sqlType) {
       return sql`CAST(${value} AS ${trusted(sqlType)})`;

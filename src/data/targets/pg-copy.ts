@@ -34,14 +34,17 @@ export function copyFrom(client: pg.Client, statement: string, chunks: AsyncIter
         void (async () => {
           try {
             for await (const chunk of chunks) {
+              // After a server error keep reading (a writer may be blocked on a pipe) but stop sending.
+              if (failure) continue;
               connection.sendCopyFromChunk(chunk);
               if (connection.stream.writableNeedDrain) await new Promise((r) => connection.stream.once("drain", r));
               await onChunk?.(chunk);
             }
-            connection.endCopyFrom();
+            if (!failure) connection.endCopyFrom();
           } catch (error) {
-            failure = error instanceof Error ? error : new Error(String(error));
-            connection.sendCopyFail(failure.message);
+            const wasFailed = failure !== null;
+            failure ??= error instanceof Error ? error : new Error(String(error));
+            if (!wasFailed) connection.sendCopyFail(failure.message);
           }
         })();
       },

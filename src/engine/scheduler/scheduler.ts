@@ -2,6 +2,7 @@ import type { Clock } from "../../core/model/clock.ts";
 import { runIdFor } from "../../core/model/run-id.ts";
 import { retryDelay } from "../../core/policy/retry.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
+import { describeFrozen, frozenPeriodOf, type FrozenPeriod } from "../../core/policy/frozen.ts";
 import type { Interval } from "../../core/time/interval.ts";
 import type { BackfillItem, BackfillRecord, Store } from "../../store/port.ts";
 import { saveVersion, taskInstancesOf } from "../pipeline-records.ts";
@@ -20,6 +21,10 @@ export interface SchedulerOptions {
   log?: (line: string) => void;
   /** Called when runs were created or attempts handed back, to wake workers. */
   onWork?: () => void;
+  /** Frozen periods of the project; with each pipeline's own, their intervals get no scheduled run. */
+  frozen?: readonly FrozenPeriod[];
+  /** "backfills": only advance backfills (a CLI following one backfill); default "all". */
+  scope?: "all" | "backfills";
 }
 
 export interface TickResult {
@@ -45,7 +50,7 @@ export class Scheduler {
   readonly #savedVersions = new Set<string>();
 
   constructor(options: SchedulerOptions) {
-    this.#o = { leaseTtlMs: 15_000, tickMs: 1_000, random: Math.random, ...options };
+    this.#o = { leaseTtlMs: 15_000, tickMs: 1_000, random: Math.random, frozen: [], scope: "all", ...options };
   }
 
   async tick(): Promise<TickResult> {
@@ -59,7 +64,7 @@ export class Scheduler {
     let runsCreated = 0;
     let nextTickAt = now + tickMs;
     runsCreated += await this.#advanceBackfills(now);
-    for (const pipeline of this.#o.pipelines) {
+    for (const pipeline of this.#o.scope === "all" ? this.#o.pipelines : []) {
       runsCreated += await this.#schedule(pipeline, now);
       const next = pipeline.schedule.nextDue(now);
       if (next) nextTickAt = Math.min(nextTickAt, next.firesAt);
@@ -125,6 +130,12 @@ export class Scheduler {
       return created + (await this.#createRun(pipeline, newest.interval, now, "schedule", "scheduler", null));
     }
     for (const due of pipeline.schedule.dueBetween(from, now, room).filter(owned)) {
+      const frozen = frozenPeriodOf([...pipeline.frozen, ...this.#o.frozen], due.interval.businessDate);
+      if (frozen) {
+        const i = due.interval;
+        await store.skipIntervals({ pipelineId: pipeline.id, intervals: [{ start: i.start, end: i.end, businessDate: i.businessDate }], reason: describeFrozen(frozen), at: now, cursor: i.end });
+        continue;
+      }
       created += await this.#createRun(pipeline, due.interval, now, "schedule", "scheduler", null);
     }
     return created;
