@@ -1,7 +1,8 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { makeProject, queryState, removeProject, startIdem, waitFor, type Daemon } from "../support/processes.ts";
+import { spawnSync } from "node:child_process";
+import { makeProject, queryState, removeProject, repo, startIdem, waitFor, type Daemon } from "../support/processes.ts";
 
 
 let project: string;
@@ -130,6 +131,38 @@ export const year = pipeline("year", { schedule: daily({ at: "00:00" }), start: 
     expect(perDay.every((d) => d.n === 1)).toBe(true);
     const doubleRunning = queryState(project, "SELECT run_id, task_id FROM attempts WHERE state = 'running' GROUP BY run_id, task_id HAVING count(*) > 1");
     expect(doubleRunning).toEqual([]);
+  });
+
+  it("continues a backfill after its scheduler is killed with -9, with no duplicate and no gap", async () => {
+    project = makeProject({
+      "idem.config.ts": CONFIG,
+      "pipelines/sales.ts": `
+import { pipeline, daily } from "idem";
+export const sales = pipeline("sales", { schedule: daily({ at: "02:00", timezone: "Europe/London" }), start: "2025-01-01" }, {
+  load: { run: async () => { await new Promise((r) => setTimeout(r, 5)); } },
+  report: { after: ["load"], run: () => {} },
+});
+`,
+    });
+    const cli = (...args: string[]) => spawnSync(process.execPath, [join(repo, "bin/idem.js"), ...args], { cwd: project, encoding: "utf8" });
+    expect(cli("pause", "sales", "--note", "backfill only").status).toBe(0);
+    const created = cli("backfill", "sales", "--from", "2025-01-01", "--to", "2025-06-30", "--reason", "rebuild H1", "--max-active-runs", "4", "--no-follow");
+    expect(created.status).toBe(0);
+    const backfillId = /backfill (bf_[0-9a-f]+) created/.exec(created.stdout)![1]!;
+    start("worker", "--concurrency", "8");
+    const doomed = start("scheduler");
+    await waitFor("a third of the backfill", () => (queryState(project, "SELECT 1 FROM runs WHERE state = 'success'").length >= 60 ? true : undefined));
+    await doomed.kill9();
+    start("scheduler");
+    await waitFor("the backfill to complete", () => {
+      const [row] = queryState<{ state: string }>(project, "SELECT state FROM backfills WHERE backfill_id = ?", backfillId);
+      return row?.state === "completed" ? true : undefined;
+    }, 60_000);
+    const runs = queryState<{ business_date: string; n: number }>(project, "SELECT business_date, count(*) AS n FROM runs GROUP BY business_date ORDER BY 1");
+    expect(runs).toHaveLength(181);
+    expect(runs.every((r) => r.n === 1)).toBe(true);
+    const listed = cli("backfills", "--json");
+    expect(JSON.parse(listed.stdout)[0]).toMatchObject({ backfillId, state: "completed", progress: { planned: 181, succeeded: 181 } });
   });
 
   it("lets one of two schedulers lead, and the other take over when the leader is killed", async () => {
