@@ -6,6 +6,7 @@ import { registerValidateCommand } from "./commands/validate.ts";
 import { registerDaemonCommands } from "./commands/daemons.ts";
 import { registerActionCommands, registerOperateCommands } from "./commands/operate.ts";
 import { registerBackfillCommands } from "./commands/backfill.ts";
+import { registerFreshnessCommands } from "./commands/freshness.ts";
 
 /** Exit codes: 0 success, 1 the run failed, 2 usage or definition error. */
 export const EXIT = { ok: 0, runFailed: 1, usage: 2 } as const;
@@ -25,6 +26,7 @@ registerInspectCommands(program);
 registerOperateCommands(program);
 registerActionCommands(program);
 registerBackfillCommands(program);
+registerFreshnessCommands(program);
 registerDaemonCommands(program);
 
 // `idem runs x | head` closes our stdout early; that is not an error.

@@ -4,7 +4,7 @@ import { Engine } from "../engine/engine.ts";
 import { loadConfig, type ResolvedConfig } from "../engine/project/config.ts";
 import { loadPipelines } from "../engine/project/load-pipelines.ts";
 import type { Pipeline } from "../core/pipeline/types.ts";
-import { SqliteStore } from "../store/sqlite/sqlite-store.ts";
+import { openStore } from "../store/open-store.ts";
 
 export interface GlobalOptions {
   /** The folder to look for idem.config.ts in (default: the current one). */
@@ -25,10 +25,13 @@ export async function loadProject(options: GlobalOptions): Promise<Project> {
   return { config, pipelines };
 }
 
-/** Opens the project's state and hands back an engine; the caller closes the store. */
+/**
+ * Opens the project's state and hands back an engine; the caller closes the store. The state
+ * lives where IDEM_STATE_URL says, else the config's `state`, else `<stateDir>/state.db`.
+ */
 export async function openEngine(options: GlobalOptions): Promise<Engine & { config: ResolvedConfig }> {
   const { config, pipelines } = await loadProject(options);
-  const store = new SqliteStore(join(config.stateDir, "state.db"));
+  const store = openStore(process.env.IDEM_STATE_URL?.trim() || config.state || join(config.stateDir, "state.db"));
   await store.migrate();
   const engine = new Engine({ store, clock: systemClock, stateDir: config.stateDir, pipelines, projectDir: config.rootDir, frozen: config.frozen });
   return Object.assign(engine, { config });

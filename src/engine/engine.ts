@@ -10,7 +10,7 @@ import { isValidId } from "../core/model/ids.ts";
 import type { Interval } from "../core/time/interval.ts";
 import type { Due } from "../core/time/timetable.ts";
 import type {
-  AttemptRecord, AuditEntry, BackfillProgress, BackfillRecord, ClaimedAttempt, NewBackfillItem, PipelineState, PoolUsage,
+  AttemptRecord, AuditEntry, BackfillProgress, Incident, BackfillRecord, ClaimedAttempt, NewBackfillItem, PipelineState, PoolUsage,
   RunRecord, Store, TaskInstanceRecord,
 } from "../store/port.ts";
 import { StoreConflictError } from "../store/port.ts";
@@ -20,6 +20,7 @@ import { explainRun } from "./why.ts";
 import { planBackfill, type Reprocess } from "./backfill/plan.ts";
 import { estimateBackfill, type BackfillEstimate } from "./backfill/estimate.ts";
 import { notifyWork } from "./worker/wakeup.ts";
+import { freshnessReport, type FreshnessReport } from "./freshness/report.ts";
 import { describeFrozen, frozenPeriodOf, type FrozenPeriod } from "../core/policy/frozen.ts";
 import { reachable } from "../core/graph/dag.ts";
 import { saveVersion, taskInstancesOf } from "./pipeline-records.ts";
@@ -584,6 +585,15 @@ export class Engine {
     const all = new Set(matched);
     if (downstream) for (const id of matched) for (const d of reachable(nodes, id, "downstream")) all.add(d);
     return [...pipeline.tasks.keys()].filter((id) => all.has(id));
+  }
+
+  /** Per promised dataset: newest published date, its status against the deadline, the last days; and whether the checker lives. */
+  async freshness(staleMs = 60_000, days = 7): Promise<FreshnessReport> {
+    return freshnessReport(this.store, this.pipelines(), this.clock.now(), staleMs, days);
+  }
+
+  async incidents(query: { open?: boolean; limit?: number } = {}): Promise<Incident[]> {
+    return this.store.listIncidents(query);
   }
 
   #assertOwned(pipeline: Pipeline, interval: Interval): void {

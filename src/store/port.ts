@@ -128,6 +128,26 @@ export interface Store {
   /** Durations (ms) of the latest successful attempts of each task, for estimates. */
   taskDurations(pipelineId: string, perTask: number): Promise<Map<string, number[]>>;
 
+  // --- freshness, incidents, alerts ------------------------------------------------------
+
+  /** Published business dates of a dataset in [fromDate, toDate], oldest first. */
+  listFreshness(dataset: string, fromDate: string, toDate: string): Promise<FreshnessRecord[]>;
+  /** Every publication of one business date, oldest first (a rerun publishes again). */
+  freshnessHistory(dataset: string, businessDate: string): Promise<FreshnessPublication[]>;
+  /**
+   * Opens an incident unless one with the same key was ever opened (deduplication survives
+   * restarts), queueing one "open" alert per notifier in the same transaction. True if opened.
+   */
+  openIncident(incident: NewIncident): Promise<boolean>;
+  /** Resolves an open incident, queueing one "resolve" alert per notifier. True if it was open. */
+  resolveIncident(key: string, at: number, resolution: string): Promise<boolean>;
+  listIncidents(query: { open?: boolean; limit?: number }): Promise<Incident[]>;
+  /** Alerts not delivered yet whose next attempt is due. */
+  dueAlerts(now: number, limit: number): Promise<OutboxAlert[]>;
+  recordAlertDelivery(id: number, result: { at: number; error?: string; nextAttemptAt?: number }): Promise<void>;
+  /** Runs that ended failed at or after `since`. */
+  failedRunsSince(since: number): Promise<RunRecord[]>;
+
   // --- wake-ups -----------------------------------------------------------------------------
 
   /**
@@ -286,6 +306,8 @@ export interface AttemptFinish {
   outcome: "success" | "failed" | "skipped" | "rescheduled";
   /** Datasets the task produces: on success an event (dataset, business date, run) is recorded. */
   datasets?: readonly string[];
+  /** Datasets the task publishes: on success their freshness row for the business date is upserted. */
+  publishes?: readonly { dataset: string; emptyReason: string | null }[];
   /** False for data errors: no try is left to them whatever the policy says. */
   retryable: boolean;
   /** When the next try may start, if the task has tries left. */
@@ -420,6 +442,60 @@ export interface Leadership {
   holder: string;
   term: number;
   expiresAt: number;
+  /** When the holder last renewed: the scheduler's heartbeat. */
+  renewedAt: number;
+}
+
+export interface FreshnessRecord {
+  dataset: string;
+  businessDate: string;
+  publishedAt: number;
+  firstPublishedAt: number;
+  pipelineId: string;
+  runId: string;
+  taskId: string;
+  summary: Record<string, unknown> | null;
+  /** Declared empty (no rows, on purpose), with the reason. */
+  emptyReason: string | null;
+}
+
+export interface FreshnessPublication {
+  dataset: string;
+  businessDate: string;
+  publishedAt: number;
+  runId: string;
+  emptyReason: string | null;
+}
+
+export type IncidentKind = "late" | "sla_missed" | "late_publication" | "did_not_run" | "run_failed";
+
+export interface NewIncident {
+  key: string;
+  kind: IncidentKind;
+  dataset: string | null;
+  pipelineId: string | null;
+  businessDate: string | null;
+  runId: string | null;
+  message: string;
+  /** Notifier names to alert. */
+  notify: readonly string[];
+  at: number;
+}
+
+export interface Incident extends Omit<NewIncident, "at" | "key"> {
+  key: string;
+  openedAt: number;
+  resolvedAt: number | null;
+  resolution: string | null;
+}
+
+export interface OutboxAlert {
+  id: number;
+  incidentKey: string;
+  event: "open" | "resolve";
+  notifier: string;
+  payload: Record<string, unknown>;
+  tries: number;
 }
 
 export interface DatasetEvent {

@@ -2,7 +2,11 @@ import type { Command } from "commander";
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { UsageError } from "../../core/model/errors.ts";
+import { createServer, type Server } from "node:http";
 import { Scheduler } from "../../engine/scheduler/scheduler.ts";
+import { FreshnessChecker } from "../../engine/freshness/checker.ts";
+import { AlertDispatcher } from "../../engine/freshness/notifiers.ts";
+import { checkerHealth } from "../../engine/freshness/report.ts";
 import { notifyWork, subscribeToWork } from "../../engine/worker/wakeup.ts";
 import { Worker } from "../../engine/worker/worker.ts";
 import { openEngine, type GlobalOptions } from "../project.ts";
@@ -13,8 +17,9 @@ type Engine = Awaited<ReturnType<typeof openEngine>>;
 export function registerDaemonCommands(program: Command): void {
   program
     .command("scheduler")
-    .description("create runs for due intervals and published datasets; recover lost attempts (one leads, others stand by)")
-    .action(() => daemon(program, async (engine, signal) => runScheduler(engine, signal)));
+    .description("create runs for due intervals and published datasets; recover lost attempts; check freshness promises (one leads, others stand by)")
+    .option("--health-port <port>", "serve GET /health on 127.0.0.1:<port>")
+    .action((flags: { healthPort?: string }) => daemon(program, async (engine, signal) => runScheduler(engine, signal, flags.healthPort)));
 
   program
     .command("worker")
@@ -28,9 +33,10 @@ export function registerDaemonCommands(program: Command): void {
     .description("scheduler and worker in one process, for local use")
     .option("--concurrency <n>", "attempts at once (default: the config's concurrency)")
     .option("--grace <seconds>", "on SIGTERM, how long running attempts may finish", "30")
-    .action((options: WorkerFlags) =>
+    .option("--health-port <port>", "serve GET /health on 127.0.0.1:<port>")
+    .action((options: WorkerFlags & { healthPort?: string }) =>
       daemon(program, async (engine, signal) => {
-        await Promise.all([runScheduler(engine, signal), runWorker(engine, signal, options)]);
+        await Promise.all([runScheduler(engine, signal, options.healthPort), runWorker(engine, signal, options)]);
       }),
     );
 }
@@ -58,10 +64,22 @@ async function daemon(program: Command, body: (engine: Engine, signal: AbortSign
   }
 }
 
-async function runScheduler(engine: Engine, signal: AbortSignal): Promise<void> {
+async function runScheduler(engine: Engine, signal: AbortSignal, healthPort?: string): Promise<void> {
   const holder = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
   let leading: boolean | null = null;
+  const checker = new FreshnessChecker({ store: engine.store, pipelines: engine.pipelines(), defaultNotify: engine.config.defaultNotify, log });
+  const dispatcher = new AlertDispatcher({ store: engine.store, clock: engine.clock, notifiers: engine.config.notifiers, log });
+  const server = healthPort === undefined ? null : await serveHealth(engine, wholeNumber(healthPort, "--health-port", 1));
+  // Only the leader delivers alerts, so two schedulers never send one twice.
+  const delivery = (async () => {
+    while (!signal.aborted) {
+      if (leading) await dispatcher.deliverDue().catch((e) => log(`alert delivery: ${(e as Error).message}`));
+      await engine.clock.sleep(1_000, signal);
+    }
+  })();
   const scheduler = new Scheduler({
+    checker,
+    checkEveryMs: 15_000,
     store: engine.store,
     clock: engine.clock,
     pipelines: engine.pipelines(),
@@ -80,6 +98,26 @@ async function runScheduler(engine: Engine, signal: AbortSignal): Promise<void> 
       log(leading ? `scheduler ${holder} leads` : `scheduler ${holder} stands by (leader: ${tick.leaderHolder})`);
     },
   });
+  await delivery;
+  server?.close();
+}
+
+/** GET /health: 200 with the checker's health when the scheduler's heartbeat is fresh, 503 when not. */
+async function serveHealth(engine: Engine, port: number): Promise<Server> {
+  const server = createServer((request, response) => {
+    if (request.url !== "/health") {
+      response.writeHead(404).end();
+      return;
+    }
+    checkerHealth(engine.store, engine.clock.now(), engine.config.checkerStaleMs)
+      .then((health) => {
+        response.writeHead(health.status === "ok" ? 200 : 503, { "content-type": "application/json" }).end(JSON.stringify(health));
+      })
+      .catch((error) => response.writeHead(500).end(String(error)));
+  });
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  log(`health on http://127.0.0.1:${port}/health`);
+  return server;
 }
 
 async function runWorker(engine: Engine, signal: AbortSignal, flags: WorkerFlags): Promise<void> {

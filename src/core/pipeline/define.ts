@@ -4,6 +4,7 @@ import { isValidId } from "../model/ids.ts";
 import { findGraphProblems, downstreamMap, topologicalOrder } from "../graph/dag.ts";
 import { TRIGGER_RULES } from "../policy/trigger-rules.ts";
 import { validateFrozenPeriods } from "../policy/frozen.ts";
+import { resolvePromise, type FreshnessPromise } from "./promise.ts";
 import { parseDuration } from "../time/duration.ts";
 import { assertTimeZone, parseBusinessDate, parseInstant } from "../time/dates.ts";
 import { cron, manual, type Timetable } from "../time/timetable.ts";
@@ -87,6 +88,11 @@ export function pipeline<P extends Params>(
   const maxActiveTasks = positiveInt(options.maxActiveTasks, 64, "maxActiveTasks", problem);
   const triggerOn = attempt(pipelinePlace, () => datasetNames(options.triggerOn, "triggerOn")) ?? [];
   const frozen = attempt(pipelinePlace, () => validateFrozenPeriods(options.frozen)) ?? [];
+  const promises: FreshnessPromise[] = [];
+  for (const input of options.promises ?? []) {
+    const resolved = attempt(pipelinePlace, () => resolvePromise(input, schedule?.timezone ?? "UTC"));
+    if (resolved) promises.push(resolved);
+  }
   const defaults = attempt(pipelinePlace, () => resolvePolicy(options.defaults ?? {}, DEFAULT_POLICY)) ?? DEFAULT_POLICY;
 
   const specs: (TaskSpec<string, P> & { id: string })[] = Array.isArray(tasks)
@@ -108,6 +114,16 @@ export function pipeline<P extends Params>(
     problem(graphProblem.message, graphProblem.task);
   }
 
+  for (const promise of promises) {
+    const publishers = definitions.filter((d) => d.publishes === promise.dataset).map((d) => d.id);
+    if (publishers.length !== 1) {
+      problem(`promise ${promise.dataset}: needs exactly one task with publishes: "${promise.dataset}" (found ${publishers.length ? publishers.join(", ") : "none"})`);
+    }
+  }
+  for (const d of definitions) {
+    if (d.publishes && !promises.some((p) => p.dataset === d.publishes)) problem(`publishes "${d.publishes}" but the pipeline has no promise for it`, d.id);
+  }
+
   if (problems.length === 1) throw problems[0];
   if (problems.length > 1) throw new DefinitionErrors(problems);
 
@@ -125,6 +141,7 @@ export function pipeline<P extends Params>(
     params: options.params ?? {},
     triggerOn,
     frozen,
+    promises: promises.map((p) => ({ ...p, completeness: p.completenessJson })),
     tasks: [...ordered.values()].map(describeTask),
   };
   return Object.freeze({
@@ -142,6 +159,7 @@ export function pipeline<P extends Params>(
     maxActiveTasks,
     triggerOn,
     frozen,
+    promises,
     tasks: ordered,
     version: createHash("sha256").update(canonicalJson(definition)).digest("hex").slice(0, 16),
     definition,
@@ -196,6 +214,7 @@ function resolveTask<P extends Params>(spec: TaskSpec<string, P> & { id: string 
     dataErrorExitCodes: DEFAULT_DATA_ERROR_EXIT_CODES,
     killGraceMs: spec.killGrace === undefined ? DEFAULT_KILL_GRACE_MS : parseDuration(spec.killGrace, "killGrace"),
     produces: datasetNames(spec.produces, "produces"),
+    publishes: spec.publishes === undefined ? null : datasetNames([spec.publishes], "publishes")[0]!,
   };
   if (hasRun) return { ...base, kind: "function", run: (spec as { run: TaskDefinition["run"] }).run };
   if (hasSensor) {
@@ -287,6 +306,7 @@ function describeTask(task: TaskDefinition): Record<string, unknown> {
     dataErrorExitCodes: task.kind === "command" ? task.dataErrorExitCodes : undefined,
     killGraceMs: task.killGraceMs,
     produces: task.produces.length ? [...task.produces].sort() : undefined,
+    publishes: task.publishes ?? undefined,
     sensorPolicy: task.sensorPolicy,
   };
 }

@@ -2,6 +2,7 @@ import type { Temporal } from "temporal-polyfill";
 import type { TriggerRule } from "../policy/trigger-rules.ts";
 import type { Timetable } from "../time/timetable.ts";
 import type { FrozenPeriod } from "../policy/frozen.ts";
+import type { FreshnessPromise, FreshnessPromiseInput } from "./promise.ts";
 
 /** A small JSON object a task returns: counts, not data. */
 export type Summary = Record<string, unknown>;
@@ -76,6 +77,11 @@ interface TaskSpecBase<K extends string> extends TaskPolicyInput {
   killGrace?: DurationInput;
   /** Datasets this task publishes: on success an event (dataset, business date, run) is recorded. */
   produces?: readonly string[];
+  /**
+   * The promised dataset this task marks published for the business date, on success and once
+   * the promise's completeness holds. A summary with `empty: "<reason>"` declares an empty day.
+   */
+  publishes?: string;
 }
 
 export interface FunctionTaskSpec<K extends string, P extends Params> extends TaskSpecBase<K> {
@@ -142,6 +148,7 @@ export interface TaskDefinition {
   dataErrorExitCodes: readonly number[];
   killGraceMs: number;
   produces: readonly string[];
+  publishes: string | null;
   sensor?: SensorCheck<any>;
   sensorPolicy?: SensorPolicy;
 }
@@ -173,6 +180,8 @@ export interface PipelineOptions<P extends Params = Params> {
   triggerOn?: readonly string[];
   /** Business dates no backfill, manual run or loader may rewrite unless opened with a reason. */
   frozen?: readonly FrozenPeriod[];
+  /** Freshness promises for datasets this pipeline publishes. */
+  promises?: readonly FreshnessPromiseInput[];
 }
 
 export interface Pipeline<P extends Params = Params> {
@@ -192,6 +201,7 @@ export interface Pipeline<P extends Params = Params> {
   readonly maxActiveTasks: number;
   readonly triggerOn: readonly string[];
   readonly frozen: readonly FrozenPeriod[];
+  readonly promises: readonly FreshnessPromise[];
   /** Tasks in a stable topological order. */
   readonly tasks: ReadonlyMap<string, TaskDefinition>;
   /** Stable hash of the definition: tasks, edges, policies, schedule. */

@@ -4,6 +4,7 @@ import type { FrozenPeriod } from "../../core/policy/frozen.ts";
 import { retryDelay } from "../../core/policy/retry.ts";
 import { TaskSkipped } from "../../core/pipeline/skip.ts";
 import type { Pipeline, Summary, TaskContext, TaskDefinition } from "../../core/pipeline/types.ts";
+import type { FreshnessPromise } from "../../core/pipeline/promise.ts";
 import { toZoned } from "../../core/time/dates.ts";
 import { MAX_SUMMARY_BYTES, type AttemptFinish, type ClaimedAttempt } from "../../store/port.ts";
 import { AttemptLog } from "./attempt-log.ts";
@@ -49,7 +50,8 @@ export async function executeAttempt(
   } catch (error) {
     result = fromError(error);
   }
-  const finish = toFinish(result, claim, task, env);
+  const promise = task?.publishes ? pipeline.promises.find((p) => p.dataset === task.publishes) ?? null : null;
+  const finish = toFinish(checkCompleteness(result, promise), claim, task, env);
   if (finish.errorMessage) {
     try {
       log.line("ERROR", `${finish.errorClass}: ${finish.errorMessage}`);
@@ -141,6 +143,10 @@ function toFinish(
     retryable: false,
     retryAt: null,
     datasets: task?.produces ?? [],
+    publishes:
+      task?.publishes && result.outcome === "success"
+        ? [{ dataset: task.publishes, emptyReason: typeof result.summary?.empty === "string" ? result.summary.empty : null }]
+        : [],
   };
   if (result.outcome === "rescheduled") {
     return { ...base, outcome: "rescheduled", retryAt: result.pokeAt, exitCode: null, errorClass: null, errorMessage: null, summary: serializeOk(result.summary), skipReason: null };
@@ -172,6 +178,31 @@ function toFinish(
     errorMessage: result.errorMessage,
     summary: null,
     skipReason: null,
+  };
+}
+
+/**
+ * A publishing task publishes only a complete day: its summary must meet the promise's
+ * completeness condition, unless it declares the day empty (`empty: "<reason>"`). Otherwise the
+ * data is wrong, and retrying will not change it.
+ */
+function checkCompleteness(result: AttemptResult, promise: FreshnessPromise | null): AttemptResult {
+  if (result.outcome !== "success" || !promise?.completeness) return result;
+  const summary = result.summary ?? {};
+  if (typeof summary.empty === "string") return result;
+  let verdict: true | string;
+  try {
+    verdict = promise.completeness(summary);
+  } catch (error) {
+    verdict = `the completeness check threw: ${(error as Error).message}`;
+  }
+  if (verdict === true) return result;
+  return {
+    outcome: "failed",
+    errorClass: "DataError",
+    errorMessage: `${promise.dataset} is not complete, so it is not published: ${verdict}`,
+    retryable: false,
+    exitCode: result.exitCode,
   };
 }
 

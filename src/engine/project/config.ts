@@ -4,11 +4,18 @@ import { pathToFileURL } from "node:url";
 import { z } from "zod";
 import { DefinitionError } from "../../core/model/errors.ts";
 import { validateFrozenPeriods, type FrozenPeriod } from "../../core/policy/frozen.ts";
+import type { NotifierConfig } from "../freshness/notifiers.ts";
 
 /** What `idem.config.ts` may say. Paths are relative to the config file. */
 export interface IdemConfig {
   /** Where state, logs and scratch files live. Default `.idem`. */
   stateDir?: string;
+  /**
+   * The state store: a postgres:// URL (optionally `?schema=name`) for many machines, or a SQLite
+   * file (`sqlite:path`, relative to the config file). Default: `<stateDir>/state.db`.
+   * The IDEM_STATE_URL environment variable overrides it.
+   */
+  state?: string;
   /** Pipeline files or folders of them. Default `pipelines`. */
   pipelines?: string | string[];
   /** Task instances of one run that may run at once in `idem run`, and per worker. Default 4. */
@@ -19,6 +26,12 @@ export interface IdemConfig {
   pools?: Record<string, number>;
   /** Business dates no pipeline may rewrite without an explicit reason, e.g. a month closed by finance. */
   frozen?: FrozenPeriod[];
+  /** Where alerts go, by name: `{ webhook: { url: "$OPS_WEBHOOK_URL" } }`, `{ command: [...] }`, `{ log: true }`. */
+  notifiers?: Record<string, NotifierConfig>;
+  /** Notifiers for incidents no promise names any for (did not run, failed runs). Default ["log"]. */
+  defaultNotify?: string[];
+  /** The checker counts as dead when the scheduler's heartbeat is older than this. Default 60 s. */
+  checkerStaleMs?: number;
   /** A worker that has not renewed an attempt's lease for this long is presumed dead. Default 30 s. */
   workerLeaseMs?: number;
   /** A scheduler that has not renewed the leader lease for this long is replaced. Default 15 s. */
@@ -29,6 +42,8 @@ export interface ResolvedConfig {
   file: string | null;
   rootDir: string;
   stateDir: string;
+  /** The store's location as given (a SQLite path made absolute), if the config names one. */
+  state: string | undefined;
   pipelinePaths: string[];
   concurrency: number;
   parallelism: number | undefined;
@@ -36,6 +51,9 @@ export interface ResolvedConfig {
   workerLeaseMs: number;
   schedulerLeaseMs: number;
   frozen: FrozenPeriod[];
+  notifiers: Record<string, NotifierConfig>;
+  defaultNotify: string[];
+  checkerStaleMs: number;
 }
 
 export const CONFIG_FILE_NAMES = ["idem.config.ts", "idem.config.mts", "idem.config.js", "idem.config.mjs"];
@@ -47,10 +65,23 @@ export function defineConfig(config: IdemConfig): IdemConfig {
 const configSchema = z
   .object({
     stateDir: z.string().min(1).optional(),
+    state: z.string().min(1).optional(),
     pipelines: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional(),
     concurrency: z.number().int().min(1).optional(),
     parallelism: z.number().int().min(1).optional(),
     frozen: z.array(z.object({ from: z.string(), to: z.string(), reason: z.string().min(1) }).strict()).optional(),
+    notifiers: z
+      .record(
+        z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]{0,99}$/, "a notifier name"),
+        z.union([
+          z.object({ webhook: z.object({ url: z.string().min(1), headers: z.record(z.string(), z.string()).optional(), timeoutMs: z.number().int().min(1).optional() }).strict() }).strict(),
+          z.object({ command: z.array(z.string()).min(1) }).strict(),
+          z.object({ log: z.literal(true) }).strict(),
+        ]),
+      )
+      .optional(),
+    defaultNotify: z.array(z.string()).optional(),
+    checkerStaleMs: z.number().int().min(1000).optional(),
     workerLeaseMs: z.number().int().min(100).optional(),
     schedulerLeaseMs: z.number().int().min(100).optional(),
     pools: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]{0,99}$/, "a pool name"), z.number().int().min(0)).optional(),
@@ -84,6 +115,9 @@ export async function loadConfig(cwd: string, explicitFile?: string): Promise<Re
     file,
     rootDir,
     stateDir: resolve(rootDir, parsed.data.stateDir ?? ".idem"),
+    state: parsed.data.state === undefined || /^postgres(ql)?:\/\//i.test(parsed.data.state)
+      ? parsed.data.state
+      : resolve(rootDir, parsed.data.state.replace(/^sqlite:(\/\/)?/i, "")),
     pipelinePaths: (Array.isArray(pipelines) ? pipelines : [pipelines]).map((p) => resolve(rootDir, p)),
     concurrency: parsed.data.concurrency ?? 4,
     parallelism: parsed.data.parallelism,
@@ -91,6 +125,9 @@ export async function loadConfig(cwd: string, explicitFile?: string): Promise<Re
     workerLeaseMs: parsed.data.workerLeaseMs ?? 30_000,
     schedulerLeaseMs: parsed.data.schedulerLeaseMs ?? 15_000,
     frozen: withFile(file, () => validateFrozenPeriods(parsed.data.frozen)),
+    notifiers: { log: { log: true }, ...(parsed.data.notifiers as Record<string, NotifierConfig> | undefined) },
+    defaultNotify: parsed.data.defaultNotify ?? ["log"],
+    checkerStaleMs: parsed.data.checkerStaleMs ?? 60_000,
   };
 }
 

@@ -215,4 +215,63 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       CREATE INDEX runs_by_backfill ON runs (backfill_id, state) WHERE backfill_id IS NOT NULL;
     `,
   },
+  {
+    version: 4,
+    name: "freshness promises, incidents and the alert outbox",
+    sql: `
+      CREATE TABLE freshness (
+        dataset            TEXT NOT NULL,
+        business_date      TEXT NOT NULL,
+        published_at       INTEGER NOT NULL,
+        first_published_at INTEGER NOT NULL,
+        pipeline_id        TEXT NOT NULL,
+        run_id             TEXT NOT NULL,
+        task_id            TEXT NOT NULL,
+        summary            TEXT,
+        empty_reason       TEXT,
+        PRIMARY KEY (dataset, business_date)
+      ) WITHOUT ROWID;
+      CREATE TABLE freshness_history (
+        id            INTEGER PRIMARY KEY AUTOINCREMENT,
+        dataset       TEXT NOT NULL,
+        business_date TEXT NOT NULL,
+        published_at  INTEGER NOT NULL,
+        run_id        TEXT NOT NULL,
+        summary       TEXT,
+        empty_reason  TEXT
+      );
+      CREATE INDEX freshness_history_by_day ON freshness_history (dataset, business_date, id);
+
+      CREATE TABLE incidents (
+        incident_key  TEXT PRIMARY KEY,
+        kind          TEXT NOT NULL,
+        dataset       TEXT,
+        pipeline_id   TEXT,
+        business_date TEXT,
+        run_id        TEXT,
+        message       TEXT NOT NULL,
+        notify        TEXT NOT NULL DEFAULT '[]',
+        opened_at     INTEGER NOT NULL,
+        resolved_at   INTEGER,
+        resolution    TEXT
+      );
+      CREATE INDEX incidents_open ON incidents (opened_at) WHERE resolved_at IS NULL;
+
+      CREATE TABLE alert_outbox (
+        id              INTEGER PRIMARY KEY AUTOINCREMENT,
+        incident_key    TEXT NOT NULL,
+        event           TEXT NOT NULL,
+        notifier        TEXT NOT NULL,
+        payload         TEXT NOT NULL,
+        tries           INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at INTEGER NOT NULL,
+        delivered_at    INTEGER,
+        last_error      TEXT,
+        UNIQUE (incident_key, event, notifier)
+      );
+      CREATE INDEX alert_outbox_due ON alert_outbox (next_attempt_at) WHERE delivered_at IS NULL;
+
+      CREATE INDEX runs_failed_recently ON runs (ended_at) WHERE state = 'failed';
+    `,
+  },
 ];

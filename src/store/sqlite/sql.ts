@@ -236,4 +236,35 @@ export const SQL = {
       FROM attempts a JOIN runs r ON r.run_id = a.run_id
       WHERE r.pipeline_id = ? AND a.state = 'success' AND a.ended_at IS NOT NULL
     ) WHERE n <= ?`,
+
+  // --- freshness, incidents, alerts ---
+  upsertFreshness: `
+    INSERT INTO freshness (dataset, business_date, published_at, first_published_at, pipeline_id, run_id, task_id, summary, empty_reason)
+    VALUES (@dataset, @businessDate, @at, @at, @pipelineId, @runId, @taskId, @summary, @emptyReason)
+    ON CONFLICT (dataset, business_date) DO UPDATE SET
+      published_at = excluded.published_at, pipeline_id = excluded.pipeline_id, run_id = excluded.run_id,
+      task_id = excluded.task_id, summary = excluded.summary, empty_reason = excluded.empty_reason`,
+  insertFreshnessHistory: `
+    INSERT INTO freshness_history (dataset, business_date, published_at, run_id, summary, empty_reason)
+    VALUES (@dataset, @businessDate, @at, @runId, @summary, @emptyReason)`,
+  selectFreshnessRange: `
+    SELECT * FROM freshness WHERE dataset = ? AND business_date >= ? AND business_date <= ? ORDER BY business_date`,
+  selectFreshnessHistory: `
+    SELECT * FROM freshness_history WHERE dataset = ? AND business_date = ? ORDER BY id`,
+  insertIncident: `
+    INSERT INTO incidents (incident_key, kind, dataset, pipeline_id, business_date, run_id, message, notify, opened_at)
+    VALUES (@key, @kind, @dataset, @pipelineId, @businessDate, @runId, @message, @notify, @at)
+    ON CONFLICT DO NOTHING`,
+  selectIncident: `SELECT * FROM incidents WHERE incident_key = ?`,
+  resolveIncident: `UPDATE incidents SET resolved_at = ?, resolution = ? WHERE incident_key = ? AND resolved_at IS NULL`,
+  selectOpenIncidents: `SELECT * FROM incidents WHERE resolved_at IS NULL ORDER BY opened_at DESC LIMIT ?`,
+  selectIncidents: `SELECT * FROM incidents ORDER BY opened_at DESC LIMIT ?`,
+  insertAlert: `
+    INSERT INTO alert_outbox (incident_key, event, notifier, payload, next_attempt_at) VALUES (?, ?, ?, ?, ?)
+    ON CONFLICT DO NOTHING`,
+  selectDueAlerts: `
+    SELECT * FROM alert_outbox WHERE delivered_at IS NULL AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?`,
+  alertDelivered: `UPDATE alert_outbox SET delivered_at = ?, tries = tries + 1, last_error = NULL WHERE id = ?`,
+  alertFailed: `UPDATE alert_outbox SET tries = tries + 1, last_error = ?, next_attempt_at = ? WHERE id = ?`,
+  selectFailedRunsSince: `SELECT * FROM runs WHERE state = 'failed' AND ended_at >= ? ORDER BY ended_at`,
 } as const;

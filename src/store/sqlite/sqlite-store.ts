@@ -38,6 +38,11 @@ import {
   type BackfillItem,
   type BackfillProgress,
   type BackfillState,
+  type FreshnessRecord,
+  type FreshnessPublication,
+  type NewIncident,
+  type Incident,
+  type OutboxAlert,
 } from "../port.ts";
 import { MIGRATIONS } from "./migrations.ts";
 import { SQL } from "./sql.ts";
@@ -301,6 +306,14 @@ export class SqliteStore implements Store {
       if (f.outcome === "success") {
         for (const dataset of f.datasets ?? []) {
           q.insertDatasetEvent.run(dataset, a!.business_date, a!.run_id, a!.pipeline_id, a!.task_id, a!.trigger_kind, f.now);
+        }
+        for (const p of f.publishes ?? []) {
+          const row = {
+            dataset: p.dataset, businessDate: a!.business_date, at: f.now, pipelineId: a!.pipeline_id, runId: a!.run_id,
+            taskId: a!.task_id, summary: f.summary, emptyReason: p.emptyReason,
+          };
+          q.upsertFreshness.run(row);
+          q.insertFreshnessHistory.run(row);
         }
       }
       if (f.outcome === "rescheduled") {
@@ -685,6 +698,68 @@ export class SqliteStore implements Store {
     return durations;
   }
 
+  async listFreshness(dataset: string, fromDate: string, toDate: string): Promise<FreshnessRecord[]> {
+    return (this.#q.selectFreshnessRange.all(dataset, fromDate, toDate) as Row[]).map((r) => ({
+      dataset: r.dataset,
+      businessDate: r.business_date,
+      publishedAt: r.published_at,
+      firstPublishedAt: r.first_published_at,
+      pipelineId: r.pipeline_id,
+      runId: r.run_id,
+      taskId: r.task_id,
+      summary: r.summary === null ? null : JSON.parse(r.summary),
+      emptyReason: r.empty_reason,
+    }));
+  }
+
+  async freshnessHistory(dataset: string, businessDate: string): Promise<FreshnessPublication[]> {
+    return (this.#q.selectFreshnessHistory.all(dataset, businessDate) as Row[]).map((r) => ({
+      dataset: r.dataset, businessDate: r.business_date, publishedAt: r.published_at, runId: r.run_id, emptyReason: r.empty_reason,
+    }));
+  }
+
+  async openIncident(i: NewIncident): Promise<boolean> {
+    return this.db.transaction(() => {
+      const inserted = this.#q.insertIncident.run({ ...i, notify: JSON.stringify(i.notify) }).changes === 1;
+      if (inserted) this.#queueAlerts(i.key, "open", i.at);
+      return inserted;
+    }).immediate();
+  }
+
+  async resolveIncident(key: string, at: number, resolution: string): Promise<boolean> {
+    return this.db.transaction(() => {
+      const resolved = this.#q.resolveIncident.run(at, resolution, key).changes === 1;
+      if (resolved) this.#queueAlerts(key, "resolve", at);
+      return resolved;
+    }).immediate();
+  }
+
+  #queueAlerts(key: string, event: "open" | "resolve", at: number): void {
+    const incident = toIncident(this.#q.selectIncident.get(key) as Row);
+    const payload = JSON.stringify({ event, ...incident });
+    for (const notifier of incident.notify) this.#q.insertAlert.run(key, event, notifier, payload, at);
+  }
+
+  async listIncidents(query: { open?: boolean; limit?: number }): Promise<Incident[]> {
+    const rows = (query.open ? this.#q.selectOpenIncidents : this.#q.selectIncidents).all(query.limit ?? 100) as Row[];
+    return rows.map(toIncident);
+  }
+
+  async dueAlerts(now: number, limit: number): Promise<OutboxAlert[]> {
+    return (this.#q.selectDueAlerts.all(now, limit) as Row[]).map((r) => ({
+      id: r.id, incidentKey: r.incident_key, event: r.event, notifier: r.notifier, payload: JSON.parse(r.payload), tries: r.tries,
+    }));
+  }
+
+  async recordAlertDelivery(id: number, result: { at: number; error?: string; nextAttemptAt?: number }): Promise<void> {
+    if (result.error === undefined) this.#q.alertDelivered.run(result.at, id);
+    else this.#q.alertFailed.run(result.error, result.nextAttemptAt ?? result.at, id);
+  }
+
+  async failedRunsSince(since: number): Promise<RunRecord[]> {
+    return (this.#q.selectFailedRunsSince.all(since) as Row[]).map(toRun);
+  }
+
   async getRun(runId: string): Promise<RunRecord | null> {
     const row = this.#q.selectRun.get(runId) as Row | undefined;
     return row ? toRun(row) : null;
@@ -759,7 +834,23 @@ function toPipelineState(r: Row): PipelineState {
 }
 
 function toLeadership(r: Row, asker: string): Leadership {
-  return { role: r.role, leader: r.holder === asker, holder: r.holder, term: r.term, expiresAt: r.expires_at };
+  return { role: r.role, leader: r.holder === asker, holder: r.holder, term: r.term, expiresAt: r.expires_at, renewedAt: r.renewed_at };
+}
+
+function toIncident(r: Row): Incident {
+  return {
+    key: r.incident_key,
+    kind: r.kind,
+    dataset: r.dataset,
+    pipelineId: r.pipeline_id,
+    businessDate: r.business_date,
+    runId: r.run_id,
+    message: r.message,
+    notify: JSON.parse(r.notify),
+    openedAt: r.opened_at,
+    resolvedAt: r.resolved_at,
+    resolution: r.resolution,
+  };
 }
 
 function toBackfill(r: Row): BackfillRecord {

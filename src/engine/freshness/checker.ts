@@ -1,0 +1,156 @@
+import type { Pipeline } from "../../core/pipeline/types.ts";
+import { instantFor, type FreshnessPromise } from "../../core/pipeline/promise.ts";
+import { addDays, formatInstant, localDate, startOfDay } from "../../core/time/dates.ts";
+import type { Store } from "../../store/port.ts";
+import { expectedRuns } from "../scheduler/ledger.ts";
+
+export interface CheckerOptions {
+  store: Store;
+  pipelines: readonly Pipeline[];
+  /** How many business dates back the checker looks. Default 7. */
+  lookbackDays?: number;
+  /** A due interval with no run this long after it fired is "did not run". Default 10 minutes. */
+  didNotRunGraceMs?: number;
+  /** Who hears of incidents that no promise names notifiers for (did not run, failed runs). */
+  defaultNotify?: readonly string[];
+  log?: (line: string) => void;
+}
+
+export interface CheckResult {
+  opened: string[];
+  resolved: string[];
+}
+
+/**
+ * Measures promises against what was published, and opens (or resolves) incidents: late at the
+ * SLO, SLA missed at the deadline, published late, did not run, run failed for good. It reads
+ * the state store only, never the data. Incidents are keyed, so each alerts once.
+ */
+export class FreshnessChecker {
+  readonly #o: Required<Omit<CheckerOptions, "log">> & Pick<CheckerOptions, "log">;
+
+  constructor(options: CheckerOptions) {
+    this.#o = { lookbackDays: 7, didNotRunGraceMs: 10 * 60_000, defaultNotify: [], ...options };
+  }
+
+  async check(now: number): Promise<CheckResult> {
+    const result: CheckResult = { opened: [], resolved: [] };
+    for (const pipeline of this.#o.pipelines) {
+      for (const promise of pipeline.promises) await this.#checkPromise(pipeline, promise, now, result);
+      await this.#checkDidNotRun(pipeline, now, result);
+    }
+    await this.#checkFailedRuns(now, result);
+    return result;
+  }
+
+  async #checkPromise(pipeline: Pipeline, promise: FreshnessPromise, now: number, result: CheckResult): Promise<void> {
+    const { store } = this.#o;
+    const today = localDate(now, promise.timezone);
+    const first = this.#firstDate(pipeline, addDays(today, -(this.#o.lookbackDays + promise.deadline.days)));
+    const published = new Map((await store.listFreshness(promise.dataset, first, today)).map((f) => [f.businessDate, f]));
+    for (let date = first; date <= today; date = addDays(date, 1)) {
+      if (pipeline.end !== null && this.#dateStart(pipeline, date) >= pipeline.end) break;
+      const deadlineAt = instantFor(promise.deadline, date, promise.timezone);
+      const sloAt = promise.slo ? instantFor(promise.slo, date, promise.timezone) : deadlineAt;
+      const when = (ms: number) => formatInstant(ms, promise.timezone);
+      const row = published.get(date);
+      const keys = { slo: `late:${promise.dataset}:${date}`, sla: `sla_missed:${promise.dataset}:${date}` };
+      const incident = { dataset: promise.dataset, pipelineId: pipeline.id, businessDate: date, notify: promise.notify, at: now };
+      if (row) {
+        const how = `published at ${when(row.publishedAt)}${row.emptyReason ? ` (declared empty: ${row.emptyReason})` : ""}`;
+        if (row.publishedAt > deadlineAt) {
+          await this.#open(result, {
+            ...incident, key: `late_publication:${promise.dataset}:${date}`, kind: "late_publication", runId: row.runId, notify: [],
+            message: `${promise.dataset} for ${date} was ${how}, after its deadline ${when(deadlineAt)}`,
+          });
+        }
+        await this.#resolve(result, keys.slo, now, how);
+        await this.#resolve(result, keys.sla, now, how);
+      } else if (now >= deadlineAt) {
+        await this.#open(result, {
+          ...incident, key: keys.sla, kind: "sla_missed", runId: null,
+          message: `SLA missed: ${promise.dataset} for ${date} is not published; the deadline was ${when(deadlineAt)}${promise.owner ? ` (owner ${promise.owner})` : ""}`,
+        });
+      } else if (now >= sloAt) {
+        await this.#open(result, {
+          ...incident, key: keys.slo, kind: "late", runId: null,
+          message: `late: ${promise.dataset} for ${date} is not published at its SLO ${when(sloAt)}; the deadline is ${when(deadlineAt)}`,
+        });
+      }
+    }
+  }
+
+  /** A due interval with no run at all: the scheduler did not fire, for a reason the ledger names. */
+  async #checkDidNotRun(pipeline: Pipeline, now: number, result: CheckResult): Promise<void> {
+    if (pipeline.schedule.kind === "manual") return;
+    const from = now - (this.#o.lookbackDays + 1) * 86_400_000;
+    const ledger = await expectedRuns(this.#o.store, pipeline, { from, to: now }, now);
+    for (const entry of ledger) {
+      const key = `did_not_run:${pipeline.id}:${entry.interval.businessDate}`;
+      if (entry.status === "missing" && entry.firesAt + this.#o.didNotRunGraceMs <= now) {
+        await this.#open(result, {
+          key, kind: "did_not_run", dataset: null, pipelineId: pipeline.id, businessDate: entry.interval.businessDate, runId: null,
+          notify: this.#notifyFor(pipeline), at: now,
+          message: `did not run: ${pipeline.id} has no run for ${entry.interval.businessDate}, due at ${formatInstant(entry.firesAt, pipeline.schedule.timezone)}; likely cause: ${entry.note}`,
+        });
+      } else if (entry.status !== "missing" && entry.status !== "not_due") {
+        await this.#resolve(result, key, now, entry.status === "skipped" ? `skipped: ${entry.note}` : `run ${entry.runId} exists (${entry.status})`);
+      }
+    }
+  }
+
+  /** One alert when a run has failed for good (after its last try), never one per retry. */
+  async #checkFailedRuns(now: number, result: CheckResult): Promise<void> {
+    const { store } = this.#o;
+    const since = now - (this.#o.lookbackDays + 1) * 86_400_000;
+    for (const run of await store.failedRunsSince(since)) {
+      const pipeline = this.#o.pipelines.find((p) => p.id === run.pipelineId);
+      const failed = (await store.listTaskInstances(run.runId)).filter((t) => t.state === "failed");
+      const detail = await Promise.all(
+        failed.map(async (t) => {
+          const last = (await store.listAttempts(run.runId, t.taskId)).at(-1);
+          return `${t.taskId} after ${t.tryNumber} tr${t.tryNumber === 1 ? "y" : "ies"}${last?.errorMessage ? `: ${last.errorMessage}` : ""}`;
+        }),
+      );
+      await this.#open(result, {
+        key: `run_failed:${run.runId}:${run.endedAt}`, kind: "run_failed", dataset: null, pipelineId: run.pipelineId,
+        businessDate: run.businessDate, runId: run.runId, notify: pipeline ? this.#notifyFor(pipeline) : this.#o.defaultNotify, at: now,
+        message: `run ${run.runId} failed${detail.length ? `: ${detail.join("; ")}` : ""}`,
+      });
+    }
+    for (const open of await store.listIncidents({ open: true, limit: 1000 })) {
+      if (open.kind !== "run_failed" || !open.runId) continue;
+      const run = await store.getRun(open.runId);
+      if (run && run.state === "success") await this.#resolve(result, open.key, now, `run ${run.runId} succeeded on a later try`);
+    }
+  }
+
+  #notifyFor(pipeline: Pipeline): readonly string[] {
+    const named = new Set(pipeline.promises.flatMap((p) => p.notify));
+    return named.size ? [...named] : this.#o.defaultNotify;
+  }
+
+  #firstDate(pipeline: Pipeline, candidate: string): string {
+    if (pipeline.start === null) return candidate;
+    const start = localDate(pipeline.start, pipeline.schedule.timezone);
+    return start > candidate ? start : candidate;
+  }
+
+  #dateStart(pipeline: Pipeline, date: string): number {
+    return startOfDay(date, pipeline.schedule.timezone);
+  }
+
+  async #open(result: CheckResult, incident: Parameters<Store["openIncident"]>[0]): Promise<void> {
+    if (await this.#o.store.openIncident(incident)) {
+      result.opened.push(incident.key);
+      this.#o.log?.(`incident ${incident.key}: ${incident.message}`);
+    }
+  }
+
+  async #resolve(result: CheckResult, key: string, now: number, resolution: string): Promise<void> {
+    if (await this.#o.store.resolveIncident(key, now, resolution)) {
+      result.resolved.push(key);
+      this.#o.log?.(`resolved ${key}: ${resolution}`);
+    }
+  }
+}
