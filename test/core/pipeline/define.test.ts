@@ -119,8 +119,33 @@ describe("a pipeline that cannot be accepted", () => {
       "pipeline etl: maxActiveRuns must be a whole number >= 1, not 0",
       "pipeline etl, task a: retries must be a whole number >= 0, not -1",
       'pipeline etl, task b: unknown trigger rule "sometimes" (one of all_success, all_done, one_success, none_failed, none_failed_min_one_success, always)',
-      "pipeline etl, task c: needs exactly one of `run` (a function) or `command` (an argv array)",
+      "pipeline etl, task c: needs exactly one of `run` (a function), `command` (an argv array) or `sensor` (a condition)",
       'pipeline etl, task b: depends on unknown task "zz"',
+    ]);
+  });
+
+  it("names a promise without its one publishing task, a bad deadline, and a bad frozen period", () => {
+    expect(problemsOf(() => pipeline("shop", { promises: [{ dataset: "orders_daily", deadline: "tomorrow 6am" }] }, { a: { run: noop } }))).toEqual([
+      'pipeline shop: promise orders_daily: deadline "tomorrow 6am": expected "D+<days> HH:MM", e.g. "D+1 06:00"',
+    ]);
+    expect(problemsOf(() => pipeline("shop", { promises: [{ dataset: "orders_daily", deadline: "D+1 06:00", slo: "D+1 07:00" }] }, { a: { run: noop, publishes: "orders_daily" } }))).toEqual([
+      "pipeline shop: promise orders_daily: the slo D+1 07:00 comes after the deadline D+1 06:00",
+      'pipeline shop, task a: publishes "orders_daily" but the pipeline has no promise for it',
+    ]);
+    expect(problemsOf(() => pipeline("shop", { promises: [{ dataset: "orders_daily", deadline: "D+1 06:00" }] }, { a: { run: noop } }))).toEqual([
+      'pipeline shop: promise orders_daily: needs exactly one task with publishes: "orders_daily" (found none)',
+    ]);
+    expect(problemsOf(() => pipeline("shop", { frozen: [{ from: "2026-09-30", to: "2026-09-01", reason: "closed" }] }, { a: { run: noop } }))).toEqual([
+      "pipeline shop: frozen[0]: to 2026-09-01 is before from 2026-09-30",
+    ]);
+  });
+
+  it("names a sensor without a condition function or with a zero poke interval", () => {
+    expect(problemsOf(() => pipeline("s", {}, { wait: { sensor: true as never } }))).toEqual([
+      "pipeline s, task wait: `sensor` must be a function returning true when the condition is met",
+    ]);
+    expect(problemsOf(() => pipeline("s", {}, { wait: { sensor: () => true, pokeInterval: 0 } }))).toEqual([
+      "pipeline s, task wait: pokeInterval must be more than 0",
     ]);
   });
 
