@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import type { Command } from "commander";
 import { systemClock } from "../core/model/clock.ts";
 import { Engine } from "../engine/engine.ts";
 import { loadConfig, type ResolvedConfig } from "../engine/project/config.ts";
@@ -35,4 +36,22 @@ export async function openEngine(options: GlobalOptions): Promise<Engine & { con
   await store.migrate();
   const engine = new Engine({ store, clock: systemClock, stateDir: config.stateDir, pipelines, projectDir: config.rootDir, frozen: config.frozen });
   return Object.assign(engine, { config });
+}
+
+export type ProjectEngine = Awaited<ReturnType<typeof openEngine>>;
+
+/**
+ * The body of most commands: open the project's engine with the global flags, hand it the acting
+ * user (--user), and close the store whatever happens.
+ */
+export function engineAction(program: Command) {
+  return async <T>(fn: (engine: ProjectEngine, actor: string | undefined) => Promise<T>): Promise<T> => {
+    const global = program.opts<GlobalOptions>();
+    const engine = await openEngine(global);
+    try {
+      return await fn(engine, global.user);
+    } finally {
+      await engine.store.close();
+    }
+  };
 }

@@ -7,9 +7,9 @@ import { Worker } from "../../engine/worker/worker.ts";
 import { subscribeToWork, notifyWork } from "../../engine/worker/wakeup.ts";
 import type { BackfillProgress } from "../../store/port.ts";
 import { elapsed, isoTime, printJson, table } from "../format.ts";
-import { openEngine, type GlobalOptions } from "../project.ts";
+import { engineAction, type ProjectEngine } from "../project.ts";
 
-type Engine = Awaited<ReturnType<typeof openEngine>>;
+
 
 interface BackfillFlags {
   from?: string;
@@ -27,15 +27,7 @@ interface BackfillFlags {
 }
 
 export function registerBackfillCommands(program: Command): void {
-  const withEngine = async (fn: (engine: Engine, actor: string | undefined) => Promise<void>) => {
-    const global = program.opts<GlobalOptions>();
-    const engine = await openEngine(global);
-    try {
-      await fn(engine, global.user);
-    } finally {
-      await engine.store.close();
-    }
-  };
+  const withEngine = engineAction(program);
 
   const backfill = program
     .command("backfill")
@@ -142,7 +134,7 @@ function printPlan(plan: BackfillPlan): void {
  * Follows a backfill to its end: a live bar on a terminal, plain lines otherwise. When no
  * scheduler is running, this process runs one (and a worker) until the backfill ends.
  */
-async function follow(engine: Engine, backfillId: string, plan: BackfillPlan): Promise<void> {
+async function follow(engine: ProjectEngine, backfillId: string, plan: BackfillPlan): Promise<void> {
   const stop = new AbortController();
   process.once("SIGINT", () => stop.abort());
   const lead = await engine.store.getLead("scheduler");

@@ -2,21 +2,14 @@ import type { Command } from "commander";
 import { formatInstant } from "../../core/time/dates.ts";
 import { checkerHealth } from "../../engine/freshness/report.ts";
 import { isoTime, printJson, table } from "../format.ts";
-import { openEngine, type GlobalOptions } from "../project.ts";
+import { engineAction } from "../project.ts";
 
 const RED = (s: string) => (process.stdout.isTTY ? `\x1b[31;1m${s}\x1b[0m` : s);
 const MARK: Record<string, string> = { on_time: "ok", late: "LATE", missed: "MISSED", not_yet_due: "." };
 
 /** freshness, incidents, health: are the promised tables fresh, and is anyone watching? */
 export function registerFreshnessCommands(program: Command): void {
-  const withEngine = async (fn: (engine: Awaited<ReturnType<typeof openEngine>>) => Promise<void>) => {
-    const engine = await openEngine(program.opts<GlobalOptions>());
-    try {
-      await fn(engine);
-    } finally {
-      await engine.store.close();
-    }
-  };
+  const withEngine = engineAction(program);
 
   program
     .command("freshness")

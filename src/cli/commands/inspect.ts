@@ -2,18 +2,11 @@ import type { Command } from "commander";
 import { UsageError } from "../../core/model/errors.ts";
 import { formatInstant } from "../../core/time/dates.ts";
 import { elapsed, isoTime, printJson, table } from "../format.ts";
-import { openEngine, type GlobalOptions } from "../project.ts";
+import { engineAction } from "../project.ts";
 
 /** Read-only commands: runs, tasks, logs, next. */
 export function registerInspectCommands(program: Command): void {
-  const withEngine = async <T>(fn: (engine: Awaited<ReturnType<typeof openEngine>>) => Promise<T>) => {
-    const engine = await openEngine(program.opts<GlobalOptions>());
-    try {
-      return await fn(engine);
-    } finally {
-      await engine.store.close();
-    }
-  };
+  const withEngine = engineAction(program);
 
   program
     .command("runs <pipeline>")

@@ -2,21 +2,13 @@ import type { Command } from "commander";
 import { UsageError } from "../../core/model/errors.ts";
 import { formatInstant } from "../../core/time/dates.ts";
 import { isoTime, printJson, table } from "../format.ts";
-import { openEngine, type GlobalOptions } from "../project.ts";
+import { engineAction, type ProjectEngine } from "../project.ts";
 
-type Engine = Awaited<ReturnType<typeof openEngine>>;
+
 
 /** expected, pause, unpause, pools, why: looking at and steering the schedule. */
 export function registerOperateCommands(program: Command): void {
-  const withEngine = async (fn: (engine: Engine, actor: string | undefined) => Promise<void>) => {
-    const global = program.opts<GlobalOptions>();
-    const engine = await openEngine(global);
-    try {
-      await fn(engine, global.user);
-    } finally {
-      await engine.store.close();
-    }
-  };
+  const withEngine = engineAction(program);
 
   program
     .command("expected <pipeline>")
@@ -113,15 +105,7 @@ function positive(text: string, flag: string, min = 1): number {
 
 /** trigger, clear, skip, mark, audit: manual actions, every one recorded with who and why. */
 export function registerActionCommands(program: Command): void {
-  const withEngine = async (fn: (engine: Engine, actor: string | undefined) => Promise<void>) => {
-    const global = program.opts<GlobalOptions>();
-    const engine = await openEngine(global);
-    try {
-      await fn(engine, global.user);
-    } finally {
-      await engine.store.close();
-    }
-  };
+  const withEngine = engineAction(program);
   const needReason = (reason: string | undefined) => {
     if (!reason?.trim()) throw new UsageError('give --reason "...": manual actions are audited');
     return reason;
