@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { mergeByKey, openDuckDB, openPostgres, type Target } from "../../src/data/index.ts";
-import { bound, context, DAY, FILE_COLUMNS, scratchDir, TABLE_COLUMNS, timed, writeOrdersCsv } from "./common.ts";
+import { bound, context, DAY, FILE_COLUMNS, scratchDir, TABLE_COLUMNS, timed, writeOrdersCsv } from "./lib/common.ts";
 
 bound(480, "merge");
 const rows = Number(process.argv[2] ?? 1_000_000);

@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { openDuckDB, replaceWhere, sql } from "../../src/data/index.ts";
-import { bound, context, DAY, FILE_COLUMNS, median, scratchDir, TABLE_COLUMNS, timed, writeOrdersCsv } from "./common.ts";
+import { bound, context, DAY, FILE_COLUMNS, median, scratchDir, TABLE_COLUMNS, timed, writeOrdersCsv } from "./lib/common.ts";
 
 bound(300, "replace-duckdb");
 const rows = Number(process.argv[2] ?? 1_000_000);

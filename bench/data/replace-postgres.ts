@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import pg from "pg";
 import { ident, openPostgres, replaceWhere, sql } from "../../src/data/index.ts";
-import { bound, context, DAY, FILE_COLUMNS, median, scratchDir, TABLE_COLUMNS, timed, writeOrdersCsv } from "./common.ts";
+import { bound, context, DAY, FILE_COLUMNS, median, scratchDir, TABLE_COLUMNS, timed, writeOrdersCsv } from "./lib/common.ts";
 
 bound(480, "replace-postgres");
 const url = process.env.IDEM_TEST_PG_URL ?? process.env.IDEM_BENCH_PG_URL;

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { openEngine } from "../../src/cli/project.ts";
 import type { RunResult } from "../../src/engine/engine.ts";
+import { formatHistory, openDuckDB, readHistory } from "idem/data";
 
 const shopDir = fileURLToPath(new URL(".", import.meta.url));
 rmSync(join(shopDir, ".idem"), { recursive: true, force: true });
@@ -37,6 +38,14 @@ try {
 
   console.log("\n# a normal rerun repairs the day");
   await say(await engine.runForDate("shop_orders", "2026-09-01", { actor: "demo", reason: "repair after the append" }), " (repaired)");
+
+  console.log("\n# orders_daily's history, newest first: the repair, the append (no predicate), the reruns");
+  const warehouse = await openDuckDB(join(shopDir, ".idem", "warehouse.duckdb"));
+  try {
+    console.log(formatHistory(await readHistory(warehouse, "orders_daily", { limit: 10 })));
+  } finally {
+    await warehouse.close();
+  }
 
   console.log(`\nstate and logs are in ${join("examples/shop", ".idem")}; try:`);
   console.log("  cd examples/shop && node ../../bin/idem.js runs shop_orders && node ../../bin/idem.js tasks shop_orders@2026-09-01");

@@ -1,5 +1,5 @@
 import { DataError, DefinitionError } from "../core/model/errors.ts";
-import { sourceTotals } from "./load-source.ts";
+import { sourceTotals } from "./source-queries.ts";
 import type { Source } from "./source.ts";
 import { describePredicate, predicateSql, type Predicate } from "./predicate.ts";
 import { ident, identList, joinSql, sql, trusted, type Sql, type SqlValue } from "./sql.ts";

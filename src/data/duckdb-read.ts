@@ -15,7 +15,9 @@ export function fileSelect(source: FileSource): Sql {
   let reader: Sql;
   if ("csv" in source) {
     const delimiter = source.delimiter ?? ",";
-    reader = sql`read_csv(${path}, header = ${source.header ?? true}, delim = ${delimiter}${trusted(declared ? ", all_varchar = true" : "")})`;
+    // A quoted empty field is an empty string and an unquoted one is NULL, as in PostgreSQL's
+    // CSV, so a file means the same whichever path loads it.
+    reader = sql`read_csv(${path}, header = ${source.header ?? true}, delim = ${delimiter}, allow_quoted_nulls = false${trusted(declared ? ", all_varchar = true" : "")})`;
   } else if ("json" in source) {
     reader = sql`read_json_auto(${path})`;
   } else {

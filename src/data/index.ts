@@ -4,7 +4,7 @@
  */
 export { sql, ident, type Sql, type SqlValue } from "./sql.ts";
 export type { Column, ColumnType, SchemaInput } from "./schema.ts";
-export type { Target, TableColumn, Row } from "./target.ts";
+export type { Target, TableColumn, Row, ErrorExplanation } from "./target.ts";
 export { openDuckDB, duckdbTarget, type DuckDBTarget } from "./targets/duckdb.ts";
 export { openSQLite, type SQLiteTarget } from "./targets/sqlite.ts";
 export { openPostgres, postgresTarget, type PostgresTarget, type PostgresOptions } from "./targets/postgres.ts";

@@ -6,7 +6,7 @@
  * - staged:  every row of the source is in the staging area
  * - checked: every check passed
  * - deleted: the old rows are gone inside the open transaction (replace-where, merge)
- * - written: the new rows are in, inside the open transaction
+ * - written: the new rows are in, inside the open transaction (files: the staged file is complete)
  * - committed: the transaction committed, before the loader returns
  * - published: a file or partition was renamed into place
  * - watermarked: an incremental load saved its new watermark (after the commit)

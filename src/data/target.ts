@@ -1,6 +1,5 @@
 import type { Column, ColumnType } from "./schema.ts";
 import type { Sql, SqlDialect, SqlValue } from "./sql.ts";
-import type { FileSource } from "./source.ts";
 
 export type Row = Record<string, unknown>;
 
@@ -42,6 +41,8 @@ export interface Target {
    * has one (PostgreSQL's COPY); resolves to the rows loaded.
    */
   copyCsv?(table: string, columns: readonly TableColumn[], chunks: AsyncIterable<Buffer>, onChunk?: (chunk: Buffer) => Promise<void> | void): Promise<number>;
+  /** Refreshes a freshly loaded table's statistics where the planner needs them. */
+  analyze(table: string): Promise<void>;
   /** The source's columns for a query run on this target. */
   describeQuery(query: Sql): Promise<Column[]>;
   /**
@@ -52,7 +53,16 @@ export interface Target {
   rowsDiffer(left: string, right: string, columns: readonly string[]): Sql;
   /** An expression casting `value` to a column's type; the type comes from the catalog. */
   cast(value: Sql, sqlType: string): Sql;
+  /**
+   * Reads one of this target's errors: its first line, with the row or column it names when the
+   * driver says, and whether the data is at fault (a value that does not parse or fit), which
+   * makes it a data error that is not retried. Null for errors it does not recognise.
+   */
+  explainError(error: unknown): ErrorExplanation | null;
   close(): Promise<void>;
 }
 
-export type { FileSource, SqlValue };
+export interface ErrorExplanation {
+  message: string;
+  isData: boolean;
+}

@@ -1,9 +1,9 @@
 import { DataError } from "../../core/model/errors.ts";
 import { runChecks, type Check } from "../checks.ts";
-import { loadSource, sourceColumns } from "../load-source.ts";
+import { loadSource, type RowsProgress } from "../load-source.ts";
+import { sourceColumns } from "../source-columns.ts";
 import type { Source } from "../source.ts";
 import { ident, identList, sql, trusted } from "../sql.ts";
-import type { RowsProgress } from "../load-source.ts";
 import { openDuckDB, type DuckDBTarget } from "../targets/duckdb.ts";
 
 export type FileFormat = "parquet" | "csv" | "json";
@@ -24,14 +24,16 @@ export async function stageToFile(options: {
   omitEquals?: string;
   onRows?: RowsProgress;
   batchRows?: number;
-  onChecked?: () => Promise<void>;
+  /** Called when the rows are staged, when they passed the checks, and when the file is written. */
+  onStep?: (step: "staged" | "checked" | "written", rows: number) => Promise<void>;
 }): Promise<number> {
   const duck: DuckDBTarget = await openDuckDB(":memory:");
   try {
     const columns = await sourceColumns(duck, options.source);
     await duck.createTable("staged", columns);
     const tableColumns = (await duck.tableColumns("staged"))!;
-    const staged = await loadSource(duck, "staged", tableColumns, options.source, options.onRows, options.batchRows);
+    const staged = await loadSource(duck, "staged", tableColumns, options.source, options.onRows, options.batchRows, options.label);
+    await options.onStep?.("staged", staged);
     const kept = columns.map((c) => c.name).filter((n) => n !== options.omit);
     if (options.omit && columns.some((c) => c.name === options.omit)) {
       const outside = await duck.query(sql`SELECT * FROM staged WHERE CAST(${ident(options.omit)} AS VARCHAR) IS DISTINCT FROM ${options.omitEquals ?? null} LIMIT 3`);
@@ -41,12 +43,13 @@ export async function stageToFile(options: {
       }
     }
     await runChecks({ target: duck, relation: sql`staged`, label: options.label, source: options.source }, options.checks ?? []);
-    await options.onChecked?.();
+    await options.onStep?.("checked", staged);
     const format = options.format === "parquet" ? "FORMAT parquet" : options.format === "csv" ? "FORMAT csv, HEADER true" : "FORMAT json, ARRAY true";
     await duck.exec(sql`COPY (SELECT ${identList(kept)} FROM staged) TO ${options.path} (${trusted(format)})`);
     const reader = options.format === "parquet" ? sql`read_parquet(${options.path})` : options.format === "csv" ? sql`read_csv(${options.path}, header = true)` : sql`read_json_auto(${options.path})`;
     const written = staged === 0 && options.format === "json" ? 0 : Number((await duck.query(sql`SELECT count(*) AS n FROM ${reader}`))[0]?.n);
     if (written !== staged) throw new Error(`${options.label}: wrote ${written} rows to ${options.path} but staged ${staged}`);
+    await options.onStep?.("written", staged);
     return staged;
   } finally {
     await duck.close();

@@ -77,9 +77,8 @@ export async function swapPartition(options: PartitionSwapOptions): Promise<Part
       omitEquals: value,
       onRows: (n) => step("staging", n),
       ...(options.batchRows ? { batchRows: options.batchRows } : {}),
-      onChecked: () => step("checked"),
+      onStep: (s, rows) => step(s, rows),
     });
-    await step("staged", rows);
 
     await mkdir(partitionDir, { recursive: true });
     let previousVersion: string | null = null;

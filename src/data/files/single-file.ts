@@ -37,9 +37,8 @@ export async function writeRowsFile(options: WriteFileOptions): Promise<{ path: 
       label: options.path,
       onRows: (n) => step("staging", n),
       ...(options.batchRows ? { batchRows: options.batchRows } : {}),
-      onChecked: () => step("checked"),
+      onStep: (s, rows) => step(s, rows),
     });
-    await step("staged", rows);
     await publishFile(temporary, options.path);
     await step("published", rows);
     return { path: options.path, rowsWritten: rows };

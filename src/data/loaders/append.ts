@@ -2,7 +2,7 @@ import { DefinitionError } from "../../core/model/errors.ts";
 import { runChecks } from "../checks.ts";
 import { guardFrozen } from "../frozen.ts";
 import { claimBatch, recordHistory } from "../history.ts";
-import { loadSource } from "../load-source.ts";
+import { loadError, loadSource } from "../load-source.ts";
 import { ident, identList, sql } from "../sql.ts";
 import { contextDates, guardStagedDates, NOTHING, prepareTable, stagingName, stepper, summary, type LoadOptions, type WriteSummary } from "./common.ts";
 
@@ -21,7 +21,7 @@ export async function plainAppend(options: LoadOptions): Promise<WriteSummary> {
   const stage = stagingName();
   await target.exec(sql`CREATE TEMP TABLE ${ident(stage)} AS SELECT * FROM ${ident(table)} LIMIT 0`);
   try {
-    const staged = await loadSource(target, stage, columns, options.source, (rows) => step("staging", rows), options.batchRows);
+    const staged = await loadSource(target, stage, columns, options.source, (rows) => step("staging", rows), options.batchRows, table);
     await step("staged", staged);
     frozenOverride = (await guardStagedDates(options, table, sql`${ident(stage)}`)) ?? frozenOverride;
     await runChecks({ target, relation: sql`${ident(stage)}`, label: table, source: options.source }, options.checks ?? []);
@@ -36,6 +36,8 @@ export async function plainAppend(options: LoadOptions): Promise<WriteSummary> {
       const counts = { ...NOTHING, inserted };
       await recordHistory(target, { table, operation: "append", predicate: null, counts, context, frozenOverride, at });
       return summary(table, "append", null, staged, counts, frozenOverride);
+    }).catch((error: unknown) => {
+      throw loadError(target, table, options.source, error, "appending");
     });
     await step("committed");
     return result;

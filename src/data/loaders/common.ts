@@ -4,7 +4,7 @@ import type { Check } from "../checks.ts";
 import type { WriteContext } from "../context.ts";
 import { guardFrozen, type FrozenPeriod } from "../frozen.ts";
 import type { Operation, WriteCounts } from "../history.ts";
-import { sourceColumns } from "../load-source.ts";
+import { sourceColumns } from "../source-columns.ts";
 import { normalizeSchema, type SchemaInput } from "../schema.ts";
 import type { Source } from "../source.ts";
 import { ident, sql, type Sql } from "../sql.ts";

@@ -2,7 +2,8 @@ import { DefinitionError } from "../../core/model/errors.ts";
 import { runChecks, type Check } from "../checks.ts";
 import { guardFrozen } from "../frozen.ts";
 import { claimBatch, recordHistory, type Operation } from "../history.ts";
-import { loadSource, sampleSource } from "../load-source.ts";
+import { loadError, loadSource } from "../load-source.ts";
+import { sampleSource } from "../source-queries.ts";
 import { describePredicate, predicateColumns, predicateDateRanges, predicateSql, rowMatches, type Predicate } from "../predicate.ts";
 import { ident, identList, joinSql, sql } from "../sql.ts";
 import { contextDates, guardStagedDates, NOTHING, outsideError, prepareTable, requireColumns, stagingName, stepper, summary, type LoadOptions, type WriteSummary } from "./common.ts";
@@ -54,10 +55,9 @@ export async function mergeByKey(options: MergeByKeyOptions, operation: Operatio
 
   await target.exec(sql`CREATE TEMP TABLE ${ident(stage)} AS SELECT * FROM ${t} LIMIT 0`);
   try {
-    const staged = await loadSource(target, stage, columns, options.source, (rows) => step("staging", rows), options.batchRows);
+    const staged = await loadSource(target, stage, columns, options.source, (rows) => step("staging", rows), options.batchRows, table);
     await step("staged", staged);
-    // Fresh statistics let the planner pick hash joins for the comparison below.
-    await target.exec(sql`ANALYZE ${ident(stage)}`);
+    await target.analyze(stage);
     const relation = sql`${ident(stage)}`;
     if (scope) {
       const outside = Number((await target.query(sql`SELECT count(*) AS n FROM ${relation} WHERE (${predicateSql(scope)}) IS NOT TRUE`))[0]?.n ?? 0);
@@ -97,6 +97,8 @@ export async function mergeByKey(options: MergeByKeyOptions, operation: Operatio
       const counts = { deleted, inserted, updated, unchanged: staged - inserted - updated };
       await recordHistory(target, { table, operation, predicate, counts, context, frozenOverride, at });
       return summary(table, operation, predicate, staged, counts, frozenOverride);
+    }).catch((error: unknown) => {
+      throw loadError(target, table, options.source, error, "merging");
     });
     await step("committed");
     return stagedMaximum === undefined ? result : { ...result, stagedMaximum };

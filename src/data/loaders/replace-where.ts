@@ -1,7 +1,8 @@
 import { runChecks } from "../checks.ts";
 import { guardFrozen } from "../frozen.ts";
 import { claimBatch, recordHistory } from "../history.ts";
-import { loadSource, sampleSource } from "../load-source.ts";
+import { loadSource } from "../load-source.ts";
+import { sampleSource } from "../source-queries.ts";
 import { describePredicate, predicateColumns, predicateDateRanges, predicateSql, rowMatches, type Predicate } from "../predicate.ts";
 import { ident, sql } from "../sql.ts";
 import { contextDates, guardStagedDates, NOTHING, outsideError, prepareTable, requireColumns, stepper, summary, type LoadOptions, type WriteSummary } from "./common.ts";

@@ -1,11 +1,10 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { DuckDBInstance, DuckDBTypeId, type DuckDBConnection, type DuckDBValue } from "@duckdb/node-api";
-import { decimalParts, type Column, type ColumnType } from "../schema.ts";
-import { doubleQuote, ident, identList, joinSql, render, sql, trusted, type Sql, type SqlDialect, type SqlValue } from "../sql.ts";
-import type { Row, TableColumn, Target } from "../target.ts";
+import { columnTypeFromDuckDB, decimalParts, type Column, type ColumnType } from "../schema.ts";
+import { doubleQuote, ident, identList, joinSql, render, sql, trusted, type Sql, type SqlDialect } from "../sql.ts";
+import type { ErrorExplanation, Row, Target } from "../target.ts";
 import { checkedTypeName } from "./type-names.ts";
-import { columnTypeFromDuckDB } from "../schema.ts";
 
 const WIDE_INTEGERS = new Set<DuckDBTypeId>([DuckDBTypeId.BIGINT, DuckDBTypeId.UBIGINT, DuckDBTypeId.HUGEINT, DuckDBTypeId.UHUGEINT]);
 
@@ -133,6 +132,8 @@ export function duckdbTarget(connection: DuckDBConnection, label = "duckdb", onC
       const exprs = columns.map((c) => target.cast(sql`${ident("src")}.${ident(c.name)}`, c.sqlType));
       return target.exec(sql`INSERT INTO ${ident(table)} (${identList(columns.map((c) => c.name))}) SELECT ${joinSql(exprs)} FROM (${select}) AS ${ident("src")}`);
     },
+    // DuckDB keeps its statistics up to date as rows are appended.
+    async analyze() {},
     async describeQuery(query) {
       const rows = await target.query(sql`DESCRIBE ${query}`);
       return rows.map((r): Column => ({ name: String(r.column_name), type: columnTypeFromDuckDB(String(r.column_type)) }));
@@ -144,6 +145,7 @@ export function duckdbTarget(connection: DuckDBConnection, label = "duckdb", onC
     cast(value, sqlType) {
       return sql`CAST(${value} AS ${trusted(sqlType)})`;
     },
+    explainError: explainDuckDBError,
     async close() {
       onClose();
     },
@@ -151,4 +153,10 @@ export function duckdbTarget(connection: DuckDBConnection, label = "duckdb", onC
   return target;
 }
 
-export type { SqlValue };
+/** DuckDB's errors start with their class; conversion and CSV input errors mean bad data. */
+export function explainDuckDBError(error: unknown): ErrorExplanation | null {
+  const text = error instanceof Error ? error.message : null;
+  const m = text ? /^(Conversion|Invalid Input|Constraint|Out of Range|IO|Binder|Parser|Catalog) Error: ([^\n]*)/.exec(text) : null;
+  if (!m) return null;
+  return { message: `${m[1]} Error: ${m[2]}`, isData: m[1] === "Conversion" || m[1] === "Invalid Input" || m[1] === "Constraint" || m[1] === "Out of Range" };
+}

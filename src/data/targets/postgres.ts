@@ -1,7 +1,7 @@
 import pg from "pg";
 import { decimalParts, type Column, type ColumnType } from "../schema.ts";
 import { doubleQuote, ident, identList, joinSql, render, sql, trusted, type Sql, type SqlDialect, type SqlValue } from "../sql.ts";
-import type { Row, Target } from "../target.ts";
+import type { ErrorExplanation, Row, Target } from "../target.ts";
 import { copyFrom } from "./pg-copy.ts";
 import { checkedTypeName } from "./type-names.ts";
 
@@ -161,6 +161,10 @@ export function postgresTarget(client: pg.Client, label = "postgres", onClose: (
       const { text } = render(sql`COPY ${ident(table)} (${identList(columns.map((c) => c.name))}) FROM STDIN WITH (FORMAT csv)`, dialect);
       return copyFrom(client, text, chunks, onChunk);
     },
+    // A temporary table has no statistics until analyzed; without them joins are planned blind.
+    async analyze(table) {
+      await run(sql`ANALYZE ${ident(table)}`);
+    },
     async describeQuery(query) {
       const result = await run(sql`SELECT * FROM (${query}) AS ${ident("src")} LIMIT 0`);
       return result.fields.map((f): Column => ({ name: f.name, type: columnTypeFromOid(f.dataTypeID, f.dataTypeModifier) }));
@@ -172,6 +176,7 @@ export function postgresTarget(client: pg.Client, label = "postgres", onClose: (
     cast(value, sqlType) {
       return sql`CAST(${value} AS ${trusted(sqlType)})`;
     },
+    explainError: explainPostgresError,
     async close() {
       await onClose();
     },
@@ -183,4 +188,12 @@ function asText(value: SqlValue): string | null {
   if (value === null) return null;
   if (typeof value === "boolean") return value ? "true" : "false";
   return String(value);
+}
+
+/** SQLSTATE class 22 (data exception) and 23 (integrity constraint) mean the rows are at fault. */
+function explainPostgresError(error: unknown): ErrorExplanation | null {
+  const e = error as { code?: unknown; message?: unknown; where?: unknown };
+  if (typeof e?.code !== "string" || !/^[0-9A-Z]{5}$/.test(e.code) || typeof e.message !== "string") return null;
+  const where = typeof e.where === "string" ? ` (${e.where.split("\n")[0]})` : "";
+  return { message: `${e.message}${where}`, isData: e.code.startsWith("22") || e.code.startsWith("23") };
 }

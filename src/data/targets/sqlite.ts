@@ -2,8 +2,8 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { decimalParts, type Column, type ColumnType } from "../schema.ts";
-import { doubleQuote, ident, identList, joinSql, render, sql, trusted, type BoundValue, type Sql, type SqlDialect } from "../sql.ts";
-import type { Row, Target } from "../target.ts";
+import { doubleQuote, ident, joinSql, render, sql, trusted, type BoundValue, type Sql, type SqlDialect } from "../sql.ts";
+import type { ErrorExplanation, Row, Target } from "../target.ts";
 import { checkedTypeName } from "./type-names.ts";
 
 const dialect: SqlDialect = { quoteIdent: doubleQuote, placeholder: () => "?" };
@@ -116,6 +116,8 @@ export async function openSQLite(path: string): Promise<SQLiteTarget> {
       for (const row of rows) written += stmt.run(...row.map(bindable)).changes;
       return written;
     },
+    // SQLite plans these joins on the key without statistics.
+    async analyze() {},
     async describeQuery(query) {
       const { stmt } = prepare(sql`SELECT * FROM (${query}) AS ${ident("src")} LIMIT 0`);
       return stmt.columns().map((c): Column => ({ name: c.name, type: columnTypeFromSQLite(c.type) }));
@@ -128,9 +130,17 @@ export async function openSQLite(path: string): Promise<SQLiteTarget> {
     cast(value) {
       return value;
     },
+    explainError: explainSQLiteError,
     async close() {
       db.close();
     },
   };
   return target;
+}
+
+/** A STRICT column refusing a value, or a NOT NULL or CHECK failing, means the rows are at fault. */
+function explainSQLiteError(error: unknown): ErrorExplanation | null {
+  const e = error as { code?: unknown; message?: unknown };
+  if (typeof e?.code !== "string" || !e.code.startsWith("SQLITE_") || typeof e.message !== "string") return null;
+  return { message: e.message, isData: e.code.startsWith("SQLITE_CONSTRAINT") || e.code === "SQLITE_MISMATCH" };
 }
