@@ -7,6 +7,8 @@ import { registerDaemonCommands } from "./commands/daemons.ts";
 import { registerActionCommands, registerOperateCommands } from "./commands/operate.ts";
 import { registerBackfillCommands } from "./commands/backfill.ts";
 import { registerFreshnessCommands } from "./commands/freshness.ts";
+import { registerHistoryCommand } from "./commands/history.ts";
+import { registerMigrateCommand } from "./commands/migrate.ts";
 
 /** Exit codes: 0 success, 1 the run failed, 2 usage or definition error. */
 export const EXIT = { ok: 0, runFailed: 1, usage: 2 } as const;
@@ -27,6 +29,8 @@ registerOperateCommands(program);
 registerActionCommands(program);
 registerBackfillCommands(program);
 registerFreshnessCommands(program);
+registerHistoryCommand(program);
+registerMigrateCommand(program);
 registerDaemonCommands(program);
 
 // `idem runs x | head` closes our stdout early; that is not an error.

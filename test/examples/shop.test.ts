@@ -12,6 +12,7 @@ let params: { landing: string; warehouse: string };
 
 beforeEach(async () => {
   t = await openTestEngine([shopOrders], new FakeClock("2026-10-01T02:00:00Z"));
+  await t.engine.setPool("warehouse", 1);
   params = { landing: join(t.dir, "landing"), warehouse: join(t.dir, "warehouse.duckdb") };
   mkdirSync(params.landing);
   for (const day of ["2026-09-01", "2026-09-02"]) copyFileSync(join(fixtures, `${day}.csv`), join(params.landing, `${day}.csv`));

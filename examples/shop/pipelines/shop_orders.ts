@@ -44,6 +44,8 @@ export async function loadDay(ctx: TaskContext<ShopParams>) {
       columns: ORDERS_TABLE,
       source: ordersFile(file, ctx.businessDate),
       context: writeContextFrom(ctx),
+      // frozen dates are refused here too, not only by the scheduler
+      frozen: ctx.frozen,
     };
     const result = ctx.params.mode === "append"
       ? await plainAppend(write)
@@ -81,7 +83,7 @@ export async function checkDay(ctx: TaskContext<ShopParams>) {
       const fileOrders = Number((await target.query(sql`SELECT count(*) AS n FROM read_csv(${file}, header = true, all_varchar = true)`))[0]?.n ?? 0);
       throw new DataError(`${ctx.businessDate}: ${await count(day)} rows for the file's ${fileOrders} orders, ${await count(missingOrders)} missing`, error.details);
     }
-    return { orders: await count(day) };
+    return { orders: await count(day), missing: 0 };
   });
 }
 
@@ -100,9 +102,27 @@ export const shopOrders = pipeline(
       warehouse: join(shopDir, ".idem", "warehouse.duckdb"),
       mode: "replace",
     } as ShopParams,
+    promises: [
+      {
+        dataset: "orders_daily",
+        deadline: "D+1 06:00",
+        slo: "D+1 05:30",
+        timezone: "Europe/London",
+        completeness: { equals: { missing: 0 } },
+        owner: "finance-data",
+        notify: ["log"],
+      },
+    ],
   },
   {
-    load_day: { run: loadDay, description: "replace D's orders in orders_daily" },
-    check_day: { after: ["load_day"], run: checkDay, description: "every order of the file, once" },
+    load_day: { run: loadDay, pool: "warehouse", description: "replace D's orders in orders_daily" },
+    check_day: {
+      after: ["load_day"],
+      run: checkDay,
+      pool: "warehouse",
+      publishes: "orders_daily",
+      produces: ["orders_daily"],
+      description: "every order of the file, once; then D is published",
+    },
   },
 );

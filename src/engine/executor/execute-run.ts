@@ -3,6 +3,7 @@ import type { FrozenPeriod } from "../../core/policy/frozen.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
 import type { ClaimedAttempt, RunRecord, Store } from "../../store/port.ts";
 import { Worker } from "../worker/worker.ts";
+import { UsageError } from "../../core/model/errors.ts";
 
 export interface ExecuteRunOptions {
   store: Store;
@@ -45,10 +46,31 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
   });
   const finished = async () => {
     const run = await options.store.getRun(options.runId);
-    return !run || run.state === "success" || run.state === "failed";
+    if (!run || run.state === "success" || run.state === "failed") return true;
+    await assertCanProgress(options.store, options.runId);
+    return false;
   };
   await worker.run(options.cancel ?? new AbortController().signal, finished);
   const run = await options.store.getRun(options.runId);
   if (!run) throw new Error(`run ${options.runId} disappeared from the store`);
   return run;
+}
+
+/**
+ * Nothing is running and nothing could be claimed: if a queued task needs a pool that does not
+ * exist or is too small, waiting would be forever, so say so instead.
+ */
+async function assertCanProgress(store: Store, runId: string): Promise<void> {
+  const queued = (await store.listTaskInstances(runId)).filter((t) => t.state === "queued" && t.pool !== null);
+  if (queued.length === 0) return;
+  const pools = new Map((await store.listPools()).map((p) => [p.name, p.slots]));
+  for (const task of queued) {
+    const slots = pools.get(task.pool!);
+    if (slots === undefined) {
+      throw new UsageError(`run ${runId} cannot go on: task ${task.taskId} needs pool ${task.pool}, which does not exist (idem pools set ${task.pool} --slots N, or \`pools\` in idem.config.ts)`);
+    }
+    if (task.slots > slots) {
+      throw new UsageError(`run ${runId} cannot go on: task ${task.taskId} needs ${task.slots} slots of pool ${task.pool}, which has ${slots}`);
+    }
+  }
 }

@@ -58,7 +58,7 @@ export async function freshnessReport(store: Store, pipelines: readonly Pipeline
         all.push({ businessDate: date, status: dayStatus(row?.publishedAt ?? null, sloAt, deadlineAt, now), publishedAt: row?.publishedAt ?? null, deadlineAt, emptyReason: row?.emptyReason ?? null });
       }
       const dueDays = all.filter((d) => d.status !== "not_yet_due");
-      const newestRows = [...rows.values()];
+      const newestRows = rows.size ? [...rows.values()] : await store.listFreshness(promise.dataset, "0000-01-01", today);
       datasets.push({
         dataset: promise.dataset,
         pipelineId: pipeline.id,

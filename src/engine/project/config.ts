@@ -24,6 +24,8 @@ export interface IdemConfig {
   parallelism?: number;
   /** Pools created when missing (slots); `idem pools set` changes them afterwards. */
   pools?: Record<string, number>;
+  /** The default warehouse for `idem history`: `duckdb:<path>`, `sqlite:<path>` or a postgres:// URL. */
+  warehouse?: string;
   /** Business dates no pipeline may rewrite without an explicit reason, e.g. a month closed by finance. */
   frozen?: FrozenPeriod[];
   /** Where alerts go, by name: `{ webhook: { url: "$OPS_WEBHOOK_URL" } }`, `{ command: [...] }`, `{ log: true }`. */
@@ -51,6 +53,7 @@ export interface ResolvedConfig {
   workerLeaseMs: number;
   schedulerLeaseMs: number;
   frozen: FrozenPeriod[];
+  warehouse: string | null;
   notifiers: Record<string, NotifierConfig>;
   defaultNotify: string[];
   checkerStaleMs: number;
@@ -69,6 +72,7 @@ const configSchema = z
     pipelines: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional(),
     concurrency: z.number().int().min(1).optional(),
     parallelism: z.number().int().min(1).optional(),
+    warehouse: z.string().min(1).optional(),
     frozen: z.array(z.object({ from: z.string(), to: z.string(), reason: z.string().min(1) }).strict()).optional(),
     notifiers: z
       .record(
@@ -125,6 +129,7 @@ export async function loadConfig(cwd: string, explicitFile?: string): Promise<Re
     workerLeaseMs: parsed.data.workerLeaseMs ?? 30_000,
     schedulerLeaseMs: parsed.data.schedulerLeaseMs ?? 15_000,
     frozen: withFile(file, () => validateFrozenPeriods(parsed.data.frozen)),
+    warehouse: resolveWarehouse(parsed.data.warehouse, file ? dirname(file) : cwd),
     notifiers: { log: { log: true }, ...(parsed.data.notifiers as Record<string, NotifierConfig> | undefined) },
     defaultNotify: parsed.data.defaultNotify ?? ["log"],
     checkerStaleMs: parsed.data.checkerStaleMs ?? 60_000,
@@ -138,4 +143,11 @@ function withFile<T>(file: string | null, fn: () => T): T {
     if (error instanceof DefinitionError) throw new DefinitionError(error.message, { file: file ?? "idem.config.ts" });
     throw error;
   }
+}
+
+/** A relative file path in `duckdb:`/`sqlite:` is relative to the config file. */
+function resolveWarehouse(location: string | undefined, rootDir: string): string | null {
+  if (location === undefined) return null;
+  const match = /^(duckdb|sqlite):(.*)$/.exec(location);
+  return match ? `${match[1]}:${resolve(rootDir, match[2]!)}` : location;
 }

@@ -21,14 +21,14 @@ export const SQL = {
     VALUES ($1, $2, $3::jsonb, $4) ON CONFLICT DO NOTHING`,
   insertEdges: `
     INSERT INTO task_edges (graph_version, parent, child)
-    SELECT $1, e.parent, e.child FROM unnest($2::text[], $3::text[]) AS e(parent, child)
+    SELECT $1::text, e.parent, e.child FROM unnest($2::text[], $3::text[]) AS e(parent, child)
     ON CONFLICT DO NOTHING`,
   selectPipelineVersion: `SELECT * FROM pipeline_versions WHERE pipeline_id = $1 AND version = $2`,
 
   insertRun: `
     INSERT INTO runs (run_id, pipeline_id, interval_start, interval_end, business_date, state, trigger_kind,
-                      triggered_by, reason, graph_version, params, created_at)
-    VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10::jsonb, $11)
+                      triggered_by, reason, graph_version, params, created_at, backfill_id)
+    VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10::jsonb, $11, $12)
     ON CONFLICT DO NOTHING
     RETURNING *`,
   selectRun: `SELECT * FROM runs WHERE run_id = $1`,
@@ -41,13 +41,22 @@ export const SQL = {
     UPDATE runs SET state = 'queued', ended_at = NULL, started_at = NULL, graph_version = $2, params = $3::jsonb
     WHERE run_id = $1
     RETURNING *`,
+  /** A rerun of some tasks only: the run is live again, with its graph version and params as they were. */
+  reopenRun: `
+    UPDATE runs SET state = CASE WHEN state IN ('success', 'failed') THEN 'queued' ELSE state END, ended_at = NULL
+    WHERE run_id = $1`,
+  joinBackfill: `
+    WITH tasks AS (UPDATE task_instances SET from_backfill = true WHERE run_id = $1)
+    UPDATE runs SET backfill_id = $2, trigger_kind = 'backfill', triggered_by = $3, reason = $4 WHERE run_id = $1`,
 
   insertTaskInstances: `
-    INSERT INTO task_instances (run_id, task_id, state, max_tries, trigger_rule, pool, slots, priority, queued_at)
-    SELECT $1, t.task_id, t.state, t.max_tries, t.trigger_rule, t.pool, t.slots, t.priority,
-           CASE WHEN t.state = 'queued' THEN $2::bigint END
+    INSERT INTO task_instances (run_id, task_id, state, max_tries, trigger_rule, pool, slots, priority, queued_at, from_backfill)
+    SELECT $1::text, t.task_id, t.state, t.max_tries, t.trigger_rule, t.pool, t.slots, t.priority,
+           CASE WHEN t.state = 'queued' THEN $2::bigint END, $10::boolean
     FROM unnest($3::text[], $4::text[], $5::int[], $6::text[], $7::text[], $8::int[], $9::int[])
       AS t(task_id, state, max_tries, trigger_rule, pool, slots, priority)`,
+  selectTaskInstance: `SELECT * FROM task_instances WHERE run_id = $1 AND task_id = $2`,
+  lockTaskInstance: `SELECT * FROM task_instances WHERE run_id = $1 AND task_id = $2 FOR UPDATE`,
   selectTaskInstances: `
     SELECT * FROM task_instances WHERE run_id = $1 ORDER BY started_at IS NULL, started_at, task_id`,
   /** Rerun: every task instance of the run, locked in one order so two reruns cannot deadlock. */
@@ -62,30 +71,32 @@ export const SQL = {
 
   // --- claiming ---
   /**
-   * Retries that are due, then queued work by priority: both locked, skipping rows another
-   * claimer holds, in one round trip. `waited_since` is when the row became claimable (the
-   * starvation clock of a pool).
+   * Retries that are due, then queued work by priority, live runs before backfills: both locked,
+   * skipping rows another claimer holds, in one round trip. `waited_since` is when the row became
+   * claimable (the starvation clock of a pool).
    */
   selectCandidates: `
     WITH waiting AS (
       SELECT t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots,
-             t.next_try_at AS waited_since, r.pipeline_id, 0 AS grp, t.next_try_at AS k1, 0::bigint AS k2
+             t.next_try_at AS waited_since, r.pipeline_id,
+             0 AS grp, t.from_backfill AS k0, t.next_try_at AS k1, 0::bigint AS k2
       FROM task_instances t JOIN runs r ON r.run_id = t.run_id
       WHERE t.state IN ('up_for_retry', 'up_for_reschedule') AND t.next_try_at <= $1
-      ORDER BY t.next_try_at
+      ORDER BY t.from_backfill, t.next_try_at
       LIMIT $2
       FOR UPDATE OF t SKIP LOCKED
     ), queued AS (
       SELECT t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots,
-             t.queued_at AS waited_since, r.pipeline_id, 1 AS grp, -t.priority::bigint AS k1, t.queued_at AS k2
+             t.queued_at AS waited_since, r.pipeline_id,
+             1 AS grp, t.from_backfill AS k0, -t.priority::bigint AS k1, t.queued_at AS k2
       FROM task_instances t JOIN runs r ON r.run_id = t.run_id
       WHERE t.state = 'queued'
-      ORDER BY t.priority DESC, t.queued_at, t.task_id
+      ORDER BY t.from_backfill, t.priority DESC, t.queued_at, t.task_id
       LIMIT $2
       FOR UPDATE OF t SKIP LOCKED
     )
     SELECT * FROM waiting UNION ALL SELECT * FROM queued
-    ORDER BY grp, k1, k2, task_id`,
+    ORDER BY grp, k0, k1, k2, task_id`,
   selectRunCandidates: `
     SELECT t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots,
            t.queued_at AS waited_since, r.pipeline_id
@@ -118,7 +129,7 @@ export const SQL = {
       SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[]) AS c(run_id, task_id, try_number, log_path)
     ), started AS (
       INSERT INTO attempts (run_id, task_id, try_number, state, worker_id, pid, started_at, lease_expires_at, log_path)
-      SELECT run_id, task_id, try_number, 'running', $5, $6, $7, $8, log_path FROM chosen
+      SELECT run_id, task_id, try_number, 'running', $5::text, $6::int, $7::bigint, $8::bigint, log_path FROM chosen
       RETURNING attempt_id, run_id, task_id, try_number, log_path
     ), instances AS (
       UPDATE task_instances t
@@ -131,13 +142,110 @@ export const SQL = {
       UPDATE runs SET state = 'running', started_at = coalesce(started_at, $7)
       WHERE run_id IN (SELECT run_id FROM chosen) AND state = 'queued'
     )
-    SELECT i.*, r.pipeline_id, r.interval_start, r.interval_end, r.business_date, r.graph_version, r.params
+    SELECT i.*, r.pipeline_id, r.interval_start, r.interval_end, r.business_date, r.graph_version, r.params,
+           r.trigger_kind, r.backfill_id
     FROM instances i JOIN runs r ON r.run_id = i.run_id
     ORDER BY i.attempt_id`,
   renewLease: `
     UPDATE attempts SET lease_expires_at = $1 WHERE attempt_id = $2 AND worker_id = $3 AND state = 'running'`,
 
-  // --- finishing ---
+  // --- finishing, batched (group commit) ---
+  /**
+   * Ends a batch of attempts in one statement, each only if it is still current (running, this
+   * worker's, its task instance's current attempt): locks them, records the ends, and sets each
+   * task instance's state (a retry when the outcome is a failure with a retry time and tries are
+   * left). Returns the accepted ones; a missing one was refused.
+   */
+  finishAttempts: `
+    WITH f AS (
+      SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::int[], $7::text[], $8::text[], $9::text[], $10::text[])
+        AS f(attempt_id, worker_id, outcome, now, retry_at, exit_code, error_class, error_message, summary, skip_reason)
+    ), cur AS (
+      SELECT f.*, a.run_id, a.task_id, r.graph_version,
+             CASE WHEN f.outcome = 'failed' AND f.retry_at IS NOT NULL AND t.try_number < t.max_tries
+                  THEN 'up_for_retry' ELSE f.outcome END AS new_state
+      FROM f
+      JOIN attempts a ON a.attempt_id = f.attempt_id
+      JOIN task_instances t ON t.run_id = a.run_id AND t.task_id = a.task_id
+      JOIN runs r ON r.run_id = a.run_id
+      WHERE a.state = 'running' AND a.worker_id = f.worker_id AND t.state = 'running' AND t.current_attempt_id = a.attempt_id
+      ORDER BY a.attempt_id
+      FOR UPDATE OF a, t
+    ), ended AS (
+      UPDATE attempts a
+      SET state = cur.outcome, ended_at = cur.now, exit_code = cur.exit_code, error_class = cur.error_class,
+          error_message = cur.error_message, summary = cur.summary, lease_expires_at = NULL
+      FROM cur WHERE a.attempt_id = cur.attempt_id
+    )
+    UPDATE task_instances t
+    SET state = cur.new_state,
+        next_try_at = CASE WHEN cur.new_state = 'up_for_retry' THEN cur.retry_at END,
+        reason = CASE WHEN cur.outcome = 'skipped' THEN cur.skip_reason END,
+        ended_at = CASE WHEN cur.new_state = 'up_for_retry' THEN NULL ELSE cur.now END
+    FROM cur WHERE t.run_id = cur.run_id AND t.task_id = cur.task_id
+    RETURNING cur.attempt_id, cur.run_id, cur.task_id, cur.new_state, cur.graph_version`,
+  /** The waiting children of the batch's tasks, locked (sent right after finishAttempts). */
+  lockWaitingChildrenOfAttempts: `
+    SELECT t.run_id, e.parent, t.task_id, t.trigger_rule
+    FROM attempts a
+    JOIN runs r ON r.run_id = a.run_id
+    JOIN task_edges e ON e.graph_version = r.graph_version AND e.parent = a.task_id
+    JOIN task_instances t ON t.run_id = a.run_id AND t.task_id = e.child
+    WHERE a.attempt_id = ANY($1::bigint[]) AND t.state = 'scheduled'
+    ORDER BY t.run_id, t.task_id
+    FOR UPDATE OF t`,
+  /** Their parents' states, read once those locks are held. */
+  selectUpstreamOfAttemptsChildren: `
+    SELECT w.run_id, e.child, e.parent, p.state
+    FROM (
+      SELECT DISTINCT t.run_id, t.task_id, r.graph_version
+      FROM attempts a
+      JOIN runs r ON r.run_id = a.run_id
+      JOIN task_edges c ON c.graph_version = r.graph_version AND c.parent = a.task_id
+      JOIN task_instances t ON t.run_id = a.run_id AND t.task_id = c.child AND t.state = 'scheduled'
+      WHERE a.attempt_id = ANY($1::bigint[])
+    ) w
+    JOIN task_edges e ON e.graph_version = w.graph_version AND e.child = w.task_id
+    JOIN task_instances p ON p.run_id = w.run_id AND p.task_id = e.parent`,
+  lockRunsOfAttempts: `
+    SELECT run_id FROM runs WHERE run_id IN (SELECT run_id FROM attempts WHERE attempt_id = ANY($1::bigint[]))
+    ORDER BY run_id FOR UPDATE`,
+  runsProgressOfAttempts: `
+    SELECT s.run_id, s.live,
+           CASE WHEN s.live THEN false
+                ELSE EXISTS (SELECT 1 FROM task_instances t WHERE t.run_id = s.run_id AND t.state IN ('failed', 'upstream_failed'))
+           END AS failed
+    FROM (
+      SELECT r.run_id, EXISTS (SELECT 1 FROM task_instances t WHERE t.run_id = r.run_id AND t.state IN ${LIVE_TASK_STATES}) AS live
+      FROM (SELECT DISTINCT run_id FROM attempts WHERE attempt_id = ANY($1::bigint[])) r
+    ) s`,
+  runsProgress: `
+    SELECT s.run_id, s.live,
+           CASE WHEN s.live THEN false
+                ELSE EXISTS (SELECT 1 FROM task_instances t WHERE t.run_id = s.run_id AND t.state IN ('failed', 'upstream_failed'))
+           END AS failed
+    FROM (
+      SELECT r.run_id, EXISTS (SELECT 1 FROM task_instances t WHERE t.run_id = r.run_id AND t.state IN ${LIVE_TASK_STATES}) AS live
+      FROM unnest($1::text[]) AS r(run_id)
+    ) s`,
+  taskStatesOfAttempts: `
+    SELECT a.attempt_id, t.state FROM attempts a
+    LEFT JOIN task_instances t ON t.run_id = a.run_id AND t.task_id = a.task_id
+    WHERE a.attempt_id = ANY($1::bigint[])`,
+  /** Decisions across runs in one statement: queued, skipped or upstream_failed. */
+  settleTaskInstancesOfRuns: `
+    UPDATE task_instances t
+    SET state = s.state, reason = s.reason,
+        queued_at = CASE WHEN s.state = 'queued' THEN s.at ELSE t.queued_at END,
+        ended_at = CASE WHEN s.state = 'queued' THEN t.ended_at ELSE s.at END
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[]) AS s(run_id, task_id, state, reason, at)
+    WHERE t.run_id = s.run_id AND t.task_id = s.task_id AND t.state = 'scheduled'`,
+  finishRuns: `
+    UPDATE runs SET state = s.state, ended_at = s.ended_at
+    FROM unnest($1::text[], $2::text[], $3::bigint[]) AS s(run_id, state, ended_at)
+    WHERE runs.run_id = s.run_id`,
+
+  // --- finishing, one attempt (losses, reschedules, datasets) ---
   /** The attempt and its task instance, locked: a finish and a loss of one attempt take turns. */
   lockAttemptForFinish: `
     SELECT a.run_id, a.task_id, a.state, a.worker_id, a.lease_expires_at, t.state AS ti_state, t.current_attempt_id,
@@ -162,7 +270,7 @@ export const SQL = {
   lockDatasetEventsForRead: `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`,
   insertDatasetEvents: `
     INSERT INTO dataset_events (dataset, business_date, run_id, pipeline_id, task_id, trigger_kind, at)
-    SELECT d, $2, $3, $4, $5, $6, $7 FROM unnest($1::text[]) AS d`,
+    SELECT d, $2::text, $3::text, $4::text, $5::text, $6::text, $7::bigint FROM unnest($1::text[]) AS d`,
   /** The waiting children of a task that just settled, locked before their parents are read. */
   lockWaitingChildren: `
     SELECT t.task_id, t.trigger_rule
@@ -170,7 +278,14 @@ export const SQL = {
     WHERE e.graph_version = $2 AND e.parent = $3 AND t.state = 'scheduled'
     ORDER BY t.task_id
     FOR UPDATE OF t`,
-  selectChildren: `SELECT child FROM task_edges WHERE graph_version = $1 AND parent = $2 ORDER BY child`,
+  /** Sent right after lockWaitingChildren, so it reads the parents' states once the locks are held. */
+  selectUpstreamOfWaitingChildren: `
+    SELECT e.child, e.parent, t.state
+    FROM task_edges c
+    JOIN task_instances w ON w.run_id = $1 AND w.task_id = c.child AND w.state = 'scheduled'
+    JOIN task_edges e ON e.graph_version = c.graph_version AND e.child = c.child
+    JOIN task_instances t ON t.run_id = $1 AND t.task_id = e.parent
+    WHERE c.graph_version = $2 AND c.parent = $3`,
   lockWaitingTasks: `
     SELECT task_id, trigger_rule FROM task_instances
     WHERE run_id = $1 AND task_id = ANY($2::text[]) AND state = 'scheduled'
@@ -202,8 +317,12 @@ export const SQL = {
     WHERE run_id = $7 AND task_id = $8`,
   /** Read after lockRun: sees every task instance a concurrent finisher of this run committed. */
   runProgress: `
-    SELECT EXISTS (SELECT 1 FROM task_instances WHERE run_id = $1 AND state IN ${LIVE_TASK_STATES}) AS live,
-           EXISTS (SELECT 1 FROM task_instances WHERE run_id = $1 AND state IN ('failed', 'upstream_failed')) AS failed`,
+    SELECT s.live,
+           -- read only once nothing is live: a large run has many finished rows to pass
+           CASE WHEN s.live THEN false
+                ELSE EXISTS (SELECT 1 FROM task_instances WHERE run_id = $1 AND state IN ('failed', 'upstream_failed'))
+           END AS failed
+    FROM (SELECT EXISTS (SELECT 1 FROM task_instances WHERE run_id = $1 AND state IN ${LIVE_TASK_STATES}) AS live) s`,
   nextRetryAt: `
     SELECT min(next_try_at) AS at FROM task_instances
     WHERE run_id = $1 AND state IN ('up_for_retry', 'up_for_reschedule')`,
@@ -232,7 +351,7 @@ export const SQL = {
   countLiveRuns: `SELECT count(*) AS n FROM runs WHERE pipeline_id = $1 AND state IN ('queued', 'running')`,
   insertSkippedIntervals: `
     INSERT INTO skipped_intervals (pipeline_id, interval_start, interval_end, business_date, reason, at)
-    SELECT $1, i.s, i.e, i.d, $2, $3 FROM unnest($4::bigint[], $5::bigint[], $6::text[]) AS i(s, e, d)
+    SELECT $1::text, i.s, i.e, i.d, $2::text, $3::bigint FROM unnest($4::bigint[], $5::bigint[], $6::text[]) AS i(s, e, d)
     ON CONFLICT DO NOTHING`,
   selectRunsInRange: `
     SELECT * FROM runs WHERE pipeline_id = $1 AND interval_start >= $2 AND interval_start < $3 ORDER BY interval_start`,
@@ -252,7 +371,7 @@ export const SQL = {
     ON CONFLICT (name) DO UPDATE SET slots = excluded.slots, description = excluded.description, updated_at = excluded.updated_at`,
   insertPoolsIfAbsent: `
     INSERT INTO pools (name, slots, description, updated_at)
-    SELECT p.name, p.slots, NULL, $3 FROM unnest($1::text[], $2::int[]) AS p(name, slots)
+    SELECT p.name, p.slots, NULL, $3::bigint FROM unnest($1::text[], $2::int[]) AS p(name, slots)
     ON CONFLICT DO NOTHING`,
   deletePool: `DELETE FROM pools WHERE name = $1`,
 
@@ -301,6 +420,108 @@ export const SQL = {
   deleteDatasetWaits: `DELETE FROM dataset_waits WHERE pipeline_id = $1 AND business_date = $2`,
   selectDatasetEvents: `SELECT * FROM dataset_events ORDER BY id DESC LIMIT $1`,
   selectDatasetEventsOf: `SELECT * FROM dataset_events WHERE dataset = $1 ORDER BY id DESC LIMIT $2`,
+
+  // --- operator actions ---
+  settleByHand: `
+    UPDATE task_instances SET state = $3, reason = $4, ended_at = $5, next_try_at = NULL WHERE run_id = $1 AND task_id = $2`,
+  /** Every child of a task, whatever its state, locked: a hand-set state may reopen them. */
+  lockChildren: `
+    SELECT t.*
+    FROM task_edges e JOIN task_instances t ON t.run_id = $1 AND t.task_id = e.child
+    WHERE e.graph_version = $2 AND e.parent = $3
+    ORDER BY t.task_id
+    FOR UPDATE OF t`,
+
+  // --- backfills ---
+  insertBackfill: `
+    INSERT INTO backfills (backfill_id, pipeline_id, state, from_date, to_date, reprocess, max_active_runs, backwards,
+                           task_ids, actor, reason, graph_version, estimate, created_at, updated_at)
+    VALUES ($1, $2, 'running', $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12::jsonb, $13, $13)`,
+  /** Two identical requests at once: the second waits for the first's commit and then finds it. */
+  lockBackfillRequests: `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`,
+  selectBackfill: `SELECT * FROM backfills WHERE backfill_id = $1`,
+  selectSameLiveBackfill: `
+    SELECT * FROM backfills
+    WHERE pipeline_id = $1 AND from_date = $2 AND to_date = $3 AND reprocess = $4
+      AND coalesce(task_ids::text, '') = $5 AND state IN ('running', 'paused')`,
+  selectBackfills: `SELECT * FROM backfills ORDER BY created_at DESC LIMIT $1`,
+  selectBackfillsOf: `SELECT * FROM backfills WHERE pipeline_id = $1 ORDER BY created_at DESC LIMIT $2`,
+  selectLiveBackfills: `SELECT * FROM backfills WHERE state IN ('running', 'paused') ORDER BY created_at`,
+  insertBackfillItems: `
+    INSERT INTO backfill_items (backfill_id, seq, business_date, interval_start, interval_end, action, why, run_id)
+    SELECT $1::text, i.seq, i.business_date, i.interval_start, i.interval_end, i.action, i.why, i.run_id
+    FROM unnest($2::int[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[], $8::text[])
+      AS i(seq, business_date, interval_start, interval_end, action, why, run_id)`,
+  selectBackfillItems: `SELECT * FROM backfill_items WHERE backfill_id = $1 ORDER BY seq`,
+  selectPendingBackfillItems: `
+    SELECT * FROM backfill_items
+    WHERE backfill_id = $1 AND NOT started AND action IN ('create', 'rerun') ORDER BY seq LIMIT $2`,
+  markBackfillItemStarted: `UPDATE backfill_items SET started = true WHERE backfill_id = $1 AND seq = $2`,
+  countLiveBackfillRuns: `SELECT count(*) AS n FROM runs WHERE backfill_id = $1 AND state IN ('queued', 'running')`,
+  backfillRunStates: `
+    SELECT r.state, count(*) AS n
+    FROM backfill_items i JOIN runs r ON r.run_id = i.run_id AND r.backfill_id = i.backfill_id
+    WHERE i.backfill_id = $1 AND i.started
+    GROUP BY r.state`,
+  backfillItemCounts: `
+    SELECT count(*) FILTER (WHERE action IN ('create', 'rerun')) AS planned,
+           count(*) FILTER (WHERE action IN ('create', 'rerun') AND NOT started) AS not_started,
+           count(*) FILTER (WHERE action IN ('leave', 'refuse')) AS untouched
+    FROM backfill_items WHERE backfill_id = $1`,
+  setBackfillState: `
+    UPDATE backfills
+    SET state = $2, updated_at = $3, ended_at = CASE WHEN $2 IN ('completed', 'failed', 'cancelled') THEN $3::bigint END
+    WHERE backfill_id = $1
+    RETURNING *`,
+  selectLiveRunsOfBackfill: `
+    SELECT run_id FROM runs WHERE backfill_id = $1 AND state IN ('queued', 'running') ORDER BY run_id`,
+  skipWaitingOfRun: `
+    UPDATE task_instances SET state = 'skipped', reason = $2, ended_at = $3, next_try_at = NULL
+    WHERE run_id = $1 AND state IN ('scheduled', 'queued', 'up_for_retry', 'up_for_reschedule')`,
+  taskDurations: `
+    SELECT task_id, ended_at - started_at AS ms FROM (
+      SELECT a.task_id, a.started_at, a.ended_at,
+             row_number() OVER (PARTITION BY a.task_id ORDER BY a.attempt_id DESC) AS n
+      FROM attempts a JOIN runs r ON r.run_id = a.run_id
+      WHERE r.pipeline_id = $1 AND a.state = 'success' AND a.ended_at IS NOT NULL
+    ) latest WHERE n <= $2
+    ORDER BY task_id, n`,
+
+  // --- freshness, incidents, alerts ---
+  upsertFreshness: `
+    WITH published AS (
+      SELECT p.dataset, p.empty_reason FROM unnest($1::text[], $2::text[]) AS p(dataset, empty_reason)
+    ), history AS (
+      INSERT INTO freshness_history (dataset, business_date, published_at, run_id, summary, empty_reason)
+      SELECT dataset, $3::text, $4::bigint, $6::text, $8::text, empty_reason FROM published
+    )
+    INSERT INTO freshness (dataset, business_date, published_at, first_published_at, pipeline_id, run_id, task_id, summary, empty_reason)
+    SELECT dataset, $3::text, $4::bigint, $4::bigint, $5::text, $6::text, $7::text, $8::text, empty_reason FROM published
+    ON CONFLICT (dataset, business_date) DO UPDATE SET
+      published_at = excluded.published_at, pipeline_id = excluded.pipeline_id, run_id = excluded.run_id,
+      task_id = excluded.task_id, summary = excluded.summary, empty_reason = excluded.empty_reason`,
+  selectFreshnessRange: `
+    SELECT * FROM freshness WHERE dataset = $1 AND business_date >= $2 AND business_date <= $3 ORDER BY business_date`,
+  selectFreshnessHistory: `SELECT * FROM freshness_history WHERE dataset = $1 AND business_date = $2 ORDER BY id`,
+  insertIncident: `
+    INSERT INTO incidents (incident_key, kind, dataset, pipeline_id, business_date, run_id, message, notify, opened_at)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9)
+    ON CONFLICT DO NOTHING
+    RETURNING *`,
+  resolveIncident: `
+    UPDATE incidents SET resolved_at = $2, resolution = $3 WHERE incident_key = $1 AND resolved_at IS NULL
+    RETURNING *`,
+  selectOpenIncidents: `SELECT * FROM incidents WHERE resolved_at IS NULL ORDER BY opened_at DESC LIMIT $1`,
+  selectIncidents: `SELECT * FROM incidents ORDER BY opened_at DESC LIMIT $1`,
+  insertAlerts: `
+    INSERT INTO alert_outbox (incident_key, event, notifier, payload, next_attempt_at)
+    SELECT $1::text, $2::text, n, $4::jsonb, $5::bigint FROM unnest($3::text[]) AS n
+    ON CONFLICT DO NOTHING`,
+  selectDueAlerts: `
+    SELECT * FROM alert_outbox WHERE delivered_at IS NULL AND next_attempt_at <= $1 ORDER BY next_attempt_at LIMIT $2`,
+  alertDelivered: `UPDATE alert_outbox SET delivered_at = $2, tries = tries + 1, last_error = NULL WHERE id = $1`,
+  alertFailed: `UPDATE alert_outbox SET tries = tries + 1, last_error = $2, next_attempt_at = $3 WHERE id = $1`,
+  selectFailedRunsSince: `SELECT * FROM runs WHERE state = 'failed' AND ended_at >= $1 ORDER BY ended_at`,
 } as const;
 
 export type StatementName = keyof typeof SQL;
@@ -328,5 +549,55 @@ export const KEYS = {
   parallelism: (schema: string) => `idem:${schema}:parallelism`,
   pipelineCap: (schema: string, pipelineId: string) => `idem:${schema}:pipeline:${pipelineId}`,
   datasetEvents: (schema: string) => `idem:${schema}:dataset-events`,
+  backfillRequests: (schema: string, pipelineId: string) => `idem:${schema}:backfill:${pipelineId}`,
   channel: (schema: string) => `idem_work_${schema}`.slice(0, 63),
+} as const;
+
+/**
+ * `idem migrate`: copying a SQLite installation's history into PostgreSQL. Tables are copied
+ * column for column (the schemas mirror each other); ids are kept, so references between rows
+ * (an attempt of a task instance, a dataset event a cursor points at) stay true, and the
+ * identity sequences are moved past them afterwards.
+ */
+export const STATE_COPY = {
+  /** Copied, in this order. Live-process rows (workers, the leader lease) are not history. */
+  tables: [
+    "pipeline_versions", "task_edges", "pipelines", "runs", "task_instances", "attempts", "audit_log",
+    "skipped_intervals", "pools", "dataset_events", "dataset_waits", "backfills", "backfill_items",
+    "freshness", "freshness_history", "incidents", "alert_outbox",
+  ],
+  /** Emptied before a forced copy: every table of the target's state. */
+  cleared: [
+    "pipeline_versions", "task_edges", "pipelines", "runs", "task_instances", "attempts", "audit_log",
+    "skipped_intervals", "pools", "dataset_events", "dataset_waits", "backfills", "backfill_items",
+    "freshness", "freshness_history", "incidents", "alert_outbox", "workers", "leases",
+  ],
+  /** What the SQLite side reads; task instances learn from their run whether it belongs to a backfill. */
+  sourceRows: (table: string) =>
+    table === "task_instances"
+      ? `SELECT t.*, (r.backfill_id IS NOT NULL) AS from_backfill FROM task_instances t LEFT JOIN runs r ON r.run_id = t.run_id`
+      : `SELECT * FROM ${table}`,
+  sourceHasTable: `SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`,
+  targetColumns: `
+    SELECT table_name, column_name, data_type FROM information_schema.columns
+    WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position`,
+  targetRowCount: (table: string) => `SELECT count(*) AS n FROM ${table}`,
+  clear: (tables: readonly string[]) => `TRUNCATE ${tables.join(", ")} RESTART IDENTITY`,
+  insert: (table: string, columns: readonly { name: string; cast: string }[], rows: number) => {
+    const values: string[] = [];
+    for (let r = 0; r < rows; r++) {
+      values.push(`(${columns.map((c, i) => `$${r * columns.length + i + 1}${c.cast}`).join(", ")})`);
+    }
+    return `INSERT INTO ${table} (${columns.map((c) => c.name).join(", ")}) VALUES ${values.join(", ")}`;
+  },
+  /** Identity columns continue after the copied ids. */
+  identities: [
+    { table: "attempts", column: "attempt_id" },
+    { table: "audit_log", column: "id" },
+    { table: "dataset_events", column: "id" },
+    { table: "freshness_history", column: "id" },
+    { table: "alert_outbox", column: "id" },
+  ],
+  advanceIdentity: (table: string, column: string) =>
+    `SELECT setval(pg_get_serial_sequence('${table}', '${column}'), coalesce((SELECT max(${column}) FROM ${table}), 0) + 1, false)`,
 } as const;

@@ -1,0 +1,1496 @@
+import pg from "pg";
+import type { RunState, TaskState } from "../../core/model/states.ts";
+import { decideTrigger, isSettledByUpstream, type TriggerRule, type UpstreamCounts } from "../../core/policy/trigger-rules.ts";
+import {
+  MAX_SUMMARY_BYTES,
+  StoreConflictError,
+  type AttemptFinish,
+  type AttemptRecord,
+  type AuditEntry,
+  type AuditQuery,
+  type ClaimLimits,
+  type ClaimRequest,
+  type ClaimedAttempt,
+  type DatasetEvent,
+  type ExpiredAttempt,
+  type FinishOutcome,
+  type Leadership,
+  type NewAuditEntry,
+  type NewPipelineVersion,
+  type NewRun,
+  type NewTaskInstance,
+  type PauseRequest,
+  type PipelineState,
+  type PipelineVersionRecord,
+  type PoolUsage,
+  type RerunRequest,
+  type RunQuery,
+  type RunRecord,
+  type SkipIntervalsRequest,
+  type SkippedInterval,
+  type Store,
+  type TaskInstanceRecord,
+  type WorkerRecord,
+  type TaskActionRequest,
+  type NewBackfill,
+  type BackfillRecord,
+  type BackfillItem,
+  type BackfillProgress,
+  type BackfillState,
+  type FreshnessRecord,
+  type FreshnessPublication,
+  type NewIncident,
+  type Incident,
+  type OutboxAlert,
+} from "../port.ts";
+import { clientConfig, isConnectionError, isTransientConflict, quoteIdent, resolveTarget, type ConnectionTarget } from "./connection.ts";
+import { WorkListener } from "./listener.ts";
+import { MIGRATIONS } from "./migrations.ts";
+import { KEYS, SESSION_SQL, SQL, type StatementName } from "./sql.ts";
+
+type Row = Record<string, any>;
+
+export interface PostgresStoreOptions {
+  /** postgres://user:password@host:port/database, optionally with ?schema=name. */
+  connectionString: string;
+  /** The schema of idem's tables (created by migrate). Overrides the URL's. */
+  schema?: string;
+  /** Connections this process keeps open at most. Default 10. */
+  poolSize?: number;
+  /** Shown in pg_stat_activity. Default "idem:<schema>". */
+  applicationName?: string;
+  /**
+   * While the server cannot be reached, calls keep trying (when that is safe: nothing was
+   * committed) for this long before failing. Default 30 s; 0 fails at once.
+   */
+  reconnectWithinMs?: number;
+  log?: (line: string) => void;
+}
+
+/** A deadlock between two transactions is resolved by the server aborting one; it runs again. */
+const MAX_CONFLICT_RETRIES = 5;
+
+/** A result computed once the transaction has committed, so COMMIT can go out with the last statements. */
+class AfterCommit<T> {
+  constructor(readonly result: () => Promise<T>) {}
+}
+
+/** At most this many finishes share one transaction. */
+const MAX_FINISH_BATCH = 64;
+/** Batches of finishes in flight at once from one process. */
+const FINISH_LANES = 2;
+
+interface QueuedFinish {
+  finish: AttemptFinish;
+  resolve: (outcome: FinishOutcome) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Paces retries while the server is unreachable, up to a deadline: a scheduler or worker
+ * rides out a restart or a network blip instead of failing its loop.
+ */
+class Reconnect {
+  readonly #deadline: number;
+  #pauseMs = 0;
+
+  constructor(withinMs: number) {
+    this.#deadline = Date.now() + withinMs;
+  }
+
+  /** Waits before the next try; false when the time is up (the error should surface). */
+  async again(): Promise<boolean> {
+    if (Date.now() + this.#pauseMs > this.#deadline) return false;
+    if (this.#pauseMs > 0) await new Promise((r) => setTimeout(r, this.#pauseMs));
+    this.#pauseMs = Math.min(Math.max(this.#pauseMs * 2, 50), 1_000);
+    return true;
+  }
+}
+
+/**
+ * Statements of one transaction. `send` puts a statement on the wire at once (the connection
+ * pipelines: statements whose results are not needed before the next go out together, which
+ * saves round trips, while the server still runs them one after the other, in order).
+ * Every statement sent is awaited before COMMIT, so a failure can never be committed past.
+ */
+class Tx {
+  readonly #client: pg.PoolClient;
+  readonly #pending: Promise<unknown>[] = [];
+
+  constructor(client: pg.PoolClient) {
+    this.#client = client;
+  }
+
+  send(name: StatementName, values: unknown[] = []): Promise<pg.QueryResult<Row>> {
+    const result = this.#client.query<Row>({ name, text: SQL[name], values });
+    result.catch(() => {}); // observed by whoever awaits it, and by settle()
+    this.#pending.push(result);
+    return result;
+  }
+
+  async rows(name: StatementName, values: unknown[] = []): Promise<Row[]> {
+    return (await this.send(name, values)).rows;
+  }
+
+  async first(name: StatementName, values: unknown[] = []): Promise<Row | undefined> {
+    return (await this.send(name, values)).rows[0];
+  }
+
+  /**
+   * Sends COMMIT behind whatever is still in flight and waits for all of it. A statement that
+   * failed aborts the transaction, and COMMIT then answers ROLLBACK: either way it is an error.
+   */
+  async commit(): Promise<void> {
+    const commit = this.#client.query(SESSION_SQL.commit);
+    commit.catch(() => {});
+    await Promise.all(this.#pending);
+    if ((await commit).command === "ROLLBACK") throw new Error("state store: the transaction was rolled back");
+  }
+}
+
+/**
+ * The many-machine store: PostgreSQL through a connection pool. Every port method is one
+ * transaction (or one statement); hot paths are prepared statements in as few round trips as
+ * the data dependencies allow. Workers claim with FOR UPDATE SKIP LOCKED and hear of new work
+ * through LISTEN/NOTIFY, sent inside the transactions that make the work eligible.
+ *
+ * A lost connection costs nothing but time: the pool opens fresh ones, and a call that failed
+ * for want of a server is tried again (a transaction only if its COMMIT never went out, so it
+ * surely did not happen) until `reconnectWithinMs`; after that, or when COMMIT's fate is
+ * unknown, it fails as an ordinary error, which the engine's loops retry in their own way.
+ */
+export class PostgresStore implements Store {
+  readonly pool: pg.Pool;
+  readonly schema: string;
+  readonly #target: ConnectionTarget;
+  readonly #applicationName: string;
+  readonly #channel: string;
+  readonly #listeners = new Set<WorkListener>();
+  readonly #log: ((line: string) => void) | undefined;
+  readonly #reconnectWithinMs: number;
+  readonly #finishQueue: QueuedFinish[] = [];
+  #finishLanes = 0;
+
+  constructor(options: PostgresStoreOptions) {
+    this.#target = resolveTarget(options.connectionString, options.schema);
+    this.schema = this.#target.schema;
+    this.#applicationName = options.applicationName ?? `idem:${this.schema}`;
+    this.#channel = KEYS.channel(this.schema);
+    this.#log = options.log;
+    this.#reconnectWithinMs = options.reconnectWithinMs ?? 30_000;
+    this.pool = new pg.Pool({
+      ...clientConfig(this.#target, this.#applicationName),
+      max: options.poolSize ?? 10,
+      idleTimeoutMillis: 30_000,
+      pipeline: true,
+    });
+    // An idle connection that dies (server restart, pg_terminate_backend) is dropped by the
+    // pool; without a listener the error would end the process.
+    this.pool.on("error", (error) => this.#log?.(`state store connection lost: ${error.message}`));
+    // A connection can also die while checked out between two statements; pg then emits
+    // "error" on the client, which would end the process. The next statement on it fails
+    // instead, as a connection error, and the connection is discarded.
+    this.pool.on("connect", (client) => client.on("error", () => {}));
+  }
+
+  // --- plumbing -----------------------------------------------------------------------------
+
+  /**
+   * Runs `work` in a transaction. When the connection breaks before COMMIT went out, nothing
+   * happened and it runs again on a fresh connection. When it breaks after, nobody knows whether
+   * it committed: it runs again only if running it twice is harmless (`once: false`, the default:
+   * creating a run that exists, renewing a lease, finishing a fenced attempt a second time).
+   */
+  async #tx<T>(work: (tx: Tx) => Promise<T | AfterCommit<T>>, { once = false }: { once?: boolean } = {}): Promise<T> {
+    const reconnect = new Reconnect(this.#reconnectWithinMs);
+    for (let conflicts = 0; ; ) {
+      let client: pg.PoolClient;
+      try {
+        client = await this.pool.connect();
+      } catch (error) {
+        if (isConnectionError(error) && (await reconnect.again())) continue;
+        throw error;
+      }
+      let committing = false;
+      try {
+        const tx = new Tx(client);
+        const begun = client.query(SESSION_SQL.begin);
+        begun.catch(() => {});
+        const result = await work(tx);
+        await begun;
+        committing = true;
+        await tx.commit();
+        client.release();
+        return result instanceof AfterCommit ? await result.result() : result;
+      } catch (error) {
+        const broken = isConnectionError(error);
+        if (!broken) await client.query(SESSION_SQL.rollback).catch(() => {});
+        client.release(broken ? (error as Error) : undefined);
+        if (broken && (!committing || !once) && (await reconnect.again())) continue;
+        if (isTransientConflict(error) && conflicts++ < MAX_CONFLICT_RETRIES) continue;
+        throw error;
+      }
+    }
+  }
+
+  async #rows(name: StatementName, values: unknown[] = []): Promise<Row[]> {
+    return (await this.#idempotent(name, values)).rows;
+  }
+
+  async #first(name: StatementName, values: unknown[] = []): Promise<Row | undefined> {
+    return (await this.#rows(name, values))[0];
+  }
+
+  /** A write that must not happen twice (an audit row, a counter): it runs again only if it surely never committed. */
+  async #write(name: StatementName, values: unknown[] = []): Promise<pg.QueryResult<Row>> {
+    return this.#tx((tx) => tx.send(name, values), { once: true });
+  }
+
+  /** A read, or a write that may run twice with the same effect (renewals, upserts): one round trip. */
+  async #idempotent(name: StatementName, values: unknown[] = []): Promise<pg.QueryResult<Row>> {
+    const reconnect = new Reconnect(this.#reconnectWithinMs);
+    for (;;) {
+      try {
+        return await this.pool.query<Row>({ name, text: SQL[name], values });
+      } catch (error) {
+        if (!isConnectionError(error) || !(await reconnect.again())) throw error;
+      }
+    }
+  }
+
+  #notify(tx: Tx): void {
+    void tx.send("notifyWork", [this.#channel]);
+  }
+
+  // --- lifecycle ------------------------------------------------------------------------------
+
+  async migrate(): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query(SESSION_SQL.begin);
+      // Two processes starting together: the second waits here, then finds nothing to do.
+      await client.query(SESSION_SQL.lock, [KEYS.migrate(this.schema)]);
+      if (this.#target.explicitSchema) {
+        await client.query(SESSION_SQL.createSchema(quoteIdent(this.schema)));
+        await client.query(SESSION_SQL.setSearchPath(quoteIdent(this.schema)));
+      }
+      await client.query(SESSION_SQL.createMigrationsTable);
+      const applied = new Set((await client.query<Row>(SESSION_SQL.appliedVersions)).rows.map((r) => r.version as number));
+      for (const migration of MIGRATIONS) {
+        if (applied.has(migration.version)) continue;
+        await client.query(migration.sql);
+        await client.query(SESSION_SQL.recordVersion, [migration.version, migration.name, Date.now()]);
+      }
+      await client.query(SESSION_SQL.commit);
+      client.release();
+    } catch (error) {
+      await client.query(SESSION_SQL.rollback).catch(() => {});
+      client.release(error as Error);
+      throw error;
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.#listeners].map((l) => l.stop()));
+    this.#listeners.clear();
+    if (!(this.pool as unknown as { ended: boolean }).ended) await this.pool.end();
+  }
+
+  async watchWork(onWork: () => void): Promise<() => Promise<void>> {
+    const listener = new WorkListener(
+      clientConfig(this.#target, `${this.#applicationName}:listen`),
+      this.#channel,
+      onWork,
+      this.#log,
+    );
+    this.#listeners.add(listener);
+    await listener.start();
+    return async () => {
+      this.#listeners.delete(listener);
+      await listener.stop();
+    };
+  }
+
+  // --- pipeline versions and runs ---------------------------------------------------------------
+
+  async savePipelineVersion(v: NewPipelineVersion): Promise<void> {
+    await this.#tx(async (tx) => {
+      const inserted = await tx.send("insertPipelineVersion", [v.pipelineId, v.version, JSON.stringify(v.definition), v.createdAt]);
+      if (inserted.rowCount === 0 || v.edges.length === 0) return;
+      await tx.send("insertEdges", [v.version, v.edges.map((e) => e.parent), v.edges.map((e) => e.child)]);
+    });
+  }
+
+  async getPipelineVersion(pipelineId: string, version: string): Promise<PipelineVersionRecord | null> {
+    const row = await this.#first("selectPipelineVersion", [pipelineId, version]);
+    return row ? { pipelineId: row.pipeline_id, version: row.version, definition: row.definition, createdAt: row.created_at } : null;
+  }
+
+  async createRunIfAbsent(run: NewRun): Promise<{ run: RunRecord; created: boolean }> {
+    return this.#tx(async (tx) => {
+      if (run.cursor !== undefined) {
+        void tx.send("insertPipelineState", [run.pipelineId, run.createdAt]);
+        void tx.send("advanceCursor", [run.pipelineId, run.cursor]);
+      }
+      const inserted = await tx.first("insertRun", [
+        run.runId, run.pipelineId, run.intervalStart, run.intervalEnd, run.businessDate, run.trigger,
+        run.triggeredBy, run.reason, run.graphVersion, JSON.stringify(run.params), run.createdAt, run.backfillId ?? null,
+      ]);
+      if (!inserted) {
+        const existing = (await tx.first("selectRun", [run.runId])) ??
+          (await tx.first("selectRunByInterval", [run.pipelineId, run.intervalStart, run.intervalEnd]));
+        return { run: toRun(existing!), created: false };
+      }
+      this.#insertTaskInstances(tx, run.runId, run.tasks, run.createdAt, run.backfillId !== undefined);
+      if (run.tasks.some((t) => !t.hasUpstream)) this.#notify(tx);
+      return { run: toRun(inserted), created: true };
+    });
+  }
+
+  #insertTaskInstances(tx: Tx, runId: string, tasks: readonly NewTaskInstance[], at: number, fromBackfill: boolean): void {
+    if (tasks.length === 0) return;
+    void tx.send("insertTaskInstances", [
+      runId,
+      at,
+      tasks.map((t) => t.taskId),
+      tasks.map((t) => (t.hasUpstream ? "scheduled" : "queued")),
+      tasks.map((t) => t.maxTries),
+      tasks.map((t) => t.triggerRule),
+      tasks.map((t) => t.pool),
+      tasks.map((t) => t.slots),
+      tasks.map((t) => t.priority),
+      fromBackfill,
+    ]);
+  }
+
+  async rerun(request: RerunRequest): Promise<RunRecord> {
+    return this.#tx(async (tx) => {
+      // Task rows first, then the run row: the order claims and finishes take them in.
+      const current = await tx.rows("lockTaskInstancesOfRun", [request.runId]);
+      const run = await tx.first("lockRun", [request.runId]);
+      if (!run) throw new StoreConflictError(`no run ${request.runId}`);
+      const existing = new Map(current.map((r) => [r.task_id as string, r]));
+      const wanted = new Map(request.tasks.map((t) => [t.taskId, t]));
+      const toReset = request.taskIds ? new Set(request.taskIds) : new Set(wanted.keys());
+      for (const taskId of toReset) {
+        if (!wanted.has(taskId)) throw new StoreConflictError(`run ${request.runId} has no task ${taskId}`);
+      }
+      const busy = request.taskIds
+        ? [...toReset].filter((id) => existing.get(id)?.state === "running")
+        : current.filter((r) => r.state === "running").map((r) => r.task_id as string);
+      if (busy.length > 0) {
+        throw new StoreConflictError(`run ${request.runId} has a task running (${busy.join(", ")}); wait for it to finish`);
+      }
+      if (!request.taskIds) {
+        const removed = [...existing.keys()].filter((taskId) => !wanted.has(taskId));
+        if (removed.length > 0) void tx.send("deleteTaskInstances", [request.runId, removed]);
+      }
+      const runRow = (await tx.first("selectRun", [request.runId]))!;
+      const added = request.tasks.filter((t) => !existing.has(t.taskId));
+      this.#insertTaskInstances(tx, request.runId, added, request.at, runRow.backfill_id !== null);
+      for (const task of request.tasks) {
+        if (existing.has(task.taskId) && toReset.has(task.taskId)) {
+          void tx.send("resetTaskInstance", [request.runId, task.taskId, task.maxTries, task.triggerRule, task.pool, task.slots, task.priority]);
+        }
+      }
+      if (request.taskIds) void tx.send("reopenRun", [request.runId]);
+      else void tx.send("requeueRun", [request.runId, request.graphVersion, JSON.stringify(request.params)]);
+      if (request.backfill) {
+        void tx.send("joinBackfill", [request.runId, request.backfill.backfillId, request.backfill.triggeredBy, request.backfill.reason]);
+      }
+      const graphVersion = request.taskIds ? (runRow.graph_version as string) : request.graphVersion;
+      // Reset tasks whose upstream allows it become eligible now; the rest wait for their parents.
+      const view = new RunView(tx, request.runId, graphVersion, request.at);
+      await view.settleTasks([...toReset]);
+      view.apply();
+      await this.#finishRunIfDone(tx, request.runId, request.at, true);
+      return toRun((await tx.first("selectRun", [request.runId]))!);
+    }, { once: true });
+  }
+
+  // --- claiming -------------------------------------------------------------------------------
+
+  async claimReady(request: ClaimRequest): Promise<ClaimedAttempt[]> {
+    return this.#tx(async (tx) => {
+      const limits = request.limits ?? {};
+      // Lock only as many rows as wanted, so concurrent claimers find the rest; look further
+      // only when some candidates did not fit their pool or their pipeline's cap.
+      const wide = request.limit * 4 + 32;
+      const caps = new Caps(this.schema);
+      const capped = caps.lockCapped(tx, limits);
+      let scan = request.limit;
+      for (;;) {
+        const candidates = request.runId
+          ? await tx.rows("selectRunCandidates", [request.runId, request.now, scan])
+          : await tx.rows("selectCandidates", [request.now, scan]);
+        await capped;
+        if (candidates.length === 0) return [];
+        await caps.loadPools(tx, candidates);
+        const plan = choose(candidates, request, limits, caps);
+        const exhausted = request.runId
+          ? candidates.length < scan
+          : candidates.filter((c) => c.grp === 0).length < scan && candidates.filter((c) => c.grp === 1).length < scan;
+        if (plan.chosen.length < request.limit && plan.passedOver && !exhausted && scan < wide) {
+          scan = wide;
+          continue;
+        }
+        if (plan.chosen.length === 0) return [];
+        const claimed = this.#startAttempts(tx, plan.chosen, request);
+        // Rows locked but not taken were invisible to other claimers meanwhile: wake them.
+        if (plan.unconsidered > 0) this.#notify(tx);
+        return new AfterCommit(() => claimed);
+      }
+    }, { once: true }); // a claim that may have happened is left to expire, not doubled
+  }
+
+  async #startAttempts(tx: Tx, chosen: Row[], request: ClaimRequest): Promise<ClaimedAttempt[]> {
+    // A sensor poking again is the same try; anything else starts a new one.
+    const tries = chosen.map((c) => (c.state === "up_for_reschedule" ? Math.max(1, c.try_number as number) : (c.try_number as number) + 1));
+    const logPaths = chosen.map((c, i) => request.logPath(c.run_id, c.task_id, tries[i]!));
+    const leaseExpiresAt = request.now + request.leaseMs;
+    const rows = await tx.rows("startAttempts", [
+      chosen.map((c) => c.run_id),
+      chosen.map((c) => c.task_id),
+      tries,
+      logPaths,
+      request.workerId,
+      request.pid,
+      request.now,
+      leaseExpiresAt,
+    ]);
+    return rows.map((r) => ({
+      attemptId: r.attempt_id,
+      runId: r.run_id,
+      pipelineId: r.pipeline_id,
+      taskId: r.task_id,
+      tryNumber: r.try_number,
+      maxTries: r.max_tries,
+      intervalStart: r.interval_start,
+      intervalEnd: r.interval_end,
+      businessDate: r.business_date,
+      graphVersion: r.graph_version,
+      params: r.params,
+      logPath: r.log_path,
+      leaseExpiresAt,
+      firstStartedAt: r.started_at,
+      trigger: r.trigger_kind,
+      backfillId: r.backfill_id,
+    }));
+  }
+
+  async renewLease(attemptId: number, workerId: string, leaseExpiresAt: number): Promise<boolean> {
+    return (await this.#idempotent("renewLease", [leaseExpiresAt, attemptId, workerId])).rowCount === 1;
+  }
+
+  // --- finishing ------------------------------------------------------------------------------
+
+  async finishAttempt(f: AttemptFinish): Promise<FinishOutcome> {
+    if (f.summary !== null && Buffer.byteLength(f.summary) > MAX_SUMMARY_BYTES) {
+      throw new StoreConflictError(
+        `summary is ${Buffer.byteLength(f.summary)} bytes; the store keeps at most ${MAX_SUMMARY_BYTES} (counts, not data)`,
+      );
+    }
+    if (f.outcome !== "rescheduled" && !f.datasets?.length && !f.publishes?.length) {
+      return new Promise((resolve, reject) => {
+        this.#finishQueue.push({ finish: f, resolve, reject });
+        this.#drainFinishes();
+      });
+    }
+    return this.#finishOne(f);
+  }
+
+  /**
+   * Group commit: finishes that arrive while others are being recorded wait and go together,
+   * in one transaction of a few round trips, so the cost per attempt falls as load rises.
+   * The outcome of each is what it would be had they been recorded one after the other, in
+   * arrival order.
+   */
+  #drainFinishes(): void {
+    while (this.#finishLanes < FINISH_LANES && this.#finishQueue.length > 0) {
+      const batch: QueuedFinish[] = [];
+      const seen = new Set<number>();
+      for (let i = 0; i < this.#finishQueue.length && batch.length < MAX_FINISH_BATCH; ) {
+        const queued = this.#finishQueue[i]!;
+        if (seen.has(queued.finish.attemptId)) {
+          i++; // the same attempt twice: the second waits for the next batch
+          continue;
+        }
+        seen.add(queued.finish.attemptId);
+        batch.push(queued);
+        this.#finishQueue.splice(i, 1);
+      }
+      this.#finishLanes++;
+      void this.#finishBatch(batch).finally(() => {
+        this.#finishLanes--;
+        this.#drainFinishes();
+      });
+    }
+  }
+
+  async #finishBatch(batch: QueuedFinish[]): Promise<void> {
+    try {
+      const outcomes = await this.#tx((tx) => this.#recordFinishes(tx, batch.map((q) => q.finish)));
+      batch.forEach((q, i) => q.resolve(outcomes[i]!));
+    } catch (error) {
+      if (batch.length > 1 && !isConnectionError(error)) {
+        // Something in one of them (bad text in a summary?) must not fail the others.
+        for (const q of batch) await this.#tx((tx) => this.#recordFinishes(tx, [q.finish])).then((o) => q.resolve(o[0]!), q.reject);
+      } else {
+        for (const q of batch) q.reject(error);
+      }
+    }
+  }
+
+  async #recordFinishes(tx: Tx, finishes: AttemptFinish[]): Promise<FinishOutcome[] | AfterCommit<FinishOutcome[]>> {
+    const ids = finishes.map((f) => f.attemptId);
+    // One round trip: the ends, then (in this order, so each sees the one before) the waiting
+    // children locked, their parents read, the runs locked and their progress read.
+    const ended = tx.rows("finishAttempts", [
+      ids,
+      finishes.map((f) => f.workerId),
+      finishes.map((f) => f.outcome),
+      finishes.map((f) => f.now),
+      finishes.map((f) => (f.outcome === "failed" && f.retryable ? f.retryAt : null)),
+      finishes.map((f) => f.exitCode),
+      finishes.map((f) => f.errorClass),
+      finishes.map((f) => f.errorMessage),
+      finishes.map((f) => f.summary),
+      finishes.map((f) => f.skipReason),
+    ]);
+    const children = tx.rows("lockWaitingChildrenOfAttempts", [ids]);
+    const upstream = tx.rows("selectUpstreamOfAttemptsChildren", [ids]);
+    void tx.send("lockRunsOfAttempts", [ids]);
+    const progress = tx.rows("runsProgressOfAttempts", [ids]);
+    const accepted = new Map((await ended).map((r) => [Number(r.attempt_id), r]));
+    const [childRows, upstreamRows, progressRows] = await Promise.all([children, upstream, progress]);
+
+    const views = new Map<string, RunView>();
+    for (const a of accepted.values()) {
+      let view = views.get(a.run_id);
+      if (!view) {
+        view = new RunView(tx, a.run_id, a.graph_version, 0);
+        view.prime(childRows.filter((c) => c.run_id === a.run_id), upstreamRows.filter((u) => u.run_id === a.run_id));
+        views.set(a.run_id, view);
+      }
+      // Not yet settled, as far as the finishes before it in the batch are concerned.
+      view.known.set(a.task_id, "running");
+    }
+    let madeEligible = false;
+    const lastOfRun = new Map<string, number>();
+    for (const [i, f] of finishes.entries()) {
+      const a = accepted.get(f.attemptId);
+      if (!a) continue;
+      const view = views.get(a.run_id)!;
+      view.now = f.now;
+      view.known.set(a.task_id, a.new_state);
+      if (a.new_state !== "up_for_retry") await view.propagate(a.task_id);
+      else if (f.retryAt !== null && f.retryAt <= f.now) madeEligible = true;
+      lastOfRun.set(a.run_id, i);
+    }
+
+    const decided = [...views.values()].flatMap((v) => v.decided.map((d) => ({ runId: v.runId, ...d })));
+    if (decided.length > 0) {
+      void tx.send("settleTaskInstancesOfRuns", [
+        decided.map((d) => d.runId), decided.map((d) => d.taskId), decided.map((d) => d.state), decided.map((d) => d.reason), decided.map((d) => d.at),
+      ]);
+      if (decided.some((d) => d.state === "queued")) madeEligible = true;
+    }
+    // Progress read before the decisions holds unless a decision settled a task without running it.
+    const stale = [...views.values()].filter((v) => v.settledWithoutRunning || v.fetchedMore).map((v) => v.runId);
+    const fresh = stale.length > 0 ? await tx.rows("runsProgress", [stale]) : [];
+    const live = new Map<string, Row>(progressRows.map((p) => [p.run_id, p]));
+    for (const p of fresh) live.set(p.run_id, p);
+    const ending = [...views.keys()].filter((runId) => live.get(runId)?.live === false);
+    const runStates = new Map(ending.map((runId) => [runId, (live.get(runId)!.failed ? "failed" : "success") as RunState]));
+    const endedAt = (runId: string) => finishes[lastOfRun.get(runId)!]!.now;
+    if (ending.length > 0) void tx.send("finishRuns", [ending, ending.map((r) => runStates.get(r)!), ending.map(endedAt)]);
+    if (madeEligible || ending.length > 0) this.#notify(tx);
+
+    const refused = finishes.filter((f) => !accepted.has(f.attemptId)).map((f) => f.attemptId);
+    const refusedStates = refused.length > 0 ? tx.rows("taskStatesOfAttempts", [refused]) : Promise.resolve([]);
+    return new AfterCommit(async () => {
+      const stateOf = new Map((await refusedStates).map((r) => [Number(r.attempt_id), r.state as TaskState | null]));
+      return finishes.map((f, i): FinishOutcome => {
+        const a = accepted.get(f.attemptId);
+        if (!a) return { accepted: false, taskState: stateOf.get(f.attemptId) ?? null, runState: null };
+        return { accepted: true, taskState: a.new_state, runState: lastOfRun.get(a.run_id) === i ? (runStates.get(a.run_id) ?? null) : null };
+      });
+    });
+  }
+
+  /** One attempt on its own: a sensor's reschedule, or a success that records datasets. */
+  async #finishOne(f: AttemptFinish): Promise<FinishOutcome> {
+    return this.#tx(async (tx): Promise<FinishOutcome> => {
+      const a = await tx.first("lockAttemptForFinish", [f.attemptId]);
+      if (!isCurrent(a, f.attemptId) || a!.worker_id !== f.workerId) {
+        return { accepted: false, taskState: (a?.ti_state as TaskState) ?? null, runState: null };
+      }
+      if (f.outcome === "success" && f.datasets && f.datasets.length > 0) {
+        void tx.send("lockDatasetEventsForWrite", [KEYS.datasetEvents(this.schema)]);
+        void tx.send("insertDatasetEvents", [[...f.datasets], a!.business_date, a!.run_id, a!.pipeline_id, a!.task_id, a!.trigger_kind, f.now]);
+      }
+      if (f.outcome === "success" && f.publishes && f.publishes.length > 0) {
+        void tx.send("upsertFreshness", [
+          f.publishes.map((p) => p.dataset), f.publishes.map((p) => p.emptyReason),
+          a!.business_date, f.now, a!.pipeline_id, a!.run_id, a!.task_id, f.summary,
+        ]);
+      }
+      if (f.outcome === "rescheduled") {
+        const nextTryAt = f.retryAt ?? f.now;
+        void tx.send("rescheduleAttempt", [
+          f.attemptId, f.now, f.exitCode, f.errorClass, f.errorMessage, f.summary, a!.run_id, a!.task_id, nextTryAt,
+        ]);
+        if (nextTryAt <= f.now) this.#notify(tx); // handed back: claimable now, by anyone
+        return { accepted: true, taskState: "up_for_reschedule", runState: null };
+      }
+      return this.#endTry(tx, a!, f.outcome, f.outcome === "failed" && f.retryable ? f.retryAt : null, f.skipReason, f.now, (ti) =>
+        void tx.send("endAttempt", [
+          f.attemptId, f.outcome, f.now, f.exitCode, f.errorClass, f.errorMessage, f.summary,
+          a!.run_id, a!.task_id, ti.state, ti.nextTryAt, ti.reason, ti.endedAt,
+        ]),
+      );
+    });
+  }
+
+  /** Ends a try: a retry if one is allowed, else a final state that flows downstream. */
+  async #endTry(
+    tx: Tx,
+    a: Row,
+    outcome: "success" | "failed" | "skipped",
+    retryAt: number | null,
+    skipReason: string | null,
+    now: number,
+    record: (ti: { state: TaskState; nextTryAt: number | null; reason: string | null; endedAt: number | null }) => void,
+  ): Promise<FinishOutcome> {
+    let state: TaskState = outcome;
+    let nextTryAt: number | null = null;
+    if (outcome === "failed" && retryAt !== null && a.try_number < a.max_tries) {
+      state = "up_for_retry";
+      nextTryAt = retryAt;
+    }
+    record({ state, nextTryAt, reason: outcome === "skipped" ? skipReason : null, endedAt: state === "up_for_retry" ? null : now });
+    let madeEligible = false;
+    if (state !== "up_for_retry") {
+      const view = new RunView(tx, a.run_id, a.graph_version, now);
+      view.known.set(a.task_id, state);
+      await view.propagate(a.task_id);
+      madeEligible = view.apply();
+    } else if (nextTryAt !== null && nextTryAt <= now) {
+      madeEligible = true;
+    }
+    const runState = await this.#finishRunIfDone(tx, a.run_id, now, madeEligible);
+    return { accepted: true, taskState: state, runState };
+  }
+
+  /**
+   * Finishes the run when nothing in it is live. The run row is locked first, so of two last
+   * tasks ending at once the second to commit sees the first. Notifies when work became
+   * eligible or the run ended (a scheduler waiting on the run cap may start the next).
+   */
+  async #finishRunIfDone(tx: Tx, runId: string, now: number, madeEligible: boolean): Promise<RunState | null> {
+    void tx.send("lockRun", [runId]);
+    const progress = (await tx.first("runProgress", [runId]))!;
+    if (progress.live) {
+      if (madeEligible) this.#notify(tx);
+      return null;
+    }
+    const state: RunState = progress.failed ? "failed" : "success";
+    void tx.send("finishRun", [runId, state, now]);
+    this.#notify(tx);
+    return state;
+  }
+
+  async getRun(runId: string): Promise<RunRecord | null> {
+    const row = await this.#first("selectRun", [runId]);
+    return row ? toRun(row) : null;
+  }
+
+  async listRuns(query: RunQuery): Promise<RunRecord[]> {
+    const limit = query.limit ?? 100;
+    const rows = query.pipelineId ? await this.#rows("selectRunsOfPipeline", [query.pipelineId, limit]) : await this.#rows("selectRuns", [limit]);
+    const runs = rows.map(toRun);
+    return query.states ? runs.filter((r) => query.states!.includes(r.state)) : runs;
+  }
+
+  async listTaskInstances(runId: string): Promise<TaskInstanceRecord[]> {
+    return (await this.#rows("selectTaskInstances", [runId])).map(toTaskInstance);
+  }
+
+  async listAttempts(runId: string, taskId?: string): Promise<AttemptRecord[]> {
+    const rows = taskId ? await this.#rows("selectAttemptsOfTask", [runId, taskId]) : await this.#rows("selectAttempts", [runId]);
+    return rows.map(toAttempt);
+  }
+
+  async nextRetryAt(runId: string): Promise<number | null> {
+    return ((await this.#first("nextRetryAt", [runId]))?.at as number | null) ?? null;
+  }
+
+  async appendAudit(e: NewAuditEntry): Promise<void> {
+    await this.#write("insertAudit", [
+      e.at, e.actor, e.action, e.pipelineId, e.runId ?? null, e.taskId ?? null, e.reason ?? null, e.graphVersion ?? null,
+      JSON.stringify(e.details ?? {}),
+    ]);
+  }
+
+  async listAudit(query: AuditQuery): Promise<AuditEntry[]> {
+    const limit = query.limit ?? 100;
+    const rows = query.pipelineId ? await this.#rows("selectAuditOfPipeline", [query.pipelineId, limit]) : await this.#rows("selectAudit", [limit]);
+    return rows.map((r) => ({
+      id: r.id,
+      at: r.at,
+      actor: r.actor,
+      action: r.action,
+      pipelineId: r.pipeline_id,
+      runId: r.run_id,
+      taskId: r.task_id,
+      reason: r.reason,
+      graphVersion: r.graph_version,
+      details: r.details,
+    }));
+  }
+
+  // --- scheduling -----------------------------------------------------------------------------
+
+  async pipelineState(pipelineId: string, at: number): Promise<PipelineState> {
+    return this.#tx(async (tx) => {
+      void tx.send("insertPipelineState", [pipelineId, at]);
+      return toPipelineState((await tx.first("selectPipelineState", [pipelineId]))!);
+    });
+  }
+
+  async setPaused(r: PauseRequest): Promise<PipelineState> {
+    return this.#tx(async (tx) => {
+      void tx.send("insertPipelineState", [r.pipelineId, r.at]);
+      return toPipelineState((await tx.first("setPaused", [r.pipelineId, r.paused, r.note, r.actor, r.at]))!);
+    });
+  }
+
+  async countLiveRuns(pipelineId: string): Promise<number> {
+    return (await this.#first("countLiveRuns", [pipelineId]))!.n;
+  }
+
+  async skipIntervals(r: SkipIntervalsRequest): Promise<void> {
+    await this.#tx(async (tx) => {
+      void tx.send("insertPipelineState", [r.pipelineId, r.at]);
+      if (r.intervals.length > 0) {
+        void tx.send("insertSkippedIntervals", [
+          r.pipelineId, r.reason, r.at,
+          r.intervals.map((i) => i.start), r.intervals.map((i) => i.end), r.intervals.map((i) => i.businessDate),
+        ]);
+      }
+      void tx.send("advanceCursor", [r.pipelineId, r.cursor]);
+    });
+  }
+
+  async ledger(pipelineId: string, from: number, to: number): Promise<{ runs: RunRecord[]; skipped: SkippedInterval[] }> {
+    const [runs, skipped] = await Promise.all([
+      this.#rows("selectRunsInRange", [pipelineId, from, to]),
+      this.#rows("selectSkippedInRange", [pipelineId, from, to]),
+    ]);
+    return {
+      runs: runs.map(toRun),
+      skipped: skipped.map((r) => ({
+        pipelineId: r.pipeline_id,
+        intervalStart: r.interval_start,
+        intervalEnd: r.interval_end,
+        businessDate: r.business_date,
+        reason: r.reason,
+        at: r.at,
+      })),
+    };
+  }
+
+  // --- pools ----------------------------------------------------------------------------------
+
+  async setPool(pool: { name: string; slots: number; description?: string | null; at: number }): Promise<void> {
+    await this.#idempotent("upsertPool", [pool.name, pool.slots, pool.description ?? null, pool.at]);
+  }
+
+  async ensurePools(pools: readonly { name: string; slots: number }[], at: number): Promise<void> {
+    if (pools.length === 0) return;
+    await this.#idempotent("insertPoolsIfAbsent", [pools.map((p) => p.name), pools.map((p) => p.slots), at]);
+  }
+
+  async deletePool(name: string): Promise<boolean> {
+    return (await this.#write("deletePool", [name])).rowCount === 1;
+  }
+
+  async listPools(): Promise<PoolUsage[]> {
+    const [poolRows, holders] = await Promise.all([this.#rows("selectPools"), this.#rows("selectPoolHolders")]);
+    const pools = new Map<string, PoolUsage>(
+      poolRows.map((p) => [p.name, { name: p.name, slots: p.slots, used: 0, description: p.description, holders: [] }]),
+    );
+    for (const h of holders) {
+      const pool = pools.get(h.pool);
+      if (!pool) continue;
+      pool.used += h.slots;
+      pool.holders.push({ runId: h.run_id, taskId: h.task_id, slots: h.slots, workerId: h.worker_id });
+    }
+    return [...pools.values()];
+  }
+
+  // --- workers, leases, leadership --------------------------------------------------------------
+
+  async heartbeatWorker(w: { workerId: string; host: string; pid: number; concurrency: number; at: number }): Promise<void> {
+    await this.#idempotent("upsertWorker", [w.workerId, w.host, w.pid, w.concurrency, w.at]);
+  }
+
+  async removeWorker(workerId: string): Promise<void> {
+    await this.#idempotent("deleteWorker", [workerId]);
+  }
+
+  async listWorkers(): Promise<WorkerRecord[]> {
+    return (await this.#rows("selectWorkers")).map((w) => ({
+      workerId: w.worker_id,
+      host: w.host,
+      pid: w.pid,
+      concurrency: w.concurrency,
+      startedAt: w.started_at,
+      lastSeen: w.last_seen,
+    }));
+  }
+
+  async listExpiredAttempts(now: number, limit: number): Promise<ExpiredAttempt[]> {
+    return (await this.#rows("selectExpiredAttempts", [now, limit])).map((a) => ({
+      attemptId: a.attempt_id,
+      runId: a.run_id,
+      pipelineId: a.pipeline_id,
+      taskId: a.task_id,
+      tryNumber: a.try_number,
+      workerId: a.worker_id,
+      leaseExpiresAt: a.lease_expires_at,
+    }));
+  }
+
+  async loseAttempt(r: { attemptId: number; now: number; retryAt: number | null }): Promise<FinishOutcome> {
+    return this.#tx(async (tx): Promise<FinishOutcome> => {
+      const a = await tx.first("lockAttemptForFinish", [r.attemptId]);
+      if (!isCurrent(a, r.attemptId) || a!.lease_expires_at === null || a!.lease_expires_at >= r.now) {
+        return { accepted: false, taskState: (a?.ti_state as TaskState) ?? null, runState: null };
+      }
+      void tx.send("loseAttempt", [r.attemptId, r.now, `worker ${a!.worker_id} stopped renewing its lease: presumed dead`]);
+      return this.#endTry(tx, a!, "failed", r.retryAt, null, r.now, (ti) =>
+        void tx.send("setTaskState", [a!.run_id, a!.task_id, ti.state, ti.nextTryAt, ti.reason, ti.endedAt]),
+      );
+    });
+  }
+
+  async tryLead(r: { role: string; holder: string; now: number; ttlMs: number }): Promise<Leadership> {
+    return this.#tx(async (tx) => {
+      const taken = await tx.first("tryLead", [r.role, r.holder, r.now + r.ttlMs, r.now]);
+      return toLeadership(taken ?? (await tx.first("selectLease", [r.role]))!, r.holder);
+    });
+  }
+
+  async resignLead(role: string, holder: string): Promise<void> {
+    await this.#idempotent("resignLease", [role, holder]);
+  }
+
+  async getLead(role: string): Promise<Leadership | null> {
+    const row = await this.#first("selectLease", [role]);
+    return row ? toLeadership(row, row.holder) : null;
+  }
+
+  // --- datasets -------------------------------------------------------------------------------
+
+  async collectDatasetEvents(pipelineId: string, datasets: readonly string[]): Promise<Map<string, Set<string>>> {
+    return this.#tx(async (tx) => {
+      void tx.send("insertPipelineState", [pipelineId, 0]);
+      const cursor = (await tx.first("lockPipelineState", [pipelineId]))!.event_cursor as number;
+      // Waits for transactions still writing events: an id below `upTo` that committed later
+      // would otherwise be passed over for good.
+      void tx.send("lockDatasetEventsForRead", [KEYS.datasetEvents(this.schema)]);
+      const upTo = (await tx.first("maxDatasetEventId"))!.id as number;
+      if (datasets.length > 0) {
+        for (const e of await tx.rows("selectDatasetEventsAfter", [[...datasets], cursor, upTo])) {
+          void tx.send("upsertDatasetWait", [pipelineId, e.business_date, e.dataset, e.id]);
+        }
+      }
+      void tx.send("setEventCursor", [pipelineId, upTo]);
+      const waits = new Map<string, Set<string>>();
+      for (const w of await tx.rows("selectDatasetWaits", [pipelineId])) {
+        if (!waits.has(w.business_date)) waits.set(w.business_date, new Set());
+        waits.get(w.business_date)!.add(w.dataset);
+      }
+      return waits;
+    });
+  }
+
+  async consumeDatasetWaits(pipelineId: string, businessDate: string): Promise<void> {
+    await this.#idempotent("deleteDatasetWaits", [pipelineId, businessDate]);
+  }
+
+  async listDatasetEvents(query: { dataset?: string; limit?: number }): Promise<DatasetEvent[]> {
+    const limit = query.limit ?? 100;
+    const rows = query.dataset ? await this.#rows("selectDatasetEventsOf", [query.dataset, limit]) : await this.#rows("selectDatasetEvents", [limit]);
+    return rows.map((e) => ({
+      id: e.id,
+      dataset: e.dataset,
+      businessDate: e.business_date,
+      runId: e.run_id,
+      pipelineId: e.pipeline_id,
+      taskId: e.task_id,
+      trigger: e.trigger_kind,
+      at: e.at,
+    }));
+  }
+
+  // --- operator actions -------------------------------------------------------------------------
+
+  async skipTask(r: TaskActionRequest): Promise<TaskInstanceRecord> {
+    return this.#settleByHand(r, "skipped", r.reason);
+  }
+
+  async markTask(r: TaskActionRequest & { state: "success" | "failed" }): Promise<TaskInstanceRecord> {
+    return this.#settleByHand(r, r.state, r.state === "success" ? null : `marked failed: ${r.reason}`);
+  }
+
+  async #settleByHand(r: TaskActionRequest, state: "success" | "failed" | "skipped", reason: string | null): Promise<TaskInstanceRecord> {
+    return this.#tx(async (tx) => {
+      const run = await tx.first("selectRun", [r.runId]);
+      if (!run) throw new StoreConflictError(`no run ${r.runId}`);
+      const ti = await tx.first("lockTaskInstance", [r.runId, r.taskId]);
+      if (!ti) throw new StoreConflictError(`run ${r.runId} has no task ${r.taskId}`);
+      if (ti.state === "running") throw new StoreConflictError(`task ${r.taskId} of run ${r.runId} is running; wait for it to end`);
+      void tx.send("settleByHand", [r.runId, r.taskId, state, reason, r.at]);
+      // Downstream instances settled because of the old state (upstream_failed, or skipped for an
+      // upstream skip) wait again, and are settled afresh from the new one.
+      const stack = [r.taskId];
+      while (stack.length > 0) {
+        for (const c of await tx.rows("lockChildren", [r.runId, run.graph_version, stack.pop()!])) {
+          if (!isSettledByUpstream(c.state, c.reason)) continue;
+          void tx.send("resetTaskInstance", [
+            r.runId, c.task_id, Math.max(1, c.max_tries - c.try_number), c.trigger_rule, c.pool, c.slots, c.priority,
+          ]);
+          stack.push(c.task_id);
+        }
+      }
+      const view = new RunView(tx, r.runId, run.graph_version, r.at);
+      view.known.set(r.taskId, state);
+      await view.propagate(r.taskId);
+      const madeEligible = view.apply();
+      void tx.send("reopenRun", [r.runId]);
+      await this.#finishRunIfDone(tx, r.runId, r.at, madeEligible);
+      return toTaskInstance((await tx.first("selectTaskInstance", [r.runId, r.taskId]))!);
+    }, { once: true });
+  }
+
+  // --- backfills ------------------------------------------------------------------------------
+
+  async createBackfill(b: NewBackfill): Promise<{ backfill: BackfillRecord; created: boolean }> {
+    return this.#tx(async (tx) => {
+      const taskIds = b.taskIds ? JSON.stringify(b.taskIds) : null;
+      void tx.send("lockBackfillRequests", [KEYS.backfillRequests(this.schema, b.pipelineId)]);
+      const same = await tx.first("selectSameLiveBackfill", [b.pipelineId, b.fromDate, b.toDate, b.reprocess, taskIds ?? ""]);
+      if (same) return { backfill: toBackfill(same), created: false };
+      void tx.send("insertBackfill", [
+        b.backfillId, b.pipelineId, b.fromDate, b.toDate, b.reprocess, b.maxActiveRuns, b.backwards, taskIds,
+        b.actor, b.reason, b.graphVersion, JSON.stringify(b.estimate), b.at,
+      ]);
+      if (b.items.length > 0) {
+        void tx.send("insertBackfillItems", [
+          b.backfillId,
+          b.items.map((_, seq) => seq),
+          b.items.map((i) => i.businessDate),
+          b.items.map((i) => i.intervalStart),
+          b.items.map((i) => i.intervalEnd),
+          b.items.map((i) => i.action),
+          b.items.map((i) => i.why),
+          b.items.map((i) => i.runId),
+        ]);
+      }
+      return { backfill: toBackfill((await tx.first("selectBackfill", [b.backfillId]))!), created: true };
+    });
+  }
+
+  async getBackfill(backfillId: string): Promise<BackfillRecord | null> {
+    const row = await this.#first("selectBackfill", [backfillId]);
+    return row ? toBackfill(row) : null;
+  }
+
+  async listBackfills(query: { pipelineId?: string; live?: boolean; limit?: number }): Promise<BackfillRecord[]> {
+    const rows = query.live
+      ? await this.#rows("selectLiveBackfills")
+      : query.pipelineId
+        ? await this.#rows("selectBackfillsOf", [query.pipelineId, query.limit ?? 50])
+        : await this.#rows("selectBackfills", [query.limit ?? 50]);
+    return rows.map(toBackfill).filter((b) => !query.pipelineId || b.pipelineId === query.pipelineId);
+  }
+
+  async backfillItems(backfillId: string): Promise<BackfillItem[]> {
+    return (await this.#rows("selectBackfillItems", [backfillId])).map(toBackfillItem);
+  }
+
+  async pendingBackfillItems(backfillId: string, limit: number): Promise<BackfillItem[]> {
+    return (await this.#rows("selectPendingBackfillItems", [backfillId, limit])).map(toBackfillItem);
+  }
+
+  async markBackfillItemStarted(backfillId: string, seq: number): Promise<void> {
+    await this.#idempotent("markBackfillItemStarted", [backfillId, seq]);
+  }
+
+  async countLiveBackfillRuns(backfillId: string): Promise<number> {
+    return (await this.#first("countLiveBackfillRuns", [backfillId]))!.n;
+  }
+
+  async backfillProgress(backfillId: string): Promise<BackfillProgress> {
+    const [[counts], states] = await Promise.all([
+      this.#rows("backfillItemCounts", [backfillId]),
+      this.#rows("backfillRunStates", [backfillId]),
+    ]);
+    const progress: BackfillProgress = {
+      planned: counts?.planned ?? 0,
+      notStarted: counts?.not_started ?? 0,
+      queued: 0,
+      running: 0,
+      succeeded: 0,
+      failed: 0,
+      untouched: counts?.untouched ?? 0,
+    };
+    for (const r of states) {
+      if (r.state === "queued") progress.queued += r.n;
+      else if (r.state === "running") progress.running += r.n;
+      else if (r.state === "success") progress.succeeded += r.n;
+      else if (r.state === "failed") progress.failed += r.n;
+    }
+    return progress;
+  }
+
+  async setBackfillState(backfillId: string, state: BackfillState, at: number): Promise<BackfillRecord> {
+    const row = (await this.#idempotent("setBackfillState", [backfillId, state, at])).rows[0];
+    if (!row) throw new StoreConflictError(`no backfill ${backfillId}`);
+    return toBackfill(row);
+  }
+
+  async cancelBackfill(backfillId: string, reason: string, at: number): Promise<BackfillRecord> {
+    return this.#tx(async (tx) => {
+      const backfill = await tx.first("setBackfillState", [backfillId, "cancelled", at]);
+      if (!backfill) throw new StoreConflictError(`no backfill ${backfillId}`);
+      for (const { run_id } of await tx.rows("selectLiveRunsOfBackfill", [backfillId])) {
+        void tx.send("skipWaitingOfRun", [run_id, reason, at]);
+        void tx.send("lockRun", [run_id]);
+        // A cancelled run is not a success, whatever its remaining tasks say.
+        if (!(await tx.first("runProgress", [run_id]))!.live) void tx.send("finishRun", [run_id, "failed", at]);
+      }
+      return toBackfill(backfill);
+    });
+  }
+
+  async taskDurations(pipelineId: string, perTask: number): Promise<Map<string, number[]>> {
+    const durations = new Map<string, number[]>();
+    for (const r of await this.#rows("taskDurations", [pipelineId, perTask])) {
+      if (!durations.has(r.task_id)) durations.set(r.task_id, []);
+      durations.get(r.task_id)!.push(r.ms);
+    }
+    return durations;
+  }
+
+  // --- freshness, incidents, alerts -------------------------------------------------------------
+
+  async listFreshness(dataset: string, fromDate: string, toDate: string): Promise<FreshnessRecord[]> {
+    return (await this.#rows("selectFreshnessRange", [dataset, fromDate, toDate])).map((r) => ({
+      dataset: r.dataset,
+      businessDate: r.business_date,
+      publishedAt: r.published_at,
+      firstPublishedAt: r.first_published_at,
+      pipelineId: r.pipeline_id,
+      runId: r.run_id,
+      taskId: r.task_id,
+      summary: r.summary === null ? null : JSON.parse(r.summary),
+      emptyReason: r.empty_reason,
+    }));
+  }
+
+  async freshnessHistory(dataset: string, businessDate: string): Promise<FreshnessPublication[]> {
+    return (await this.#rows("selectFreshnessHistory", [dataset, businessDate])).map((r) => ({
+      dataset: r.dataset, businessDate: r.business_date, publishedAt: r.published_at, runId: r.run_id, emptyReason: r.empty_reason,
+    }));
+  }
+
+  async openIncident(i: NewIncident): Promise<boolean> {
+    return this.#tx(async (tx) => {
+      const opened = await tx.first("insertIncident", [
+        i.key, i.kind, i.dataset, i.pipelineId, i.businessDate, i.runId, i.message, JSON.stringify(i.notify), i.at,
+      ]);
+      if (opened) this.#queueAlerts(tx, toIncident(opened), "open", i.at);
+      return opened !== undefined;
+    });
+  }
+
+  async resolveIncident(key: string, at: number, resolution: string): Promise<boolean> {
+    return this.#tx(async (tx) => {
+      const resolved = await tx.first("resolveIncident", [key, at, resolution]);
+      if (resolved) this.#queueAlerts(tx, toIncident(resolved), "resolve", at);
+      return resolved !== undefined;
+    });
+  }
+
+  #queueAlerts(tx: Tx, incident: Incident, event: "open" | "resolve", at: number): void {
+    if (incident.notify.length === 0) return;
+    void tx.send("insertAlerts", [incident.key, event, [...incident.notify], JSON.stringify({ event, ...incident }), at]);
+  }
+
+  async listIncidents(query: { open?: boolean; limit?: number }): Promise<Incident[]> {
+    return (await this.#rows(query.open ? "selectOpenIncidents" : "selectIncidents", [query.limit ?? 100])).map(toIncident);
+  }
+
+  async dueAlerts(now: number, limit: number): Promise<OutboxAlert[]> {
+    return (await this.#rows("selectDueAlerts", [now, limit])).map((r) => ({
+      id: r.id, incidentKey: r.incident_key, event: r.event, notifier: r.notifier, payload: r.payload, tries: r.tries,
+    }));
+  }
+
+  async recordAlertDelivery(id: number, result: { at: number; error?: string; nextAttemptAt?: number }): Promise<void> {
+    if (result.error === undefined) await this.#write("alertDelivered", [id, result.at]);
+    else await this.#write("alertFailed", [id, result.error, result.nextAttemptAt ?? result.at]);
+  }
+
+  async failedRunsSince(since: number): Promise<RunRecord[]> {
+    return (await this.#rows("selectFailedRunsSince", [since])).map(toRun);
+  }
+}
+
+/** The attempt is still the one its task instance is running. */
+function isCurrent(a: Row | undefined, attemptId: number): boolean {
+  return !!a && a.state === "running" && a.ti_state === "running" && a.current_attempt_id === attemptId;
+}
+
+/**
+ * Trigger-rule decisions inside one transaction, in the order the SQLite adapter makes them
+ * (depth first from the task that settled, children in id order), so both stores reach the
+ * same states with the same reasons. Waiting tasks are locked before their parents' states are
+ * read; decisions are written in one statement at the end.
+ */
+class RunView {
+  /** States this transaction has decided (parents as they are now, for the decisions after). */
+  readonly known = new Map<string, TaskState>();
+  readonly decided: { taskId: string; state: TaskState; reason: string | null; at: number }[] = [];
+  /** Whether it read more than it was primed with (a skip flowing further down). */
+  fetchedMore = false;
+  readonly runId: string;
+  readonly #tx: Tx;
+  readonly #graphVersion: string;
+  /** The time of the finish being propagated: decisions are stamped with it. */
+  now: number;
+  /** Waiting children by parent, as locked; parents (with their stored states) by child. */
+  readonly #children = new Map<string, Row[]>();
+  readonly #parents = new Map<string, Map<string, TaskState>>();
+
+  constructor(tx: Tx, runId: string, graphVersion: string, now: number) {
+    this.#tx = tx;
+    this.runId = runId;
+    this.#graphVersion = graphVersion;
+    this.now = now;
+  }
+
+  /** What was read for a batch: waiting children of its tasks (locked) and their parents' states. */
+  prime(children: Row[], upstream: Row[]): void {
+    for (const c of children) {
+      if (!this.#children.has(c.parent)) this.#children.set(c.parent, []);
+      this.#children.get(c.parent)!.push(c);
+    }
+    this.#addParents(upstream);
+  }
+
+  #addParents(upstream: Row[]): void {
+    for (const u of upstream) {
+      if (!this.#parents.has(u.child)) this.#parents.set(u.child, new Map());
+      this.#parents.get(u.child)!.set(u.parent, u.state);
+    }
+  }
+
+  /** A task settled: each waiting child may now run, be skipped, or be marked upstream_failed. */
+  async propagate(taskId: string): Promise<void> {
+    const stack = [taskId];
+    while (stack.length > 0) {
+      const parent = stack.pop()!;
+      let waiting = this.#children.get(parent);
+      if (!waiting) {
+        this.fetchedMore = true;
+        const [locked, upstream] = await Promise.all([
+          this.#tx.rows("lockWaitingChildren", [this.runId, this.#graphVersion, parent]),
+          // Sent after the lock, so it runs once the lock is granted and reads fresh states.
+          this.#tx.rows("selectUpstreamOfWaitingChildren", [this.runId, this.#graphVersion, parent]),
+        ]);
+        waiting = locked;
+        this.#children.set(parent, waiting);
+        this.#addParents(upstream);
+      }
+      for (const settled of this.#decide(waiting)) {
+        if (settled.state === "skipped" || settled.state === "upstream_failed") stack.push(settled.taskId);
+      }
+    }
+  }
+
+  /** Applies the trigger rules to these tasks, one after the other, without going further down. */
+  async settleTasks(taskIds: string[]): Promise<void> {
+    if (taskIds.length === 0) return;
+    const [waiting, upstream] = await Promise.all([
+      this.#tx.rows("lockWaitingTasks", [this.runId, taskIds]),
+      this.#tx.rows("selectUpstreamStates", [this.runId, this.#graphVersion, taskIds]),
+    ]);
+    this.#addParents(upstream);
+    const order = new Map(taskIds.map((t, i) => [t, i]));
+    waiting.sort((a, b) => order.get(a.task_id)! - order.get(b.task_id)!);
+    this.#decide(waiting);
+  }
+
+  /**
+   * Decides each waiting task in turn, counting its parents' states as this transaction now
+   * knows them (a sibling decided a moment ago counts with its new state).
+   */
+  #decide(waiting: Row[]): { taskId: string; state: TaskState }[] {
+    const changed: { taskId: string; state: TaskState }[] = [];
+    for (const w of waiting) {
+      const taskId = w.task_id as string;
+      if (this.known.has(taskId)) continue;
+      const counts: UpstreamCounts = { total: 0, success: 0, skipped: 0, failed: 0 };
+      for (const [parent, stored] of this.#parents.get(taskId) ?? []) {
+        const state = this.known.get(parent) ?? stored;
+        counts.total++;
+        if (state === "success") counts.success++;
+        else if (state === "skipped") counts.skipped++;
+        else if (state === "failed" || state === "upstream_failed") counts.failed++;
+      }
+      const decision = decideTrigger(w.trigger_rule as TriggerRule, counts);
+      if (decision.action === "wait") continue;
+      const state: TaskState = decision.action === "run" ? "queued" : decision.action === "skip" ? "skipped" : "upstream_failed";
+      this.known.set(taskId, state);
+      this.decided.push({ taskId, state, reason: decision.action === "run" ? null : decision.reason, at: this.now });
+      changed.push({ taskId, state });
+    }
+    return changed;
+  }
+
+  /** Whether the decisions may have ended the run (something settled without running). */
+  get settledWithoutRunning(): boolean {
+    return this.decided.some((d) => d.state !== "queued");
+  }
+
+  /** Sends the decisions, in one statement; true when a task became eligible to run. */
+  apply(): boolean {
+    if (this.decided.length === 0) return false;
+    void this.#tx.send("settleTaskInstances", [
+      this.runId,
+      this.now,
+      this.decided.map((d) => d.taskId),
+      this.decided.map((d) => d.state),
+      this.decided.map((d) => d.reason),
+    ]);
+    return this.decided.some((d) => d.state === "queued");
+  }
+}
+
+/**
+ * The caps a claim must respect, counted under locks: parallelism (one advisory lock), each
+ * capped pipeline (one advisory lock each), both taken before the candidates are read, in one
+ * sorted statement so claimers never deadlock on them; and each pool a candidate needs (its row).
+ */
+class Caps {
+  readonly #schema: string;
+  running = 0;
+  readonly runningByPipeline = new Map<string, number>();
+  readonly pools = new Map<string, { slots: number; used: number } | null>();
+
+  constructor(schema: string) {
+    this.#schema = schema;
+  }
+
+  /** Sends the locks and counts (without waiting); the returned promise settles once they are in. */
+  lockCapped(tx: Tx, limits: ClaimLimits): Promise<void> {
+    const pipelines = Object.keys(limits.maxActiveTasks ?? {}).sort();
+    const keys = [
+      ...(limits.parallelism !== undefined ? [KEYS.parallelism(this.#schema)] : []),
+      ...pipelines.map((p) => KEYS.pipelineCap(this.#schema, p)),
+    ];
+    if (keys.length === 0) return Promise.resolve();
+    void tx.send("lockCaps", [keys]);
+    const running = limits.parallelism !== undefined ? tx.first("countRunningAll") : null;
+    const byPipeline = pipelines.length > 0 ? tx.rows("countRunningOfPipelines", [pipelines]) : null;
+    return (async () => {
+      if (running) this.running = (await running)!.n;
+      for (const p of pipelines) this.runningByPipeline.set(p, 0);
+      for (const r of (await byPipeline) ?? []) this.runningByPipeline.set(r.pipeline_id, r.n);
+    })();
+  }
+
+  async loadPools(tx: Tx, candidates: Row[]): Promise<void> {
+    const pools = [...new Set(candidates.map((c) => c.pool as string | null).filter((p): p is string => p !== null && !this.pools.has(p)))].sort();
+    if (pools.length === 0) return;
+    const [poolRows, inUse] = await Promise.all([tx.rows("lockPools", [pools]), tx.rows("poolsInUse", [pools])]);
+    for (const p of pools) this.pools.set(p, null);
+    for (const p of poolRows) this.pools.set(p.name, { slots: p.slots, used: 0 });
+    for (const u of inUse) {
+      const pool = this.pools.get(u.pool);
+      if (pool) pool.used = u.used;
+    }
+  }
+}
+
+/**
+ * The SQLite adapter's choice, step for step: candidates in order, skipping those over their
+ * pipeline's cap or their pool's free slots, stopping at the limit or at parallelism.
+ */
+function choose(candidates: Row[], request: ClaimRequest, limits: ClaimLimits, caps: Caps): { chosen: Row[]; passedOver: boolean; unconsidered: number } {
+  let running = caps.running;
+  const runningByPipeline = new Map(caps.runningByPipeline);
+  const pools = new Map<string, { slots: number; used: number; reserved: boolean }>();
+  for (const [name, pool] of caps.pools) if (pool) pools.set(name, { ...pool, reserved: false });
+  const starvationMs = limits.starvationMs ?? 60_000;
+  const chosen: Row[] = [];
+  let passedOver = false;
+  let considered = 0;
+  for (const c of candidates) {
+    if (chosen.length >= request.limit) break;
+    if (limits.parallelism !== undefined && running >= limits.parallelism) break;
+    considered++;
+    const cap = limits.maxActiveTasks?.[c.pipeline_id];
+    if (cap !== undefined && (runningByPipeline.get(c.pipeline_id) ?? 0) >= cap) {
+      passedOver = true;
+      continue;
+    }
+    if (c.pool !== null) {
+      const pool = pools.get(c.pool);
+      if (!pool || pool.reserved) {
+        passedOver = true;
+        continue;
+      }
+      if (pool.used + c.slots > pool.slots) {
+        // It does not fit now; once it has waited long enough, nobody else may take the pool's slots.
+        if (c.slots <= pool.slots && request.now - (c.waited_since ?? request.now) >= starvationMs) pool.reserved = true;
+        passedOver = true;
+        continue;
+      }
+      pool.used += c.slots;
+    }
+    running++;
+    runningByPipeline.set(c.pipeline_id, (runningByPipeline.get(c.pipeline_id) ?? 0) + 1);
+    chosen.push(c);
+  }
+  return { chosen, passedOver, unconsidered: candidates.length - considered };
+}
+
+function toPipelineState(r: Row): PipelineState {
+  return {
+    pipelineId: r.pipeline_id,
+    paused: r.paused === true,
+    pausedNote: r.paused_note,
+    pausedBy: r.paused_by,
+    pausedAt: r.paused_at,
+    scheduleCursor: r.schedule_cursor,
+    createdAt: r.created_at,
+  };
+}
+
+function toLeadership(r: Row, asker: string): Leadership {
+  return { role: r.role, leader: r.holder === asker, holder: r.holder, term: r.term, expiresAt: r.expires_at, renewedAt: r.renewed_at };
+}
+
+function toRun(r: Row): RunRecord {
+  return {
+    runId: r.run_id,
+    pipelineId: r.pipeline_id,
+    intervalStart: r.interval_start,
+    intervalEnd: r.interval_end,
+    businessDate: r.business_date,
+    state: r.state,
+    trigger: r.trigger_kind,
+    triggeredBy: r.triggered_by,
+    reason: r.reason,
+    graphVersion: r.graph_version,
+    params: r.params,
+    createdAt: r.created_at,
+    startedAt: r.started_at,
+    endedAt: r.ended_at,
+    backfillId: r.backfill_id,
+  };
+}
+
+function toIncident(r: Row): Incident {
+  return {
+    key: r.incident_key,
+    kind: r.kind,
+    dataset: r.dataset,
+    pipelineId: r.pipeline_id,
+    businessDate: r.business_date,
+    runId: r.run_id,
+    message: r.message,
+    notify: r.notify,
+    openedAt: r.opened_at,
+    resolvedAt: r.resolved_at,
+    resolution: r.resolution,
+  };
+}
+
+function toBackfill(r: Row): BackfillRecord {
+  return {
+    backfillId: r.backfill_id,
+    pipelineId: r.pipeline_id,
+    state: r.state,
+    fromDate: r.from_date,
+    toDate: r.to_date,
+    reprocess: r.reprocess,
+    maxActiveRuns: r.max_active_runs,
+    backwards: r.backwards === true,
+    taskIds: r.task_ids,
+    actor: r.actor,
+    reason: r.reason,
+    graphVersion: r.graph_version,
+    estimate: r.estimate,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    endedAt: r.ended_at,
+  };
+}
+
+function toBackfillItem(r: Row): BackfillItem {
+  return {
+    backfillId: r.backfill_id,
+    seq: r.seq,
+    businessDate: r.business_date,
+    intervalStart: r.interval_start,
+    intervalEnd: r.interval_end,
+    action: r.action,
+    why: r.why,
+    runId: r.run_id,
+    started: r.started === true,
+  };
+}
+
+function toTaskInstance(r: Row): TaskInstanceRecord {
+  return {
+    runId: r.run_id,
+    taskId: r.task_id,
+    state: r.state,
+    tryNumber: r.try_number,
+    maxTries: r.max_tries,
+    nextTryAt: r.next_try_at,
+    triggerRule: r.trigger_rule,
+    pool: r.pool,
+    slots: r.slots,
+    priority: r.priority,
+    reason: r.reason,
+    startedAt: r.started_at,
+    endedAt: r.ended_at,
+  };
+}
+
+function toAttempt(r: Row): AttemptRecord {
+  return {
+    attemptId: r.attempt_id,
+    runId: r.run_id,
+    taskId: r.task_id,
+    tryNumber: r.try_number,
+    state: r.state,
+    workerId: r.worker_id,
+    pid: r.pid,
+    startedAt: r.started_at,
+    endedAt: r.ended_at,
+    leaseExpiresAt: r.lease_expires_at,
+    exitCode: r.exit_code,
+    errorClass: r.error_class,
+    errorMessage: r.error_message,
+    logPath: r.log_path,
+    summary: r.summary === null ? null : JSON.parse(r.summary),
+  };
+}
