@@ -2,6 +2,7 @@ import { Temporal } from "temporal-polyfill";
 import { TaskSkipped } from "./core/pipeline/skip.ts";
 import type { Params, TaskContext, TaskFunction, Summary } from "./core/pipeline/types.ts";
 import { parseBusinessDate } from "./core/time/dates.ts";
+import { memoryWatermarkStore } from "./data/watermark.ts";
 
 export interface TestContextOptions<P extends Params> {
   businessDate: string;
@@ -13,6 +14,7 @@ export interface TestContextOptions<P extends Params> {
   signal?: AbortSignal;
   trigger?: TaskContext["trigger"];
   frozen?: TaskContext["frozen"];
+  watermarks?: TaskContext["watermarks"];
 }
 
 /**
@@ -35,6 +37,7 @@ export function testContext<P extends Params = Params>(options: TestContextOptio
     tryNumber: options.tryNumber ?? 1,
     trigger: options.trigger ?? "manual",
     frozen: options.frozen ?? [],
+    watermarks: options.watermarks ?? memoryWatermarkStore(),
     params: (options.params ?? {}) as P,
     log: { info: record("INFO"), warn: record("WARN"), error: record("ERROR") },
     signal: options.signal ?? new AbortController().signal,
@@ -86,3 +89,4 @@ export class FakeClock {
     );
   };
 }
+

@@ -148,6 +148,13 @@ export interface Store {
   /** Runs that ended failed at or after `since`. */
   failedRunsSince(since: number): Promise<RunRecord[]>;
 
+  // --- watermarks -------------------------------------------------------------------------
+
+  /** The high-water mark an incremental load saved for this pipeline and task, or null. */
+  getWatermark(pipelineId: string, taskId: string): Promise<string | number | null>;
+  /** Stores it; the caller (the incremental loader) only ever moves it forward. */
+  saveWatermark(pipelineId: string, taskId: string, value: string | number, at: number): Promise<void>;
+
   // --- wake-ups -----------------------------------------------------------------------------
 
   /**

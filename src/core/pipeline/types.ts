@@ -27,6 +27,8 @@ export interface TaskContext<P extends Params = Params> {
   trigger: "schedule" | "manual" | "backfill" | "data";
   /** Frozen periods of the pipeline and the project, for loaders to enforce a second time. */
   frozen: readonly FrozenPeriod[];
+  /** The state store's watermarks, for incremental loads (`incrementalLoad({ store: ctx.watermarks })`). */
+  watermarks: WatermarkAccess;
   params: P;
   log: TaskLogger;
   /** Fires when the attempt times out or the worker shuts down; pass it to anything cancellable. */
@@ -36,6 +38,12 @@ export interface TaskContext<P extends Params = Params> {
 }
 
 export type Params = Record<string, unknown>;
+
+export interface WatermarkAccess {
+  get(pipelineId: string, taskId: string): Promise<string | number | null>;
+  /** Never moves a watermark backwards. */
+  save(pipelineId: string, taskId: string, value: string | number): Promise<void>;
+}
 
 export type TaskFunction<P extends Params = Params> = (ctx: TaskContext<P>) => Promise<Summary | void> | Summary | void;
 

@@ -3,7 +3,7 @@ import type { Clock } from "../../core/model/clock.ts";
 import type { FrozenPeriod } from "../../core/policy/frozen.ts";
 import { retryDelay } from "../../core/policy/retry.ts";
 import { TaskSkipped } from "../../core/pipeline/skip.ts";
-import type { Pipeline, Summary, TaskContext, TaskDefinition } from "../../core/pipeline/types.ts";
+import type { Pipeline, Summary, TaskContext, TaskDefinition, WatermarkAccess } from "../../core/pipeline/types.ts";
 import type { FreshnessPromise } from "../../core/pipeline/promise.ts";
 import { toZoned } from "../../core/time/dates.ts";
 import { MAX_SUMMARY_BYTES, type AttemptFinish, type ClaimedAttempt } from "../../store/port.ts";
@@ -24,6 +24,8 @@ export interface AttemptEnvironment {
   random?: () => number;
   /** Frozen periods of the whole project (the pipeline's own are added to them). */
   frozen?: readonly FrozenPeriod[];
+  /** The state store's watermarks, handed to task code. */
+  watermarks: WatermarkAccess;
 }
 
 /** Runs one claimed attempt to its end and says how to record it. Never throws for task errors. */
@@ -70,7 +72,7 @@ async function runTask(
   log: AttemptLog,
   env: AttemptEnvironment,
 ): Promise<AttemptResult> {
-  const context = buildContext(pipeline, claim, log, env.frozen ?? []);
+  const context = buildContext(pipeline, claim, log, env.frozen ?? [], env.watermarks);
   if (task.kind === "sensor") return runSensor(task, context, claim, env);
   if (task.kind === "function") {
     return runFunctionTask({
@@ -110,6 +112,7 @@ export function buildContext(
   claim: ClaimedAttempt,
   log: AttemptLog,
   projectFrozen: readonly FrozenPeriod[],
+  watermarks: WatermarkAccess,
 ): Omit<TaskContext, "signal"> {
   const timezone = pipeline.schedule.timezone;
   return {
@@ -121,6 +124,7 @@ export function buildContext(
     tryNumber: claim.tryNumber,
     trigger: claim.trigger,
     frozen: [...pipeline.frozen, ...projectFrozen],
+    watermarks,
     params: { ...pipeline.params, ...claim.params },
     log: log.logger(),
     skip(reason: string): never {

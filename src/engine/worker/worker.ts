@@ -6,6 +6,7 @@ import type { FrozenPeriod } from "../../core/policy/frozen.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
 import type { AttemptFinish, ClaimLimits, ClaimedAttempt, Store } from "../../store/port.ts";
 import { executeAttempt } from "../executor/execute-attempt.ts";
+import { storeWatermarks } from "../executor/watermarks.ts";
 import { attemptLogPath } from "../executor/log-paths.ts";
 import { realSleep } from "../executor/real-sleep.ts";
 import { notifyWork, subscribeToWork } from "./wakeup.ts";
@@ -46,11 +47,13 @@ export class Worker {
   readonly #pipelines: Map<string, Pipeline>;
   readonly #inFlight = new Map<number, Promise<void>>();
   readonly #cancel = new AbortController();
+  readonly #watermarks;
   #wake: () => void = () => {};
   #failure: unknown = null;
 
   constructor(options: WorkerOptions) {
     this.#o = { leaseMs: 30_000, pollMs: 500, graceMs: 30_000, ...options };
+    this.#watermarks = storeWatermarks(options.store, options.clock);
     // Every running attempt listens for the shutdown signal.
     setMaxListeners(0, this.#cancel.signal);
     this.#pipelines = new Map(options.pipelines.map((p) => [p.id, p]));
@@ -152,6 +155,7 @@ export class Worker {
           cancel: this.#cancel.signal,
           random: this.#o.random,
           frozen: this.#o.frozen,
+          watermarks: this.#watermarks,
         });
       }
       if (finish.errorClass === "Cancelled") {

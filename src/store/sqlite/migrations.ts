@@ -274,4 +274,18 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       CREATE INDEX runs_failed_recently ON runs (ended_at) WHERE state = 'failed';
     `,
   },
+  {
+    version: 5,
+    name: "watermarks of incremental loads",
+    sql: `
+      CREATE TABLE watermarks (
+        pipeline_id TEXT NOT NULL,
+        task_id     TEXT NOT NULL,
+        value       TEXT NOT NULL,
+        kind        TEXT NOT NULL,
+        updated_at  INTEGER NOT NULL,
+        PRIMARY KEY (pipeline_id, task_id)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];

@@ -267,4 +267,10 @@ export const SQL = {
   alertDelivered: `UPDATE alert_outbox SET delivered_at = ?, tries = tries + 1, last_error = NULL WHERE id = ?`,
   alertFailed: `UPDATE alert_outbox SET tries = tries + 1, last_error = ?, next_attempt_at = ? WHERE id = ?`,
   selectFailedRunsSince: `SELECT * FROM runs WHERE state = 'failed' AND ended_at >= ? ORDER BY ended_at`,
+
+  // --- watermarks ---
+  selectWatermark: `SELECT value, kind FROM watermarks WHERE pipeline_id = ? AND task_id = ?`,
+  upsertWatermark: `
+    INSERT INTO watermarks (pipeline_id, task_id, value, kind, updated_at) VALUES (?, ?, ?, ?, ?)
+    ON CONFLICT (pipeline_id, task_id) DO UPDATE SET value = excluded.value, kind = excluded.kind, updated_at = excluded.updated_at`,
 } as const;

@@ -760,6 +760,16 @@ export class SqliteStore implements Store {
     return (this.#q.selectFailedRunsSince.all(since) as Row[]).map(toRun);
   }
 
+  async getWatermark(pipelineId: string, taskId: string): Promise<string | number | null> {
+    const row = this.#q.selectWatermark.get(pipelineId, taskId) as Row | undefined;
+    if (!row) return null;
+    return row.kind === "number" ? Number(row.value) : row.value;
+  }
+
+  async saveWatermark(pipelineId: string, taskId: string, value: string | number, at: number): Promise<void> {
+    this.#q.upsertWatermark.run(pipelineId, taskId, String(value), typeof value === "number" ? "number" : "text", at);
+  }
+
   async getRun(runId: string): Promise<RunRecord | null> {
     const row = this.#q.selectRun.get(runId) as Row | undefined;
     return row ? toRun(row) : null;
