@@ -305,6 +305,118 @@ export function describeStoreContract(adapter: string, openStore: () => Promise<
       });
     });
 
+    describe("scheduling state", () => {
+      it("creates a pipeline's state unpaused, and pauses it with who and why", async () => {
+        expect(await store.pipelineState("p", T0)).toMatchObject({ paused: false, scheduleCursor: null, createdAt: T0 });
+        const paused = await store.setPaused({ pipelineId: "p", paused: true, note: "vendor outage", actor: "ana", at: T0 + 1 });
+        expect(paused).toMatchObject({ paused: true, pausedNote: "vendor outage", pausedBy: "ana", pausedAt: T0 + 1 });
+      });
+
+      it("moves the schedule cursor forward only, with the run it creates", async () => {
+        await saveGraph();
+        const day = (d: string, cursor: number) => newRun({ runId: `p@${d}`, businessDate: d, tasks: tasksOf(["a"]), cursor });
+        await store.createRunIfAbsent(day("2026-09-02", 200));
+        await store.createRunIfAbsent(day("2026-09-01", 100));
+        expect((await store.pipelineState("p", T0)).scheduleCursor).toBe(200);
+        expect(await store.countLiveRuns("p")).toBe(2);
+      });
+
+      it("keeps skipped intervals for the ledger", async () => {
+        await store.skipIntervals({ pipelineId: "p", intervals: [{ start: 10, end: 20, businessDate: "2026-09-01" }], reason: "catch-up latest", at: T0, cursor: 20 });
+        const { skipped } = await store.ledger("p", 0, 100);
+        expect(skipped).toEqual([{ pipelineId: "p", intervalStart: 10, intervalEnd: 20, businessDate: "2026-09-01", reason: "catch-up latest", at: T0 }]);
+      });
+
+      it("never lets a pool's running slots exceed its size", async () => {
+        await saveGraph("flat", []);
+        await store.setPool({ name: "db", slots: 1, at: T0 });
+        await store.createRunIfAbsent(newRun({ graphVersion: "flat", tasks: tasksOf(["x", "y"], [], { x: { pool: "db" }, y: { pool: "db" } }) }));
+        expect(await claim()).toHaveLength(1);
+        expect(await claim()).toHaveLength(0);
+        const [pool] = await store.listPools();
+        expect(pool).toMatchObject({ name: "db", slots: 1, used: 1, holders: [{ runId: "p@2026-09-01", slots: 1, workerId: "w1" }] });
+      });
+
+      it("lets one holder lead at a time, and a new one take over an expired lease with a higher term", async () => {
+        const first = await store.tryLead({ role: "scheduler", holder: "s1", now: T0, ttlMs: 1_000 });
+        const second = await store.tryLead({ role: "scheduler", holder: "s2", now: T0 + 500, ttlMs: 1_000 });
+        const takeover = await store.tryLead({ role: "scheduler", holder: "s2", now: T0 + 1_001, ttlMs: 1_000 });
+        expect([first.leader, second.leader, takeover.leader]).toEqual([true, false, true]);
+        expect([first.term, takeover.term]).toEqual([1, 2]);
+      });
+
+      it("records a lost attempt only once its lease has expired", async () => {
+        await createStandardRun({ a: { maxTries: 2 } });
+        const [a] = await claim();
+        expect((await store.loseAttempt({ attemptId: a!.attemptId, now: T0 + 10_000, retryAt: T0 + 20_000 })).accepted).toBe(false);
+        expect(await store.listExpiredAttempts(T0 + 30_001, 10)).toMatchObject([{ attemptId: a!.attemptId, workerId: "w1" }]);
+        const lost = await store.loseAttempt({ attemptId: a!.attemptId, now: T0 + 30_001, retryAt: T0 + 40_000 });
+        expect(lost).toMatchObject({ accepted: true, taskState: "up_for_retry" });
+      });
+    });
+
+    describe("manual actions, backfills, freshness, watermarks", () => {
+      it("skips and marks task instances by hand, and downstream follows", async () => {
+        await createStandardRun();
+        await store.skipTask({ runId: "p@2026-09-01", taskId: "a", reason: "skipped by ana: no file", at: T0 });
+        expect(await states()).toEqual({ a: "skipped", b: "skipped", c: "skipped", d: "skipped" });
+        await store.markTask({ runId: "p@2026-09-01", taskId: "a", state: "success", reason: "loaded by hand", at: T0 });
+        expect(await states()).toEqual({ a: "success", b: "queued", c: "scheduled", d: "queued" });
+      });
+
+      it("stores a backfill with its plan once, and tracks its runs", async () => {
+        const item = (d: string, action: "create" | "refuse") => ({ businessDate: d, intervalStart: Date.parse(`${d}T00:00:00Z`), intervalEnd: Date.parse(`${d}T00:00:00Z`) + 86_400_000, action, why: action, runId: `p@${d}` });
+        const request = {
+          backfillId: "bf_1", pipelineId: "p", fromDate: "2026-09-01", toDate: "2026-09-02", reprocess: "none" as const, maxActiveRuns: 2,
+          backwards: false, taskIds: null, actor: "ana", reason: "rebuild", graphVersion: "v1", estimate: {},
+          items: [item("2026-09-01", "create"), item("2026-09-02", "refuse")], at: T0,
+        };
+        expect((await store.createBackfill(request)).created).toBe(true);
+        expect((await store.createBackfill({ ...request, backfillId: "bf_2" })).backfill.backfillId).toBe("bf_1");
+        expect((await store.pendingBackfillItems("bf_1", 10)).map((i) => i.businessDate)).toEqual(["2026-09-01"]);
+        await saveGraph();
+        await store.createRunIfAbsent(newRun({ backfillId: "bf_1", trigger: "backfill", tasks: tasksOf(["a"]) }));
+        await store.markBackfillItemStarted("bf_1", 0);
+        expect(await store.countLiveBackfillRuns("bf_1")).toBe(1);
+        expect(await store.backfillProgress("bf_1")).toEqual({ planned: 1, notStarted: 0, queued: 1, running: 0, succeeded: 0, failed: 0, untouched: 1 });
+        const cancelled = await store.cancelBackfill("bf_1", "wrong range", T0 + 1);
+        expect(cancelled.state).toBe("cancelled");
+        expect((await store.getRun("p@2026-09-01"))!.state).toBe("failed");
+      });
+
+      it("publishes a business date in the finishing transaction, keeping every publication", async () => {
+        await createStandardRun();
+        for (const n of [1, 2]) {
+          const [a] = await claim(10, T0 + n);
+          await store.finishAttempt(finish(a!, { now: T0 + n * 1_000, summary: JSON.stringify({ rows: 3 }), publishes: [{ dataset: "orders_daily", emptyReason: null }] }));
+          if (n === 1) await store.rerun({ runId: "p@2026-09-01", graphVersion: "v1", tasks: tasksOf(["a", "b", "c", "d"], [["a", "b"], ["b", "c"], ["a", "d"]]), taskIds: ["a"], params: {}, at: T0 + 1_500 });
+        }
+        const [row] = await store.listFreshness("orders_daily", "2026-09-01", "2026-09-30");
+        expect(row).toMatchObject({ businessDate: "2026-09-01", publishedAt: T0 + 2_000, firstPublishedAt: T0 + 1_000, summary: { rows: 3 } });
+        expect((await store.freshnessHistory("orders_daily", "2026-09-01")).map((h) => h.publishedAt)).toEqual([T0 + 1_000, T0 + 2_000]);
+      });
+
+      it("opens an incident once, ever, and queues one alert per notifier for opening and resolving", async () => {
+        const incident = { key: "late:orders:2026-09-01", kind: "late" as const, dataset: "orders", pipelineId: "p", businessDate: "2026-09-01", runId: null, message: "late", notify: ["hook", "log"], at: T0 };
+        expect(await store.openIncident(incident)).toBe(true);
+        expect(await store.openIncident(incident)).toBe(false);
+        expect((await store.dueAlerts(T0, 10)).map((a) => `${a.event} ${a.notifier}`)).toEqual(["open hook", "open log"]);
+        expect(await store.resolveIncident(incident.key, T0 + 1, "published")).toBe(true);
+        expect(await store.resolveIncident(incident.key, T0 + 2, "published")).toBe(false);
+        expect(await store.openIncident(incident)).toBe(false);
+        const [first] = await store.dueAlerts(T0 + 1, 10);
+        await store.recordAlertDelivery(first!.id, { at: T0 + 1, error: "HTTP 503", nextAttemptAt: T0 + 60_000 });
+        expect((await store.dueAlerts(T0 + 1, 10)).map((a) => `${a.event} ${a.notifier}`)).toEqual(["open log", "resolve hook", "resolve log"]);
+      });
+
+      it("keeps watermarks per pipeline and task, with their type", async () => {
+        expect(await store.getWatermark("p", "a")).toBeNull();
+        await store.saveWatermark("p", "a", 42, T0);
+        await store.saveWatermark("p", "b", "2026-09-01T00:00:00Z", T0);
+        expect([await store.getWatermark("p", "a"), await store.getWatermark("p", "b")]).toEqual([42, "2026-09-01T00:00:00Z"]);
+      });
+    });
+
     describe("pipeline versions and audit", () => {
       it("keeps each graph version once", async () => {
         await saveGraph();
