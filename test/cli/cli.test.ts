@@ -145,6 +145,36 @@ describe("idem CLI", () => {
     expect(future.out).toMatch(/run sales@2099-01-01 does not exist yet\nnot due until 2099-01-02 02:00 Europe\/London\n/);
   });
 
+  it("plans a backfill without changing anything, then triggers, clears and audits", () => {
+    const plan = idem("backfill", "sales", "--from", "2026-09-01", "--to", "2026-09-04", "--dry-run", "--json");
+    expect(plan.code).toBe(0);
+    expect(JSON.parse(plan.out).items.map((i: { businessDate: string; action: string }) => `${i.businessDate} ${i.action}`)).toEqual([
+      "2026-09-01 leave", "2026-09-02 leave", "2026-09-03 create", "2026-09-04 create",
+    ]);
+    expect(idem("backfills").out).toBe("no backfills\n");
+    expect(idem("backfill", "sales", "--from", "2026-09-03", "--to", "2026-09-04").err).toBe('idem: a backfill needs --reason "..."\n');
+    expect(idem("trigger", "sales", "--date", "2026-09-05", "--reason", "late file").out).toBe("run sales@2026-09-05 created (queued)\n");
+    expect(idem("trigger", "sales", "--date", "2026-09-05").err).toMatch(/run sales@2026-09-05 already exists \(queued\); use idem clear/);
+    expect(idem("clear", "sales@2026-09-02").err).toBe('idem: give --reason "...": manual actions are audited\n');
+    expect(idem("clear", "sales@2026-09-02", "--failed-only", "--reason", "fixed the check").out).toBe("cleared sales@2026-09-02: check\n");
+    const audit = JSON.parse(idem("audit", "--pipeline", "sales", "--json").out);
+    expect(audit.slice(0, 2).map((a: { action: string; actor: string; reason: string }) => `${a.actor} ${a.action} ${a.reason}`)).toEqual([
+      "tester clear fixed the check", "tester trigger late file",
+    ]);
+  });
+
+  it("says loudly that nothing checks freshness when no scheduler runs", () => {
+    const health = idem("health");
+    expect(health.code).toBe(1);
+    expect(health.out).toBe("CHECKER DOWN: no scheduler has ever run: nothing checks the promises\n");
+    expect(JSON.parse(idem("freshness", "--json").out)).toMatchObject({ checker: { status: "none" }, datasets: [] });
+  });
+
+  it("asks which warehouse before reading a table's history", () => {
+    expect(idem("history", "orders_daily").err).toBe("idem: which warehouse? give --warehouse duckdb:<path>, or set `warehouse` in idem.config.ts\n");
+    expect(idem("history", "orders_daily", "--warehouse", "duckdb:" + join(project, "empty.duckdb")).out).toBe("no writes recorded for orders_daily\n");
+  });
+
   it("shows the stack trace only with --verbose", () => {
     const { err } = idem("--verbose", "run", "nope", "--date", "2026-09-01");
     expect(err).toMatch(/\n\s+at /);
