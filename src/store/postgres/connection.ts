@@ -16,6 +16,14 @@ export interface ConnectionTarget {
   explicitSchema: boolean;
 }
 
+/**
+ * Every statement is prepared once per connection and runs with parameters; planning it afresh on
+ * each call would cost more than running it. The hot statements are shaped so that one plan fits
+ * all values and holds before statistics exist (partial indexes in claiming order, probes driven
+ * from the batch's own ids); plans are redone whenever ANALYZE brings new statistics.
+ */
+const PLAN_CACHE = "-c plan_cache_mode=force_generic_plan";
+
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,47}$/;
 
 export function isPostgresUrl(location: string): boolean {
@@ -39,7 +47,7 @@ export function resolveTarget(connectionString: string, schema?: string): Connec
   if (chosen !== undefined && !SCHEMA_NAME.test(chosen)) {
     throw new Error(`schema "${chosen}": use lower-case letters, digits and _ (at most 48), starting with a letter or _`);
   }
-  const parts = [otherOptions, chosen ? `-c search_path=${chosen}` : ""].filter((p) => p.length > 0);
+  const parts = [otherOptions, chosen ? `-c search_path=${chosen}` : "", PLAN_CACHE].filter((p) => p.length > 0);
   return {
     connectionString: url.toString(),
     options: parts.length > 0 ? parts.join(" ") : undefined,

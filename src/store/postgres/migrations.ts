@@ -13,7 +13,7 @@
 export const MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
   {
     version: 1,
-    name: "runs, task instances, attempts, audit, scheduling, pools, leadership, datasets, backfills, freshness, incidents, alerts",
+    name: "runs, task instances, attempts, audit, scheduling, pools, leadership, datasets, backfills, freshness, incidents, alerts, watermarks",
     sql: `
       CREATE TABLE pipeline_versions (
         pipeline_id TEXT COLLATE "C" NOT NULL,
@@ -262,6 +262,15 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       CREATE INDEX alert_outbox_due ON alert_outbox (next_attempt_at) WHERE delivered_at IS NULL;
 
       CREATE INDEX runs_failed_recently ON runs (ended_at) WHERE state = 'failed';
+
+      CREATE TABLE watermarks (
+        pipeline_id TEXT COLLATE "C" NOT NULL,
+        task_id     TEXT COLLATE "C" NOT NULL,
+        value       TEXT NOT NULL,
+        kind        TEXT NOT NULL,
+        updated_at  BIGINT NOT NULL,
+        PRIMARY KEY (pipeline_id, task_id)
+      );
 
       CREATE TABLE dataset_waits (
         pipeline_id   TEXT COLLATE "C" NOT NULL,

@@ -70,6 +70,16 @@ export interface PostgresStoreOptions {
 /** A deadlock between two transactions is resolved by the server aborting one; it runs again. */
 const MAX_CONFLICT_RETRIES = 5;
 
+/**
+ * Marks a promise as handled. Statements are sent ahead and awaited later; when an earlier one
+ * fails (a dropped connection fails them all) the later ones are never awaited, and their
+ * rejection must not end the process. Whoever awaits it still gets the error.
+ */
+function observed<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => {});
+  return promise;
+}
+
 /** A result computed once the transaction has committed, so COMMIT can go out with the last statements. */
 class AfterCommit<T> {
   constructor(readonly result: () => Promise<T>) {}
@@ -77,8 +87,8 @@ class AfterCommit<T> {
 
 /** At most this many finishes share one transaction. */
 const MAX_FINISH_BATCH = 64;
-/** Batches of finishes in flight at once from one process. */
-const FINISH_LANES = 2;
+/** Batches of finishes in flight at once from one process: one, so that the others grow while it runs. */
+const FINISH_LANES = 1;
 
 interface QueuedFinish {
   finish: AttemptFinish;
@@ -122,18 +132,17 @@ class Tx {
   }
 
   send(name: StatementName, values: unknown[] = []): Promise<pg.QueryResult<Row>> {
-    const result = this.#client.query<Row>({ name, text: SQL[name], values });
-    result.catch(() => {}); // observed by whoever awaits it, and by settle()
+    const result = observed(this.#client.query<Row>({ name, text: SQL[name], values }));
     this.#pending.push(result);
     return result;
   }
 
-  async rows(name: StatementName, values: unknown[] = []): Promise<Row[]> {
-    return (await this.send(name, values)).rows;
+  rows(name: StatementName, values: unknown[] = []): Promise<Row[]> {
+    return observed(this.send(name, values).then((r) => r.rows));
   }
 
-  async first(name: StatementName, values: unknown[] = []): Promise<Row | undefined> {
-    return (await this.send(name, values)).rows[0];
+  first(name: StatementName, values: unknown[] = []): Promise<Row | undefined> {
+    return observed(this.send(name, values).then((r) => r.rows[0]));
   }
 
   /**
@@ -141,8 +150,7 @@ class Tx {
    * failed aborts the transaction, and COMMIT then answers ROLLBACK: either way it is an error.
    */
   async commit(): Promise<void> {
-    const commit = this.#client.query(SESSION_SQL.commit);
-    commit.catch(() => {});
+    const commit = observed(this.#client.query(SESSION_SQL.commit));
     await Promise.all(this.#pending);
     if ((await commit).command === "ROLLBACK") throw new Error("state store: the transaction was rolled back");
   }
@@ -169,6 +177,11 @@ export class PostgresStore implements Store {
   readonly #log: ((line: string) => void) | undefined;
   readonly #reconnectWithinMs: number;
   readonly #finishQueue: QueuedFinish[] = [];
+  /**
+   * Work announcements seen by this process: notifications on its channel, and its own writes
+   * that may have made work claimable (a finish frees a slot even when it queues nothing).
+   */
+  #heard = 0;
   #finishLanes = 0;
 
   constructor(options: PostgresStoreOptions) {
@@ -214,8 +227,7 @@ export class PostgresStore implements Store {
       let committing = false;
       try {
         const tx = new Tx(client);
-        const begun = client.query(SESSION_SQL.begin);
-        begun.catch(() => {});
+        const begun = observed(client.query(SESSION_SQL.begin));
         const result = await work(tx);
         await begun;
         committing = true;
@@ -300,7 +312,10 @@ export class PostgresStore implements Store {
     const listener = new WorkListener(
       clientConfig(this.#target, `${this.#applicationName}:listen`),
       this.#channel,
-      onWork,
+      () => {
+        this.#heard++;
+        onWork();
+      },
       this.#log,
     );
     this.#listeners.add(listener);
@@ -327,7 +342,7 @@ export class PostgresStore implements Store {
   }
 
   async createRunIfAbsent(run: NewRun): Promise<{ run: RunRecord; created: boolean }> {
-    return this.#tx(async (tx) => {
+    return this.#announcing(this.#tx(async (tx) => {
       if (run.cursor !== undefined) {
         void tx.send("insertPipelineState", [run.pipelineId, run.createdAt]);
         void tx.send("advanceCursor", [run.pipelineId, run.cursor]);
@@ -344,7 +359,7 @@ export class PostgresStore implements Store {
       this.#insertTaskInstances(tx, run.runId, run.tasks, run.createdAt, run.backfillId !== undefined);
       if (run.tasks.some((t) => !t.hasUpstream)) this.#notify(tx);
       return { run: toRun(inserted), created: true };
-    });
+    }));
   }
 
   #insertTaskInstances(tx: Tx, runId: string, tasks: readonly NewTaskInstance[], at: number, fromBackfill: boolean): void {
@@ -364,11 +379,11 @@ export class PostgresStore implements Store {
   }
 
   async rerun(request: RerunRequest): Promise<RunRecord> {
-    return this.#tx(async (tx) => {
-      // Task rows first, then the run row: the order claims and finishes take them in.
-      const current = await tx.rows("lockTaskInstancesOfRun", [request.runId]);
+    return this.#announcing(this.#tx(async (tx) => {
       const run = await tx.first("lockRun", [request.runId]);
       if (!run) throw new StoreConflictError(`no run ${request.runId}`);
+      // Locked, so no claim takes a task while it is being reset (claims skip locked rows).
+      const current = await tx.rows("lockTaskInstancesOfRun", [request.runId]);
       const existing = new Map(current.map((r) => [r.task_id as string, r]));
       const wanted = new Map(request.tasks.map((t) => [t.taskId, t]));
       const toReset = request.taskIds ? new Set(request.taskIds) : new Set(wanted.keys());
@@ -385,7 +400,7 @@ export class PostgresStore implements Store {
         const removed = [...existing.keys()].filter((taskId) => !wanted.has(taskId));
         if (removed.length > 0) void tx.send("deleteTaskInstances", [request.runId, removed]);
       }
-      const runRow = (await tx.first("selectRun", [request.runId]))!;
+      const runRow = run;
       const added = request.tasks.filter((t) => !existing.has(t.taskId));
       this.#insertTaskInstances(tx, request.runId, added, request.at, runRow.backfill_id !== null);
       for (const task of request.tasks) {
@@ -405,12 +420,22 @@ export class PostgresStore implements Store {
       view.apply();
       await this.#finishRunIfDone(tx, request.runId, request.at, true);
       return toRun((await tx.first("selectRun", [request.runId]))!);
-    }, { once: true });
+    }, { once: true }));
   }
 
   // --- claiming -------------------------------------------------------------------------------
 
   async claimReady(request: ClaimRequest): Promise<ClaimedAttempt[]> {
+    // Work announced while a claim was on its way may have been committed after the claim read
+    // the queue, and the caller, busy waiting for this claim, missed the wake-up: look again.
+    for (let again = 0; ; again++) {
+      const heard = this.#heard;
+      const claimed = await this.#claimOnce(request);
+      if (claimed.length > 0 || this.#heard === heard || again === 3) return claimed;
+    }
+  }
+
+  async #claimOnce(request: ClaimRequest): Promise<ClaimedAttempt[]> {
     return this.#tx(async (tx) => {
       const limits = request.limits ?? {};
       // Lock only as many rows as wanted, so concurrent claimers find the rest; look further
@@ -435,7 +460,7 @@ export class PostgresStore implements Store {
           continue;
         }
         if (plan.chosen.length === 0) return [];
-        const claimed = this.#startAttempts(tx, plan.chosen, request);
+        const claimed = observed(this.#startAttempts(tx, plan.chosen, request));
         // Rows locked but not taken were invisible to other claimers meanwhile: wake them.
         if (plan.unconsidered > 0) this.#notify(tx);
         return new AfterCommit(() => claimed);
@@ -530,11 +555,17 @@ export class PostgresStore implements Store {
   async #finishBatch(batch: QueuedFinish[]): Promise<void> {
     try {
       const outcomes = await this.#tx((tx) => this.#recordFinishes(tx, batch.map((q) => q.finish)));
+      this.#heard++;
       batch.forEach((q, i) => q.resolve(outcomes[i]!));
     } catch (error) {
       if (batch.length > 1 && !isConnectionError(error)) {
         // Something in one of them (bad text in a summary?) must not fail the others.
-        for (const q of batch) await this.#tx((tx) => this.#recordFinishes(tx, [q.finish])).then((o) => q.resolve(o[0]!), q.reject);
+        for (const q of batch) {
+          await this.#tx((tx) => this.#recordFinishes(tx, [q.finish])).then((o) => {
+            this.#heard++;
+            q.resolve(o[0]!);
+          }, q.reject);
+        }
       } else {
         for (const q of batch) q.reject(error);
       }
@@ -543,8 +574,8 @@ export class PostgresStore implements Store {
 
   async #recordFinishes(tx: Tx, finishes: AttemptFinish[]): Promise<FinishOutcome[] | AfterCommit<FinishOutcome[]>> {
     const ids = finishes.map((f) => f.attemptId);
-    // One round trip: the ends, then (in this order, so each sees the one before) the waiting
-    // children locked, their parents read, the runs locked and their progress read.
+    // One round trip: the ends (with their runs locked), then what they lead to: the waiting
+    // children with their parents' states, and whether anything in the runs is still live.
     const ended = tx.rows("finishAttempts", [
       ids,
       finishes.map((f) => f.workerId),
@@ -557,25 +588,25 @@ export class PostgresStore implements Store {
       finishes.map((f) => f.summary),
       finishes.map((f) => f.skipReason),
     ]);
-    const children = tx.rows("lockWaitingChildrenOfAttempts", [ids]);
-    const upstream = tx.rows("selectUpstreamOfAttemptsChildren", [ids]);
-    void tx.send("lockRunsOfAttempts", [ids]);
+    const children = tx.rows("waitingChildrenOfAttempts", [ids]);
     const progress = tx.rows("runsProgressOfAttempts", [ids]);
     const accepted = new Map((await ended).map((r) => [Number(r.attempt_id), r]));
-    const [childRows, upstreamRows, progressRows] = await Promise.all([children, upstream, progress]);
+    const [childRows, progressRows] = await Promise.all([children, progress]);
 
     const views = new Map<string, RunView>();
     for (const a of accepted.values()) {
       let view = views.get(a.run_id);
       if (!view) {
         view = new RunView(tx, a.run_id, a.graph_version, 0);
-        view.prime(childRows.filter((c) => c.run_id === a.run_id), upstreamRows.filter((u) => u.run_id === a.run_id));
+        view.prime(childRows.filter((c) => c.run_id === a.run_id));
         views.set(a.run_id, view);
       }
+      view.childrenRead(a.task_id);
       // Not yet settled, as far as the finishes before it in the batch are concerned.
       view.known.set(a.task_id, "running");
     }
-    let madeEligible = false;
+    // A pool slot given back may let a task that waits for it start, on any worker.
+    let madeEligible = [...accepted.values()].some((a) => a.pool !== null);
     const lastOfRun = new Map<string, number>();
     for (const [i, f] of finishes.entries()) {
       const a = accepted.get(f.attemptId);
@@ -620,7 +651,7 @@ export class PostgresStore implements Store {
 
   /** One attempt on its own: a sensor's reschedule, or a success that records datasets. */
   async #finishOne(f: AttemptFinish): Promise<FinishOutcome> {
-    return this.#tx(async (tx): Promise<FinishOutcome> => {
+    return this.#announcing(this.#tx(async (tx): Promise<FinishOutcome> => {
       const a = await tx.first("lockAttemptForFinish", [f.attemptId]);
       if (!isCurrent(a, f.attemptId) || a!.worker_id !== f.workerId) {
         return { accepted: false, taskState: (a?.ti_state as TaskState) ?? null, runState: null };
@@ -649,7 +680,14 @@ export class PostgresStore implements Store {
           a!.run_id, a!.task_id, ti.state, ti.nextTryAt, ti.reason, ti.endedAt,
         ]),
       );
-    });
+    }));
+  }
+
+  /** Counts a write that may have made work claimable, once it has committed. */
+  async #announcing<T>(write: Promise<T>): Promise<T> {
+    const result = await write;
+    this.#heard++;
+    return result;
   }
 
   /** Ends a try: a retry if one is allowed, else a final state that flows downstream. */
@@ -683,9 +721,10 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * Finishes the run when nothing in it is live. The run row is locked first, so of two last
-   * tasks ending at once the second to commit sees the first. Notifies when work became
-   * eligible or the run ended (a scheduler waiting on the run cap may start the next).
+   * Finishes the run when nothing in it is live. Its callers hold the run row already (taking it
+   * again costs nothing and keeps this safe alone), so of two last tasks ending at once the
+   * second sees the first. Notifies when work became eligible or the run ended (a scheduler
+   * waiting on the run cap may start the next).
    */
   async #finishRunIfDone(tx: Tx, runId: string, now: number, madeEligible: boolean): Promise<RunState | null> {
     void tx.send("lockRun", [runId]);
@@ -863,7 +902,7 @@ export class PostgresStore implements Store {
   }
 
   async loseAttempt(r: { attemptId: number; now: number; retryAt: number | null }): Promise<FinishOutcome> {
-    return this.#tx(async (tx): Promise<FinishOutcome> => {
+    return this.#announcing(this.#tx(async (tx): Promise<FinishOutcome> => {
       const a = await tx.first("lockAttemptForFinish", [r.attemptId]);
       if (!isCurrent(a, r.attemptId) || a!.lease_expires_at === null || a!.lease_expires_at >= r.now) {
         return { accepted: false, taskState: (a?.ti_state as TaskState) ?? null, runState: null };
@@ -872,7 +911,7 @@ export class PostgresStore implements Store {
       return this.#endTry(tx, a!, "failed", r.retryAt, null, r.now, (ti) =>
         void tx.send("setTaskState", [a!.run_id, a!.task_id, ti.state, ti.nextTryAt, ti.reason, ti.endedAt]),
       );
-    });
+    }));
   }
 
   async tryLead(r: { role: string; holder: string; now: number; ttlMs: number }): Promise<Leadership> {
@@ -946,8 +985,8 @@ export class PostgresStore implements Store {
   }
 
   async #settleByHand(r: TaskActionRequest, state: "success" | "failed" | "skipped", reason: string | null): Promise<TaskInstanceRecord> {
-    return this.#tx(async (tx) => {
-      const run = await tx.first("selectRun", [r.runId]);
+    return this.#announcing(this.#tx(async (tx) => {
+      const run = await tx.first("lockRun", [r.runId]);
       if (!run) throw new StoreConflictError(`no run ${r.runId}`);
       const ti = await tx.first("lockTaskInstance", [r.runId, r.taskId]);
       if (!ti) throw new StoreConflictError(`run ${r.runId} has no task ${r.taskId}`);
@@ -972,7 +1011,7 @@ export class PostgresStore implements Store {
       void tx.send("reopenRun", [r.runId]);
       await this.#finishRunIfDone(tx, r.runId, r.at, madeEligible);
       return toTaskInstance((await tx.first("selectTaskInstance", [r.runId, r.taskId]))!);
-    }, { once: true });
+    }, { once: true }));
   }
 
   // --- backfills ------------------------------------------------------------------------------
@@ -1067,8 +1106,8 @@ export class PostgresStore implements Store {
       const backfill = await tx.first("setBackfillState", [backfillId, "cancelled", at]);
       if (!backfill) throw new StoreConflictError(`no backfill ${backfillId}`);
       for (const { run_id } of await tx.rows("selectLiveRunsOfBackfill", [backfillId])) {
-        void tx.send("skipWaitingOfRun", [run_id, reason, at]);
         void tx.send("lockRun", [run_id]);
+        void tx.send("skipWaitingOfRun", [run_id, reason, at]);
         // A cancelled run is not a success, whatever its remaining tasks say.
         if (!(await tx.first("runProgress", [run_id]))!.live) void tx.send("finishRun", [run_id, "failed", at]);
       }
@@ -1148,6 +1187,18 @@ export class PostgresStore implements Store {
   async failedRunsSince(since: number): Promise<RunRecord[]> {
     return (await this.#rows("selectFailedRunsSince", [since])).map(toRun);
   }
+
+  // --- watermarks -------------------------------------------------------------------------------
+
+  async getWatermark(pipelineId: string, taskId: string): Promise<string | number | null> {
+    const row = await this.#first("selectWatermark", [pipelineId, taskId]);
+    if (!row) return null;
+    return row.kind === "number" ? Number(row.value) : row.value;
+  }
+
+  async saveWatermark(pipelineId: string, taskId: string, value: string | number, at: number): Promise<void> {
+    await this.#idempotent("upsertWatermark", [pipelineId, taskId, String(value), typeof value === "number" ? "number" : "text", at]);
+  }
 }
 
 /** The attempt is still the one its task instance is running. */
@@ -1158,8 +1209,8 @@ function isCurrent(a: Row | undefined, attemptId: number): boolean {
 /**
  * Trigger-rule decisions inside one transaction, in the order the SQLite adapter makes them
  * (depth first from the task that settled, children in id order), so both stores reach the
- * same states with the same reasons. Waiting tasks are locked before their parents' states are
- * read; decisions are written in one statement at the end.
+ * same states with the same reasons. The transaction holds the run row, so the states it reads
+ * are final until it commits; decisions are written in one statement at the end.
  */
 class RunView {
   /** States this transaction has decided (parents as they are now, for the decisions after). */
@@ -1172,9 +1223,10 @@ class RunView {
   readonly #graphVersion: string;
   /** The time of the finish being propagated: decisions are stamped with it. */
   now: number;
-  /** Waiting children by parent, as locked; parents (with their stored states) by child. */
+  /** Waiting children by parent; parents (with their stored states) by waiting task. */
   readonly #children = new Map<string, Row[]>();
   readonly #parents = new Map<string, Map<string, TaskState>>();
+  readonly #rules = new Map<string, string>();
 
   constructor(tx: Tx, runId: string, graphVersion: string, now: number) {
     this.#tx = tx;
@@ -1183,20 +1235,26 @@ class RunView {
     this.now = now;
   }
 
-  /** What was read for a batch: waiting children of its tasks (locked) and their parents' states. */
-  prime(children: Row[], upstream: Row[]): void {
-    for (const c of children) {
-      if (!this.#children.has(c.parent)) this.#children.set(c.parent, []);
-      this.#children.get(c.parent)!.push(c);
+  /**
+   * What was read: waiting tasks (the children of `parent`, when there is one), one row per
+   * parent of theirs with its stored state.
+   */
+  prime(rows: Row[]): void {
+    for (const r of rows) {
+      if (r.parent !== undefined) {
+        if (!this.#children.has(r.parent)) this.#children.set(r.parent, []);
+        const siblings = this.#children.get(r.parent)!;
+        if (siblings.at(-1)?.task_id !== r.task_id) siblings.push(r);
+      }
+      this.#rules.set(r.task_id, r.trigger_rule);
+      if (!this.#parents.has(r.task_id)) this.#parents.set(r.task_id, new Map());
+      if (r.upstream !== null) this.#parents.get(r.task_id)!.set(r.upstream, r.upstream_state);
     }
-    this.#addParents(upstream);
   }
 
-  #addParents(upstream: Row[]): void {
-    for (const u of upstream) {
-      if (!this.#parents.has(u.child)) this.#parents.set(u.child, new Map());
-      this.#parents.get(u.child)!.set(u.parent, u.state);
-    }
+  /** The waiting children of `parent` are all in what was primed (perhaps none). */
+  childrenRead(parent: string): void {
+    if (!this.#children.has(parent)) this.#children.set(parent, []);
   }
 
   /** A task settled: each waiting child may now run, be skipped, or be marked upstream_failed. */
@@ -1204,19 +1262,13 @@ class RunView {
     const stack = [taskId];
     while (stack.length > 0) {
       const parent = stack.pop()!;
-      let waiting = this.#children.get(parent);
-      if (!waiting) {
+      if (!this.#children.has(parent)) {
         this.fetchedMore = true;
-        const [locked, upstream] = await Promise.all([
-          this.#tx.rows("lockWaitingChildren", [this.runId, this.#graphVersion, parent]),
-          // Sent after the lock, so it runs once the lock is granted and reads fresh states.
-          this.#tx.rows("selectUpstreamOfWaitingChildren", [this.runId, this.#graphVersion, parent]),
-        ]);
-        waiting = locked;
-        this.#children.set(parent, waiting);
-        this.#addParents(upstream);
+        const rows = await this.#tx.rows("waitingChildrenWithParents", [this.runId, this.#graphVersion, parent]);
+        this.#children.set(parent, []);
+        this.prime(rows.map((r) => ({ ...r, parent })));
       }
-      for (const settled of this.#decide(waiting)) {
+      for (const settled of this.#decide(this.#children.get(parent)!)) {
         if (settled.state === "skipped" || settled.state === "upstream_failed") stack.push(settled.taskId);
       }
     }
@@ -1225,13 +1277,8 @@ class RunView {
   /** Applies the trigger rules to these tasks, one after the other, without going further down. */
   async settleTasks(taskIds: string[]): Promise<void> {
     if (taskIds.length === 0) return;
-    const [waiting, upstream] = await Promise.all([
-      this.#tx.rows("lockWaitingTasks", [this.runId, taskIds]),
-      this.#tx.rows("selectUpstreamStates", [this.runId, this.#graphVersion, taskIds]),
-    ]);
-    this.#addParents(upstream);
-    const order = new Map(taskIds.map((t, i) => [t, i]));
-    waiting.sort((a, b) => order.get(a.task_id)! - order.get(b.task_id)!);
+    this.prime(await this.#tx.rows("waitingTasksWithParents", [this.runId, this.#graphVersion, taskIds]));
+    const waiting = taskIds.filter((t) => this.#parents.has(t)).map((task_id) => ({ task_id, trigger_rule: this.#rules.get(task_id) }));
     this.#decide(waiting);
   }
 
@@ -1307,11 +1354,11 @@ class Caps {
     void tx.send("lockCaps", [keys]);
     const running = limits.parallelism !== undefined ? tx.first("countRunningAll") : null;
     const byPipeline = pipelines.length > 0 ? tx.rows("countRunningOfPipelines", [pipelines]) : null;
-    return (async () => {
+    return observed((async () => {
       if (running) this.running = (await running)!.n;
       for (const p of pipelines) this.runningByPipeline.set(p, 0);
       for (const r of (await byPipeline) ?? []) this.runningByPipeline.set(r.pipeline_id, r.n);
-    })();
+    })());
   }
 
   async loadPools(tx: Tx, candidates: Row[]): Promise<void> {

@@ -6,12 +6,12 @@
  * Concurrency, in short (READ COMMITTED throughout):
  * - A claim locks its candidates with FOR UPDATE SKIP LOCKED: claimers never wait on each other's
  *   rows and never take the same one. Caps that span rows (parallelism, a pipeline's active
- *   tasks, a pool's slots) are counted under a lock on what they cap, taken after the candidates.
- * - Deciding a waiting task from its parents' states reads those states only after locking the
- *   waiting task's row; a parent's finisher that ran concurrently either committed before the
- *   lock was granted (and is seen) or waits for it and decides itself afterwards.
- * - Finishing a run reads "anything still live?" only after locking the run row, for the same
- *   reason: of two last tasks ending together, the second to get the lock sees the first.
+ *   tasks, a pool's slots) are counted under a lock on what they cap, taken before the count.
+ * - The run row is the lock for every decision inside a run: a transaction that ends a task,
+ *   settles its children by their trigger rules, or asks "is anything still live?" holds it
+ *   first and reads after. Of two parents (or two last tasks) ending at once, the second to get
+ *   the lock sees the first. Claims move rows from queued to running, which no decision reads,
+ *   so they never wait on it.
  */
 export const LIVE_TASK_STATES = `('scheduled', 'queued', 'running', 'up_for_retry', 'up_for_reschedule')`;
 
@@ -35,7 +35,7 @@ export const SQL = {
   selectRunByInterval: `SELECT * FROM runs WHERE pipeline_id = $1 AND interval_start = $2 AND interval_end = $3`,
   selectRunsOfPipeline: `SELECT * FROM runs WHERE pipeline_id = $1 ORDER BY interval_start DESC LIMIT $2`,
   selectRuns: `SELECT * FROM runs ORDER BY created_at DESC LIMIT $1`,
-  lockRun: `SELECT state FROM runs WHERE run_id = $1 FOR UPDATE`,
+  lockRun: `SELECT * FROM runs WHERE run_id = $1 FOR UPDATE`,
   finishRun: `UPDATE runs SET state = $2, ended_at = $3 WHERE run_id = $1`,
   requeueRun: `
     UPDATE runs SET state = 'queued', ended_at = NULL, started_at = NULL, graph_version = $2, params = $3::jsonb
@@ -59,7 +59,7 @@ export const SQL = {
   lockTaskInstance: `SELECT * FROM task_instances WHERE run_id = $1 AND task_id = $2 FOR UPDATE`,
   selectTaskInstances: `
     SELECT * FROM task_instances WHERE run_id = $1 ORDER BY started_at IS NULL, started_at, task_id`,
-  /** Rerun: every task instance of the run, locked in one order so two reruns cannot deadlock. */
+  /** Rerun: every task instance of the run, locked, so no claim takes one while it is being reset. */
   lockTaskInstancesOfRun: `SELECT * FROM task_instances WHERE run_id = $1 ORDER BY task_id FOR UPDATE`,
   deleteTaskInstances: `DELETE FROM task_instances WHERE run_id = $1 AND task_id = ANY($2::text[])`,
   resetTaskInstance: `
@@ -77,26 +77,27 @@ export const SQL = {
    */
   selectCandidates: `
     WITH waiting AS (
-      SELECT t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots,
-             t.next_try_at AS waited_since, r.pipeline_id,
-             0 AS grp, t.from_backfill AS k0, t.next_try_at AS k1, 0::bigint AS k2
-      FROM task_instances t JOIN runs r ON r.run_id = t.run_id
-      WHERE t.state IN ('up_for_retry', 'up_for_reschedule') AND t.next_try_at <= $1
-      ORDER BY t.from_backfill, t.next_try_at
+      SELECT * FROM task_instances
+      WHERE state IN ('up_for_retry', 'up_for_reschedule') AND next_try_at <= $1
+      ORDER BY from_backfill, next_try_at
       LIMIT $2
-      FOR UPDATE OF t SKIP LOCKED
+      FOR UPDATE SKIP LOCKED
     ), queued AS (
-      SELECT t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots,
-             t.queued_at AS waited_since, r.pipeline_id,
-             1 AS grp, t.from_backfill AS k0, -t.priority::bigint AS k1, t.queued_at AS k2
-      FROM task_instances t JOIN runs r ON r.run_id = t.run_id
-      WHERE t.state = 'queued'
-      ORDER BY t.from_backfill, t.priority DESC, t.queued_at, t.task_id
+      -- task_instances alone, in the order of its partial index: the planner walks the index
+      -- and stops at the limit, whatever its statistics say
+      SELECT * FROM task_instances
+      WHERE state = 'queued'
+      ORDER BY from_backfill, priority DESC, queued_at, task_id
       LIMIT $2
-      FOR UPDATE OF t SKIP LOCKED
+      FOR UPDATE SKIP LOCKED
+    ), candidates AS (
+      SELECT w.*, w.next_try_at AS waited_since, 0 AS grp, w.next_try_at AS k1, 0::bigint AS k2 FROM waiting w
+      UNION ALL
+      SELECT q.*, q.queued_at AS waited_since, 1 AS grp, -q.priority::bigint AS k1, q.queued_at AS k2 FROM queued q
     )
-    SELECT * FROM waiting UNION ALL SELECT * FROM queued
-    ORDER BY grp, k0, k1, k2, task_id`,
+    SELECT c.run_id, c.task_id, c.state, c.try_number, c.max_tries, c.pool, c.slots, c.waited_since, c.grp, r.pipeline_id
+    FROM candidates c JOIN runs r ON r.run_id = c.run_id
+    ORDER BY c.grp, c.from_backfill, c.k1, c.k2, c.task_id`,
   selectRunCandidates: `
     SELECT t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots,
            t.queued_at AS waited_since, r.pipeline_id
@@ -139,8 +140,12 @@ export const SQL = {
       WHERE t.run_id = s.run_id AND t.task_id = s.task_id
       RETURNING t.run_id, t.task_id, t.max_tries, t.started_at, s.attempt_id, s.try_number, s.log_path
     ), starting_runs AS (
+      -- whoever holds a run's row is busy with it; a claim does not wait (nor deadlock) for that
       UPDATE runs SET state = 'running', started_at = coalesce(started_at, $7)
-      WHERE run_id IN (SELECT run_id FROM chosen) AND state = 'queued'
+      WHERE run_id IN (
+        SELECT run_id FROM runs WHERE run_id IN (SELECT run_id FROM chosen) AND state = 'queued'
+        ORDER BY run_id FOR UPDATE SKIP LOCKED
+      )
     )
     SELECT i.*, r.pipeline_id, r.interval_start, r.interval_end, r.business_date, r.graph_version, r.params,
            r.trigger_kind, r.backfill_id
@@ -152,16 +157,17 @@ export const SQL = {
   // --- finishing, batched (group commit) ---
   /**
    * Ends a batch of attempts in one statement, each only if it is still current (running, this
-   * worker's, its task instance's current attempt): locks them, records the ends, and sets each
-   * task instance's state (a retry when the outcome is a failure with a retry time and tries are
-   * left). Returns the accepted ones; a missing one was refused.
+   * worker's, its task instance's current attempt): locks them and their runs (in run order, so
+   * batches never deadlock), records the ends, and sets each task instance's state (a retry when
+   * the outcome is a failure with a retry time and tries are left). Returns the accepted ones; a
+   * missing one was refused.
    */
   finishAttempts: `
     WITH f AS (
       SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::int[], $7::text[], $8::text[], $9::text[], $10::text[])
         AS f(attempt_id, worker_id, outcome, now, retry_at, exit_code, error_class, error_message, summary, skip_reason)
     ), cur AS (
-      SELECT f.*, a.run_id, a.task_id, r.graph_version,
+      SELECT f.*, a.run_id, a.task_id, r.graph_version, t.pool,
              CASE WHEN f.outcome = 'failed' AND f.retry_at IS NOT NULL AND t.try_number < t.max_tries
                   THEN 'up_for_retry' ELSE f.outcome END AS new_state
       FROM f
@@ -169,8 +175,8 @@ export const SQL = {
       JOIN task_instances t ON t.run_id = a.run_id AND t.task_id = a.task_id
       JOIN runs r ON r.run_id = a.run_id
       WHERE a.state = 'running' AND a.worker_id = f.worker_id AND t.state = 'running' AND t.current_attempt_id = a.attempt_id
-      ORDER BY a.attempt_id
-      FOR UPDATE OF a, t
+      ORDER BY a.run_id, a.attempt_id
+      FOR UPDATE OF a, t, r
     ), ended AS (
       UPDATE attempts a
       SET state = cur.outcome, ended_at = cur.now, exit_code = cur.exit_code, error_class = cur.error_class,
@@ -183,51 +189,60 @@ export const SQL = {
         reason = CASE WHEN cur.outcome = 'skipped' THEN cur.skip_reason END,
         ended_at = CASE WHEN cur.new_state = 'up_for_retry' THEN NULL ELSE cur.now END
     FROM cur WHERE t.run_id = cur.run_id AND t.task_id = cur.task_id
-    RETURNING cur.attempt_id, cur.run_id, cur.task_id, cur.new_state, cur.graph_version`,
-  /** The waiting children of the batch's tasks, locked (sent right after finishAttempts). */
-  lockWaitingChildrenOfAttempts: `
-    SELECT t.run_id, e.parent, t.task_id, t.trigger_rule
-    FROM attempts a
-    JOIN runs r ON r.run_id = a.run_id
-    JOIN task_edges e ON e.graph_version = r.graph_version AND e.parent = a.task_id
-    JOIN task_instances t ON t.run_id = a.run_id AND t.task_id = e.child
-    WHERE a.attempt_id = ANY($1::bigint[]) AND t.state = 'scheduled'
-    ORDER BY t.run_id, t.task_id
-    FOR UPDATE OF t`,
-  /** Their parents' states, read once those locks are held. */
-  selectUpstreamOfAttemptsChildren: `
-    SELECT w.run_id, e.child, e.parent, p.state
-    FROM (
-      SELECT DISTINCT t.run_id, t.task_id, r.graph_version
-      FROM attempts a
-      JOIN runs r ON r.run_id = a.run_id
-      JOIN task_edges c ON c.graph_version = r.graph_version AND c.parent = a.task_id
-      JOIN task_instances t ON t.run_id = a.run_id AND t.task_id = c.child AND t.state = 'scheduled'
-      WHERE a.attempt_id = ANY($1::bigint[])
-    ) w
-    JOIN task_edges e ON e.graph_version = w.graph_version AND e.child = w.task_id
-    JOIN task_instances p ON p.run_id = w.run_id AND p.task_id = e.parent`,
-  lockRunsOfAttempts: `
-    SELECT run_id FROM runs WHERE run_id IN (SELECT run_id FROM attempts WHERE attempt_id = ANY($1::bigint[]))
-    ORDER BY run_id FOR UPDATE`,
+    RETURNING cur.attempt_id, cur.run_id, cur.task_id, cur.new_state, cur.graph_version, cur.pool`,
+  /**
+   * The waiting children of the batch's tasks, each with all its parents' states. Sent right
+   * after finishAttempts, so it reads with the runs locked.
+   */
+  waitingChildrenOfAttempts: `
+    -- driven from the batch's attempts, one index probe per step, whatever the statistics say
+    -- (OFFSET 0 keeps each step a step: the planner may not fold them into one join to reorder)
+    SELECT a.run_id, a.task_id AS parent, w.task_id, w.trigger_rule, e.parent AS upstream, u.state AS upstream_state
+    FROM unnest($1::bigint[]) AS ids(attempt_id)
+    JOIN LATERAL (
+      SELECT a.run_id, a.task_id, r.graph_version
+      FROM attempts a JOIN runs r ON r.run_id = a.run_id
+      WHERE a.attempt_id = ids.attempt_id OFFSET 0
+    ) a ON true
+    JOIN LATERAL (
+      SELECT c.child FROM task_edges c WHERE c.graph_version = a.graph_version AND c.parent = a.task_id OFFSET 0
+    ) c ON true
+    JOIN LATERAL (
+      SELECT t.task_id, t.trigger_rule FROM task_instances t
+      WHERE t.run_id = a.run_id AND t.task_id = c.child AND t.state = 'scheduled' OFFSET 0
+    ) w ON true
+    JOIN LATERAL (
+      SELECT e.parent FROM task_edges e WHERE e.graph_version = a.graph_version AND e.child = w.task_id OFFSET 0
+    ) e ON true
+    JOIN LATERAL (
+      SELECT u.state FROM task_instances u WHERE u.run_id = a.run_id AND u.task_id = e.parent OFFSET 0
+    ) u ON true
+    ORDER BY a.run_id, a.task_id, w.task_id`,
   runsProgressOfAttempts: `
-    SELECT s.run_id, s.live,
-           CASE WHEN s.live THEN false
-                ELSE EXISTS (SELECT 1 FROM task_instances t WHERE t.run_id = s.run_id AND t.state IN ('failed', 'upstream_failed'))
-           END AS failed
+    -- one index probe per run (LATERAL ... LIMIT 1), never a scan of every live row
+    SELECT r.run_id, live.one IS NOT NULL AS live, failed.one IS NOT NULL AS failed
     FROM (
-      SELECT r.run_id, EXISTS (SELECT 1 FROM task_instances t WHERE t.run_id = r.run_id AND t.state IN ${LIVE_TASK_STATES}) AS live
-      FROM (SELECT DISTINCT run_id FROM attempts WHERE attempt_id = ANY($1::bigint[])) r
-    ) s`,
+      SELECT DISTINCT a.run_id FROM unnest($1::bigint[]) AS ids(attempt_id)
+      JOIN LATERAL (SELECT run_id FROM attempts WHERE attempt_id = ids.attempt_id OFFSET 0) a ON true
+    ) AS r(run_id)
+    LEFT JOIN LATERAL (
+      SELECT 1 AS one FROM task_instances t WHERE t.run_id = r.run_id AND t.state IN ${LIVE_TASK_STATES} LIMIT 1
+    ) live ON true
+    LEFT JOIN LATERAL (
+      SELECT 1 AS one FROM task_instances t
+      WHERE live.one IS NULL AND t.run_id = r.run_id AND t.state IN ('failed', 'upstream_failed') LIMIT 1
+    ) failed ON true`,
   runsProgress: `
-    SELECT s.run_id, s.live,
-           CASE WHEN s.live THEN false
-                ELSE EXISTS (SELECT 1 FROM task_instances t WHERE t.run_id = s.run_id AND t.state IN ('failed', 'upstream_failed'))
-           END AS failed
-    FROM (
-      SELECT r.run_id, EXISTS (SELECT 1 FROM task_instances t WHERE t.run_id = r.run_id AND t.state IN ${LIVE_TASK_STATES}) AS live
-      FROM unnest($1::text[]) AS r(run_id)
-    ) s`,
+    -- one index probe per run (LATERAL ... LIMIT 1), never a scan of every live row
+    SELECT r.run_id, live.one IS NOT NULL AS live, failed.one IS NOT NULL AS failed
+    FROM unnest($1::text[]) AS r(run_id)
+    LEFT JOIN LATERAL (
+      SELECT 1 AS one FROM task_instances t WHERE t.run_id = r.run_id AND t.state IN ${LIVE_TASK_STATES} LIMIT 1
+    ) live ON true
+    LEFT JOIN LATERAL (
+      SELECT 1 AS one FROM task_instances t
+      WHERE live.one IS NULL AND t.run_id = r.run_id AND t.state IN ('failed', 'upstream_failed') LIMIT 1
+    ) failed ON true`,
   taskStatesOfAttempts: `
     SELECT a.attempt_id, t.state FROM attempts a
     LEFT JOIN task_instances t ON t.run_id = a.run_id AND t.task_id = a.task_id
@@ -246,7 +261,7 @@ export const SQL = {
     WHERE runs.run_id = s.run_id`,
 
   // --- finishing, one attempt (losses, reschedules, datasets) ---
-  /** The attempt and its task instance, locked: a finish and a loss of one attempt take turns. */
+  /** The attempt, its task instance and its run, locked: a finish and a loss of one attempt take turns. */
   lockAttemptForFinish: `
     SELECT a.run_id, a.task_id, a.state, a.worker_id, a.lease_expires_at, t.state AS ti_state, t.current_attempt_id,
            t.try_number, t.max_tries, r.graph_version, r.business_date, r.pipeline_id, r.trigger_kind
@@ -254,7 +269,7 @@ export const SQL = {
     JOIN task_instances t ON t.run_id = a.run_id AND t.task_id = a.task_id
     JOIN runs r ON r.run_id = a.run_id
     WHERE a.attempt_id = $1
-    FOR UPDATE OF a, t`,
+    FOR UPDATE OF a, t, r`,
   /** Records the attempt's end and its task instance's new state together. */
   endAttempt: `
     WITH ended AS (
@@ -271,30 +286,22 @@ export const SQL = {
   insertDatasetEvents: `
     INSERT INTO dataset_events (dataset, business_date, run_id, pipeline_id, task_id, trigger_kind, at)
     SELECT d, $2::text, $3::text, $4::text, $5::text, $6::text, $7::bigint FROM unnest($1::text[]) AS d`,
-  /** The waiting children of a task that just settled, locked before their parents are read. */
-  lockWaitingChildren: `
-    SELECT t.task_id, t.trigger_rule
-    FROM task_edges e JOIN task_instances t ON t.run_id = $1 AND t.task_id = e.child
-    WHERE e.graph_version = $2 AND e.parent = $3 AND t.state = 'scheduled'
-    ORDER BY t.task_id
-    FOR UPDATE OF t`,
-  /** Sent right after lockWaitingChildren, so it reads the parents' states once the locks are held. */
-  selectUpstreamOfWaitingChildren: `
-    SELECT e.child, e.parent, t.state
+  /** The waiting children of a task that just settled, each with all its parents' states (run locked). */
+  waitingChildrenWithParents: `
+    SELECT w.task_id, w.trigger_rule, e.parent AS upstream, u.state AS upstream_state
     FROM task_edges c
     JOIN task_instances w ON w.run_id = $1 AND w.task_id = c.child AND w.state = 'scheduled'
     JOIN task_edges e ON e.graph_version = c.graph_version AND e.child = c.child
-    JOIN task_instances t ON t.run_id = $1 AND t.task_id = e.parent
-    WHERE c.graph_version = $2 AND c.parent = $3`,
-  lockWaitingTasks: `
-    SELECT task_id, trigger_rule FROM task_instances
-    WHERE run_id = $1 AND task_id = ANY($2::text[]) AND state = 'scheduled'
-    ORDER BY task_id
-    FOR UPDATE`,
-  selectUpstreamStates: `
-    SELECT e.child, e.parent, t.state
-    FROM task_edges e JOIN task_instances t ON t.run_id = $1 AND t.task_id = e.parent
-    WHERE e.graph_version = $2 AND e.child = ANY($3::text[])`,
+    JOIN task_instances u ON u.run_id = $1 AND u.task_id = e.parent
+    WHERE c.graph_version = $2 AND c.parent = $3
+    ORDER BY w.task_id`,
+  /** Rerun: the reset tasks that wait, each with all its parents' states (run locked). */
+  waitingTasksWithParents: `
+    SELECT w.task_id, w.trigger_rule, e.parent AS upstream, u.state AS upstream_state
+    FROM task_instances w
+    LEFT JOIN task_edges e ON e.graph_version = $2 AND e.child = w.task_id
+    LEFT JOIN task_instances u ON u.run_id = $1 AND u.task_id = e.parent
+    WHERE w.run_id = $1 AND w.task_id = ANY($3::text[]) AND w.state = 'scheduled'`,
   /** Applies the trigger-rule decisions of one step: queued, skipped or upstream_failed. */
   settleTaskInstances: `
     UPDATE task_instances t
@@ -326,7 +333,6 @@ export const SQL = {
   nextRetryAt: `
     SELECT min(next_try_at) AS at FROM task_instances
     WHERE run_id = $1 AND state IN ('up_for_retry', 'up_for_reschedule')`,
-  countRunningInRun: `SELECT count(*) AS n FROM task_instances WHERE run_id = $1 AND state = 'running'`,
   /** Delivered to listeners when the transaction commits, and only then. */
   notifyWork: `SELECT pg_notify($1, '')`,
 
@@ -424,7 +430,7 @@ export const SQL = {
   // --- operator actions ---
   settleByHand: `
     UPDATE task_instances SET state = $3, reason = $4, ended_at = $5, next_try_at = NULL WHERE run_id = $1 AND task_id = $2`,
-  /** Every child of a task, whatever its state, locked: a hand-set state may reopen them. */
+  /** Every child of a task, whatever its state: a hand-set state may reopen them (run locked). */
   lockChildren: `
     SELECT t.*
     FROM task_edges e JOIN task_instances t ON t.run_id = $1 AND t.task_id = e.child
@@ -522,6 +528,12 @@ export const SQL = {
   alertDelivered: `UPDATE alert_outbox SET delivered_at = $2, tries = tries + 1, last_error = NULL WHERE id = $1`,
   alertFailed: `UPDATE alert_outbox SET tries = tries + 1, last_error = $2, next_attempt_at = $3 WHERE id = $1`,
   selectFailedRunsSince: `SELECT * FROM runs WHERE state = 'failed' AND ended_at >= $1 ORDER BY ended_at`,
+
+  // --- watermarks ---
+  selectWatermark: `SELECT value, kind FROM watermarks WHERE pipeline_id = $1 AND task_id = $2`,
+  upsertWatermark: `
+    INSERT INTO watermarks (pipeline_id, task_id, value, kind, updated_at) VALUES ($1, $2, $3, $4, $5)
+    ON CONFLICT (pipeline_id, task_id) DO UPDATE SET value = excluded.value, kind = excluded.kind, updated_at = excluded.updated_at`,
 } as const;
 
 export type StatementName = keyof typeof SQL;
@@ -564,13 +576,13 @@ export const STATE_COPY = {
   tables: [
     "pipeline_versions", "task_edges", "pipelines", "runs", "task_instances", "attempts", "audit_log",
     "skipped_intervals", "pools", "dataset_events", "dataset_waits", "backfills", "backfill_items",
-    "freshness", "freshness_history", "incidents", "alert_outbox",
+    "freshness", "freshness_history", "incidents", "alert_outbox", "watermarks",
   ],
   /** Emptied before a forced copy: every table of the target's state. */
   cleared: [
     "pipeline_versions", "task_edges", "pipelines", "runs", "task_instances", "attempts", "audit_log",
     "skipped_intervals", "pools", "dataset_events", "dataset_waits", "backfills", "backfill_items",
-    "freshness", "freshness_history", "incidents", "alert_outbox", "workers", "leases",
+    "freshness", "freshness_history", "incidents", "alert_outbox", "watermarks", "workers", "leases",
   ],
   /** What the SQLite side reads; task instances learn from their run whether it belongs to a backfill. */
   sourceRows: (table: string) =>

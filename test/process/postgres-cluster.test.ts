@@ -1,0 +1,175 @@
+import { existsSync } from "node:fs";
+import { afterEach, describe, expect, it } from "vitest";
+import { makeProject, removeProject, startIdem, type Daemon } from "../support/processes.ts";
+import { CuttableRelay, dropSchema, freshSchema, queryPg, schemaUrl, testPostgresUrl } from "./postgres-support.ts";
+
+const url = testPostgresUrl();
+
+let project: string | null = null;
+let schema: string | null = null;
+let relay: CuttableRelay | null = null;
+const daemons: Daemon[] = [];
+afterEach(async () => {
+  await Promise.all(daemons.splice(0).map((d) => d.stop()));
+  await relay?.close();
+  relay = null;
+  if (project) removeProject(project);
+  if (schema) await dropSchema(url!, schema);
+  project = schema = null;
+});
+
+function start(...args: string[]): Daemon {
+  const daemon = startIdem(project!, ...args);
+  daemons.push(daemon);
+  return daemon;
+}
+
+/** Starts a process with the state store named by IDEM_STATE_URL rather than by the config. */
+function startWithStateUrl(stateUrl: string, ...args: string[]): Daemon {
+  const saved = process.env.IDEM_STATE_URL;
+  process.env.IDEM_STATE_URL = stateUrl;
+  try {
+    return start(...args);
+  } finally {
+    if (saved === undefined) delete process.env.IDEM_STATE_URL;
+    else process.env.IDEM_STATE_URL = saved;
+  }
+}
+
+async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const q = <T = Record<string, any>>(sql: string, params: unknown[] = []) => queryPg<T>(url!, schema!, sql, params);
+
+describe.skipIf(!url)("a cluster on PostgreSQL with real processes", () => {
+  it("retries on the other worker what a worker killed with -9 was running, and every day succeeds once", async () => {
+    schema = freshSchema();
+    project = makeProject({
+      "idem.config.ts": `import { defineConfig } from "idem";
+export default defineConfig({ state: ${JSON.stringify(schemaUrl(url!, schema))}, workerLeaseMs: 1500, schedulerLeaseMs: 1500, concurrency: 4 });
+`,
+      "pipelines/catchup.ts": `
+import { pipeline, daily } from "idem";
+const pause = (ms) => new Promise((r) => setTimeout(r, ms));
+export const catchup = pipeline("catchup", { schedule: daily({ at: "00:00" }), start: "2026-08-01", end: "2026-08-20", maxActiveRuns: 6 }, {
+  extract: { retries: 2, retryDelay: 0, run: () => pause(200) },
+  load: { after: ["extract"], retries: 2, retryDelay: 0, run: () => pause(200) },
+});
+`,
+    });
+    start("scheduler");
+    const doomed = start("worker");
+    const survivor = start("worker");
+    const doomedPid = doomed.child.pid!;
+    await until("a few days done and the doomed worker busy", async () => {
+      const [done] = await q<{ n: number }>("SELECT count(*)::int AS n FROM runs WHERE state = 'success'");
+      const busy = await q("SELECT 1 FROM attempts WHERE state = 'running' AND pid = $1", [doomedPid]);
+      return done!.n >= 3 && busy.length > 0 ? true : undefined;
+    });
+    await doomed.kill9();
+
+    await until("all 20 days to succeed", async () => {
+      const [done] = await q<{ n: number }>("SELECT count(*)::int AS n FROM runs WHERE state = 'success'");
+      return done!.n === 20 ? true : undefined;
+    }, 60_000);
+
+    const perDay = await q<{ n: number }>("SELECT count(*)::int AS n FROM runs GROUP BY business_date");
+    expect(perDay).toHaveLength(20);
+    expect(perDay.every((d) => d.n === 1)).toBe(true);
+    const lost = await q<{ run_id: string; task_id: string; try_number: number; error_class: string }>(
+      "SELECT run_id, task_id, try_number, error_class FROM attempts WHERE state = 'lost'",
+    );
+    expect(lost.length).toBeGreaterThan(0);
+    expect(lost.every((a) => a.error_class === "LeaseExpired")).toBe(true);
+    for (const a of lost) {
+      const retried = await q<{ pid: number; try_number: number }>(
+        "SELECT pid, try_number FROM attempts WHERE run_id = $1 AND task_id = $2 AND state = 'success'",
+        [a.run_id, a.task_id],
+      );
+      expect(retried).toEqual([{ pid: survivor.child.pid, try_number: a.try_number + 1 }]);
+    }
+    const doubleSuccess = await q("SELECT 1 FROM attempts WHERE state = 'success' GROUP BY run_id, task_id HAVING count(*) > 1");
+    expect(doubleSuccess).toEqual([]);
+  });
+
+  it("lets one of two schedulers lead, and the standby take over within the lease when the leader is killed", async () => {
+    schema = freshSchema();
+    const stateUrl = schemaUrl(url!, schema);
+    project = makeProject({
+      "idem.config.ts": `import { defineConfig } from "idem";
+export default defineConfig({ workerLeaseMs: 1500, schedulerLeaseMs: 1500, concurrency: 8 });
+`,
+      "pipelines/hourly.ts": `
+import { pipeline, hourly } from "idem";
+export const hourlyJob = pipeline("hourly_job", { schedule: hourly({ timezone: "UTC" }), start: "2026-11-01T00:00:00Z", maxActiveRuns: 4 }, {
+  t: { run: () => new Promise((r) => setTimeout(r, 20)) },
+});
+`,
+    });
+    const first = startWithStateUrl(stateUrl, "scheduler");
+    await until("the first to lead", async () => (/leads/.test(first.output()) ? true : undefined));
+    const second = startWithStateUrl(stateUrl, "scheduler");
+    startWithStateUrl(stateUrl, "worker");
+    await until("the second to stand by", async () => (/stands by/.test(second.output()) ? true : undefined));
+    await until("some runs", async () => ((await q("SELECT 1 FROM runs")).length >= 20 ? true : undefined));
+    await first.kill9();
+    const killedAt = Date.now();
+    await until("the standby to take over", async () => (/leads/.test(second.output()) ? true : undefined), 15_000);
+    expect(Date.now() - killedAt).toBeLessThan(5_000);
+    const runsAtTakeover = (await q("SELECT 1 FROM runs")).length;
+    await until("more runs", async () => ((await q("SELECT 1 FROM runs")).length > runsAtTakeover + 10 ? true : undefined));
+
+    const twins = await q("SELECT interval_start FROM runs GROUP BY pipeline_id, interval_start HAVING count(*) > 1");
+    expect(twins).toEqual([]);
+    const [lease] = await q<{ term: number }>("SELECT term::int AS term FROM leases WHERE role = 'scheduler'");
+    expect(lease!.term).toBe(2);
+    // The state went to PostgreSQL, not to a SQLite file beside the project.
+    expect(existsSync(`${project}/.idem/state.db`)).toBe(false);
+  });
+
+  it("rides out PostgreSQL being out of reach for a while: the processes carry on and expired leases are retried", async () => {
+    schema = freshSchema();
+    relay = new CuttableRelay(url!);
+    await relay.open();
+    project = makeProject({
+      "idem.config.ts": `import { defineConfig } from "idem";
+export default defineConfig({ state: ${JSON.stringify(schemaUrl(relay.url(url!), schema))}, workerLeaseMs: 1500, schedulerLeaseMs: 1500, concurrency: 4 });
+`,
+      "pipelines/steady.ts": `
+import { pipeline, daily } from "idem";
+const pause = (ms) => new Promise((r) => setTimeout(r, ms));
+export const steady = pipeline("steady", { schedule: daily({ at: "00:00" }), start: "2026-08-01", end: "2026-08-12", maxActiveRuns: 3 }, {
+  work: { retries: 3, retryDelay: 0, run: () => pause(400) },
+});
+`,
+    });
+    const scheduler = start("scheduler");
+    const worker = start("worker");
+    await until("a few days done and work running", async () => {
+      const [done] = await q<{ n: number }>("SELECT count(*)::int AS n FROM runs WHERE state = 'success'");
+      const busy = await q("SELECT 1 FROM attempts WHERE state = 'running'");
+      return done!.n >= 2 && busy.length > 0 ? true : undefined;
+    });
+    await relay.cut();
+    await new Promise((r) => setTimeout(r, 3_000)); // longer than the worker's lease
+    await relay.open();
+
+    await until("all 12 days to succeed", async () => {
+      const [done] = await q<{ n: number }>("SELECT count(*)::int AS n FROM runs WHERE state = 'success'");
+      return done!.n === 12 ? true : undefined;
+    }, 60_000);
+    for (const daemon of [scheduler, worker]) expect(daemon.child.exitCode).toBeNull();
+    const lost = await q<{ run_id: string }>("SELECT run_id FROM attempts WHERE state = 'lost'");
+    expect(lost.length).toBeGreaterThan(0);
+    const doubleSuccess = await q("SELECT 1 FROM attempts WHERE state = 'success' GROUP BY run_id, task_id HAVING count(*) > 1");
+    expect(doubleSuccess).toEqual([]);
+    expect(worker.output()).toMatch(/result refused|failed/);
+  });
+});
