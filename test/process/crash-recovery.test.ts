@@ -50,7 +50,7 @@ export const slow = pipeline("slow", { schedule: daily({ at: "00:00" }), start: 
     const runState = await waitFor("the run to finish", () => {
       const [run] = queryState<{ state: string }>(project, "SELECT state FROM runs");
       return run && (run.state === "success" || run.state === "failed") ? run.state : undefined;
-    });
+    }, 45_000);
     expect(runState).toBe("success");
     expect(readFileSync(join(project, "completed"), "utf8")).toBe("2026-09-01 try 2\n");
     const attempts = queryState<{ try_number: number; state: string; error_class: string | null }>(

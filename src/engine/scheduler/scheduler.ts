@@ -92,7 +92,15 @@ export class Scheduler {
     const unsubscribe = await hooks.subscribe?.(() => wake());
     try {
       while (!signal.aborted) {
-        const result = await this.tick();
+        let result: TickResult;
+        try {
+          result = await this.tick();
+        } catch (error) {
+          // A store out of reach for a while must not end the scheduler: try again shortly.
+          this.#o.log?.(`tick failed, trying again: ${(error as Error).message}`);
+          await this.#o.clock.sleep(Math.min(this.#o.tickMs, 2_000), signal);
+          continue;
+        }
         hooks.onTick?.(result);
         const early = new AbortController();
         const onAbort = () => early.abort();

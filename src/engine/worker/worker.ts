@@ -48,7 +48,9 @@ export class Worker {
   readonly #inFlight = new Map<number, Promise<void>>();
   readonly #cancel = new AbortController();
   readonly #watermarks;
-  #wake: () => void = () => {};
+  #wake: () => void = () => (this.#wokenEarly = true);
+  /** Work was announced while no one was waiting (during a claim): do not sleep on it. */
+  #wokenEarly = false;
   #failure: unknown = null;
 
   constructor(options: WorkerOptions) {
@@ -125,14 +127,20 @@ export class Worker {
   }
 
   #untilWoken(maxMs: number): Promise<void> {
+    if (this.#wokenEarly) {
+      this.#wokenEarly = false;
+      return Promise.resolve();
+    }
     return new Promise<void>((resolve) => {
       const stop = new AbortController();
-      this.#wake = () => {
+      const done = () => {
         stop.abort();
+        this.#wake = () => (this.#wokenEarly = true);
         resolve();
       };
-      if (maxMs > 0) void realSleep(maxMs, stop.signal).then(resolve);
-      else setImmediate(resolve);
+      this.#wake = done;
+      if (maxMs > 0) void realSleep(maxMs, stop.signal).then(done);
+      else setImmediate(done);
     });
   }
 
