@@ -65,7 +65,8 @@ function runChild(scenario: Scenario, env: ScenarioEnv, crashAt: string): Promis
       reject(new Error(`${scenario.name} on ${env.kind}: child still running after ${CHILD_TIMEOUT_MS} ms (crash at ${crashAt})\n${output}`));
     }, CHILD_TIMEOUT_MS);
     child.on("error", reject);
-    child.on("exit", (code, signal) => {
+    // "close", not "exit": exit can come before the last of the child's output has been read.
+    child.on("close", (code, signal) => {
       clearTimeout(timer);
       resolve({ code, signal, output });
     });

@@ -85,7 +85,7 @@ export const mixed = pipeline("mixed", { schedule: daily({ at: "00:00" }), start
     const first = start("worker", "--grace", "1");
     await waitFor("both tasks to start", () => (existsSync(join(project, "quick-started")) && existsSync(join(project, "slow-started-1")) ? true : undefined));
     first.child.kill("SIGTERM");
-    await new Promise<void>((r) => first.child.once("exit", () => r()));
+    await new Promise<void>((r) => first.child.once("close", () => r()));
     expect(first.output()).toMatch(/handing back 1 attempt/);
     const rows = queryState<{ task_id: string; state: string; error_class: string | null }>(
       project, "SELECT task_id, state, error_class FROM attempts ORDER BY task_id",

@@ -35,7 +35,10 @@ export function startIdem(project: string, ...args: string[]): Daemon {
   let text = "";
   child.stdout!.on("data", (d) => (text += d));
   child.stderr!.on("data", (d) => (text += d));
-  const exited = new Promise<void>((r) => child.once("exit", () => r()));
+  // "close" comes once the output is fully read; a grandchild holding the pipe must not hang us.
+  const closed = new Promise<void>((r) => child.once("close", () => r()));
+  const exitedEvent = new Promise<void>((r) => child.once("exit", () => r()));
+  const exited = exitedEvent.then(() => Promise.race([closed, new Promise<void>((r) => setTimeout(r, 2_000))]));
   return {
     child,
     output: () => text,
