@@ -1,0 +1,152 @@
+import type {
+  AttemptRecord,
+  BackfillItem,
+  BackfillRecord,
+  Incident,
+  Leadership,
+  PipelineState,
+  RunRecord,
+  TaskInstanceRecord,
+} from "./port.ts";
+
+export type Row = Record<string, any>;
+
+/** How an adapter's driver hands back booleans and JSON columns. */
+export interface RowDecoding {
+  bool(value: unknown): boolean;
+  json(value: unknown): any;
+}
+
+/**
+ * Turns rows (snake_case, as both adapters' schemas name their columns) into the port's records.
+ * One set of mappers for every adapter, so a record means the same whichever database is behind it.
+ */
+export function rowMappers(decode: RowDecoding) {
+  function toPipelineState(r: Row): PipelineState {
+    return {
+      pipelineId: r.pipeline_id,
+      paused: decode.bool(r.paused),
+      pausedNote: r.paused_note,
+      pausedBy: r.paused_by,
+      pausedAt: r.paused_at,
+      scheduleCursor: r.schedule_cursor,
+      createdAt: r.created_at,
+    };
+  }
+
+  function toLeadership(r: Row, asker: string): Leadership {
+    return { role: r.role, leader: r.holder === asker, holder: r.holder, term: r.term, expiresAt: r.expires_at, renewedAt: r.renewed_at };
+  }
+
+  function toIncident(r: Row): Incident {
+    return {
+      key: r.incident_key,
+      kind: r.kind,
+      dataset: r.dataset,
+      pipelineId: r.pipeline_id,
+      businessDate: r.business_date,
+      runId: r.run_id,
+      message: r.message,
+      notify: decode.json(r.notify),
+      openedAt: r.opened_at,
+      resolvedAt: r.resolved_at,
+      resolution: r.resolution,
+    };
+  }
+
+  function toBackfill(r: Row): BackfillRecord {
+    return {
+      backfillId: r.backfill_id,
+      pipelineId: r.pipeline_id,
+      state: r.state,
+      fromDate: r.from_date,
+      toDate: r.to_date,
+      reprocess: r.reprocess,
+      maxActiveRuns: r.max_active_runs,
+      backwards: decode.bool(r.backwards),
+      taskIds: decode.json(r.task_ids),
+      actor: r.actor,
+      reason: r.reason,
+      graphVersion: r.graph_version,
+      estimate: decode.json(r.estimate),
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
+      endedAt: r.ended_at,
+    };
+  }
+
+  function toBackfillItem(r: Row): BackfillItem {
+    return {
+      backfillId: r.backfill_id,
+      seq: r.seq,
+      businessDate: r.business_date,
+      intervalStart: r.interval_start,
+      intervalEnd: r.interval_end,
+      action: r.action,
+      why: r.why,
+      runId: r.run_id,
+      started: decode.bool(r.started),
+    };
+  }
+
+  function toRun(r: Row): RunRecord {
+    return {
+      runId: r.run_id,
+      pipelineId: r.pipeline_id,
+      intervalStart: r.interval_start,
+      intervalEnd: r.interval_end,
+      businessDate: r.business_date,
+      state: r.state,
+      trigger: r.trigger_kind,
+      triggeredBy: r.triggered_by,
+      reason: r.reason,
+      graphVersion: r.graph_version,
+      params: decode.json(r.params),
+      createdAt: r.created_at,
+      startedAt: r.started_at,
+      endedAt: r.ended_at,
+      backfillId: r.backfill_id,
+    };
+  }
+
+  function toTaskInstance(r: Row): TaskInstanceRecord {
+    return {
+      runId: r.run_id,
+      taskId: r.task_id,
+      state: r.state,
+      tryNumber: r.try_number,
+      maxTries: r.max_tries,
+      nextTryAt: r.next_try_at,
+      triggerRule: r.trigger_rule,
+      pool: r.pool,
+      slots: r.slots,
+      priority: r.priority,
+      reason: r.reason,
+      startedAt: r.started_at,
+      endedAt: r.ended_at,
+    };
+  }
+
+  function toAttempt(r: Row): AttemptRecord {
+    return {
+      attemptId: r.attempt_id,
+      runId: r.run_id,
+      taskId: r.task_id,
+      tryNumber: r.try_number,
+      state: r.state,
+      workerId: r.worker_id,
+      pid: r.pid,
+      startedAt: r.started_at,
+      endedAt: r.ended_at,
+      leaseExpiresAt: r.lease_expires_at,
+      exitCode: r.exit_code,
+      errorClass: r.error_class,
+      errorMessage: r.error_message,
+      logPath: r.log_path,
+      // Both adapters keep a summary as text, byte for byte as the task wrote it.
+      summary: r.summary === null ? null : JSON.parse(r.summary),
+    };
+  }
+
+  return { toPipelineState, toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt };
+}
