@@ -4,11 +4,12 @@ import { join } from "node:path";
 import type { Clock } from "../../src/core/model/clock.ts";
 import type { Pipeline } from "../../src/core/pipeline/types.ts";
 import { Engine } from "../../src/engine/engine.ts";
-import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
+import type { Store } from "../../src/store/port.ts";
+import { openTestStore } from "./test-store.ts";
 
 export interface TestEngine {
   engine: Engine;
-  store: SqliteStore;
+  store: Store;
   dir: string;
   close(): Promise<void>;
 }
@@ -16,15 +17,14 @@ export interface TestEngine {
 /** An engine on a real SQLite file in a temporary folder. */
 export async function openTestEngine(pipelines: Pipeline[], clock: Clock, random = () => 0): Promise<TestEngine> {
   const dir = mkdtempSync(join(tmpdir(), "idem-engine-"));
-  const store = new SqliteStore(join(dir, "state.db"));
-  await store.migrate();
+  const { store, close: closeStore } = await openTestStore(dir);
   const engine = new Engine({ store, clock, stateDir: join(dir, ".idem"), pipelines, projectDir: dir, random });
   return {
     engine,
     store,
     dir,
     async close() {
-      await store.close();
+      await closeStore();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -5,7 +5,8 @@ import type { Pipeline } from "../../src/core/pipeline/types.ts";
 import { Engine } from "../../src/engine/engine.ts";
 import { Scheduler } from "../../src/engine/scheduler/scheduler.ts";
 import { Worker } from "../../src/engine/worker/worker.ts";
-import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
+import type { Store } from "../../src/store/port.ts";
+import { openTestStore } from "./test-store.ts";
 import { FakeClock } from "../../src/testing.ts";
 
 /**
@@ -15,7 +16,8 @@ import { FakeClock } from "../../src/testing.ts";
  */
 export class ScheduleHarness {
   readonly clock: FakeClock;
-  readonly store: SqliteStore;
+  readonly store: Store;
+  readonly #closeStore: () => Promise<void>;
   readonly engine: Engine;
   readonly scheduler: Scheduler;
   readonly dir: string;
@@ -23,9 +25,10 @@ export class ScheduleHarness {
   /** Runs of each pipeline that were queued or running at once, sampled after every tick. */
   readonly mostLiveRuns = new Map<string, number>();
 
-  private constructor(dir: string, store: SqliteStore, clock: FakeClock, pipelines: Pipeline[]) {
+  private constructor(dir: string, store: Store, closeStore: () => Promise<void>, clock: FakeClock, pipelines: Pipeline[]) {
     this.dir = dir;
     this.store = store;
+    this.#closeStore = closeStore;
     this.clock = clock;
     this.pipelines = pipelines;
     this.engine = new Engine({ store, clock, stateDir: join(dir, ".idem"), pipelines, projectDir: dir, random: () => 0 });
@@ -34,9 +37,8 @@ export class ScheduleHarness {
 
   static async open(pipelines: Pipeline[], start: string): Promise<ScheduleHarness> {
     const dir = mkdtempSync(join(tmpdir(), "idem-sched-"));
-    const store = new SqliteStore(join(dir, "state.db"));
-    await store.migrate();
-    return new ScheduleHarness(dir, store, new FakeClock(start), pipelines);
+    const { store, close } = await openTestStore(dir);
+    return new ScheduleHarness(dir, store, close, new FakeClock(start), pipelines);
   }
 
   async at(instant: string | number): Promise<void> {
@@ -79,7 +81,7 @@ export class ScheduleHarness {
   }
 
   async close() {
-    await this.store.close();
+    await this.#closeStore();
     rmSync(this.dir, { recursive: true, force: true });
   }
 }
