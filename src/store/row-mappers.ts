@@ -1,5 +1,13 @@
 import type {
   AttemptRecord,
+  AuditEntry,
+  DatasetEvent,
+  ExpiredAttempt,
+  FreshnessPublication,
+  FreshnessRecord,
+  OutboxAlert,
+  SkippedInterval,
+  WorkerRecord,
   BackfillItem,
   BackfillRecord,
   Incident,
@@ -148,5 +156,77 @@ export function rowMappers(decode: RowDecoding) {
     };
   }
 
-  return { toPipelineState, toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt };
+  function toSkippedInterval(r: Row): SkippedInterval {
+    return { pipelineId: r.pipeline_id, intervalStart: r.interval_start, intervalEnd: r.interval_end, businessDate: r.business_date, reason: r.reason, at: r.at };
+  }
+
+  function toWorker(w: Row): WorkerRecord {
+    return { workerId: w.worker_id, host: w.host, pid: w.pid, concurrency: w.concurrency, startedAt: w.started_at, lastSeen: w.last_seen };
+  }
+
+  function toExpiredAttempt(a: Row): ExpiredAttempt {
+    return {
+      attemptId: a.attempt_id,
+      runId: a.run_id,
+      pipelineId: a.pipeline_id,
+      taskId: a.task_id,
+      tryNumber: a.try_number,
+      workerId: a.worker_id,
+      leaseExpiresAt: a.lease_expires_at,
+    };
+  }
+
+  function toDatasetEvent(e: Row): DatasetEvent {
+    return {
+      id: e.id,
+      dataset: e.dataset,
+      businessDate: e.business_date,
+      runId: e.run_id,
+      pipelineId: e.pipeline_id,
+      taskId: e.task_id,
+      trigger: e.trigger_kind,
+      at: e.at,
+    };
+  }
+
+  function toFreshness(r: Row): FreshnessRecord {
+    return {
+      dataset: r.dataset,
+      businessDate: r.business_date,
+      publishedAt: r.published_at,
+      firstPublishedAt: r.first_published_at,
+      pipelineId: r.pipeline_id,
+      runId: r.run_id,
+      taskId: r.task_id,
+      summary: r.summary === null ? null : JSON.parse(r.summary),
+      emptyReason: r.empty_reason,
+    };
+  }
+
+  function toFreshnessPublication(r: Row): FreshnessPublication {
+    return { dataset: r.dataset, businessDate: r.business_date, publishedAt: r.published_at, runId: r.run_id, emptyReason: r.empty_reason };
+  }
+
+  function toOutboxAlert(r: Row): OutboxAlert {
+    return { id: r.id, incidentKey: r.incident_key, event: r.event, notifier: r.notifier, payload: decode.json(r.payload), tries: r.tries };
+  }
+
+  function toAuditEntry(r: Row): AuditEntry {
+    return {
+      id: r.id,
+      at: r.at,
+      actor: r.actor,
+      action: r.action,
+      pipelineId: r.pipeline_id,
+      runId: r.run_id,
+      taskId: r.task_id,
+      reason: r.reason,
+      graphVersion: r.graph_version,
+      details: decode.json(r.details),
+    };
+  }
+
+  return {
+    toSkippedInterval, toWorker, toExpiredAttempt, toDatasetEvent, toFreshness, toFreshnessPublication, toOutboxAlert, toAuditEntry,
+    toPipelineState, toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt };
 }

@@ -775,18 +775,7 @@ export class PostgresStore implements Store {
   async listAudit(query: AuditQuery): Promise<AuditEntry[]> {
     const limit = query.limit ?? 100;
     const rows = query.pipelineId ? await this.#rows("selectAuditOfPipeline", [query.pipelineId, limit]) : await this.#rows("selectAudit", [limit]);
-    return rows.map((r) => ({
-      id: r.id,
-      at: r.at,
-      actor: r.actor,
-      action: r.action,
-      pipelineId: r.pipeline_id,
-      runId: r.run_id,
-      taskId: r.task_id,
-      reason: r.reason,
-      graphVersion: r.graph_version,
-      details: r.details,
-    }));
+    return rows.map(toAuditEntry);
   }
 
   // --- scheduling -----------------------------------------------------------------------------
@@ -829,14 +818,7 @@ export class PostgresStore implements Store {
     ]);
     return {
       runs: runs.map(toRun),
-      skipped: skipped.map((r) => ({
-        pipelineId: r.pipeline_id,
-        intervalStart: r.interval_start,
-        intervalEnd: r.interval_end,
-        businessDate: r.business_date,
-        reason: r.reason,
-        at: r.at,
-      })),
+      skipped: skipped.map(toSkippedInterval),
     };
   }
 
@@ -880,26 +862,11 @@ export class PostgresStore implements Store {
   }
 
   async listWorkers(): Promise<WorkerRecord[]> {
-    return (await this.#rows("selectWorkers")).map((w) => ({
-      workerId: w.worker_id,
-      host: w.host,
-      pid: w.pid,
-      concurrency: w.concurrency,
-      startedAt: w.started_at,
-      lastSeen: w.last_seen,
-    }));
+    return (await this.#rows("selectWorkers")).map(toWorker);
   }
 
   async listExpiredAttempts(now: number, limit: number): Promise<ExpiredAttempt[]> {
-    return (await this.#rows("selectExpiredAttempts", [now, limit])).map((a) => ({
-      attemptId: a.attempt_id,
-      runId: a.run_id,
-      pipelineId: a.pipeline_id,
-      taskId: a.task_id,
-      tryNumber: a.try_number,
-      workerId: a.worker_id,
-      leaseExpiresAt: a.lease_expires_at,
-    }));
+    return (await this.#rows("selectExpiredAttempts", [now, limit])).map(toExpiredAttempt);
   }
 
   async loseAttempt(r: { attemptId: number; now: number; retryAt: number | null }): Promise<FinishOutcome> {
@@ -963,16 +930,7 @@ export class PostgresStore implements Store {
   async listDatasetEvents(query: { dataset?: string; limit?: number }): Promise<DatasetEvent[]> {
     const limit = query.limit ?? 100;
     const rows = query.dataset ? await this.#rows("selectDatasetEventsOf", [query.dataset, limit]) : await this.#rows("selectDatasetEvents", [limit]);
-    return rows.map((e) => ({
-      id: e.id,
-      dataset: e.dataset,
-      businessDate: e.business_date,
-      runId: e.run_id,
-      pipelineId: e.pipeline_id,
-      taskId: e.task_id,
-      trigger: e.trigger_kind,
-      at: e.at,
-    }));
+    return rows.map(toDatasetEvent);
   }
 
   // --- operator actions -------------------------------------------------------------------------
@@ -1128,23 +1086,11 @@ export class PostgresStore implements Store {
   // --- freshness, incidents, alerts -------------------------------------------------------------
 
   async listFreshness(dataset: string, fromDate: string, toDate: string): Promise<FreshnessRecord[]> {
-    return (await this.#rows("selectFreshnessRange", [dataset, fromDate, toDate])).map((r) => ({
-      dataset: r.dataset,
-      businessDate: r.business_date,
-      publishedAt: r.published_at,
-      firstPublishedAt: r.first_published_at,
-      pipelineId: r.pipeline_id,
-      runId: r.run_id,
-      taskId: r.task_id,
-      summary: r.summary === null ? null : JSON.parse(r.summary),
-      emptyReason: r.empty_reason,
-    }));
+    return (await this.#rows("selectFreshnessRange", [dataset, fromDate, toDate])).map(toFreshness);
   }
 
   async freshnessHistory(dataset: string, businessDate: string): Promise<FreshnessPublication[]> {
-    return (await this.#rows("selectFreshnessHistory", [dataset, businessDate])).map((r) => ({
-      dataset: r.dataset, businessDate: r.business_date, publishedAt: r.published_at, runId: r.run_id, emptyReason: r.empty_reason,
-    }));
+    return (await this.#rows("selectFreshnessHistory", [dataset, businessDate])).map(toFreshnessPublication);
   }
 
   async openIncident(i: NewIncident): Promise<boolean> {
@@ -1175,9 +1121,7 @@ export class PostgresStore implements Store {
   }
 
   async dueAlerts(now: number, limit: number): Promise<OutboxAlert[]> {
-    return (await this.#rows("selectDueAlerts", [now, limit])).map((r) => ({
-      id: r.id, incidentKey: r.incident_key, event: r.event, notifier: r.notifier, payload: r.payload, tries: r.tries,
-    }));
+    return (await this.#rows("selectDueAlerts", [now, limit])).map(toOutboxAlert);
   }
 
   async recordAlertDelivery(id: number, result: { at: number; error?: string; nextAttemptAt?: number }): Promise<void> {
@@ -1419,5 +1363,7 @@ function choose(candidates: Row[], request: ClaimRequest, limits: ClaimLimits, c
 }
 
 // PostgreSQL hands back booleans and jsonb columns already decoded.
-const { toPipelineState, toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt } = rowMappers({ bool: (v) => v === true, json: (v) => v });
+const {
+  toSkippedInterval, toWorker, toExpiredAttempt, toDatasetEvent, toFreshness, toFreshnessPublication, toOutboxAlert, toAuditEntry,
+  toPipelineState, toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt } = rowMappers({ bool: (v) => v === true, json: (v) => v });
 

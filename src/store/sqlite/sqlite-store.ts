@@ -427,14 +427,7 @@ export class SqliteStore implements Store {
   async ledger(pipelineId: string, from: number, to: number): Promise<{ runs: RunRecord[]; skipped: SkippedInterval[] }> {
     return {
       runs: (this.#q.selectRunsInRange.all(pipelineId, from, to) as Row[]).map(toRun),
-      skipped: (this.#q.selectSkippedInRange.all(pipelineId, from, to) as Row[]).map((r) => ({
-        pipelineId: r.pipeline_id,
-        intervalStart: r.interval_start,
-        intervalEnd: r.interval_end,
-        businessDate: r.business_date,
-        reason: r.reason,
-        at: r.at,
-      })),
+      skipped: (this.#q.selectSkippedInRange.all(pipelineId, from, to) as Row[]).map(toSkippedInterval),
     };
   }
 
@@ -474,26 +467,11 @@ export class SqliteStore implements Store {
   }
 
   async listWorkers(): Promise<WorkerRecord[]> {
-    return (this.#q.selectWorkers.all() as Row[]).map((w) => ({
-      workerId: w.worker_id,
-      host: w.host,
-      pid: w.pid,
-      concurrency: w.concurrency,
-      startedAt: w.started_at,
-      lastSeen: w.last_seen,
-    }));
+    return (this.#q.selectWorkers.all() as Row[]).map(toWorker);
   }
 
   async listExpiredAttempts(now: number, limit: number): Promise<ExpiredAttempt[]> {
-    return (this.#q.selectExpiredAttempts.all(now, limit) as Row[]).map((a) => ({
-      attemptId: a.attempt_id,
-      runId: a.run_id,
-      pipelineId: a.pipeline_id,
-      taskId: a.task_id,
-      tryNumber: a.try_number,
-      workerId: a.worker_id,
-      leaseExpiresAt: a.lease_expires_at,
-    }));
+    return (this.#q.selectExpiredAttempts.all(now, limit) as Row[]).map(toExpiredAttempt);
   }
 
   async loseAttempt(r: { attemptId: number; now: number; retryAt: number | null }): Promise<FinishOutcome> {
@@ -556,16 +534,7 @@ export class SqliteStore implements Store {
   async listDatasetEvents(query: { dataset?: string; limit?: number }): Promise<DatasetEvent[]> {
     const limit = query.limit ?? 100;
     const rows = (query.dataset ? this.#q.selectDatasetEventsOf.all(query.dataset, limit) : this.#q.selectDatasetEvents.all(limit)) as Row[];
-    return rows.map((e) => ({
-      id: e.id,
-      dataset: e.dataset,
-      businessDate: e.business_date,
-      runId: e.run_id,
-      pipelineId: e.pipeline_id,
-      taskId: e.task_id,
-      trigger: e.trigger_kind,
-      at: e.at,
-    }));
+    return rows.map(toDatasetEvent);
   }
 
   async skipTask(r: TaskActionRequest): Promise<TaskInstanceRecord> {
@@ -700,23 +669,11 @@ export class SqliteStore implements Store {
   }
 
   async listFreshness(dataset: string, fromDate: string, toDate: string): Promise<FreshnessRecord[]> {
-    return (this.#q.selectFreshnessRange.all(dataset, fromDate, toDate) as Row[]).map((r) => ({
-      dataset: r.dataset,
-      businessDate: r.business_date,
-      publishedAt: r.published_at,
-      firstPublishedAt: r.first_published_at,
-      pipelineId: r.pipeline_id,
-      runId: r.run_id,
-      taskId: r.task_id,
-      summary: r.summary === null ? null : JSON.parse(r.summary),
-      emptyReason: r.empty_reason,
-    }));
+    return (this.#q.selectFreshnessRange.all(dataset, fromDate, toDate) as Row[]).map(toFreshness);
   }
 
   async freshnessHistory(dataset: string, businessDate: string): Promise<FreshnessPublication[]> {
-    return (this.#q.selectFreshnessHistory.all(dataset, businessDate) as Row[]).map((r) => ({
-      dataset: r.dataset, businessDate: r.business_date, publishedAt: r.published_at, runId: r.run_id, emptyReason: r.empty_reason,
-    }));
+    return (this.#q.selectFreshnessHistory.all(dataset, businessDate) as Row[]).map(toFreshnessPublication);
   }
 
   async openIncident(i: NewIncident): Promise<boolean> {
@@ -747,9 +704,7 @@ export class SqliteStore implements Store {
   }
 
   async dueAlerts(now: number, limit: number): Promise<OutboxAlert[]> {
-    return (this.#q.selectDueAlerts.all(now, limit) as Row[]).map((r) => ({
-      id: r.id, incidentKey: r.incident_key, event: r.event, notifier: r.notifier, payload: JSON.parse(r.payload), tries: r.tries,
-    }));
+    return (this.#q.selectDueAlerts.all(now, limit) as Row[]).map(toOutboxAlert);
   }
 
   async recordAlertDelivery(id: number, result: { at: number; error?: string; nextAttemptAt?: number }): Promise<void> {
@@ -817,21 +772,12 @@ export class SqliteStore implements Store {
     const rows = (
       query.pipelineId ? this.#q.selectAuditOfPipeline.all(query.pipelineId, limit) : this.#q.selectAudit.all(limit)
     ) as Row[];
-    return rows.map((r) => ({
-      id: r.id,
-      at: r.at,
-      actor: r.actor,
-      action: r.action,
-      pipelineId: r.pipeline_id,
-      runId: r.run_id,
-      taskId: r.task_id,
-      reason: r.reason,
-      graphVersion: r.graph_version,
-      details: JSON.parse(r.details),
-    }));
+    return rows.map(toAuditEntry);
   }
 }
 
 // SQLite keeps booleans as 0/1 and JSON as text.
-const { toPipelineState, toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt } = rowMappers({ bool: (v) => v === 1, json: (v) => (v === null ? null : JSON.parse(v as string)) });
+const {
+  toSkippedInterval, toWorker, toExpiredAttempt, toDatasetEvent, toFreshness, toFreshnessPublication, toOutboxAlert, toAuditEntry,
+  toPipelineState, toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt } = rowMappers({ bool: (v) => v === 1, json: (v) => (v === null ? null : JSON.parse(v as string)) });
 
