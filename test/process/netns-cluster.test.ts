@@ -7,13 +7,13 @@
  * runs with processes on loopback against the test server, and the test says so
  * (IDEM_TEST_NO_NETNS=1 asks for that on purpose).
  */
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chownSync, mkdirSync, appendFileSync, rmSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeProject, removeProject, repo } from "../support/processes.ts";
+import { makeProject, removeProject, repo, startProcess } from "../support/processes.ts";
 import { dropSchema, freshSchema, schemaUrl, testPostgresUrl } from "./postgres-support.ts";
 
 const DAYS = 30;
@@ -57,26 +57,7 @@ const quietly = (fn: () => unknown) => {
 };
 
 function spawnIdem(argv: string[], project: string): Proc {
-  const child = spawn(argv[0]!, argv.slice(1), { cwd: project, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, IDEM_STATE_URL: "" } });
-  let text = "";
-  child.stdout!.on("data", (d) => (text += d));
-  child.stderr!.on("data", (d) => (text += d));
-  const exited = new Promise<void>((r) => child.once("exit", () => r()));
-  const alive = () => child.exitCode === null && child.signalCode === null;
-  return {
-    child,
-    output: () => text,
-    async kill9() {
-      child.kill("SIGKILL");
-      await exited;
-    },
-    async stop() {
-      if (alive()) child.kill("SIGTERM");
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
-      if (alive()) child.kill("SIGKILL");
-      await exited;
-    },
-  };
+  return startProcess(argv, { cwd: project, env: { ...process.env, IDEM_STATE_URL: "" } });
 }
 
 /** Builds db, h1 and h2, and starts PostgreSQL on db. Throws (after undoing its work) if it cannot. */

@@ -31,7 +31,12 @@ export interface Daemon {
 
 /** Starts `idem <args>` in the project as a separate process. */
 export function startIdem(project: string, ...args: string[]): Daemon {
-  const child = spawn(process.execPath, [bin, ...args], { cwd: project, stdio: ["ignore", "pipe", "pipe"] });
+  return startProcess([process.execPath, bin, ...args], { cwd: project });
+}
+
+/** Starts any command (an `ip netns exec ... idem worker`, say), collecting its output. */
+export function startProcess(argv: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Daemon {
+  const child = spawn(argv[0]!, argv.slice(1), { cwd: options.cwd, stdio: ["ignore", "pipe", "pipe"], env: options.env ?? process.env });
   let text = "";
   child.stdout!.on("data", (d) => (text += d));
   child.stderr!.on("data", (d) => (text += d));
@@ -39,6 +44,7 @@ export function startIdem(project: string, ...args: string[]): Daemon {
   const closed = new Promise<void>((r) => child.once("close", () => r()));
   const exitedEvent = new Promise<void>((r) => child.once("exit", () => r()));
   const exited = exitedEvent.then(() => Promise.race([closed, new Promise<void>((r) => setTimeout(r, 2_000))]));
+  const alive = () => child.exitCode === null && child.signalCode === null;
   return {
     child,
     output: () => text,
@@ -47,9 +53,9 @@ export function startIdem(project: string, ...args: string[]): Daemon {
       await exited;
     },
     async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      if (alive()) child.kill("SIGTERM");
       await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      if (alive()) child.kill("SIGKILL");
       await exited;
     },
   };
