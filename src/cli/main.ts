@@ -9,9 +9,11 @@ import { registerBackfillCommands } from "./commands/backfill.ts";
 import { registerFreshnessCommands } from "./commands/freshness.ts";
 import { registerHistoryCommand } from "./commands/history.ts";
 import { registerMigrateCommand } from "./commands/migrate.ts";
+import { maskForOutput } from "./secrets.ts";
+import { StoreUnavailableError } from "../store/unavailable.ts";
 
-/** Exit codes: 0 success, 1 the run failed, 2 usage or definition error. */
-export const EXIT = { ok: 0, runFailed: 1, usage: 2 } as const;
+/** Exit codes: 0 success, 1 the run failed, 2 usage or definition error, 3 the state store is locked or out of reach. */
+export const EXIT = { ok: 0, runFailed: 1, usage: 2, storeUnavailable: 3 } as const;
 
 const program = new Command("idem")
   .description("Batch data pipelines that are safe to run twice.")
@@ -44,9 +46,19 @@ try {
 } catch (error) {
   process.exitCode = report(error, program.opts().verbose === true);
 }
-// A task abandoned after its timeout or grace period may still hold timers; it must not keep
-// the command alive. (stdout and stderr are synchronous for files and pipes on Linux.)
+// Nothing printed may be lost: a pipe to a slow reader takes what fits and Node queues the
+// rest, so wait for both streams to drain. Then exit, so that nothing left behind (a timer of
+// in-memory task code) keeps the command alive.
+await Promise.all([drained(process.stdout), drained(process.stderr)]);
 process.exit(process.exitCode ?? 0);
+
+function drained(stream: NodeJS.WriteStream): Promise<void> {
+  if (stream.destroyed || stream.writableLength === 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    stream.once("close", resolve);
+    stream.write("", () => resolve());
+  });
+}
 
 function report(error: unknown, verbose: boolean): number {
   if (error instanceof CommanderError) {
@@ -54,12 +66,13 @@ function report(error: unknown, verbose: boolean): number {
     return EXIT.usage; // commander already printed the one-line reason
   }
   if (error instanceof DefinitionErrors) {
-    for (const problem of error.problems) process.stderr.write(`idem: ${problem.message}\n`);
+    for (const problem of error.problems) process.stderr.write(`idem: ${maskForOutput(problem.message)}\n`);
   } else {
     const message = error instanceof Error ? error.message : String(error);
-    process.stderr.write(`idem: ${message.split("\n").join("\nidem: ")}\n`);
+    process.stderr.write(maskForOutput(`idem: ${message.split("\n").join("\nidem: ")}\n`));
   }
-  if (verbose && error instanceof Error && error.stack) process.stderr.write(error.stack + "\n");
+  if (verbose && error instanceof Error && error.stack) process.stderr.write(maskForOutput(error.stack) + "\n");
+  if (error instanceof StoreUnavailableError) return EXIT.storeUnavailable;
   if (error instanceof DefinitionError || error instanceof UsageError) return EXIT.usage;
   if (error instanceof DataError) return EXIT.runFailed;
   return EXIT.runFailed;

@@ -8,9 +8,9 @@ import { SqliteStore } from "./sqlite/sqlite-store.ts";
  * schema of its own) opens PostgreSQL; anything else is a SQLite file path, with or without a
  * `sqlite:` prefix. The caller migrates and closes it.
  */
-export function openStore(location: string): Store {
+export function openStore(location: string, options: { busyTimeoutMs?: number } = {}): Store {
   if (isPostgresUrl(location)) return new PostgresStore({ connectionString: location });
-  return new SqliteStore(sqlitePath(location));
+  return new SqliteStore(sqlitePath(location), options);
 }
 
 /** "sqlite:.idem/state.db" and "sqlite:///abs/state.db" name files; a bare path is one already. */

@@ -1,4 +1,5 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { afterEach } from "vitest";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import Database from "better-sqlite3";
@@ -89,4 +90,33 @@ export function queryState<T = Record<string, unknown>>(project: string, sql: st
   } finally {
     db.close();
   }
+}
+
+/**
+ * Per test file: the project a test makes, the daemons it starts there (stopped after each test,
+ * then the project removed), and one-shot CLI calls in it.
+ */
+export function processHarness() {
+  const daemons: Daemon[] = [];
+  const harness = {
+    project: "",
+    create(files: Record<string, string>): string {
+      harness.project = makeProject(files);
+      return harness.project;
+    },
+    start(...args: string[]): Daemon {
+      const daemon = startIdem(harness.project, ...args);
+      daemons.push(daemon);
+      return daemon;
+    },
+    cli(...args: string[]) {
+      return spawnSync(process.execPath, [bin, ...args], { cwd: harness.project, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+    },
+  };
+  afterEach(async () => {
+    await Promise.all(daemons.splice(0).map((d) => d.stop()));
+    if (harness.project) removeProject(harness.project);
+    harness.project = "";
+  });
+  return harness;
 }

@@ -1,6 +1,5 @@
 import type { Command } from "commander";
 import { formatInstant } from "../../core/time/dates.ts";
-import { checkerHealth } from "../../engine/freshness/report.ts";
 import { isoTime, printJson, table } from "../format.ts";
 import { engineAction } from "../project.ts";
 
@@ -58,13 +57,16 @@ export function registerFreshnessCommands(program: Command): void {
 
   program
     .command("health")
-    .description("is the scheduler (and so the freshness checker) alive? exit 1 when not")
+    .description("is the scheduler (and so the freshness checker) alive, and did every pipeline file load? exit 1 when not")
     .option("--json", "print as JSON")
     .action((flags: { json?: boolean }) =>
       withEngine(async (engine) => {
-        const health = await checkerHealth(engine.store, engine.clock.now(), engine.config.checkerStaleMs);
-        if (flags.json) printJson(health);
-        else console.log(health.status === "ok" ? health.message : RED(`CHECKER DOWN: ${health.message}`));
+        const health = await engine.health(engine.config.checkerStaleMs);
+        if (flags.json) printJson({ ...health.checker, status: health.status, checker: health.checker.status, brokenFiles: health.brokenFiles });
+        else {
+          console.log(health.checker.status === "ok" ? health.checker.message : RED(`CHECKER DOWN: ${health.checker.message}`));
+          for (const broken of health.brokenFiles) console.log(RED(`BROKEN PIPELINE FILE: ${broken.message}`));
+        }
         if (health.status !== "ok") process.exitCode = 1;
       }),
     );

@@ -3,6 +3,7 @@ import { UsageError } from "../../core/model/errors.ts";
 import { formatInstant } from "../../core/time/dates.ts";
 import { elapsed, isoTime, printJson, table } from "../format.ts";
 import { engineAction } from "../project.ts";
+import { streamLog, tailOffset } from "../../engine/logs/read-log.ts";
 
 /** Read-only commands: runs, tasks, logs, next. */
 export function registerInspectCommands(program: Command): void {
@@ -58,12 +59,19 @@ export function registerInspectCommands(program: Command): void {
 
   program
     .command("logs <run> <task>")
-    .description("print the log of a task's latest attempt (or --try N)")
+    .description("print the log of a task's latest attempt (or --try N), streamed")
     .option("--try <n>", "which try")
-    .action((runId: string, taskId: string, options: { try?: string }) =>
+    .option("--tail <n>", "only the last N lines")
+    .option("-f, --follow", "keep printing while the attempt runs")
+    .action((runId: string, taskId: string, options: { try?: string; tail?: string; follow?: boolean }) =>
       withEngine(async (engine) => {
-        const { text } = await engine.log(runId, taskId, options.try === undefined ? undefined : positiveInt(options.try, "--try"));
-        process.stdout.write(text);
+        const tail = options.tail === undefined ? undefined : wholeNumber(options.tail, "--tail");
+        const { attempt, path } = await engine.logOf(runId, taskId, options.try === undefined ? undefined : positiveInt(options.try, "--try"));
+        await streamLog(path, {
+          from: tail === undefined ? 0 : tailOffset(path, tail),
+          write: (chunk) => new Promise<void>((resolve) => (process.stdout.write(chunk) ? resolve() : process.stdout.once("drain", resolve))),
+          more: options.follow ? () => engine.attemptRunning(runId, taskId, attempt.attemptId) : undefined,
+        });
       }),
     );
 
@@ -88,6 +96,12 @@ export function registerInspectCommands(program: Command): void {
         );
       }),
     );
+}
+
+function wholeNumber(text: string, flag: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0) throw new UsageError(`${flag} ${text}: expected a whole number >= 0`);
+  return n;
 }
 
 function positiveInt(text: string, flag: string): number {

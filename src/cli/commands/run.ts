@@ -53,6 +53,7 @@ export function registerRunCommand(program: Command): void {
         }
         if (result.run.state !== "success") process.exitCode = 1;
       } finally {
+        await engine.close();
         await engine.store.close();
       }
     });

@@ -6,7 +6,8 @@ import { expectedRuns } from "../scheduler/ledger.ts";
 
 export interface CheckerOptions {
   store: Store;
-  pipelines: readonly Pipeline[];
+  /** The pipelines, or a function giving them as they are now (they are reloaded while the scheduler runs). */
+  pipelines: readonly Pipeline[] | (() => readonly Pipeline[]);
   /** How many business dates back the checker looks. Default 7. */
   lookbackDays?: number;
   /** A due interval with no run this long after it fired is "did not run". Default 10 minutes. */
@@ -33,9 +34,14 @@ export class FreshnessChecker {
     this.#o = { lookbackDays: 7, didNotRunGraceMs: 10 * 60_000, defaultNotify: [], ...options };
   }
 
+  #pipelines(): readonly Pipeline[] {
+    const { pipelines } = this.#o;
+    return typeof pipelines === "function" ? pipelines() : pipelines;
+  }
+
   async check(now: number): Promise<CheckResult> {
     const result: CheckResult = { opened: [], resolved: [] };
-    for (const pipeline of this.#o.pipelines) {
+    for (const pipeline of this.#pipelines()) {
       for (const promise of pipeline.promises) await this.#checkPromise(pipeline, promise, now, result);
       await this.#checkDidNotRun(pipeline, now, result);
     }
@@ -104,7 +110,7 @@ export class FreshnessChecker {
     const { store } = this.#o;
     const since = now - (this.#o.lookbackDays + 1) * 86_400_000;
     for (const run of await store.failedRunsSince(since)) {
-      const pipeline = this.#o.pipelines.find((p) => p.id === run.pipelineId);
+      const pipeline = this.#pipelines().find((p) => p.id === run.pipelineId);
       const failed = (await store.listTaskInstances(run.runId)).filter((t) => t.state === "failed");
       const detail = await Promise.all(
         failed.map(async (t) => {

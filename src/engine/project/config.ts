@@ -5,6 +5,7 @@ import { z } from "zod";
 import { DefinitionError } from "../../core/model/errors.ts";
 import { validateFrozenPeriods, type FrozenPeriod } from "../../core/policy/frozen.ts";
 import type { NotifierConfig } from "../freshness/notifiers.ts";
+import { DEFAULT_LOG_MAX_BYTES } from "../executor/attempt-log.ts";
 
 /** What `idem.config.ts` may say. Paths are relative to the config file. */
 export interface IdemConfig {
@@ -38,6 +39,20 @@ export interface IdemConfig {
   workerLeaseMs?: number;
   /** A scheduler that has not renewed the leader lease for this long is replaced. Default 15 s. */
   schedulerLeaseMs?: number;
+  /**
+   * Names of environment variables whose values are secrets: masked (as ***) in attempt logs,
+   * error messages, summaries, incidents, alerts and the audit log. Every IDEM_SECRET_* variable
+   * and the state URL's password are secrets too.
+   */
+  secrets?: string[];
+  /** The most one attempt's log keeps: its first and last halves, with a marker between. Default 10 MiB. */
+  logMaxBytes?: number;
+  /** The heap limit of each task host process, in MiB: a task that needs more fails (TaskCrashed) alone. */
+  taskMemoryMb?: number;
+  /** How long a command waits for a locked SQLite state file before it gives up (exit code 3). Default 10 s. */
+  stateBusyTimeoutMs?: number;
+  /** How often the scheduler and workers look for added, changed and removed pipeline files. Default 2 s. */
+  reloadMs?: number;
 }
 
 export interface ResolvedConfig {
@@ -57,6 +72,11 @@ export interface ResolvedConfig {
   notifiers: Record<string, NotifierConfig>;
   defaultNotify: string[];
   checkerStaleMs: number;
+  secrets: string[];
+  logMaxBytes: number;
+  taskMemoryMb: number | undefined;
+  stateBusyTimeoutMs: number;
+  reloadMs: number;
 }
 
 export const CONFIG_FILE_NAMES = ["idem.config.ts", "idem.config.mts", "idem.config.js", "idem.config.mjs"];
@@ -89,6 +109,11 @@ const configSchema = z
     workerLeaseMs: z.number().int().min(100).optional(),
     schedulerLeaseMs: z.number().int().min(100).optional(),
     pools: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]{0,99}$/, "a pool name"), z.number().int().min(0)).optional(),
+    secrets: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name")).optional(),
+    logMaxBytes: z.number().int().min(1024).optional(),
+    taskMemoryMb: z.number().int().min(16).optional(),
+    stateBusyTimeoutMs: z.number().int().min(0).optional(),
+    reloadMs: z.number().int().min(100).optional(),
   })
   .strict();
 
@@ -133,6 +158,11 @@ export async function loadConfig(cwd: string, explicitFile?: string): Promise<Re
     notifiers: { log: { log: true }, ...(parsed.data.notifiers as Record<string, NotifierConfig> | undefined) },
     defaultNotify: parsed.data.defaultNotify ?? ["log"],
     checkerStaleMs: parsed.data.checkerStaleMs ?? 60_000,
+    secrets: parsed.data.secrets ?? [],
+    logMaxBytes: parsed.data.logMaxBytes ?? DEFAULT_LOG_MAX_BYTES,
+    taskMemoryMb: parsed.data.taskMemoryMb,
+    stateBusyTimeoutMs: parsed.data.stateBusyTimeoutMs ?? 10_000,
+    reloadMs: parsed.data.reloadMs ?? 2_000,
   };
 }
 

@@ -7,6 +7,7 @@ import type { Interval } from "../../core/time/interval.ts";
 import type { BackfillItem, BackfillRecord, Store } from "../../store/port.ts";
 import type { FreshnessChecker } from "../freshness/checker.ts";
 import { saveVersion, taskInstancesOf } from "../pipeline-records.ts";
+import type { PipelineCatalog } from "../project/catalog.ts";
 
 export interface SchedulerOptions {
   store: Store;
@@ -30,6 +31,8 @@ export interface SchedulerOptions {
   checker?: FreshnessChecker;
   /** How often the checker runs. Default 30 s. */
   checkEveryMs?: number;
+  /** The pipelines as their files say now (reloaded while the scheduler runs); overrides `pipelines`. */
+  catalog?: PipelineCatalog;
 }
 
 export interface TickResult {
@@ -51,12 +54,16 @@ const MAX_LATEST_SCAN = 20_000;
  * interval, a cursor that only moves forward), so a deposed leader cannot create a twin.
  */
 export class Scheduler {
-  readonly #o: Required<Omit<SchedulerOptions, "log" | "onWork" | "checker">> & Pick<SchedulerOptions, "log" | "onWork" | "checker">;
+  readonly #o: Required<Omit<SchedulerOptions, "log" | "onWork" | "checker" | "catalog">> & Pick<SchedulerOptions, "log" | "onWork" | "checker" | "catalog">;
   #lastCheck = -Infinity;
   readonly #savedVersions = new Set<string>();
 
   constructor(options: SchedulerOptions) {
     this.#o = { leaseTtlMs: 15_000, tickMs: 1_000, random: Math.random, frozen: [], scope: "all", checkEveryMs: 30_000, ...options };
+  }
+
+  #pipelines(): readonly Pipeline[] {
+    return this.#o.catalog?.pipelines() ?? this.#o.pipelines;
   }
 
   async tick(): Promise<TickResult> {
@@ -70,7 +77,7 @@ export class Scheduler {
     let runsCreated = 0;
     let nextTickAt = now + tickMs;
     runsCreated += await this.#advanceBackfills(now);
-    for (const pipeline of this.#o.scope === "all" ? this.#o.pipelines : []) {
+    for (const pipeline of this.#o.scope === "all" ? this.#pipelines() : []) {
       runsCreated += await this.#schedule(pipeline, now);
       const next = pipeline.schedule.nextDue(now);
       if (next) nextTickAt = Math.min(nextTickAt, next.firesAt);
@@ -238,7 +245,7 @@ export class Scheduler {
     let started = 0;
     for (const backfill of await store.listBackfills({ live: true })) {
       if (backfill.state !== "running") continue;
-      const pipeline = this.#o.pipelines.find((p) => p.id === backfill.pipelineId);
+      const pipeline = this.#pipelines().find((p) => p.id === backfill.pipelineId);
       if (!pipeline) continue;
       const live = await store.countLiveBackfillRuns(backfill.backfillId);
       const room = backfill.maxActiveRuns - live;
@@ -303,7 +310,7 @@ export class Scheduler {
     const { store } = this.#o;
     let lost = 0;
     for (const expired of await store.listExpiredAttempts(now, 500)) {
-      const task = this.#o.pipelines.find((p) => p.id === expired.pipelineId)?.tasks.get(expired.taskId);
+      const task = this.#pipelines().find((p) => p.id === expired.pipelineId)?.tasks.get(expired.taskId);
       const retryAt = now + (task ? retryDelay(task.policy, expired.tryNumber + 1, this.#o.random) : 0);
       const outcome = await store.loseAttempt({ attemptId: expired.attemptId, now, retryAt });
       if (outcome.accepted) {

@@ -61,12 +61,12 @@ export class SqliteStore implements Store {
   readonly db: Database.Database;
   #sql: Statements | null = null;
 
-  constructor(path: string) {
+  constructor(path: string, options: { busyTimeoutMs?: number } = {}) {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-    this.db = new Database(path);
+    this.db = new Database(path, { timeout: options.busyTimeoutMs ?? 10_000 });
+    this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 10_000))}`);
     this.db.pragma("journal_mode = WAL");
     this.db.pragma("synchronous = NORMAL");
-    this.db.pragma("busy_timeout = 10000");
     this.db.pragma("foreign_keys = ON");
   }
 
@@ -218,9 +218,11 @@ export class SqliteStore implements Store {
 
       const claimed: ClaimedAttempt[] = [];
       const runs = new Map<string, Row>();
+      const loaded = request.pipelineIds ? new Set(request.pipelineIds) : null;
       for (const c of candidates) {
         if (claimed.length >= request.limit) break;
         if (limits.parallelism !== undefined && running >= limits.parallelism) break;
+        if (loaded && !loaded.has(c.pipeline_id)) continue;
         const cap = limits.maxActiveTasks?.[c.pipeline_id];
         if (cap !== undefined && (runningByPipeline.get(c.pipeline_id) ?? 0) >= cap) continue;
         if (c.pool !== null) {
