@@ -1,5 +1,7 @@
+// Every command is declared here at start (commander only) and imports its implementation when it
+// runs: see lazy.ts. Nothing below may import the engine, a store, a driver or the data plane.
 import { Command, CommanderError } from "commander";
-import { DataError, DefinitionError, DefinitionErrors, UsageError } from "../core/model/errors.ts";
+import { DataError, DefinitionError, DefinitionErrors, StoreUnavailableError, UsageError } from "../core/model/errors.ts";
 import { registerInspectCommands } from "./commands/inspect.ts";
 import { registerRunCommand } from "./commands/run.ts";
 import { registerValidateCommand } from "./commands/validate.ts";
@@ -9,8 +11,6 @@ import { registerBackfillCommands } from "./commands/backfill.ts";
 import { registerFreshnessCommands } from "./commands/freshness.ts";
 import { registerHistoryCommand } from "./commands/history.ts";
 import { registerMigrateCommand } from "./commands/migrate.ts";
-import { maskForOutput } from "./secrets.ts";
-import { StoreUnavailableError } from "../store/unavailable.ts";
 
 /** Exit codes: 0 success, 1 the run failed, 2 usage or definition error, 3 the state store is locked or out of reach. */
 export const EXIT = { ok: 0, runFailed: 1, usage: 2, storeUnavailable: 3 } as const;
@@ -44,7 +44,7 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
-  process.exitCode = report(error, program.opts().verbose === true);
+  process.exitCode = await report(error, program.opts().verbose === true);
 }
 // Nothing printed may be lost: a pipe to a slow reader takes what fits and Node queues the
 // rest, so wait for both streams to drain. Then exit, so that nothing left behind (a timer of
@@ -60,11 +60,13 @@ function drained(stream: NodeJS.WriteStream): Promise<void> {
   });
 }
 
-function report(error: unknown, verbose: boolean): number {
+async function report(error: unknown, verbose: boolean): Promise<number> {
   if (error instanceof CommanderError) {
     if (error.code === "commander.helpDisplayed" || error.code === "commander.version" || error.code === "commander.help") return EXIT.ok;
     return EXIT.usage; // commander already printed the one-line reason
   }
+  // Known secrets never reach the terminal, even inside an error message.
+  const { maskForOutput } = await import("./secrets.ts");
   if (error instanceof DefinitionErrors) {
     for (const problem of error.problems) process.stderr.write(`idem: ${maskForOutput(problem.message)}\n`);
   } else {

@@ -1,80 +1,93 @@
 import { join } from "node:path";
-import type { Command } from "commander";
 import { systemClock } from "../core/model/clock.ts";
-import { Engine } from "../engine/engine.ts";
-import { loadConfig, type ResolvedConfig } from "../engine/project/config.ts";
-import { loadPipelines } from "../engine/project/load-pipelines.ts";
 import type { Pipeline } from "../core/pipeline/types.ts";
-import { openStore } from "../store/open-store.ts";
+import type { Engine } from "../engine/engine.ts";
 import type { Store } from "../store/port.ts";
-import { reportingStore, storeUnavailable } from "../store/unavailable.ts";
-import { PipelineCatalog } from "../engine/project/catalog.ts";
-import { collectSecrets, SecretMasker } from "../engine/secrets/masker.ts";
-import { maskedStore } from "../engine/secrets/masked-store.ts";
 import { registerSecrets } from "./secrets.ts";
+import type { ResolvedConfig } from "../engine/project/config.ts";
+import type { Cli, GlobalOptions } from "./lazy.ts";
+import { enableTypeScript } from "./typescript-loader.ts";
 
-export interface GlobalOptions {
-  /** The folder to look for idem.config.ts in (default: the current one). */
-  cwd?: string;
-  config?: string;
-  verbose?: boolean;
-  user?: string;
-}
+export type { GlobalOptions } from "./lazy.ts";
 
 export interface Project {
   config: ResolvedConfig;
   pipelines: Pipeline[];
 }
 
-/** The config and every pipeline; any broken pipeline file is an error (for `idem validate`). */
-export async function loadProject(options: GlobalOptions): Promise<Project> {
-  const config = await loadConfig(options.cwd ?? process.cwd(), options.config);
-  const pipelines = await loadPipelines(config.pipelinePaths, config.rootDir);
-  return { config, pipelines };
+/** The project's config alone: enough for commands that read only the state store. */
+export async function loadProjectConfig(options: GlobalOptions): Promise<ResolvedConfig> {
+  await enableTypeScript();
+  const { loadConfig } = await import("../engine/project/config.ts");
+  return loadConfig(options.cwd ?? process.cwd(), options.config);
 }
+
+/** The config and every pipeline file (which may run the user's code at import); any broken file is an error (`idem validate`). */
+export async function loadProject(options: GlobalOptions): Promise<Project> {
+  const config = await loadProjectConfig(options);
+  const { loadPipelines } = await import("../engine/project/load-pipelines.ts");
+  return { config, pipelines: await loadPipelines(config.pipelinePaths, config.rootDir) };
+}
+
+export interface OpenOptions {
+  /**
+   * Load the pipeline files. Commands that only read the state store say false; their engine
+   * knows no pipelines (`engine.pipeline(id)` fails), and they never run the user's code.
+   */
+  pipelines: boolean;
+}
+
+export type ProjectEngine = Engine & { config: ResolvedConfig };
 
 /**
  * Opens the project's state and hands back an engine; the caller closes the store. The state
  * lives where IDEM_STATE_URL says, else the config's `state`, else `<stateDir>/state.db`.
  */
-export async function openEngine(options: GlobalOptions): Promise<Engine & { config: ResolvedConfig }> {
-  const config = await loadConfig(options.cwd ?? process.cwd(), options.config);
+export async function openEngine(options: GlobalOptions, open: OpenOptions): Promise<ProjectEngine> {
+  const config = await loadProjectConfig(options);
   // A broken pipeline file stops only itself: the catalog keeps the others and names it.
-  const catalog = await PipelineCatalog.load(config.pipelinePaths, config.rootDir);
+  const catalog = open.pipelines
+    ? await (await import("../engine/project/catalog.ts")).PipelineCatalog.load(config.pipelinePaths, config.rootDir)
+    : undefined;
+  const [{ openStore }, { Engine }, { reportingStore, storeUnavailable }, { maskedStore }, { collectSecrets, SecretMasker }] = await Promise.all([
+    import("../store/open-store.ts"), import("../engine/engine.ts"), import("../store/unavailable.ts"),
+    import("../engine/secrets/masked-store.ts"), import("../engine/secrets/masker.ts"),
+  ]);
   const location = process.env.IDEM_STATE_URL?.trim() || config.state || join(config.stateDir, "state.db");
   const secrets = collectSecrets({ names: config.secrets, stateUrl: location });
   registerSecrets(secrets);
+  const busyTimeoutMs = config.stateBusyTimeoutMs;
   let opened: Store;
   try {
-    opened = openStore(location, { busyTimeoutMs: config.stateBusyTimeoutMs });
+    opened = await openStore(location, { busyTimeoutMs });
   } catch (error) {
-    throw storeUnavailable(error, location, config.stateBusyTimeoutMs) ?? error;
+    throw storeUnavailable(error, location, busyTimeoutMs) ?? error;
   }
-  const store = maskedStore(reportingStore(opened, location, config.stateBusyTimeoutMs), new SecretMasker(secrets));
-  await store.migrate();
-  await store.ensurePools(Object.entries(config.pools).map(([name, slots]) => ({ name, slots })), systemClock.now());
+  const store = maskedStore(reportingStore(opened, location, busyTimeoutMs), new SecretMasker(secrets));
+  try {
+    await store.migrate();
+    await store.ensurePools(Object.entries(config.pools).map(([name, slots]) => ({ name, slots })), systemClock.now());
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
   const engine = new Engine({
-    store, clock: systemClock, stateDir: config.stateDir, pipelines: [], catalog, projectDir: config.rootDir, frozen: config.frozen,
+    store, clock: systemClock, stateDir: config.stateDir, catalog, projectDir: config.rootDir, frozen: config.frozen,
     secrets, logMaxBytes: config.logMaxBytes, taskMemoryMb: config.taskMemoryMb, workerLeaseMs: config.workerLeaseMs,
   });
   return Object.assign(engine, { config });
 }
 
-export type ProjectEngine = Awaited<ReturnType<typeof openEngine>>;
-
 /**
  * The body of most commands: open the project's engine with the global flags, hand it the acting
  * user (--user), and close the store whatever happens.
  */
-export function engineAction(program: Command) {
-  return async <T>(fn: (engine: ProjectEngine, actor: string | undefined) => Promise<T>): Promise<T> => {
-    const global = program.opts<GlobalOptions>();
-    const engine = await openEngine(global);
-    try {
-      return await fn(engine, global.user);
-    } finally {
-      await engine.close();
-      await engine.store.close();
-    }
-  };
+export async function withEngine<T>(cli: Cli, open: OpenOptions, fn: (engine: ProjectEngine, actor: string | undefined) => Promise<T>): Promise<T> {
+  const engine = await openEngine(cli.global, open);
+  try {
+    return await fn(engine, cli.global.user);
+  } finally {
+    await engine.close();
+    await engine.store.close();
+  }
 }

@@ -37,7 +37,11 @@ export interface EngineOptions {
   store: Store;
   clock: Clock;
   stateDir: string;
-  pipelines: readonly Pipeline[];
+  /**
+   * The project's pipelines. Absent for a surface that only reads the state store (and so never
+   * runs the user's pipeline files): reads by pipeline id then take the id as given.
+   */
+  pipelines?: readonly Pipeline[];
   /** Where command tasks run when they name no cwd. */
   projectDir?: string;
   random?: () => number;
@@ -117,6 +121,7 @@ export class Engine {
   readonly clock: Clock;
   readonly stateDir: string;
   readonly catalog: PipelineCatalog;
+  readonly #pipelinesLoaded: boolean;
   readonly #projectDir: string;
   readonly #options: EngineOptions;
   #pool: TaskHostPool | null = null;
@@ -130,7 +135,8 @@ export class Engine {
     this.store = options.store;
     this.clock = options.clock;
     this.stateDir = options.stateDir;
-    this.catalog = options.catalog ?? PipelineCatalog.of(options.pipelines);
+    this.catalog = options.catalog ?? PipelineCatalog.of(options.pipelines ?? []);
+    this.#pipelinesLoaded = options.pipelines !== undefined || options.catalog !== undefined;
     this.#options = options;
     this.#projectDir = options.projectDir ?? process.cwd();
     this.#random = options.random ?? Math.random;
@@ -304,7 +310,7 @@ export class Engine {
   }
 
   async runs(pipelineId: string, limit = 50): Promise<RunRecord[]> {
-    this.pipeline(pipelineId);
+    if (this.#pipelinesLoaded) this.pipeline(pipelineId);
     return this.store.listRuns({ pipelineId, limit });
   }
 
@@ -560,7 +566,7 @@ export class Engine {
   }
 
   async audit(query: { pipelineId?: string; limit?: number } = {}): Promise<AuditEntry[]> {
-    if (query.pipelineId) this.pipeline(query.pipelineId);
+    if (query.pipelineId && this.#pipelinesLoaded) this.pipeline(query.pipelineId);
     return this.store.listAudit(query);
   }
 

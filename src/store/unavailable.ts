@@ -1,12 +1,8 @@
-import { isPostgresUrl } from "./postgres/connection.ts";
+import { isPostgresUrl } from "./location.ts";
 
-/** The state store could not be used: locked by another process, or out of reach. */
-export class StoreUnavailableError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "StoreUnavailableError";
-  }
-}
+import { StoreUnavailableError } from "../core/model/errors.ts";
+
+export { StoreUnavailableError };
 
 const UNREACHABLE = new Set(["ECONNREFUSED", "ENOTFOUND", "EHOSTUNREACH", "ETIMEDOUT", "ECONNRESET", "EAI_AGAIN", "57P03", "3D000", "28P01", "28000"]);
 

@@ -212,7 +212,13 @@ export class TaskHostPool {
   }
 
   #spawn(): Host {
-    const argv = [process.execPath, ...(this.#o.memoryMb ? [`--max-old-space-size=${this.#o.memoryMb}`] : []), "--import", TSX_LOADER, HOST_MAIN];
+    const argv = [
+      process.execPath,
+      // Resolve packages (and "idem" itself) the way this process does.
+      ...process.execArgv.filter((a) => a.startsWith("--conditions=")),
+      ...(this.#o.memoryMb ? [`--max-old-space-size=${this.#o.memoryMb}`] : []),
+      "--import", TSX_LOADER, HOST_MAIN,
+    ];
     const child = spawnSupervised(argv, { cwd: this.#o.cwd, env: this.#o.env ?? process.env, stdout: "inherit", stderr: "pipe", ipc: true });
     let markReady: (ok: boolean) => void = () => {};
     const host: Host = {
