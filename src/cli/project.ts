@@ -1,4 +1,4 @@
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { systemClock } from "../core/model/clock.ts";
 import type { Pipeline } from "../core/pipeline/types.ts";
 import type { Engine } from "../engine/engine.ts";
@@ -6,7 +6,7 @@ import type { Store } from "../store/port.ts";
 import { registerSecrets } from "./secrets.ts";
 import type { ResolvedConfig } from "../engine/project/config.ts";
 import type { Cli, GlobalOptions } from "./lazy.ts";
-import { enableTypeScript } from "./typescript-loader.ts";
+import { importTypeScript } from "./typescript-cache.ts";
 
 export type { GlobalOptions } from "./lazy.ts";
 
@@ -17,16 +17,17 @@ export interface Project {
 
 /** The project's config alone: enough for commands that read only the state store. */
 export async function loadProjectConfig(options: GlobalOptions): Promise<ResolvedConfig> {
-  await enableTypeScript();
-  const { loadConfig } = await import("../engine/project/config.ts");
-  return loadConfig(options.cwd ?? process.cwd(), options.config);
+  const { findConfig, loadConfig } = await import("../engine/project/config.ts");
+  const cwd = options.cwd ?? process.cwd();
+  const projectDir = dirname(findConfig(cwd, options.config));
+  return loadConfig(cwd, options.config, (file) => importTypeScript(file, projectDir));
 }
 
 /** The config and every pipeline file (which may run the user's code at import); any broken file is an error (`idem validate`). */
 export async function loadProject(options: GlobalOptions): Promise<Project> {
   const config = await loadProjectConfig(options);
   const { loadPipelines } = await import("../engine/project/load-pipelines.ts");
-  return { config, pipelines: await loadPipelines(config.pipelinePaths, config.rootDir) };
+  return { config, pipelines: await loadPipelines(config.pipelinePaths, config.rootDir, (file, version) => importTypeScript(file, config.rootDir, version)) };
 }
 
 export interface OpenOptions {
@@ -47,14 +48,20 @@ export async function openEngine(options: GlobalOptions, open: OpenOptions): Pro
   const config = await loadProjectConfig(options);
   // A broken pipeline file stops only itself: the catalog keeps the others and names it.
   const catalog = open.pipelines
-    ? await (await import("../engine/project/catalog.ts")).PipelineCatalog.load(config.pipelinePaths, config.rootDir)
+    ? await (await import("../engine/project/catalog.ts")).PipelineCatalog.load(config.pipelinePaths, config.rootDir, (file, version) => importTypeScript(file, config.rootDir, version))
     : undefined;
-  const [{ openStore }, { Engine }, { reportingStore, storeUnavailable }, { maskedStore }, { collectSecrets, SecretMasker }] = await Promise.all([
+  const [{ openStore }, { Engine }, { reportingStore, storeUnavailable }, { maskedStore }, { collectSecrets, referencedVariables, SecretMasker }] = await Promise.all([
     import("../store/open-store.ts"), import("../engine/engine.ts"), import("../store/unavailable.ts"),
     import("../engine/secrets/masked-store.ts"), import("../engine/secrets/masker.ts"),
   ]);
   const location = process.env.IDEM_STATE_URL?.trim() || config.state || join(config.stateDir, "state.db");
-  const secrets = collectSecrets({ names: config.secrets, stateUrl: location });
+  // Connections name their passwords by variable ("$WAREHOUSE_PASSWORD"): those are secrets too.
+  const connections = Object.values(config.connections).flatMap((c) => ("postgres" in c ? [c] : []));
+  const secrets = collectSecrets({
+    names: [...config.secrets, ...connections.flatMap((c) => [...referencedVariables(c.password), ...referencedVariables(c.postgres)])],
+    stateUrl: location,
+    urls: connections.map((c) => c.postgres),
+  });
   registerSecrets(secrets);
   const busyTimeoutMs = config.stateBusyTimeoutMs;
   let opened: Store;

@@ -80,6 +80,7 @@ export const loud = pipeline("loud", { schedule: daily({ at: "00:00" }), start: 
 
   it("delivers 5 MB of JSON whole to a slow reader through a pipe", async () => {
     project = makeProject({
+      "idem.config.ts": `export default {};\n`,
       "pipelines/daily.ts": `
 import { pipeline, daily } from "idem";
 export const d = pipeline("shop_orders", { schedule: daily({ at: "02:00", timezone: "Europe/London" }), start: "2026-09-01" }, { a: { run: () => {} } });

@@ -2,7 +2,7 @@ import { statSync } from "node:fs";
 import { relative } from "node:path";
 import { DefinitionError } from "../../core/model/errors.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
-import { importPipelineFile, pipelineFiles } from "./load-pipelines.ts";
+import { importByUrl, importPipelineFile, pipelineFiles, type ModuleImporter } from "./load-pipelines.ts";
 
 /** A pipeline file that did not load, as the log, `idem health`, `GET /health` and `idem validate` show it. */
 export interface BrokenFile {
@@ -39,20 +39,23 @@ export class PipelineCatalog {
   #refreshing: Promise<boolean> | null = null;
   readonly #listeners = new Set<() => void>();
 
-  private constructor(paths: readonly string[], rootDir: string) {
+  readonly #import: ModuleImporter;
+
+  private constructor(paths: readonly string[], rootDir: string, importModule: ModuleImporter) {
     this.#paths = paths;
     this.#rootDir = rootDir;
+    this.#import = importModule;
   }
 
-  static async load(paths: readonly string[], rootDir: string): Promise<PipelineCatalog> {
-    const catalog = new PipelineCatalog(paths, rootDir);
+  static async load(paths: readonly string[], rootDir: string, importModule: ModuleImporter = importByUrl): Promise<PipelineCatalog> {
+    const catalog = new PipelineCatalog(paths, rootDir, importModule);
     await catalog.refresh();
     return catalog;
   }
 
   /** A catalog of pipelines that exist in memory only (tests, the engine API): nothing to reload. */
   static of(pipelines: readonly Pipeline[]): PipelineCatalog {
-    const catalog = new PipelineCatalog([], "");
+    const catalog = new PipelineCatalog([], "", importByUrl);
     catalog.#byId = new Map(pipelines.map((p) => [p.id, { pipeline: p, file: "" }]));
     return catalog;
   }
@@ -114,7 +117,7 @@ export class PipelineCatalog {
       // with everyone else's); later ones need a new URL to be read again.
       const version = this.#imported.has(file) ? stamp : null;
       this.#imported.add(file);
-      const { pipelines, problems } = await importPipelineFile(file, shown, version);
+      const { pipelines, problems } = await importPipelineFile(file, shown, version, this.#import);
       this.#files.set(file, { stamp, pipelines, problems });
       changed = true;
     }

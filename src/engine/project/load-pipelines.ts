@@ -15,8 +15,8 @@ const NOT_PIPELINE_FILE = /\.(test|spec|d)\.(ts|mts|js|mjs)$/;
  * that need every file sound (`idem validate`). Long-running processes use the PipelineCatalog,
  * which runs the sound files and reports the broken ones.
  */
-export async function loadPipelines(paths: readonly string[], rootDir: string): Promise<Pipeline[]> {
-  const catalog = await PipelineCatalog.load(paths, rootDir);
+export async function loadPipelines(paths: readonly string[], rootDir: string, importModule: ModuleImporter = importByUrl): Promise<Pipeline[]> {
+  const catalog = await PipelineCatalog.load(paths, rootDir, importModule);
   const problems = catalog.problems();
   if (problems.length === 1) throw problems[0];
   if (problems.length > 1) throw new DefinitionErrors(problems);
@@ -24,14 +24,28 @@ export async function loadPipelines(paths: readonly string[], rootDir: string): 
 }
 
 /**
- * Imports one pipeline file; `version` (when given) makes a new URL so a changed file is read
- * again. A file that does not compile or throws at import gives problems, never an exception.
+ * Imports one (TypeScript) file: the host decides how (the CLI compiles and caches them).
+ * `version`, when given, must make a new module URL, so that a changed file is read again.
  */
-export async function importPipelineFile(file: string, shown: string, version: string | null): Promise<{ pipelines: Pipeline[]; problems: DefinitionError[] }> {
+export type ModuleImporter = (file: string, version: string | null) => Promise<Record<string, unknown>>;
+
+export const importByUrl: ModuleImporter = (file, version) => import(versioned(pathToFileURL(file).href, version));
+
+/** A module URL that differs for each version of a file (ES modules cannot be unloaded). */
+export function versioned(url: string, version: string | null): string {
+  return version === null ? url : `${url}?v=${encodeURIComponent(version)}`;
+}
+
+/** Imports one pipeline file. A file that does not compile or throws at import gives problems, never an exception. */
+export async function importPipelineFile(
+  file: string,
+  shown: string,
+  version: string | null,
+  importModule: ModuleImporter = importByUrl,
+): Promise<{ pipelines: Pipeline[]; problems: DefinitionError[] }> {
   let module: Record<string, unknown>;
   try {
-    const url = pathToFileURL(file).href + (version === null ? "" : `?v=${encodeURIComponent(version)}`);
-    module = await import(url);
+    module = await importModule(file, version);
   } catch (error) {
     return { pipelines: [], problems: asProblems(error, shown) };
   }

@@ -60,9 +60,13 @@ function escapeRegExp(text: string): string {
  * The secrets of a project: the values of the environment variables its config names in
  * `secrets`, of every `IDEM_SECRET_*` variable, and the password of the state store's URL.
  */
-export function collectSecrets(options: { names?: readonly string[]; env?: NodeJS.ProcessEnv; stateUrl?: string | null }): string[] {
+export function collectSecrets(options: { names?: readonly string[]; env?: NodeJS.ProcessEnv; stateUrl?: string | null; urls?: readonly string[] }): string[] {
   const env = options.env ?? process.env;
   const values: string[] = [];
+  for (const url of options.urls ?? []) {
+    const password = urlPassword(url);
+    if (password) values.push(password);
+  }
   for (const name of options.names ?? []) {
     const value = env[name];
     if (value) values.push(value);
@@ -84,4 +88,9 @@ export function urlPassword(url: string | null): string | null {
   } catch {
     return null;
   }
+}
+
+/** The environment variables a config string names: "$NAME" or "${NAME}" (a connection's password). */
+export function referencedVariables(text: string | undefined): string[] {
+  return [...(text ?? "").matchAll(/\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g)].map((m) => m[1]!);
 }
