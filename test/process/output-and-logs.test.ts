@@ -42,8 +42,8 @@ describe("bounded logs and whole output", () => {
       "pipelines/loud.ts": `
 import { pipeline, daily } from "idem";
 export const loud = pipeline("loud", { schedule: daily({ at: "00:00" }), start: "2026-09-01" }, {
-  // 1 GiB of numbered lines, as fast as a pipe goes: awk numbers 16 Mi lines of 64 bytes.
-  shout: { command: ["bash", "-c", "echo FIRST LINE; head -c 1073741824 /dev/zero | tr '\\\\0' 'x' | fold -w 63 | awk '{ print NR \\" \\" $0 }' | head -c 1073741824; echo; echo LAST LINE"] },
+  // 1 GiB of 64-byte lines, as fast as a pipe goes.
+  shout: { command: ["bash", "-c", "echo FIRST LINE; yes xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx | head -c 1073741824; echo LAST LINE"] },
 });
 `,
     });
@@ -56,7 +56,7 @@ export const loud = pipeline("loud", { schedule: daily({ at: "00:00" }), start: 
     expect(size).toBeLessThan(1_100_000);
     const log = readFileSync(attempt!.log_path, "utf8");
     expect(log.startsWith("FIRST LINE\nxxx")).toBe(true);
-    expect(log.trimEnd().endsWith("LAST LINE")).toBe(true);
+    expect(log.slice(-30)).toMatch(/x\nLAST LINE\n$/);
     expect(log).toMatch(/\[idem: \d+ bytes dropped here; this log keeps the first 524288 and the last 524288 of 10\d{8} bytes \(logMaxBytes\)\]/);
 
     const tail = await measured(["logs", "loud@2026-09-01", "shout", "--tail", "100"]);
