@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { UsageError } from "../../core/model/errors.ts";
 import { formatInstant } from "../../core/time/dates.ts";
-import { elapsed, isoTime, printJson, table } from "../format.ts";
+import { elapsed, isoTime, printJson, restated, table } from "../format.ts";
 import { engineAction } from "../project.ts";
 
 /** Read-only commands: runs, tasks, logs, next. */
@@ -20,8 +20,8 @@ export function registerInspectCommands(program: Command): void {
         if (runs.length === 0) return console.log(`no runs of ${pipelineId} yet`);
         console.log(
           table(
-            ["run", "date", "state", "trigger", "by", "started", "took"],
-            runs.map((r) => [r.runId, r.businessDate, r.state, r.trigger, r.triggeredBy, isoTime(r.startedAt), elapsed(r.startedAt, r.endedAt)]),
+            ["run", "date", "state", "trigger", "by", "started", "took", "restated"],
+            runs.map((r) => [r.runId, r.businessDate, r.state, r.trigger, r.triggeredBy, isoTime(r.startedAt), elapsed(r.startedAt, r.endedAt), restated(r)]),
           ),
         );
       }),
@@ -86,6 +86,8 @@ export function registerInspectCommands(program: Command): void {
             due.map((d) => [d.interval.businessDate, formatInstant(d.interval.start, tz), formatInstant(d.interval.end, tz), formatInstant(d.firesAt, tz)]),
           ),
         );
+        const restating = await engine.restateEstimate(pipelineId);
+        if (restating) console.log(`\n${restating.summary}`);
       }),
     );
 }
