@@ -14,6 +14,7 @@ import type { TaskCodeRunner } from "./task-code-runner.ts";
 import type { TaskEntry } from "../task-host/protocol.ts";
 import { commandEnvironment } from "./command-env.ts";
 import { NO_SECRETS, type SecretMasker } from "../secrets/masker.ts";
+import { watermarksForRun } from "./watermarks.ts";
 
 export interface AttemptEnvironment {
   clock: Clock;
@@ -80,11 +81,12 @@ async function runTask(
   log: AttemptLog,
   env: AttemptEnvironment,
 ): Promise<AttemptResult> {
+  const watermarks = watermarksForRun(env.watermarks, claim.trigger, (line) => log.line("INFO", line));
   const code = (entry: TaskEntry) =>
     env.runner.call({
       pipeline, task, entry, claim, log,
       projectFrozen: env.frozen ?? [],
-      watermarks: env.watermarks,
+      watermarks,
       timeoutMs: task.policy.timeoutMs,
       graceMs: task.killGraceMs,
       cancel: env.cancel,
