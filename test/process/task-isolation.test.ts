@@ -138,7 +138,8 @@ export const cmdp = pipeline("cmdp", { schedule: daily({ at: "00:00" }), start: 
     expect(lines.map((l) => l.replace(/ \d+ pgid=\d+$/, ""))).toEqual(["start try=1", "start try=2", "end try=2"]);
     const retryStartedAt = Number(/start try=2 (\d+)/.exec(events())![1]);
     expect(retryStartedAt).toBeGreaterThan(goneAt);
-    expect(queryState<{ state: string }>(project, "SELECT state FROM runs")[0]!.state).toBe("success");
+    // The command has ended; its worker records the end a moment later.
+    await waitFor("the run to succeed", () => (queryState<{ state: string }>(project, "SELECT state FROM runs")[0]?.state === "success" ? true : undefined));
   });
 
   it("lets a killed idem run be run again at once on the same host, whatever workerLeaseMs says", async () => {
