@@ -46,7 +46,7 @@ describe("pipeline files are reloaded, and a broken one stops only itself", () =
     expect(validate.status).toBe(2);
     expect(validate.stderr).toMatch(/pipelines\/typo\.ts:3: does not compile/);
     expect(validate.stderr).toMatch(/pipelines\/throws\.ts:3: could not load: cannot reach the config service/);
-    const dev = start("dev", "--health-port", "0");
+    const dev = start("dev", "--health-port", "0", "--no-serve");
     await waitFor("the good pipeline's run to succeed", () => (queryState<{ state: string }>(project, "SELECT state FROM runs WHERE pipeline_id = 'good'")[0]?.state === "success" ? true : undefined));
     expect(dev.output()).toMatch(/pipeline file not loaded, its pipelines do not run: pipelines\/typo\.ts:3: does not compile/);
     const port = /health on http:\/\/127\.0\.0\.1:(\d+)\/health/.exec(dev.output())![1];
