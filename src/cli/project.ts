@@ -35,7 +35,13 @@ export async function openEngine(options: GlobalOptions): Promise<Engine & { con
   const store = openStore(process.env.IDEM_STATE_URL?.trim() || config.state || join(config.stateDir, "state.db"));
   await store.migrate();
   await store.ensurePools(Object.entries(config.pools).map(([name, slots]) => ({ name, slots })), systemClock.now());
-  const engine = new Engine({ store, clock: systemClock, stateDir: config.stateDir, pipelines, projectDir: config.rootDir, frozen: config.frozen });
+  const engine = new Engine({
+    store, clock: systemClock, stateDir: config.stateDir, pipelines, projectDir: config.rootDir, frozen: config.frozen,
+    watch: {
+      notifiers: config.notifiers, defaultNotify: config.defaultNotify, intervalMs: config.checkerIntervalMs,
+      graceMs: config.didNotRunGraceMs, staleMs: config.checkerStaleMs,
+    },
+  });
   return Object.assign(engine, { config });
 }
 

@@ -281,6 +281,8 @@ export interface ClaimRequest {
   leaseMs: number;
   /** Claim only from this run (an in-process `idem run`). */
   runId?: string;
+  /** Claim only from this backfill's runs (`idem backfill` running one with no scheduler about). */
+  backfillId?: string;
   /** Where the attempt's log goes; stored on the attempt. */
   logPath: (runId: string, taskId: string, tryNumber: number) => string;
 }
@@ -474,7 +476,7 @@ export interface FreshnessPublication {
   emptyReason: string | null;
 }
 
-export type IncidentKind = "late" | "sla_missed" | "late_publication" | "did_not_run" | "run_failed";
+export type IncidentKind = "late" | "sla_missed" | "late_publication" | "did_not_run" | "run_failed" | "scheduler_down";
 
 export interface NewIncident {
   key: string;

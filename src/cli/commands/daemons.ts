@@ -4,9 +4,6 @@ import { hostname } from "node:os";
 import { UsageError } from "../../core/model/errors.ts";
 import { createServer, type Server } from "node:http";
 import { Scheduler } from "../../engine/scheduler/scheduler.ts";
-import { FreshnessChecker } from "../../engine/freshness/checker.ts";
-import { AlertDispatcher } from "../../engine/freshness/notifiers.ts";
-import { checkerHealth } from "../../engine/freshness/report.ts";
 import { notifyWork, subscribeToWork } from "../../engine/worker/wakeup.ts";
 import { Worker } from "../../engine/worker/worker.ts";
 import { openEngine, type GlobalOptions } from "../project.ts";
@@ -17,16 +14,17 @@ type Engine = Awaited<ReturnType<typeof openEngine>>;
 export function registerDaemonCommands(program: Command): void {
   program
     .command("scheduler")
-    .description("create runs for due intervals and published datasets; recover lost attempts; check freshness promises (one leads, others stand by)")
+    .description("create runs for due intervals and published datasets; recover lost attempts (one leads, others stand by); runs a watchdog")
     .option("--health-port <port>", "serve GET /health on 127.0.0.1:<port>")
-    .action((flags: { healthPort?: string }) => daemon(program, async (engine, signal) => runScheduler(engine, signal, flags.healthPort)));
+    .action((flags: { healthPort?: string }) => daemon(program, "scheduler", flags.healthPort, async (engine, signal) => runScheduler(engine, signal)));
 
   program
     .command("worker")
-    .description("claim eligible task instances and run them")
+    .description("claim eligible task instances and run them; runs a watchdog")
     .option("--concurrency <n>", "attempts at once (default: the config's concurrency)")
     .option("--grace <seconds>", "on SIGTERM, how long running attempts may finish before they are handed back", "30")
-    .action((options: WorkerFlags) => daemon(program, async (engine, signal) => runWorker(engine, signal, options)));
+    .option("--health-port <port>", "serve GET /health on 127.0.0.1:<port>")
+    .action((options: WorkerFlags & { healthPort?: string }) => daemon(program, "worker", options.healthPort, async (engine, signal) => runWorker(engine, signal, options)));
 
   program
     .command("dev")
@@ -35,8 +33,8 @@ export function registerDaemonCommands(program: Command): void {
     .option("--grace <seconds>", "on SIGTERM, how long running attempts may finish", "30")
     .option("--health-port <port>", "serve GET /health on 127.0.0.1:<port>")
     .action((options: WorkerFlags & { healthPort?: string }) =>
-      daemon(program, async (engine, signal) => {
-        await Promise.all([runScheduler(engine, signal, options.healthPort), runWorker(engine, signal, options)]);
+      daemon(program, "dev", options.healthPort, async (engine, signal) => {
+        await Promise.all([runScheduler(engine, signal), runWorker(engine, signal, options)]);
       }),
     );
 }
@@ -46,7 +44,11 @@ interface WorkerFlags {
   grace: string;
 }
 
-async function daemon(program: Command, body: (engine: Engine, signal: AbortSignal) => Promise<void>): Promise<void> {
+/**
+ * Every long-running process also runs a watchdog (freshness and "did not run" checks, alert
+ * delivery; one process at a time holds its lease), so no single process is needed for alerts.
+ */
+async function daemon(program: Command, role: string, healthPort: string | undefined, body: (engine: Engine, signal: AbortSignal) => Promise<void>): Promise<void> {
   const engine = await openEngine(program.opts<GlobalOptions>());
   const stop = new AbortController();
   const onSignal = (name: string) => {
@@ -58,28 +60,24 @@ async function daemon(program: Command, body: (engine: Engine, signal: AbortSign
   process.on("SIGINT", () => onSignal("SIGINT"));
   try {
     await engine.store.ensurePools(Object.entries(engine.config.pools).map(([name, slots]) => ({ name, slots })), engine.clock.now());
-    await body(engine, stop.signal);
+    const server = healthPort === undefined ? null : await serveHealth(engine, wholeNumber(healthPort, "--health-port", 1));
+    const watchdog = engine.watchdog(role, log).run(stop.signal);
+    try {
+      await body(engine, stop.signal);
+    } finally {
+      stop.abort();
+      await watchdog;
+      server?.close();
+    }
   } finally {
     await engine.store.close();
   }
 }
 
-async function runScheduler(engine: Engine, signal: AbortSignal, healthPort?: string): Promise<void> {
+async function runScheduler(engine: Engine, signal: AbortSignal): Promise<void> {
   const holder = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
   let leading: boolean | null = null;
-  const checker = new FreshnessChecker({ store: engine.store, pipelines: engine.pipelines(), defaultNotify: engine.config.defaultNotify, log });
-  const dispatcher = new AlertDispatcher({ store: engine.store, clock: engine.clock, notifiers: engine.config.notifiers, log });
-  const server = healthPort === undefined ? null : await serveHealth(engine, wholeNumber(healthPort, "--health-port", 1));
-  // Only the leader delivers alerts, so two schedulers never send one twice.
-  const delivery = (async () => {
-    while (!signal.aborted) {
-      if (leading) await dispatcher.deliverDue().catch((e) => log(`alert delivery: ${(e as Error).message}`));
-      await engine.clock.sleep(1_000, signal);
-    }
-  })();
   const scheduler = new Scheduler({
-    checker,
-    checkEveryMs: 15_000,
     store: engine.store,
     clock: engine.clock,
     pipelines: engine.pipelines(),
@@ -98,20 +96,19 @@ async function runScheduler(engine: Engine, signal: AbortSignal, healthPort?: st
       log(leading ? `scheduler ${holder} leads` : `scheduler ${holder} stands by (leader: ${tick.leaderHolder})`);
     },
   });
-  await delivery;
-  server?.close();
 }
 
-/** GET /health: 200 with the checker's health when the scheduler's heartbeat is fresh, 503 when not. */
+/** GET /health: 200 with who runs the checker and how fresh its last pass is, and the scheduler's lead; 503 when either is down. */
 async function serveHealth(engine: Engine, port: number): Promise<Server> {
   const server = createServer((request, response) => {
     if (request.url !== "/health") {
       response.writeHead(404).end();
       return;
     }
-    checkerHealth(engine.store, engine.clock.now(), engine.config.checkerStaleMs)
+    engine
+      .health()
       .then((health) => {
-        response.writeHead(health.status === "ok" ? 200 : 503, { "content-type": "application/json" }).end(JSON.stringify(health));
+        response.writeHead(health.healthy ? 200 : 503, { "content-type": "application/json" }).end(JSON.stringify(health));
       })
       .catch((error) => response.writeHead(500).end(String(error)));
   });

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { formatInstant } from "../../core/time/dates.ts";
-import { checkerHealth } from "../../engine/freshness/report.ts";
+import type { CheckerHealth } from "../../engine/freshness/report.ts";
 import { isoTime, printJson, table } from "../format.ts";
 import { engineAction } from "../project.ts";
 
@@ -17,9 +17,9 @@ export function registerFreshnessCommands(program: Command): void {
     .option("--json", "print as JSON")
     .action((flags: { json?: boolean }) =>
       withEngine(async (engine) => {
-        const report = await engine.freshness(engine.config.checkerStaleMs);
+        const report = await engine.freshness();
         if (flags.json) return printJson(report);
-        console.log(report.checker.status === "ok" ? report.checker.message : RED(`CHECKER DOWN: ${report.checker.message}`));
+        console.log(healthLine(report.checker));
         if (report.datasets.length === 0) return console.log("no freshness promises (add `promises` to a pipeline)");
         console.log(
           table(
@@ -44,7 +44,7 @@ export function registerFreshnessCommands(program: Command): void {
 
   program
     .command("incidents")
-    .description("incidents opened by the freshness checker (late, SLA missed, did not run, failed runs)")
+    .description("incidents opened by the freshness checker (late, SLA missed, did not run, failed runs, scheduler down)")
     .option("--all", "resolved ones too")
     .option("--json", "print as JSON")
     .action((flags: { all?: boolean; json?: boolean }) =>
@@ -58,14 +58,19 @@ export function registerFreshnessCommands(program: Command): void {
 
   program
     .command("health")
-    .description("is the scheduler (and so the freshness checker) alive? exit 1 when not")
+    .description("who runs the freshness checker and how fresh its last pass is, and whether a scheduler leads; exit 1 when either is down")
     .option("--json", "print as JSON")
     .action((flags: { json?: boolean }) =>
       withEngine(async (engine) => {
-        const health = await checkerHealth(engine.store, engine.clock.now(), engine.config.checkerStaleMs);
+        const health = await engine.health();
         if (flags.json) printJson(health);
-        else console.log(health.status === "ok" ? health.message : RED(`CHECKER DOWN: ${health.message}`));
-        if (health.status !== "ok") process.exitCode = 1;
+        else console.log(healthLine(health));
+        if (!health.healthy) process.exitCode = 1;
       }),
     );
+}
+
+function healthLine(health: CheckerHealth): string {
+  if (health.healthy) return health.message;
+  return RED(`${health.status === "ok" ? "SCHEDULER DOWN" : "CHECKER DOWN"}: ${health.message}`);
 }

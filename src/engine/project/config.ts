@@ -32,8 +32,15 @@ export interface IdemConfig {
   notifiers?: Record<string, NotifierConfig>;
   /** Notifiers for incidents no promise names any for (did not run, failed runs). Default ["log"]. */
   defaultNotify?: string[];
-  /** The checker counts as dead when the scheduler's heartbeat is older than this. Default 60 s. */
+  /** The checker counts as dead when its last pass is older than this. Default 60 s. */
   checkerStaleMs?: number;
+  /** How often the watchdog checks promises and due runs (in whichever process holds its lease). Default 15 s. */
+  checkerIntervalMs?: number;
+  /**
+   * A due interval with no run this long after it fired, and no scheduler progressing toward
+   * it, did not run; no scheduler leading for this long is an incident. Default 10 minutes.
+   */
+  didNotRunGraceMs?: number;
   /** A worker that has not renewed an attempt's lease for this long is presumed dead. Default 30 s. */
   workerLeaseMs?: number;
   /** A scheduler that has not renewed the leader lease for this long is replaced. Default 15 s. */
@@ -57,6 +64,8 @@ export interface ResolvedConfig {
   notifiers: Record<string, NotifierConfig>;
   defaultNotify: string[];
   checkerStaleMs: number;
+  checkerIntervalMs: number;
+  didNotRunGraceMs: number;
 }
 
 export const CONFIG_FILE_NAMES = ["idem.config.ts", "idem.config.mts", "idem.config.js", "idem.config.mjs"];
@@ -86,6 +95,8 @@ const configSchema = z
       .optional(),
     defaultNotify: z.array(z.string()).optional(),
     checkerStaleMs: z.number().int().min(1000).optional(),
+    checkerIntervalMs: z.number().int().min(100).optional(),
+    didNotRunGraceMs: z.number().int().min(0).optional(),
     workerLeaseMs: z.number().int().min(100).optional(),
     schedulerLeaseMs: z.number().int().min(100).optional(),
     pools: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]{0,99}$/, "a pool name"), z.number().int().min(0)).optional(),
@@ -113,6 +124,11 @@ export async function loadConfig(cwd: string, explicitFile?: string): Promise<Re
     const where = issue.path.length ? issue.path.join(".") : "config";
     throw new DefinitionError(`${where}: ${issue.message}`, { file: file ?? "idem.config.ts" });
   }
+  const checkerStaleMs = parsed.data.checkerStaleMs ?? 60_000;
+  const checkerIntervalMs = parsed.data.checkerIntervalMs ?? 15_000;
+  if (checkerIntervalMs >= checkerStaleMs) {
+    throw new DefinitionError(`checkerIntervalMs: ${checkerIntervalMs} must be below checkerStaleMs (${checkerStaleMs}), or a passing checker looks dead`, { file: file ?? "idem.config.ts" });
+  }
   const rootDir = file ? dirname(file) : cwd;
   const pipelines = parsed.data.pipelines ?? "pipelines";
   return {
@@ -132,7 +148,9 @@ export async function loadConfig(cwd: string, explicitFile?: string): Promise<Re
     warehouse: resolveWarehouse(parsed.data.warehouse, file ? dirname(file) : cwd),
     notifiers: { log: { log: true }, ...(parsed.data.notifiers as Record<string, NotifierConfig> | undefined) },
     defaultNotify: parsed.data.defaultNotify ?? ["log"],
-    checkerStaleMs: parsed.data.checkerStaleMs ?? 60_000,
+    checkerStaleMs,
+    checkerIntervalMs,
+    didNotRunGraceMs: parsed.data.didNotRunGraceMs ?? 10 * 60_000,
   };
 }
 
