@@ -87,9 +87,10 @@ export const mixed = pipeline("mixed", { schedule: daily({ at: "00:00" }), start
     ]);
     writeFileSync(join(here.project, "release"), "");
     start("worker");
-    await waitFor("the handed-back task to finish", () => (existsSync(join(here.project, "slow-done")) ? true : undefined));
+    // The file exists a moment before its line is in it: wait for the line.
+    const done = await waitFor("the handed-back task to finish", () => (existsSync(join(here.project, "slow-done")) ? readFileSync(join(here.project, "slow-done"), "utf8") || undefined : undefined));
     // handed back, not failed: the same try ran again
-    expect(readFileSync(join(here.project, "slow-done"), "utf8")).toBe("try 1\n");
+    expect(done).toBe("try 1\n");
     const [run] = queryState<{ state: string }>(here.project, "SELECT state FROM runs");
     await waitFor("the run to succeed", () => (queryState<{ state: string }>(here.project, "SELECT state FROM runs")[0]?.state === "success" ? true : undefined));
     expect(run).toBeDefined();
