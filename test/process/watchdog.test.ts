@@ -12,9 +12,9 @@ function idem(...args: string[]) {
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
 
-// Short leases and grace so that an outage of a few seconds is one.
+// Short leases and grace so that an outage of a few seconds is one (long enough that a loaded machine is not one).
 const CONFIG = `import { defineConfig } from "idem";
-export default defineConfig({ schedulerLeaseMs: 2000, workerLeaseMs: 3000, checkerIntervalMs: 300, checkerStaleMs: 5000, didNotRunGraceMs: 4000, concurrency: 4 });
+export default defineConfig({ schedulerLeaseMs: 3000, workerLeaseMs: 3000, checkerIntervalMs: 300, checkerStaleMs: 5000, didNotRunGraceMs: 8000, concurrency: 4 });
 `;
 
 type IncidentRow = { incident_key: string; kind: string; opened_at: number; resolved_at: number | null; message: string; resolution: string | null };
@@ -27,7 +27,7 @@ describe("the watchdog with real processes", () => {
       "idem.config.ts": CONFIG,
       "pipelines/ticks.ts": `
 import { pipeline, cron } from "idem";
-export const ticks = pipeline("ticks", { schedule: cron("*/2 * * * * *") }, { t: { run: () => ({ ok: 1 }) } });
+export const ticks = pipeline("ticks", { schedule: cron("*/3 * * * * *") }, { t: { run: () => ({ ok: 1 }) } });
 `,
     });
     const scheduler = start("scheduler");
@@ -38,12 +38,14 @@ export const ticks = pipeline("ticks", { schedule: cron("*/2 * * * * *") }, { t:
     const killedAt = Date.now();
     await scheduler.kill9(); // its watchdog dies with it: the worker's takes the checker lease
     const down = await waitFor("the scheduler_down incident", () => incidents().find((i) => i.kind === "scheduler_down"), 20_000);
-    expect(down.opened_at).toBeGreaterThanOrEqual(killedAt + 3_000); // a grace (4 s) after its last renewal, no sooner
+    // A grace (8 s) after the scheduler last renewed its lead, no sooner (the key names that time).
+    expect(down.opened_at - Number(down.incident_key.split(":")[1])).toBeGreaterThanOrEqual(8_000);
+    expect(down.opened_at).toBeGreaterThan(killedAt);
     expect(down.message).toMatch(/^scheduler down: no scheduler has held the lead since \d{4}-\d\d-\d\d \d\d:\d\d(:\d\d)? UTC \(last: [^)]+\); no scheduled run is created and no backfill advances$/);
     expect(leadOf("checker")!.holder).toMatch(/^worker /);
     // Let due times pass while it is down: still one incident, and health says so.
     const dueTimes = queryState<{ n: number }>(here.project, "SELECT count(*) AS n FROM runs")[0]!.n;
-    await new Promise((r) => setTimeout(r, 4_500));
+    await new Promise((r) => setTimeout(r, 8_500));
     expect(incidents().map((i) => i.kind)).toEqual(["scheduler_down"]);
     const health = idem("health");
     expect(health.code).toBe(1);
@@ -54,8 +56,8 @@ export const ticks = pipeline("ticks", { schedule: cron("*/2 * * * * *") }, { t:
     const resolved = await waitFor("the incident to resolve", () => incidents().find((i) => i.kind === "scheduler_down" && i.resolved_at !== null), 20_000);
     expect(resolved.resolution).toMatch(/^scheduler \S+ leads again$/);
     await waitFor("the missed intervals to be caught up", () => (queryState<{ n: number }>(here.project, "SELECT count(*) AS n FROM runs")[0]!.n >= dueTimes + 2 ? true : undefined), 20_000);
-    await new Promise((r) => setTimeout(r, 4_500)); // past the grace once more: the late runs open nothing
-    expect(incidents().map((i) => [i.kind, i.resolved_at === null ? "open" : "resolved"])).toEqual([["scheduler_down", "resolved"]]);
+    await new Promise((r) => setTimeout(r, 8_500)); // past the grace once more: the late runs open nothing
+    expect(incidents().map((i) => [i.kind, i.resolved_at === null ? "open" : "resolved", i.message])).toEqual([["scheduler_down", "resolved", down.message]]);
     // The alert went out (and its resolution) through the watchdog, not the dead scheduler.
     await waitFor("the resolve alert", () => (/ALERT RESOLVED scheduler_down:/.test(worker.output()) ? true : undefined), 10_000);
     expect(worker.output()).toMatch(/ALERT OPEN scheduler_down:/);
@@ -87,7 +89,7 @@ export const history = pipeline("history", { schedule: daily({ at: "00:00" }), s
       return n >= 60 ? n : undefined;
     }, 90_000);
     expect(queryState<{ n: number }>(here.project, "SELECT count(*) AS n FROM runs")[0]!.n).toBe(60);
-    await new Promise((r) => setTimeout(r, 4_500)); // one grace more, with the watchdog passing every 300 ms
+    await new Promise((r) => setTimeout(r, 8_500)); // one grace more, with the watchdog passing every 300 ms
     expect(incidents()).toEqual([]);
     // While catching up the newest days were pending (under the cap, or in order), never missing.
     expect([...seen].every((s) => s.startsWith("pending "))).toBe(true);
