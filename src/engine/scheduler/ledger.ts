@@ -1,5 +1,6 @@
 import { runIdFor } from "../../core/model/run-id.ts";
 import { didNotRun, judgeUnrunInterval, type SchedulerPresence, type UnrunCause } from "../../core/policy/expected-run.ts";
+import type { TriggerKind } from "../../core/model/states.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
 import type { Interval } from "../../core/time/interval.ts";
 import type { PipelineState, Store } from "../../store/port.ts";
@@ -14,6 +15,12 @@ export interface ExpectedRun {
   runId: string | null;
   /** Why it was skipped, why it is pending, or why it is missing. */
   note: string | null;
+  /** How the run came to exist or last ran again ("restate": the trailing window); null without a run. */
+  trigger: TriggerKind | null;
+  /** How often the schedule restated the run, when it last did, and why it last did not (frozen). */
+  restateCount: number;
+  lastRestatedAt: number | null;
+  restateNote: string | null;
   /** For pending and missing: what holds it up. */
   cause: UnrunCause | null;
   /** Missing past the grace, for a cause that is not a dead scheduler: a "did not run" incident. */
@@ -61,9 +68,12 @@ export async function expectedRuns(
     const key = `${interval.start}/${interval.end}`;
     const firesAt = pipeline.schedule.firesAt(interval);
     const run = runAt.get(key);
-    const none = { cause: null, didNotRun: false };
+    const none = { cause: null, didNotRun: false, trigger: null, restateCount: 0, lastRestatedAt: null, restateNote: null };
     if (run) {
-      out.push({ interval, firesAt, status: run.state, runId: run.runId, note: null, ...none });
+      out.push({
+        interval, firesAt, status: run.state, runId: run.runId, note: null, ...none, trigger: run.trigger,
+        restateCount: run.restateCount, lastRestatedAt: run.restatedAt, restateNote: run.restateNote,
+      });
       continue;
     }
     const skip = skipAt.get(key);
@@ -81,7 +91,7 @@ export async function expectedRuns(
       cursor: state.scheduleCursor, liveRuns, maxActiveRuns: pipeline.maxActiveRuns, lastProgressAt, scheduler,
     };
     const verdict = judgeUnrunInterval(facts);
-    out.push({ interval, firesAt, status: verdict.status, runId: null, note: verdict.note, cause: verdict.cause, didNotRun: didNotRun(facts, verdict) });
+    out.push({ interval, firesAt, status: verdict.status, runId: null, note: verdict.note, ...none, cause: verdict.cause, didNotRun: didNotRun(facts, verdict) });
   }
   return out;
 }
