@@ -7,19 +7,25 @@ import { Worker } from "../../engine/worker/worker.ts";
 import { wholeNumber } from "../flags.ts";
 import type { Cli } from "../lazy.ts";
 import { openEngine, type ProjectEngine as Engine } from "../project.ts";
+import { openHttp, type HttpFlags } from "./serve.ts";
 
 export function scheduler(cli: Cli, flags: { healthPort?: string }) {
-  return daemon(cli, "scheduler", flags.healthPort, (engine, signal) => runScheduler(engine, signal));
+  return daemon(cli, (engine, signal) => runScheduler(engine, signal), { role: "scheduler", healthPort: flags.healthPort });
 }
 
 export function worker(cli: Cli, options: WorkerFlags & { healthPort?: string }) {
-  return daemon(cli, "worker", options.healthPort, (engine, signal) => runWorker(engine, signal, options));
+  return daemon(cli, (engine, signal) => runWorker(engine, signal, options), { role: "worker", healthPort: options.healthPort });
 }
 
-export function dev(cli: Cli, options: WorkerFlags & { healthPort?: string }) {
-  return daemon(cli, "dev", options.healthPort, async (engine, signal) => {
-    await Promise.all([runScheduler(engine, signal), runWorker(engine, signal, options)]);
-  });
+export function dev(cli: Cli, options: WorkerFlags & HttpFlags & { healthPort?: string; serve: boolean }) {
+  return daemon(cli, async (engine, signal) => {
+    const server = options.serve ? await openHttp(engine, options, cli.global.user) : null;
+    try {
+      await Promise.all([runScheduler(engine, signal), runWorker(engine, signal, options)]);
+    } finally {
+      await server?.close();
+    }
+  }, { role: "dev", healthPort: options.healthPort });
 }
 
 interface WorkerFlags {
@@ -30,8 +36,10 @@ interface WorkerFlags {
 /**
  * Every long-running process also runs a watchdog (freshness and "did not run" checks, alert
  * delivery; one process at a time holds its lease), so no single process is needed for alerts.
+ * `role` names the process for `idem health`.
  */
-async function daemon(cli: Cli, role: string, healthPort: string | undefined, body: (engine: Engine, signal: AbortSignal) => Promise<void>): Promise<void> {
+export async function daemon(cli: Cli, body: (engine: Engine, signal: AbortSignal) => Promise<void>, options: { role: string; healthPort?: string }): Promise<void> {
+  const { role, healthPort } = options;
   const engine = await openEngine(cli.global, { pipelines: true });
   const stop = new AbortController();
   const onSignal = (name: string) => {
@@ -126,6 +134,6 @@ async function runWorker(engine: Engine, signal: AbortSignal, flags: WorkerFlags
   await worker.run(signal);
 }
 
-function log(line: string): void {
+export function log(line: string): void {
   process.stdout.write(`${new Date().toISOString()} ${line}\n`);
 }
