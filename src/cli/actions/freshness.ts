@@ -1,4 +1,5 @@
 import { formatInstant } from "../../core/time/dates.ts";
+import type { CheckerHealth } from "../../engine/freshness/report.ts";
 import { isoTime, printJson, table } from "../format.ts";
 import type { Cli } from "../lazy.ts";
 import { withEngine } from "../project.ts";
@@ -8,9 +9,9 @@ const MARK: Record<string, string> = { on_time: "ok", late: "LATE", missed: "MIS
 
 export function freshness(cli: Cli, flags: { json?: boolean }) {
   return withEngine(cli, { pipelines: true }, async (engine) => {
-    const report = await engine.freshness(engine.config.checkerStaleMs);
+    const report = await engine.freshness();
     if (flags.json) return printJson(report);
-    console.log(report.checker.status === "ok" ? report.checker.message : RED(`CHECKER DOWN: ${report.checker.message}`));
+    console.log(healthLine(report.checker));
     if (report.datasets.length === 0) return console.log("no freshness promises (add `promises` to a pipeline)");
     console.log(
       table(
@@ -45,12 +46,18 @@ export function incidents(cli: Cli, flags: { all?: boolean; json?: boolean }) {
 // Health loads the pipeline files: a file that does not load is part of the answer.
 export function health(cli: Cli, flags: { json?: boolean }) {
   return withEngine(cli, { pipelines: true }, async (engine) => {
-    const health = await engine.health(engine.config.checkerStaleMs);
-    if (flags.json) printJson({ ...health.checker, status: health.status, checker: health.checker.status, brokenFiles: health.brokenFiles });
+    const health = await engine.installationHealth();
+    const healthy = health.checker.healthy && health.brokenFiles.length === 0;
+    if (flags.json) printJson({ ...health.checker, status: health.status, healthy, checker: health.checker.status, brokenFiles: health.brokenFiles });
     else {
-      console.log(health.checker.status === "ok" ? health.checker.message : RED(`CHECKER DOWN: ${health.checker.message}`));
+      console.log(healthLine(health.checker));
       for (const broken of health.brokenFiles) console.log(RED(`BROKEN PIPELINE FILE: ${broken.message}`));
     }
-    if (health.status !== "ok") process.exitCode = 1;
+    if (!healthy) process.exitCode = 1;
   });
+}
+
+function healthLine(health: CheckerHealth): string {
+  if (health.healthy) return health.message;
+  return RED(`${health.status === "ok" ? "SCHEDULER DOWN" : "CHECKER DOWN"}: ${health.message}`);
 }
