@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { hostname, userInfo } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { Clock } from "../core/model/clock.ts";
-import { DefinitionError, UsageError } from "../core/model/errors.ts";
+import { ConflictError, DefinitionError, NotFoundError, UsageError } from "../core/model/errors.ts";
 import { runIdFor } from "../core/model/run-id.ts";
 import type { Params, Pipeline } from "../core/pipeline/types.ts";
 import { addDays, formatInstant, parseBusinessDate, parseInstant, startOfDay } from "../core/time/dates.ts";
@@ -119,7 +119,7 @@ export class Engine {
     const found = this.#pipelines.get(id);
     if (!found) {
       const known = [...this.#pipelines.keys()];
-      throw new UsageError(`unknown pipeline "${id}"` + (known.length ? ` (known: ${known.join(", ")})` : " (no pipelines loaded)"));
+      throw new NotFoundError("pipeline", `unknown pipeline "${id}"` + (known.length ? ` (known: ${known.join(", ")})` : " (no pipelines loaded)"));
     }
     return found;
   }
@@ -195,7 +195,7 @@ export class Engine {
       try {
         await this.store.rerun({ runId: run.runId, graphVersion: pipeline.version, tasks: taskInstancesOf(pipeline), params, at: now });
       } catch (error) {
-        if (error instanceof StoreConflictError) throw new UsageError(error.message, { pipeline: pipelineId });
+        if (error instanceof StoreConflictError) throw new ConflictError(error.message, { pipeline: pipelineId });
         throw error;
       }
     }
@@ -237,7 +237,7 @@ export class Engine {
 
   async run(runId: string): Promise<RunRecord> {
     const run = await this.store.getRun(runId);
-    if (!run) throw new UsageError(`unknown run "${runId}" (run ids look like shop_orders@2026-09-01)`);
+    if (!run) throw new NotFoundError("run", `unknown run "${runId}" (run ids look like shop_orders@2026-09-01)`);
     return run;
   }
 
@@ -259,12 +259,12 @@ export class Engine {
     const attempts = await this.attempts(runId, taskId);
     if (attempts.length === 0) {
       const tasks = await this.store.listTaskInstances(runId);
-      if (!tasks.some((t) => t.taskId === taskId)) throw new UsageError(`run ${runId} has no task "${taskId}"`);
-      throw new UsageError(`task ${taskId} of run ${runId} has not run yet`);
+      if (!tasks.some((t) => t.taskId === taskId)) throw new NotFoundError("task", `run ${runId} has no task "${taskId}"`);
+      throw new NotFoundError("attempt", `task ${taskId} of run ${runId} has not run yet`);
     }
     const attempt = tryNumber === undefined ? attempts.at(-1)! : attempts.find((a) => a.tryNumber === tryNumber);
     if (!attempt) {
-      throw new UsageError(`task ${taskId} of run ${runId} has no try ${tryNumber} (tries: ${attempts.map((a) => a.tryNumber).join(", ")})`);
+      throw new NotFoundError("attempt", `task ${taskId} of run ${runId} has no try ${tryNumber} (tries: ${attempts.map((a) => a.tryNumber).join(", ")})`);
     }
     return { attempt, text: existsSync(attempt.logPath) ? readFileSync(attempt.logPath, "utf8") : "" };
   }
@@ -336,7 +336,7 @@ export class Engine {
   }
 
   async deletePool(name: string, request: { actor?: string } = {}): Promise<void> {
-    if (!(await this.store.deletePool(name))) throw new UsageError(`no pool named "${name}"`);
+    if (!(await this.store.deletePool(name))) throw new NotFoundError("pool", `no pool named "${name}"`);
     await this.store.appendAudit({ at: this.clock.now(), actor: request.actor ?? defaultActor(), action: "pool-delete", pipelineId: null, details: { pool: name } });
   }
 
@@ -406,7 +406,7 @@ export class Engine {
       businessDate: interval.businessDate, graphVersion: pipeline.version, trigger: "manual", triggeredBy: actor,
       reason: request.reason ?? null, params: request.params ?? {}, tasks: taskInstancesOf(pipeline), createdAt: now,
     });
-    if (!created) throw new UsageError(`run ${run.runId} already exists (${run.state}); use idem clear to run it again`, { pipeline: pipelineId });
+    if (!created) throw new ConflictError(`run ${run.runId} already exists (${run.state}); use idem clear to run it again`, { pipeline: pipelineId });
     await this.#audit(actor, "trigger", pipeline, run.runId, null, request.reason ?? null, { businessDate: interval.businessDate, openFrozen: request.openFrozen });
     notifyWork(this.stateDir);
     return run;
@@ -425,7 +425,7 @@ export class Engine {
     const tasks = await this.store.listTaskInstances(runId);
     let chosen = new Set(tasks.map((t) => t.taskId));
     if (request.taskId) {
-      if (!chosen.has(request.taskId)) throw new UsageError(`run ${runId} has no task "${request.taskId}"`);
+      if (!chosen.has(request.taskId)) throw new NotFoundError("task", `run ${runId} has no task "${request.taskId}"`);
       const nodes = [...pipeline.tasks.values()];
       chosen = new Set([
         request.taskId,
@@ -446,7 +446,7 @@ export class Engine {
         params: run.params, at: this.clock.now(),
       });
     } catch (error) {
-      if (error instanceof StoreConflictError) throw new UsageError(error.message);
+      if (error instanceof StoreConflictError) throw new ConflictError(error.message);
       throw error;
     }
     await this.#audit(actor, "clear", pipeline, runId, request.taskId ?? null, request.reason, {
@@ -483,7 +483,11 @@ export class Engine {
     try {
       return await action();
     } catch (error) {
-      if (error instanceof StoreConflictError) throw new UsageError(error.message.replace(/^no run /, "unknown run "));
+      if (error instanceof StoreConflictError) {
+        if (/^no run /.test(error.message)) throw new NotFoundError("run", error.message.replace(/^no run /, "unknown run "));
+        if (/ has no task /.test(error.message)) throw new NotFoundError("task", error.message);
+        throw new ConflictError(error.message);
+      }
       throw error;
     }
   }
@@ -551,7 +555,7 @@ export class Engine {
 
   async backfillStatus(backfillId: string): Promise<BackfillRecord & { progress: BackfillProgress }> {
     const backfill = await this.store.getBackfill(backfillId);
-    if (!backfill) throw new UsageError(`unknown backfill "${backfillId}"`);
+    if (!backfill) throw new NotFoundError("backfill", `unknown backfill "${backfillId}"`);
     return { ...backfill, progress: await this.store.backfillProgress(backfillId) };
   }
 
