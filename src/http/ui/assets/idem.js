@@ -79,7 +79,7 @@
   const STATE = /\bs-[a-z_]+\b/g;
   const LABEL = { up_for_retry: "up for retry", up_for_reschedule: "up for reschedule", upstream_failed: "upstream failed" };
   function recolour(el, state) {
-    el.className = el.className.replace(STATE, "").trim() + ` s-${state}`;
+    el.setAttribute("class", `${(el.getAttribute("class") || "").replace(STATE, "").trim()} s-${state}`);
     if (el.classList.contains("b")) el.textContent = LABEL[state] || state;
     if (el.hasAttribute("aria-label")) el.setAttribute("aria-label", el.getAttribute("aria-label").replace(/: [a-z_ ]+$/, `: ${LABEL[state] || state}`));
   }
@@ -91,7 +91,7 @@
     const row = grid.querySelector(`tr[data-run="${CSS.escape(change.runId)}"]`);
     const column = gridTasks.indexOf(change.taskId);
     if (!row || column < 0) return;
-    const cell = row.querySelectorAll("td.tc > .c")[column];
+    const cell = row.children[column + 2]?.firstElementChild;
     if (cell) recolour(cell, change.state);
   }
   function onRun(change) {
@@ -109,8 +109,10 @@
       else if (kind === "run" || (data.runId && data.state)) onRun(data);
       document.dispatchEvent(new CustomEvent("idem:change", { detail: data }));
     };
-    for (const name of (live.dataset.taskEvents || "task").split(",")) source.addEventListener(name, handle("task"));
-    for (const name of (live.dataset.runEvents || "run").split(",")) source.addEventListener(name, handle("run"));
+    source.addEventListener("task", handle("task"));
+    source.addEventListener("run", handle("run"));
+    // The server could not replay everything this tab missed: only a reload shows the truth.
+    source.addEventListener("reset", () => location.reload());
   }
 
   // --- log tail: while the attempt runs, fetch what was appended since the last byte shown -------
