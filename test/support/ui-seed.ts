@@ -22,7 +22,7 @@ import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
 export const SEED_NOW = Date.parse("2026-11-30T14:00:00Z");
 export const WAREHOUSE = "warehouse_daily";
 export const SHOP = "shop_orders";
-export const FIRST_DATE = "2025-12-01";
+export const FIRST_DATE = "2025-11-30";
 export const LAST_DUE_DATE = "2026-11-29";
 export const MISSING_DATE = "2026-10-14";
 export const FROZEN = { from: "2026-06-01", to: "2026-06-30", reason: "June closed by finance (audited 2026-07-08)" };
@@ -33,7 +33,7 @@ export const WAREHOUSE_TASKS = [
 
 /** Dates whose check_facts fails with a data error (never retried): downstream is upstream_failed. */
 export function failsCheck(date: string): boolean {
-  return dayIndex(date) % 37 === 20;
+  return dayIndex(date) % 37 === 21;
 }
 /** Dates whose extract_payments fails its first try and succeeds on the second. */
 export function retriesPayments(date: string): boolean {
@@ -151,7 +151,8 @@ async function seedRun(store: Store, dir: string, p: Pipeline, date: string, mod
         continue; // stays running: its worker still holds the lease
       }
       const o = outcomeOf(p, date, claim, mode);
-      writeLog(claim, o.log, t, o.took);
+      // Writing thousands of small files is most of the seeding time: old successes keep no log.
+      if (o.outcome === "failed" || dayIndex(date) > dayIndex(LAST_DUE_DATE) - 45) writeLog(claim, o.log, t, o.took);
       const end = t + o.took;
       latest = Math.max(latest, end);
       await store.finishAttempt({

@@ -4,7 +4,7 @@ import { addDays, localDate, parseBusinessDate } from "../../../core/time/dates.
 import type { Engine } from "../../../engine/engine.ts";
 import type { TaskInstanceRecord } from "../../../store/port.ts";
 import { escapeHtml, html, raw, seg, type Html } from "../html.ts";
-import { links, page, plural, stateLabel, type View } from "../parts.ts";
+import { badge, links, page, plural, stateLabel, type View } from "../parts.ts";
 import { pipelineHeader } from "./pipeline-tabs.ts";
 import { gridOf } from "../reads.ts";
 
@@ -81,13 +81,25 @@ export async function gridPage(engine: Engine, view: View, pipelineId: string): 
 </div>
 <div class="toolbar counts">${[...LEGEND].filter((s) => counts.get(s)).map((s) => html`<span class="b s-${s}">${stateLabel(s)} <b>${(counts.get(s) ?? 0).toLocaleString("en")}</b></span>`)}</div>`;
 
+  const attention = grid.rows.filter((r) => r.status === "failed" || r.status === "missing");
+  const side = html`<aside class="panel gridside"><h2>In this range</h2>
+${attention.length ? html`<ul class="attention">${attention.slice(0, 40).map((r) => {
+    const failedTasks = [...(byRun.get(r.runId ?? "")?.values() ?? [])].filter((t) => t.state === "failed").map((t) => t.taskId);
+    return html`<li>${badge(r.status)} <a class="date" href="${r.runId ? links.run(r.runId) : links.ledger(p.id, { month: r.businessDate.slice(0, 7) })}">${r.businessDate}</a>
+<div class="muted">${r.status === "missing" ? r.note : failedTasks.length ? html`failed: ${failedTasks.map((id, i) => html`${i ? ", " : ""}<a class="mono" href="${links.task(r.runId!, id)}">${id}</a>`)}` : "a task failed"}</div></li>`;
+  })}</ul>${attention.length > 40 ? html`<p class="muted">and ${attention.length - 40} more: <a href="${links.grid(p.id, { days, to: params.get("to"), only: "failed" })}">only failed or missing</a></p>` : ""}`
+    : html`<p class="muted">Nothing failed or missing.</p>`}
+<h3>Columns</h3><ol class="cols-list">${taskIds.map((id) => {
+    const t = p.tasks.get(id)!;
+    return html`<li><span class="mono">${id}</span>${t.policy.pool ? html` <span class="pill">⛁ ${t.policy.pool}</span>` : ""}</li>`;
+  })}</ol></aside>`;
   const content = html`${pipelineHeader(p, state, "grid")}
 ${toolbar}
-<div class="gridwrap"><table class="grid" data-tasks="${taskIds.join(",")}">
+<div class="gridlayout"><div class="gridwrap"><table class="grid" data-tasks="${taskIds.join(",")}">
 <thead><tr><th class="dh">business date</th><th class="tk"><span>run</span></th>${taskIds.map((id) => html`<th class="tk" title="${id}"><span>${id}</span></th>`)}</tr></thead>
 <tbody>${raw(body)}</tbody></table>
 ${rows.length === 0 ? html`<div class="empty">${only ? "No failed or missing interval in this range." : "No interval of this schedule falls in this range."}</div>` : ""}
-</div>
+</div>${side}</div>
 <div class="legend" aria-label="legend">${LEGEND.map((s) => html`<span class="b s-${s}">${stateLabel(s)}</span>`)}</div>`;
   return page(view, { title: `${p.id} grid`, active: "pipelines", body: content });
 }
