@@ -10,6 +10,7 @@ import { checkerHealth } from "../../engine/freshness/report.ts";
 import { notifyWork, subscribeToWork } from "../../engine/worker/wakeup.ts";
 import { Worker } from "../../engine/worker/worker.ts";
 import { openEngine, type GlobalOptions } from "../project.ts";
+import { openHttp, type HttpFlags } from "./serve.ts";
 
 type Engine = Awaited<ReturnType<typeof openEngine>>;
 
@@ -30,13 +31,22 @@ export function registerDaemonCommands(program: Command): void {
 
   program
     .command("dev")
-    .description("scheduler and worker in one process, for local use")
+    .description("scheduler, worker and the web UI in one process, for local use")
     .option("--concurrency <n>", "attempts at once (default: the config's concurrency)")
     .option("--grace <seconds>", "on SIGTERM, how long running attempts may finish", "30")
     .option("--health-port <port>", "serve GET /health on 127.0.0.1:<port>")
-    .action((options: WorkerFlags & { healthPort?: string }) =>
+    .option("--host <address>", "address the web UI and API listen on", "127.0.0.1")
+    .option("--port <port>", "port of the web UI and API (0: any free port)", "8080")
+    .option("--allow-host <name...>", "more host names the Host header may carry")
+    .option("--no-serve", "no web UI or API")
+    .action((options: WorkerFlags & HttpFlags & { healthPort?: string; serve: boolean }) =>
       daemon(program, async (engine, signal) => {
-        await Promise.all([runScheduler(engine, signal, options.healthPort), runWorker(engine, signal, options)]);
+        const server = options.serve ? await openHttp(engine, options, program.opts<GlobalOptions>().user) : null;
+        try {
+          await Promise.all([runScheduler(engine, signal, options.healthPort), runWorker(engine, signal, options)]);
+        } finally {
+          await server?.close();
+        }
       }),
     );
 }
@@ -46,7 +56,7 @@ interface WorkerFlags {
   grace: string;
 }
 
-async function daemon(program: Command, body: (engine: Engine, signal: AbortSignal) => Promise<void>): Promise<void> {
+export async function daemon(program: Command, body: (engine: Engine, signal: AbortSignal) => Promise<void>): Promise<void> {
   const engine = await openEngine(program.opts<GlobalOptions>());
   const stop = new AbortController();
   const onSignal = (name: string) => {
@@ -152,6 +162,6 @@ function wholeNumber(text: string, flag: string, min: number): number {
   return n;
 }
 
-function log(line: string): void {
+export function log(line: string): void {
   process.stdout.write(`${new Date().toISOString()} ${line}\n`);
 }
