@@ -1,6 +1,7 @@
 import { Hono, type Context } from "hono";
 import { UsageError } from "../../core/model/errors.ts";
-import type { Engine } from "../../engine/engine.ts";
+import type { Acting, Engine } from "../../engine/engine.ts";
+import type { AuditEntry } from "../../store/port.ts";
 import type { Reprocess } from "../../engine/backfill/plan.ts";
 import type { AppEnv, Principal } from "../env.ts";
 import { principalOf } from "../env.ts";
@@ -16,72 +17,73 @@ type Form = Record<string, string>;
  */
 export function uiActions(engine: Engine): Hono<AppEnv> {
   const actions = new Hono<AppEnv>();
-  const act = (handler: (form: Form, actor: string, c: Context<AppEnv>) => Promise<{ done: string; to?: string }>) => async (c: Context<AppEnv>) => {
+  const act = (handler: (form: Form, acting: Acting, c: Context<AppEnv>) => Promise<{ done: string; to?: string }>) => async (c: Context<AppEnv>) => {
     const form = await formOf(c);
     const back = localPath(form.back);
     const principal = principalOf(c);
     if (!principal || !principal.mayAct) return refuse(c, back, principal);
+    const written: AuditEntry[] = [];
     try {
-      const { done, to } = await handler(form, principal.actor, c);
-      return c.redirect(withFlash(to ?? back, "done", done), 303);
+      const { done, to } = await handler(form, { actor: principal.actor, onAudit: (entry) => written.push(entry) }, c);
+      const audit = written.length ? ` Audit entry #${written.map((e) => e.id).join(", #")} by ${principal.actor}.` : "";
+      return c.redirect(withFlash(to ?? back, "done", done + audit), 303);
     } catch (error) {
       if (error instanceof UsageError) return c.redirect(withFlash(back, "error", `Refused: ${error.message}`), 303);
       throw error;
     }
   };
 
-  actions.post("/runs/:runId/clear", act(async (form, actor, c) => {
+  actions.post("/runs/:runId/clear", act(async (form, acting, c) => {
     const runId = c.req.param("runId")!;
     const tasks = await engine.clear(runId, {
       taskId: form.taskId || undefined,
       downstream: form.downstream === "1",
       failedOnly: form.failedOnly === "1",
       reason: reasonOf(form),
-      actor,
+      ...acting,
     });
     const cleared = tasks.filter((t) => t.state === "scheduled" || t.state === "queued").map((t) => t.taskId);
-    return { done: `Cleared ${cleared.join(", ") || "the run"} of ${runId}; written to the audit log as ${actor}.` };
+    return { done: `Cleared ${cleared.join(", ") || "the run"} of ${runId}.` };
   }));
-  actions.post("/runs/:runId/tasks/:taskId/skip", act(async (form, actor, c) => {
-    const ti = await engine.skip(c.req.param("runId")!, c.req.param("taskId")!, { reason: reasonOf(form), actor });
-    return { done: `Skipped ${ti.taskId}; written to the audit log as ${actor}.` };
+  actions.post("/runs/:runId/tasks/:taskId/skip", act(async (form, acting, c) => {
+    const ti = await engine.skip(c.req.param("runId")!, c.req.param("taskId")!, { reason: reasonOf(form), ...acting });
+    return { done: `Skipped ${ti.taskId}.` };
   }));
-  actions.post("/runs/:runId/tasks/:taskId/mark", act(async (form, actor, c) => {
+  actions.post("/runs/:runId/tasks/:taskId/mark", act(async (form, acting, c) => {
     if (form.state !== "success" && form.state !== "failed") throw new UsageError(`state ${JSON.stringify(form.state ?? "")}: expected success or failed`);
-    const ti = await engine.mark(c.req.param("runId")!, c.req.param("taskId")!, { state: form.state, reason: reasonOf(form), actor });
-    return { done: `Marked ${ti.taskId} ${ti.state}; written to the audit log as ${actor}.` };
+    const ti = await engine.mark(c.req.param("runId")!, c.req.param("taskId")!, { state: form.state, reason: reasonOf(form), ...acting });
+    return { done: `Marked ${ti.taskId} ${ti.state}.` };
   }));
-  actions.post("/pipelines/:pipelineId/pause", act(async (form, actor, c) => {
-    const state = await engine.pause(c.req.param("pipelineId")!, { note: reasonOf(form), actor });
+  actions.post("/pipelines/:pipelineId/pause", act(async (form, acting, c) => {
+    const state = await engine.pause(c.req.param("pipelineId")!, { note: reasonOf(form), ...acting });
     return { done: `Paused ${state.pipelineId}: the scheduler creates no run until it is unpaused.` };
   }));
-  actions.post("/pipelines/:pipelineId/unpause", act(async (form, actor, c) => {
-    const state = await engine.unpause(c.req.param("pipelineId")!, { note: reasonOf(form), actor });
+  actions.post("/pipelines/:pipelineId/unpause", act(async (form, acting, c) => {
+    const state = await engine.unpause(c.req.param("pipelineId")!, { note: reasonOf(form), ...acting });
     return { done: `Unpaused ${state.pipelineId}.` };
   }));
-  actions.post("/pipelines/:pipelineId/trigger", act(async (form, actor, c) => {
+  actions.post("/pipelines/:pipelineId/trigger", act(async (form, acting, c) => {
     if (!form.date) throw new UsageError("give the business date to run (date)");
-    const run = await engine.trigger(c.req.param("pipelineId")!, form.date, { reason: reasonOf(form), actor, openFrozen: form.openFrozen || undefined });
+    const run = await engine.trigger(c.req.param("pipelineId")!, form.date, { reason: reasonOf(form), ...acting, openFrozen: form.openFrozen || undefined });
     return { done: `Triggered ${run.runId}; a worker runs it.`, to: links.run(run.runId) };
   }));
-  actions.post("/backfills", act(async (form, actor) => {
+  actions.post("/backfills", act(async (form, acting) => {
     const { backfill, created } = await engine.backfill(form.pipeline ?? "", {
       ...backfillRequestOf(form),
       reason: reasonOf(form),
-      actor,
+      ...acting,
     });
     return { done: created ? `Backfill ${backfill.backfillId} created; the scheduler runs it.` : `The same backfill is already live: ${backfill.backfillId}.`, to: links.backfill(backfill.backfillId) };
   }));
   for (const verb of ["pause", "resume", "cancel"] as const) {
-    actions.post(`/backfills/:backfillId/${verb}`, act(async (form, actor, c) => {
-      const b = await engine.controlBackfill(c.req.param("backfillId")!, verb, { reason: reasonOf(form), actor });
+    actions.post(`/backfills/:backfillId/${verb}`, act(async (form, acting, c) => {
+      const b = await engine.controlBackfill(c.req.param("backfillId")!, verb, { reason: reasonOf(form), ...acting });
       return { done: `Backfill ${b.backfillId} is ${b.state}.` };
     }));
   }
-  actions.post("/pools/:name", act(async (form, actor, c) => {
+  actions.post("/pools/:name", act(async (form, acting, c) => {
     const slots = Number(form.slots);
-    reasonOf(form);
-    await engine.setPool(c.req.param("name")!, slots, { description: form.description || undefined, actor });
+    await engine.setPool(c.req.param("name")!, slots, { description: form.description || undefined, reason: reasonOf(form), ...acting });
     return { done: `Pool ${c.req.param("name")} has ${slots} slot(s) now.` };
   }));
   return actions;

@@ -3,6 +3,9 @@ import type { Engine } from "../../engine/engine.ts";
 import type { ExpectedStatus } from "../../engine/scheduler/ledger.ts";
 import type { TaskInstanceRecord } from "../../store/port.ts";
 
+/** More runs than a grid can show (a year of an hourly schedule is 8,760). */
+const MAX_GRID_RUNS = 10_000;
+
 export interface GridRow {
   businessDate: string;
   runId: string | null;
@@ -17,9 +20,9 @@ export interface GridRow {
 export async function gridOf(engine: Engine, pipelineId: string, range: { fromDate: string; toDate: string }): Promise<{ rows: GridRow[]; tasks: TaskInstanceRecord[] }> {
   const p = engine.pipeline(pipelineId);
   const expected = await engine.expected(pipelineId, { from: range.fromDate, to: addDays(range.toDate, 1) });
-  // TEMPORARY until engine.taskGrid lands on i10 (one query): one read per run.
-  const runs = (await engine.runs(pipelineId, 100_000)).filter((r) => r.businessDate >= range.fromDate && r.businessDate <= range.toDate);
-  const tasks = (await Promise.all(runs.map((r) => engine.taskInstances(r.runId)))).flat();
+  // Two queries whatever the range: the runs, then every task instance of them.
+  const { items: runs } = await engine.runsPage(pipelineId, { fromDate: range.fromDate, toDate: range.toDate, limit: MAX_GRID_RUNS });
+  const tasks = await engine.taskInstancesOfRuns(runs.map((r) => r.runId));
   let rows: GridRow[];
   if (p.schedule.kind === "manual") {
     rows = runs.map((r) => ({ businessDate: r.businessDate, runId: r.runId, status: r.state, note: null }));

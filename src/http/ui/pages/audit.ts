@@ -1,7 +1,6 @@
 import { UsageError } from "../../../core/model/errors.ts";
 import { addDays, parseBusinessDate, startOfDay } from "../../../core/time/dates.ts";
 import type { Engine } from "../../../engine/engine.ts";
-import { auditPageOf } from "../../../engine/ui-reads.ts";
 import { html, query, type Html } from "../html.ts";
 import { at, links, page, pageHead, type View } from "../parts.ts";
 
@@ -18,11 +17,16 @@ export async function auditPage(engine: Engine, view: View): Promise<Html> {
     to: params.get("to") || undefined,
   };
   const zone = zoneFrom(params.get("tz"));
-  const range = {
-    fromAt: filter.from ? startOfDay(dateParam(filter.from, "from"), zone) : undefined,
-    toAt: filter.to ? startOfDay(addDays(dateParam(filter.to, "to"), 1), zone) : undefined,
-  };
-  const entries = await auditPageOf(engine, { ...filter, ...range, limit: PAGE, cursor: params.get("cursor") ?? undefined });
+  // The days are the reader's: their bounds are instants in the zone the page shows.
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const cursor = params.get("after");
+  if (cursor !== null && !/^\d+$/.test(cursor)) throw new UsageError(`after=${cursor}: expected the number of an audit entry`);
+  const entries = await engine.auditPage({
+    pipelineId: filter.pipelineId, actor: filter.actor, action: filter.action,
+    from: filter.from ? iso(startOfDay(dateParam(filter.from, "from"), zone)) : undefined,
+    to: filter.to ? iso(startOfDay(addDays(dateParam(filter.to, "to"), 1), zone)) : undefined,
+    limit: PAGE, after: cursor === null ? undefined : Number(cursor),
+  });
   const actions = ["trigger", "rerun", "clear", "skip", "mark-success", "mark-failed", "pause", "unpause", "backfill", "backfill-pause", "backfill-resume", "backfill-cancel", "pool-set", "pool-delete"];
   const form = html`<form method="get" class="row">
 <label>Actor<input name="actor" value="${filter.actor ?? ""}" placeholder="anyone"></label>
@@ -36,7 +40,7 @@ export async function auditPage(engine: Engine, view: View): Promise<Html> {
 <td>${e.pipelineId ? html`<a href="${links.grid(e.pipelineId)}">${e.pipelineId}</a>` : html`<span class="faint">–</span>`}</td>
 <td>${e.runId ? html`<a class="mono" href="${e.taskId ? links.task(e.runId, e.taskId) : links.run(e.runId)}">${e.runId}${e.taskId ? ` ${e.taskId}` : ""}</a>` : ""}</td>
 <td>${e.reason ?? html`<span class="faint">no reason</span>`}</td><td class="mono faint">${Object.keys(e.details).length ? JSON.stringify(e.details) : ""}</td></tr>`);
-  const next = entries.nextCursor ? html`<a class="btn" href="/ui/audit${query({ ...Object.fromEntries(params), cursor: entries.nextCursor, done: null, error: null })}">Older entries →</a>` : "";
+  const next = entries.next !== null ? html`<a class="btn" href="/ui/audit${query({ ...Object.fromEntries(params), after: entries.next, done: null, error: null })}">Older entries →</a>` : "";
   const body = html`${pageHead({ title: "Audit log", sub: "Every manual action, with who, when, why and the graph version. Nobody turns a failure green without a record." })}
 <div class="panel">${form}</div>
 <div class="panel flush">${entries.items.length ? html`<table class="t audit"><thead><tr><th>At</th><th>Actor</th><th>Action</th><th>Pipeline</th><th>Run / task</th><th>Reason</th><th>Details</th></tr></thead><tbody>${rows}</tbody></table>` : html`<div class="empty">No audit entry matches.</div>`}</div>

@@ -1,4 +1,3 @@
-import { pipelineStateOf } from "../../../engine/ui-reads.ts";
 import type { Engine } from "../../../engine/engine.ts";
 import type { TaskInstanceRecord } from "../../../store/port.ts";
 import { html, type Html } from "../html.ts";
@@ -9,7 +8,7 @@ import { pipelineHeader } from "./pipeline-tabs.ts";
 /** The DAG coloured by one run's task states (`?run=`, default the newest run); pools and datasets on the nodes. */
 export async function graphPage(engine: Engine, view: View, pipelineId: string): Promise<Html> {
   const p = engine.pipeline(pipelineId);
-  const [state, recent] = await Promise.all([pipelineStateOf(engine, p.id), engine.runs(p.id, 60)]);
+  const [state, recent] = await Promise.all([engine.pipelineState(p.id), engine.runs(p.id, 60)]);
   const runId = view.url.searchParams.get("run") ?? recent[0]?.runId ?? null;
   const run = runId ? await engine.run(runId) : null;
   const tasks = new Map<string, TaskInstanceRecord>(run ? (await engine.taskInstances(run.runId)).map((t) => [t.taskId, t]) : []);
@@ -26,7 +25,7 @@ export async function graphPage(engine: Engine, view: View, pipelineId: string):
 <button type="submit">Show</button>${run ? html`<a class="btn" href="${links.run(run.runId)}">Open run</a>` : ""}</form>`;
   const pools = [...new Set([...p.tasks.values()].map((t) => t.policy.pool).filter((x): x is string => !!x))];
   const datasets = [...new Set([...p.tasks.values()].flatMap((t) => [...t.produces, ...(t.publishes ? [t.publishes] : [])]))];
-  const body = html`${pipelineHeader(p, state, "graph")}
+  const body = html`${pipelineHeader(view, p, state, "graph")}
 <div class="toolbar">${recent.length ? picker : html`<span class="muted">No run yet: the graph shows the definition.</span>`}<span class="sp"></span>
 ${run ? html`<span>Run ${badge(run.state, { run: run.runId })} <span class="date">${run.businessDate}</span></span>` : ""}</div>
 <div class="panel">${svg}</div>

@@ -1,5 +1,4 @@
 import { UsageError } from "../../../core/model/errors.ts";
-import { pipelineStateOf } from "../../../engine/ui-reads.ts";
 import { addDays, localDate, parseBusinessDate } from "../../../core/time/dates.ts";
 import type { Engine } from "../../../engine/engine.ts";
 import type { TaskInstanceRecord } from "../../../store/port.ts";
@@ -31,7 +30,7 @@ export async function gridPage(engine: Engine, view: View, pipelineId: string): 
   }
   const only = params.get("only") === "failed" ? "failed" : null;
   const from = addDays(to, -(days - 1));
-  const [state, grid] = await Promise.all([pipelineStateOf(engine, p.id), gridOf(engine, p.id, { fromDate: from, toDate: to })]);
+  const [state, grid] = await Promise.all([engine.pipelineState(p.id), gridOf(engine, p.id, { fromDate: from, toDate: to })]);
   const taskIds = [...p.tasks.keys()];
   const byRun = new Map<string, Map<string, TaskInstanceRecord>>();
   for (const t of grid.tasks) {
@@ -93,7 +92,7 @@ ${attention.length ? html`<ul class="attention">${attention.slice(0, 40).map((r)
     const t = p.tasks.get(id)!;
     return html`<li><span class="mono">${id}</span>${t.policy.pool ? html` <span class="pill">⛁ ${t.policy.pool}</span>` : ""}</li>`;
   })}</ol></aside>`;
-  const content = html`${pipelineHeader(p, state, "grid")}
+  const content = html`${pipelineHeader(view, p, state, "grid")}
 ${toolbar}
 <div class="gridlayout"><div class="gridwrap"><table class="grid" data-tasks="${taskIds.join(",")}">
 <thead><tr><th class="dh">business date</th><th class="tk"><span>run</span></th>${taskIds.map((id) => html`<th class="tk" title="${id}"><span>${id}</span></th>`)}</tr></thead>

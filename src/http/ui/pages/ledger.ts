@@ -2,7 +2,6 @@ import { UsageError } from "../../../core/model/errors.ts";
 import { frozenPeriodOf } from "../../../core/policy/frozen.ts";
 import { addDays, localDate } from "../../../core/time/dates.ts";
 import type { Engine } from "../../../engine/engine.ts";
-import { pipelineStateOf } from "../../../engine/ui-reads.ts";
 import type { ExpectedRun, ExpectedStatus } from "../../../engine/scheduler/ledger.ts";
 import { html, type Html } from "../html.ts";
 import { actionForm, at, badge, links, page, pageHead, plural, stateLabel, type View } from "../parts.ts";
@@ -34,7 +33,7 @@ export async function ledgerPage(engine: Engine, view: View, pipelineId: string)
   const months = [monthBefore(last, 3), monthBefore(last, 2), monthBefore(last, 1), last];
   const from = `${months[0]}-01`;
   const to = `${monthBefore(last, -1)}-01`;
-  const [state, entries] = await Promise.all([pipelineStateOf(engine, p.id), engine.expected(p.id, { from, to })]);
+  const [state, entries] = await Promise.all([engine.pipelineState(p.id), engine.expected(p.id, { from, to })]);
   const frozen = engine.frozenPeriods(p.id);
   const byDate = new Map<string, ExpectedRun[]>();
   for (const e of entries) {
@@ -76,7 +75,7 @@ export async function ledgerPage(engine: Engine, view: View, pipelineId: string)
 <td>${e.runId ? html`<a href="${links.run(e.runId)}">open run</a>` : frozenPeriodOf(frozen, e.interval.businessDate) ? html`<span class="muted">frozen</span>` : html`<details><summary>Run it</summary>${actionForm(view, { action: `/ui/pipelines/${p.id}/trigger`, label: "Trigger run", body: html`<input type="hidden" name="date" value="${e.interval.businessDate}">` })}</details>`}</td></tr>`)}</tbody></table>`
     : html`<div class="empty">Every interval due in these months ran or was skipped by policy.</div>`;
 
-  const body = html`${pipelineHeader(p, state, "ledger")}
+  const body = html`${pipelineHeader(view, p, state, "ledger")}
 <div class="toolbar"><span class="seg"><a href="${links.ledger(p.id, { month: monthBefore(last, 4) })}">← earlier</a><a href="${links.ledger(p.id, { month: monthBefore(last, -4) })}">later →</a><a href="${links.ledger(p.id)}">now</a></span>
 <span class="sp"></span><span class="counts">${SEVERITY.filter((s) => counts.get(s)).map((s) => html`<span class="b s-${s}">${STATUS_WORDS[s]} <b>${counts.get(s)}</b></span>`)}</span></div>
 <div class="months">${calendar}</div>
@@ -90,7 +89,7 @@ export async function oncallPage(engine: Engine, view: View): Promise<Html> {
   const pipelines = engine.pipelines();
   const [report, ledgers] = await Promise.all([
     engine.freshness(),
-    Promise.all(pipelines.map(async (p) => ({ p, entries: await engine.expected(p.id, { limit: 30 }), state: await pipelineStateOf(engine, p.id) }))),
+    Promise.all(pipelines.map(async (p) => ({ p, entries: await engine.expected(p.id, { limit: 30 }), state: await engine.pipelineState(p.id) }))),
   ]);
   const problems = ledgers.flatMap(({ p, entries }) => entries.filter((e) => e.status === "missing" || e.status === "failed").map((e) => ({ p, e }))).reverse();
   const late = report.datasets.filter((d) => d.due && d.due.status !== "on_time");

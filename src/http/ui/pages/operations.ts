@@ -1,10 +1,6 @@
 import type { Engine } from "../../../engine/engine.ts";
-import { datasetEventsOf, leadershipOf, workersOf } from "../../../engine/ui-reads.ts";
 import { html, query, seg, type Html } from "../html.ts";
 import { actionForm, at, badge, duration, links, page, pageHead, plural, type View } from "../parts.ts";
-
-/** A worker not seen for this long shows as gone (the same minute `idem why` uses). */
-const WORKER_ALIVE_MS = 60_000;
 
 /** Pools: slots, who holds them, and a resize form. */
 export async function poolsPage(engine: Engine, view: View): Promise<Html> {
@@ -24,26 +20,26 @@ ${pools.map((p) => html`<tr><td><b class="mono">${p.name}</b>${p.description ? h
 
 /** Workers and the scheduler's leadership. */
 export async function workersPage(engine: Engine, view: View): Promise<Html> {
-  const [workers, lead] = await Promise.all([workersOf(engine), leadershipOf(engine)]);
+  const [workers, lead] = await Promise.all([engine.workers(), engine.leadership()]);
   const now = engine.clock.now();
   const body = html`${pageHead({ title: "Workers", sub: "Processes that claim task instances, and the scheduler that creates runs." })}
 <div class="panel"><h2>Scheduler</h2>${lead
-    ? html`<dl class="kv"><dt>Leader</dt><dd class="mono">${lead.holder}</dd><dt>State</dt><dd>${lead.expiresAt >= now ? badge("success", undefined, "leading") : badge("failed", undefined, "lease expired")}</dd>
+    ? html`<dl class="kv"><dt>Leader</dt><dd class="mono">${lead.holder}</dd><dt>State</dt><dd>${lead.current ? badge("success", undefined, "leading") : badge("failed", undefined, "lease expired")}</dd>
 <dt>Term</dt><dd>${lead.term}</dd><dt>Heartbeat</dt><dd>${at(lead.renewedAt, true)} (${duration(now - lead.renewedAt)} ago)</dd><dt>Lease until</dt><dd>${at(lead.expiresAt, true)}</dd></dl>`
     : html`<p>No scheduler has ever run against this store: start <code>idem scheduler</code> (or <code>idem dev</code>).</p>`}</div>
 <div class="panel flush"><h2>Workers (${workers.length})</h2>${workers.length ? html`<table class="t"><thead><tr><th>Worker</th><th>Host</th><th>PID</th><th>Slots</th><th>Started</th><th>Last seen</th><th>State</th></tr></thead><tbody>
 ${workers.map((w) => html`<tr><td class="mono">${w.workerId}</td><td>${w.host}</td><td class="num">${w.pid}</td><td class="num">${w.concurrency}</td><td>${at(w.startedAt)}</td><td>${at(w.lastSeen, true)} <span class="faint">(${duration(now - w.lastSeen)} ago)</span></td>
-<td>${now - w.lastSeen <= WORKER_ALIVE_MS ? badge("success", undefined, "alive") : badge("failed", undefined, "not seen")}</td></tr>`)}</tbody></table>` : html`<div class="empty">No worker. Start <code>idem worker</code> (or <code>idem dev</code>).</div>`}</div>`;
+<td>${w.alive ? badge("success", undefined, "alive") : badge("failed", undefined, "not seen")}</td></tr>`)}</tbody></table>` : html`<div class="empty">No worker. Start <code>idem worker</code> (or <code>idem dev</code>).</div>`}</div>`;
   return page(view, { title: "Workers", active: "workers", body });
 }
 
 /** Health: is the scheduler alive, are workers alive, is the freshness checker alive, open incidents. */
 export async function healthPage(engine: Engine, view: View): Promise<Html> {
-  const [workers, lead, report] = await Promise.all([workersOf(engine), leadershipOf(engine), engine.freshness()]);
+  const [workers, lead, report] = await Promise.all([engine.workers(), engine.leadership(), engine.freshness()]);
   const now = engine.clock.now();
-  const alive = workers.filter((w) => now - w.lastSeen <= WORKER_ALIVE_MS);
+  const alive = workers.filter((w) => w.alive);
   const checks: [string, boolean, string][] = [
-    ["Scheduler", !!lead && lead.expiresAt >= now, lead ? `${lead.holder}, heartbeat ${duration(now - lead.renewedAt)} ago` : "no scheduler has run"],
+    ["Scheduler", !!lead?.current, lead ? `${lead.holder}, heartbeat ${duration(now - lead.renewedAt)} ago` : "no scheduler has run"],
     ["Workers", alive.length > 0, `${plural(alive.length, "worker")} alive of ${workers.length} known`],
     ["Freshness checker", report.checker.status === "ok", report.checker.message],
     ["Incidents", report.openIncidents.length === 0, report.openIncidents.length ? `${plural(report.openIncidents.length, "incident")} open` : "none open"],
@@ -59,20 +55,13 @@ ${checks.map(([name, ok, detail]) => html`<tr><td><b>${name}</b></td><td>${ok ? 
 /** Datasets: what produces and publishes each one, and its latest events. */
 export async function datasetsPage(engine: Engine, view: View): Promise<Html> {
   const chosen = view.url.searchParams.get("dataset") ?? undefined;
-  const events = await datasetEventsOf(engine, { dataset: chosen, limit: 200 });
-  const known = new Map<string, { producers: string[]; publishers: string[]; consumers: string[] }>();
-  const entry = (name: string) => known.get(name) ?? (known.set(name, { producers: [], publishers: [], consumers: [] }), known.get(name)!);
-  for (const p of engine.pipelines()) {
-    for (const t of p.tasks.values()) {
-      for (const d of t.produces) entry(d).producers.push(`${p.id}.${t.id}`);
-      if (t.publishes) entry(t.publishes).publishers.push(`${p.id}.${t.id}`);
-    }
-    for (const d of p.triggerOn) entry(d).consumers.push(p.id);
-  }
+  const { items: events } = await engine.datasetEventsPage({ dataset: chosen, limit: 200 });
+  const known = engine.datasets();
+  const tasks = (list: { pipelineId: string; taskId: string }[]) => list.map((t) => `${t.pipelineId}.${t.taskId}`).join(", ") || "–";
   const body = html`${pageHead({ title: "Datasets", sub: "Named outputs: who produces them, who publishes their freshness, which pipelines wait on them." })}
-<div class="panel flush"><table class="t"><thead><tr><th>Dataset</th><th>Produced by</th><th>Published by</th><th>Triggers</th></tr></thead><tbody>
-${[...known].map(([name, d]) => html`<tr><td><a class="mono" href="/ui/datasets${query({ dataset: name })}">${name}</a></td><td class="mono">${d.producers.join(", ") || "–"}</td><td class="mono">${d.publishers.join(", ") || "–"}</td><td class="mono">${d.consumers.join(", ") || "–"}</td></tr>`)}
-</tbody></table>${known.size ? "" : html`<div class="empty">No task declares <code>produces</code> or <code>publishes</code>.</div>`}</div>
+<div class="panel flush"><table class="t"><thead><tr><th>Dataset</th><th>Produced by</th><th>Published by</th><th>Triggers</th><th>Freshness promised by</th></tr></thead><tbody>
+${known.map((d) => html`<tr><td><a class="mono" href="/ui/datasets${query({ dataset: d.name })}">${d.name}</a></td><td class="mono">${tasks(d.producedBy)}</td><td class="mono">${tasks(d.publishedBy)}</td><td class="mono">${d.triggers.join(", ") || "–"}</td><td class="mono">${d.promisedBy.length ? html`<a href="/ui/freshness">${d.promisedBy.join(", ")}</a>` : "–"}</td></tr>`)}
+</tbody></table>${known.length ? "" : html`<div class="empty">No task declares <code>produces</code> or <code>publishes</code>.</div>`}</div>
 <div class="panel flush"><h2>${chosen ? html`Events of <span class="mono">${chosen}</span> <a class="muted" href="/ui/datasets">(all)</a>` : "Latest events"}</h2>${events.length ? html`<table class="t"><thead><tr><th>At</th><th>Dataset</th><th>Business date</th><th>Run</th><th>Task</th><th>Trigger</th></tr></thead><tbody>
 ${events.map((e) => html`<tr><td>${at(e.at)}</td><td class="mono">${e.dataset}</td><td class="date">${e.businessDate}</td><td><a class="mono" href="${links.run(e.runId)}">${e.runId}</a></td><td class="mono">${e.taskId}</td><td>${e.trigger}</td></tr>`)}</tbody></table>` : html`<div class="empty">No dataset event yet.</div>`}</div>`;
   return page(view, { title: "Datasets", active: "datasets", body });

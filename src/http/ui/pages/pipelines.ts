@@ -1,5 +1,4 @@
 import type { Engine } from "../../../engine/engine.ts";
-import { pipelineStateOf } from "../../../engine/ui-reads.ts";
 import { html, type Html } from "../html.ts";
 import { at, badge, empty, links, page, pageHead, plural, stateLabel, type View } from "../parts.ts";
 
@@ -9,7 +8,7 @@ export async function pipelinesPage(engine: Engine, view: View): Promise<Html> {
   const report = await engine.freshness();
   const rows = await Promise.all(
     pipelines.map(async (p) => {
-      const [state, recent] = await Promise.all([pipelineStateOf(engine, p.id), engine.expected(p.id, { limit: 14 })]);
+      const [state, recent] = await Promise.all([engine.pipelineState(p.id), engine.expected(p.id, { limit: 14 })]);
       const next = engine.preview(p.id, 1)[0] ?? null;
       const promised = report.datasets.filter((d) => d.pipelineId === p.id);
       return { p, state, recent, next, promised };

@@ -76,27 +76,61 @@ interface LogPage {
 }
 
 async function logPage(engine: Engine, runId: string, taskId: string, tryNumber: number, offsetParam: string | null): Promise<LogPage> {
-  const { attempt, text } = await engine.log(runId, taskId, tryNumber);
-  const bytes = Buffer.from(text, "utf8");
-  let offset = offsetParam === null ? Math.max(0, bytes.length - LOG_PAGE_BYTES) : Number(offsetParam);
-  if (!Number.isInteger(offset) || offset < 0) throw new UsageError(`offset=${offsetParam}: expected a byte offset >= 0`);
-  offset = Math.min(offset, bytes.length);
-  const end = Math.min(bytes.length, offset + LOG_PAGE_BYTES);
-  return { tryNumber, text: bytes.subarray(offset, end).toString("utf8"), offset, nextOffset: end, size: bytes.length, running: attempt.state === "running" };
+  let offset: number;
+  if (offsetParam === null) {
+    // The first view is the end of the log, from the start of a line.
+    const { size } = await engine.logRange(runId, taskId, tryNumber, { offset: 0, length: 0 });
+    offset = Math.max(0, size - LOG_PAGE_BYTES);
+  } else {
+    offset = Number(offsetParam);
+    if (!Number.isInteger(offset) || offset < 0) throw new UsageError(`offset=${offsetParam}: expected a byte offset >= 0`);
+  }
+  const range = await engine.logRange(runId, taskId, tryNumber, { offset, length: LOG_PAGE_BYTES });
+  let bytes = range.bytes;
+  let start = Math.min(offset, range.size);
+  if (offsetParam === null && start > 0) {
+    const newline = bytes.indexOf(10);
+    if (newline >= 0) {
+      bytes = bytes.subarray(newline + 1);
+      start += newline + 1;
+    }
+  }
+  bytes = wholeCharacters(bytes);
+  return { tryNumber, text: bytes.toString("utf8"), offset: start, nextOffset: start + bytes.length, size: range.size, running: !range.ended };
 }
+
+/** The most a tail fetch or a download reads at once from this page's route; the API serves bigger files in ranges. */
+const CHUNK_LIMIT = 16 * 1024 * 1024;
 
 /** What the tail script and the download link fetch: the log from a byte offset on (or all of it). */
 export async function taskLogChunk(engine: Engine, runId: string, taskId: string, params: URLSearchParams) {
   const tryParam = params.get("try");
-  const { attempt, text } = await engine.log(runId, taskId, tryParam === null ? undefined : Number(tryParam));
-  const bytes = Buffer.from(text, "utf8");
+  const tryNumber = tryParam === null ? (await engine.attempts(runId, taskId)).at(-1)?.tryNumber : Number(tryParam);
+  if (tryNumber === undefined || !Number.isInteger(tryNumber)) throw new NotFoundError("attempt", `task ${taskId} of run ${runId} has not run yet`);
   const download = params.has("download");
-  const offset = download ? 0 : Math.min(Math.max(0, Number(params.get("offset") ?? 0) || 0), bytes.length);
+  const offset = download ? 0 : Number(params.get("offset") ?? 0);
+  if (!Number.isInteger(offset) || offset < 0) throw new UsageError(`offset=${params.get("offset")}: expected a byte offset >= 0`);
+  const range = await engine.logRange(runId, taskId, tryNumber, { offset, length: CHUNK_LIMIT });
+  const bytes = wholeCharacters(range.bytes);
   return {
-    text: bytes.subarray(offset).toString("utf8"),
-    nextOffset: bytes.length,
-    running: attempt.state === "running",
+    text: bytes.toString("utf8"),
+    nextOffset: Math.min(offset, range.size) + bytes.length,
+    running: !range.ended,
     download,
-    filename: `${runId.replace(/[^A-Za-z0-9_.@-]/g, "_")}.${taskId}.try${attempt.tryNumber}.log`,
+    filename: `${runId.replace(/[^A-Za-z0-9_.@-]/g, "_")}.${taskId}.try${tryNumber}.log`,
   };
+}
+
+/** Drops a UTF-8 character cut at the end of a byte range; the next range starts with it whole. */
+export function wholeCharacters(bytes: Buffer): Buffer {
+  let i = bytes.length - 1;
+  let continuation = 0;
+  while (i >= 0 && continuation < 3 && (bytes[i]! & 0xc0) === 0x80) {
+    i--;
+    continuation++;
+  }
+  if (i < 0) return bytes;
+  const lead = bytes[i]!;
+  const length = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+  return length > continuation + 1 ? bytes.subarray(0, i) : bytes;
 }
