@@ -12,7 +12,7 @@ import type { Interval } from "../core/time/interval.ts";
 import type { Due } from "../core/time/timetable.ts";
 import type {
   AttemptRecord, AuditEntry, BackfillProgress, Incident, BackfillRecord, ClaimedAttempt, NewBackfillItem, PipelineState, PoolUsage,
-  RunRecord, Store, TaskInstanceRecord, ApiTokenRecord, TokenRole, DatasetEvent, WatermarkRecord, WorkerRecord,
+  RunRecord, Store, TaskInstanceRecord, ApiTokenRecord, BackfillItem, TokenRole, DatasetEvent, WatermarkRecord, WorkerRecord,
 } from "../store/port.ts";
 import type { RunState, TriggerKind } from "../core/model/states.ts";
 import { hashToken, newTokenSecret } from "./tokens.ts";
@@ -700,6 +700,21 @@ export class Engine {
       limit: query.limit + 1,
     });
     return pageOf(rows, query.limit, (r) => r.intervalStart);
+  }
+
+  /** A backfill's plan, one item per business date, in execution order. */
+  async backfillItems(backfillId: string): Promise<BackfillItem[]> {
+    await this.backfillStatus(backfillId);
+    return this.store.backfillItems(backfillId);
+  }
+
+  /**
+   * A grid: the pipeline's runs whose business dates lie in [fromDate, toDate] (newest first, at
+   * most `limit`) and all their task instances, in two queries.
+   */
+  async taskGrid(pipelineId: string, range: { fromDate: string; toDate: string; limit?: number }): Promise<{ runs: RunRecord[]; tasks: TaskInstanceRecord[] }> {
+    const { items: runs } = await this.runsPage(pipelineId, { fromDate: range.fromDate, toDate: range.toDate, limit: range.limit ?? 1000 });
+    return { runs, tasks: await this.store.taskInstancesOfRuns(runs.map((r) => r.runId)) };
   }
 
   /** The task instances of several runs at once (a grid's cells). */

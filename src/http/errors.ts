@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { ConflictError, DefinitionError, NotFoundError, UsageError } from "../core/model/errors.ts";
-import { problem } from "./problem.ts";
+import { FieldError, problem } from "./problem.ts";
 
 /** The path parameter (or body field) that named the missing thing. */
 const FIELD_OF: Record<NotFoundError["what"], string> = {
@@ -17,6 +17,7 @@ const FIELD_OF: Record<NotFoundError["what"], string> = {
 
 /** Status and problem document for an error the engine raised; anything unexpected is a 500 and logged. */
 export function problemFor(c: Context, error: unknown, log: (line: string) => void): Response {
+  if (error instanceof FieldError) return problem(c, error.status, error.message, { field: error.field });
   if (error instanceof NotFoundError) return problem(c, 404, error.message, { field: FIELD_OF[error.what] });
   if (error instanceof ConflictError) return problem(c, 409, error.message);
   if (error instanceof UsageError || error instanceof DefinitionError) return problem(c, 422, error.message);

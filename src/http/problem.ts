@@ -27,3 +27,14 @@ export function problem(c: Context, status: ContentfulStatusCode, detail: string
   const body: Problem = { type: "about:blank", title: TITLES[status] ?? "Error", status, detail, ...extra };
   return c.body(JSON.stringify(body), status, { "content-type": "application/problem+json" });
 }
+
+/** A bad input found past schema validation (a cursor that does not decode, ...): a 4xx naming the field. */
+export class FieldError extends Error {
+  readonly field: string;
+  readonly status: ContentfulStatusCode;
+  constructor(field: string, message: string, status: ContentfulStatusCode = 422) {
+    super(message);
+    this.field = field;
+    this.status = status;
+  }
+}

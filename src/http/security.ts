@@ -77,7 +77,8 @@ export function idemSecureHeaders(): MiddlewareHandler<AppEnv> {
     },
     crossOriginResourcePolicy: "same-origin",
     crossOriginOpenerPolicy: "same-origin",
-    referrerPolicy: "no-referrer",
+    // "no-referrer" would make browsers send `Origin: null` on same-origin form posts.
+    referrerPolicy: "same-origin",
     strictTransportSecurity: false,
     xFrameOptions: "DENY",
   });

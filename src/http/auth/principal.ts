@@ -85,12 +85,14 @@ export function requireOperator(): MiddlewareHandler<AppEnv> {
 /**
  * Writes made with ambient credentials (the cookie, or the local user) must carry the CSRF
  * token: as the `_csrf` form field or the X-CSRF-Token header. Bearer requests need none: a
- * browser never adds that header by itself.
+ * browser never adds that header by itself. Nor do anonymous ones (the login exchange): they
+ * carry no credentials to abuse, and a login forced from another site is refused by the origin check.
  */
 export function requireCsrf(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     if (c.req.method === "GET" || c.req.method === "HEAD" || c.req.method === "OPTIONS") return next();
-    if (c.get("principal")?.via === "bearer") return next();
+    const via = c.get("principal")?.via;
+    if (via === undefined || via === "bearer") return next();
     let sent = c.req.header("x-csrf-token");
     if (sent === undefined) {
       const type = c.req.header("content-type") ?? "";
