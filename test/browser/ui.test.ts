@@ -223,6 +223,27 @@ describe("the web UI in Chromium", () => {
     await context.close();
   });
 
+  it("recolours a cell without a reload when its task instance changes through the API", async () => {
+    const run = `${WAREHOUSE}@${LAST_DUE_DATE}`;
+    const { context, page } = await open(`/ui/pipelines/${WAREHOUSE}/grid?days=30&to=${LAST_DUE_DATE}`);
+    await page.waitForSelector("#live.on");
+    await page.evaluate(() => ((window as unknown as { stillThisPage: boolean }).stillThisPage = true));
+    const cell = page.locator(`tr[data-run="${run}"] td:nth-child(${3 + taskOrder().indexOf("export_report")}) > .c`);
+    expect(await cell.getAttribute("class")).toContain("s-scheduled");
+    // Another client (curl, a script) acts through the API as the local user, with the page's CSRF token.
+    const csrf = await page.inputValue("input[name=_csrf] >> nth=0");
+    const response = await fetch(`${server.url}/api/v1/runs/${run}/tasks/export_report/skip`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-csrf-token": csrf },
+      body: JSON.stringify({ reason: "no report on the day of the migration" }),
+    });
+    expect(response.status, await response.clone().text()).toBe(200);
+    await expect.poll(() => cell.getAttribute("class"), { timeout: 10_000 }).toContain("s-skipped");
+    expect(await cell.getAttribute("aria-label")).toBe("export_report: skipped");
+    expect(await page.evaluate(() => (window as unknown as { stillThisPage?: boolean }).stillThisPage)).toBe(true);
+    await context.close();
+  });
+
   it("renders every other page without a script error", async () => {
     const pages: [string, string][] = [
       ["/ui/pipelines", "pipelines"],
