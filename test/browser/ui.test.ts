@@ -147,8 +147,17 @@ describe("the web UI in Chromium", () => {
     }
     expect(await page.textContent("main")).toContain("estimate p50");
     await shot(page, "backfill-preview");
-    // Nothing was created by previewing.
+    // Nothing was created by previewing; confirming with a reason creates it, refused dates and all.
     expect(await seeded.engine.backfills()).toEqual([]);
+    await page.fill("form[action='/ui/backfills'] input[name=reason]", "restate May after the currency fix");
+    await page.click("text=Create backfill: 4 runs");
+    await page.waitForURL(/\/ui\/backfills\/bf_/);
+    const perDate = await page.$$eval("table.t tbody tr", (trs) => trs.map((tr) => tr.querySelector(".b")?.textContent?.trim()));
+    expect(perDate).toEqual(["rerun", "rerun", "rerun", "rerun", "refused", "refused", "refused"]);
+    expect(await page.textContent("main")).toContain("restate May after the currency fix");
+    await shot(page, "backfill");
+    const [created] = await seeded.engine.backfills();
+    expect(created).toMatchObject({ actor: UI_LOCAL_USER, reason: "restate May after the currency fix", fromDate: "2026-05-28", toDate: "2026-06-03" });
     await context.close();
   });
 

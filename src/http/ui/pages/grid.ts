@@ -59,7 +59,7 @@ export async function gridPage(engine: Engine, view: View, pipelineId: string): 
       for (const id of taskIds) {
         const t = cells?.get(id);
         tds += t
-          ? `<td><a class="c s-${t.state}" href="${base}${seg(id)}" aria-label="${id}: ${stateLabel(t.state)}"></a></td>`
+          ? `<td><a class="c s-${t.state}" href="${base}${seg(id)}" title="${stateLabel(t.state)}" aria-label="${id}: ${stateLabel(t.state)}"></a></td>`
           : `<td><span class="c s-none"></span></td>`;
       }
       body += `<tr data-run="${r.runId}"><th><a href="/ui/runs/${seg(r.runId)}">${date}</a><span class="wd">${weekday}</span></th><td class="rs"><a class="c s-${r.status}" data-rs="${r.runId}" href="/ui/runs/${seg(r.runId)}" aria-label="run: ${stateLabel(r.status)}"></a></td>${tds}</tr>`;

@@ -9,8 +9,9 @@ import { pipelineHeader } from "./pipeline-tabs.ts";
 
 const MONTH_NAMES = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
 /** Worst first: a day with several intervals (an hourly schedule) shows the worst of them. */
-const SEVERITY: ExpectedStatus[] = ["missing", "failed", "running", "queued", "skipped", "success", "not_due"];
-const STATUS_WORDS: Record<ExpectedStatus, string> = {
+const SEVERITY: string[] = ["missing", "failed", "pending", "running", "queued", "skipped", "success", "not_due"];
+const STATUS_WORDS: Record<string, string> = {
+  pending: "pending",
   success: "ran: success",
   failed: "ran: failed",
   running: "running",
@@ -41,7 +42,7 @@ export async function ledgerPage(engine: Engine, view: View, pipelineId: string)
     list.push(e);
     byDate.set(e.interval.businessDate, list);
   }
-  const counts = new Map<ExpectedStatus, number>();
+  const counts = new Map<string, number>();
   for (const e of entries) counts.set(e.status, (counts.get(e.status) ?? 0) + 1);
   const attention = entries.filter((e) => e.status === "missing" || e.status === "failed").reverse();
 
