@@ -225,8 +225,12 @@ describe("the web UI in Chromium", () => {
     const entries = await page.$$eval("table.audit tbody tr", (trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent?.trim())));
     expect(entries).toHaveLength(1);
     expect(entries[0]!.slice(1, 6)).toEqual([UI_LOCAL_USER, "clear", WAREHOUSE, `${FAILED_RUN} check_facts`, "dedup fixed upstream, rerun the check"]);
-    await page.goto(server.url + `/ui/audit?actor=${UI_LOCAL_USER}`);
-    expect(await page.$$eval("table.audit tbody tr", (trs) => trs.length)).toBe(1);
+    const byActor = async (actor: string) => {
+      await page.goto(server.url + `/ui/audit?actor=${actor}`);
+      return page.$$eval("table.audit tbody tr", (trs) => trs.map((tr) => [...tr.querySelectorAll("td")].slice(1, 3).map((td) => td.textContent?.trim())));
+    };
+    expect(await byActor(UI_LOCAL_USER)).toEqual([[UI_LOCAL_USER, "clear"], [UI_LOCAL_USER, "backfill"]]);
+    expect(await byActor("carol")).toEqual([["carol", "unpause"], ["carol", "pause"]]);
     await page.goto(server.url + "/ui/audit");
     await shot(page, "audit");
     await context.close();
