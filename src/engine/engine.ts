@@ -23,6 +23,7 @@ import { expectedRuns, type ExpectedRun } from "./scheduler/ledger.ts";
 import { explainRun } from "./why.ts";
 import { planBackfill, type Reprocess } from "./backfill/plan.ts";
 import { estimateBackfill, type BackfillEstimate } from "./backfill/estimate.ts";
+import { estimateRestatement, type RestateEstimate } from "./backfill/restate-estimate.ts";
 import { notifyWork } from "./worker/wakeup.ts";
 import { freshnessReport, type FreshnessReport } from "./freshness/report.ts";
 import { describeFrozen, frozenPeriodOf, type FrozenPeriod } from "../core/policy/frozen.ts";
@@ -295,6 +296,14 @@ export class Engine {
     return pipeline.schedule.preview(from, count).filter((d) => pipeline.end === null || d.interval.start < pipeline.end);
   }
 
+  /** What the pipeline's `restate` window adds to each scheduled interval, from recent durations; null without one. */
+  async restateEstimate(pipelineId: string): Promise<RestateEstimate | null> {
+    const pipeline = this.pipeline(pipelineId);
+    if (!pipeline.restate) return null;
+    const pools = new Map((await this.store.listPools()).map((p) => [p.name, p.slots]));
+    return estimateRestatement(pipeline, await this.store.taskDurations(pipeline.id, 100), pools);
+  }
+
   async pause(pipelineId: string, request: { note?: string } & Acting = {}): Promise<PipelineState> {
     return this.#setPaused(pipelineId, true, request);
   }
@@ -308,7 +317,7 @@ export class Engine {
     const actor = request.actor ?? defaultActor();
     const at = this.clock.now();
     const state = await this.store.setPaused({ pipelineId, paused, note: request.note ?? null, actor, at });
-    request.onAudit?.(await this.store.appendAudit({
+    tellAudit(request, await this.store.appendAudit({
       at, actor, action: paused ? "pause" : "unpause", pipelineId, reason: request.note ?? null, graphVersion: pipeline.version,
     }));
     return state;
@@ -351,12 +360,12 @@ export class Engine {
     if (!Number.isInteger(slots) || slots < 0) throw new UsageError(`--slots ${slots}: expected a whole number >= 0`);
     const at = this.clock.now();
     await this.store.setPool({ name, slots, description: request.description ?? null, at });
-    request.onAudit?.(await this.store.appendAudit({ at, actor: request.actor ?? defaultActor(), action: "pool-set", pipelineId: null, reason: request.reason ?? null, details: { pool: name, slots } }));
+    tellAudit(request, await this.store.appendAudit({ at, actor: request.actor ?? defaultActor(), action: "pool-set", pipelineId: null, reason: request.reason ?? null, details: { pool: name, slots } }));
   }
 
   async deletePool(name: string, request: Acting = {}): Promise<void> {
     if (!(await this.store.deletePool(name))) throw new NotFoundError("pool", `no pool named "${name}"`);
-    request.onAudit?.(await this.store.appendAudit({ at: this.clock.now(), actor: request.actor ?? defaultActor(), action: "pool-delete", pipelineId: null, reason: request.reason ?? null, details: { pool: name } }));
+    tellAudit(request, await this.store.appendAudit({ at: this.clock.now(), actor: request.actor ?? defaultActor(), action: "pool-delete", pipelineId: null, reason: request.reason ?? null, details: { pool: name } }));
   }
 
   /** Why a run (or one task of it) is not running, in words; also for a run that does not exist yet. */
@@ -426,7 +435,7 @@ export class Engine {
       reason: request.reason ?? null, params: request.params ?? {}, tasks: taskInstancesOf(pipeline), createdAt: now,
     });
     if (!created) throw new ConflictError(`run ${run.runId} already exists (${run.state}); use idem clear to run it again`, { pipeline: pipelineId });
-    request.onAudit?.(await this.#audit(actor, "trigger", pipeline, run.runId, null, request.reason ?? null, { businessDate: interval.businessDate, openFrozen: request.openFrozen }));
+    tellAudit(request, await this.#audit(actor, "trigger", pipeline, run.runId, null, request.reason ?? null, { businessDate: interval.businessDate, openFrozen: request.openFrozen }));
     notifyWork(this.stateDir);
     return run;
   }
@@ -468,7 +477,7 @@ export class Engine {
       if (error instanceof StoreConflictError) throw new ConflictError(error.message);
       throw error;
     }
-    request.onAudit?.(await this.#audit(actor, "clear", pipeline, runId, request.taskId ?? null, request.reason, {
+    tellAudit(request, await this.#audit(actor, "clear", pipeline, runId, request.taskId ?? null, request.reason, {
       tasks: [...chosen], downstream: !!request.downstream, upstream: !!request.upstream, failedOnly: !!request.failedOnly,
     }));
     notifyWork(this.stateDir);
@@ -479,7 +488,7 @@ export class Engine {
     const run = await this.run(runId);
     const actor = request.actor ?? defaultActor();
     const ti = await this.#byHand(() => this.store.skipTask({ runId, taskId, reason: `skipped by ${actor}: ${request.reason}`, at: this.clock.now() }));
-    request.onAudit?.(await this.#audit(actor, "skip", this.pipeline(run.pipelineId), runId, taskId, request.reason, {}));
+    tellAudit(request, await this.#audit(actor, "skip", this.pipeline(run.pipelineId), runId, taskId, request.reason, {}));
     notifyWork(this.stateDir);
     return ti;
   }
@@ -488,7 +497,7 @@ export class Engine {
     const run = await this.run(runId);
     const actor = request.actor ?? defaultActor();
     const ti = await this.#byHand(() => this.store.markTask({ runId, taskId, state: request.state, reason: request.reason, at: this.clock.now() }));
-    request.onAudit?.(await this.#audit(actor, `mark-${request.state}`, this.pipeline(run.pipelineId), runId, taskId, request.reason, {}));
+    tellAudit(request, await this.#audit(actor, `mark-${request.state}`, this.pipeline(run.pipelineId), runId, taskId, request.reason, {}));
     notifyWork(this.stateDir);
     return ti;
   }
@@ -558,7 +567,7 @@ export class Engine {
       estimate: { ...plan.estimate }, items: plan.items, at,
     });
     if (created) {
-      request.onAudit?.(await this.#audit(actor, "backfill", pipeline, null, null, request.reason, {
+      tellAudit(request, await this.#audit(actor, "backfill", pipeline, null, null, request.reason, {
         backfillId: backfill.backfillId, from: plan.from, to: plan.to, reprocess: plan.reprocess, openFrozen: request.openFrozen,
         planned: plan.items.filter((i) => i.action === "create" || i.action === "rerun").length,
       }));
@@ -588,7 +597,7 @@ export class Engine {
       action === "cancel"
         ? await this.store.cancelBackfill(backfillId, `backfill ${backfillId} cancelled by ${actor}${request.reason ? `: ${request.reason}` : ""}`, at)
         : await this.store.setBackfillState(backfillId, action === "pause" ? "paused" : "running", at);
-    request.onAudit?.(await this.#audit(actor, `backfill-${action}`, this.pipeline(current.pipelineId), null, null, request.reason ?? null, { backfillId }));
+    tellAudit(request, await this.#audit(actor, `backfill-${action}`, this.pipeline(current.pipelineId), null, null, request.reason ?? null, { backfillId }));
     notifyWork(this.stateDir);
     return updated;
   }
@@ -644,7 +653,7 @@ export class Engine {
       if (error instanceof StoreConflictError) throw new ConflictError(error.message);
       throw error;
     }
-    request.onAudit?.(await this.store.appendAudit({ at, actor, action: "token-create", pipelineId: null, reason: request.reason ?? null, details: { name: request.name, role: request.role } }));
+    tellAudit(request, await this.store.appendAudit({ at, actor, action: "token-create", pipelineId: null, reason: request.reason ?? null, details: { name: request.name, role: request.role } }));
     return { token: tokenInfo(record), secret };
   }
 
@@ -657,7 +666,7 @@ export class Engine {
     const at = this.clock.now();
     const revoked = await this.store.revokeToken({ name, by: actor, at });
     if (!revoked) throw new NotFoundError("token", `no live token named "${name}" (see idem tokens list)`);
-    request.onAudit?.(await this.store.appendAudit({ at, actor, action: "token-revoke", pipelineId: null, reason: request.reason ?? null, details: { name } }));
+    tellAudit(request, await this.store.appendAudit({ at, actor, action: "token-revoke", pipelineId: null, reason: request.reason ?? null, details: { name } }));
     return tokenInfo(revoked);
   }
 
@@ -872,6 +881,11 @@ export interface LogRange {
   ended: boolean;
 }
 
+
+/** Hands the audit entry an action wrote to whoever asked for it (the HTTP surface shows it). */
+function tellAudit(request: Acting, entry: AuditEntry): void {
+  request.onAudit?.(entry);
+}
 
 function inTaskOrder(pipeline: Pipeline, tasks: TaskInstanceRecord[]): TaskInstanceRecord[] {
   const order = [...pipeline.tasks.keys()];
