@@ -1,5 +1,4 @@
 import type { Engine } from "../../../engine/engine.ts";
-import { backfillItemsOf } from "../../../engine/ui-reads.ts";
 import type { BackfillProgress } from "../../../store/port.ts";
 import { backfillRequestOf } from "../actions.ts";
 import { html, seg, type Html } from "../html.ts";
@@ -63,7 +62,7 @@ export async function newBackfillPage(engine: Engine, view: View): Promise<Html>
 /** One backfill: its progress per date, and pause, resume, cancel. */
 export async function backfillPage(engine: Engine, view: View, backfillId: string): Promise<Html> {
   const b = await engine.backfillStatus(backfillId);
-  const items = await backfillItemsOf(engine, backfillId);
+  const items = await engine.backfillItems(backfillId);
   const dated = items.filter((i) => i.action === "create" || i.action === "rerun");
   const ledger = dated.length ? await engine.expected(b.pipelineId, { from: b.fromDate, to: addDays(b.toDate, 1) }) : [];
   const stateOf = new Map(ledger.map((e) => [e.runId, e.status]));
