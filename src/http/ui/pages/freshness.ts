@@ -17,7 +17,7 @@ export function againstDeadline(status: DayStatus, publishedAt: number | null, d
 /** Per promised dataset and business date: deadline and SLO against when it was published; open incidents. */
 export async function freshnessPage(engine: Engine, view: View): Promise<Html> {
   const days = Math.min(Math.max(Number(view.url.searchParams.get("days") ?? 7) || 7, 1), 60);
-  const report = await engine.freshness(undefined, days);
+  const report = await engine.freshness(days);
   const now = engine.clock.now();
   const incidents = await engine.incidents({ open: false, limit: 50 });
   const datasets = report.datasets.map((d) => html`<div class="panel flush"><div class="logbar"><h2 class="inline mono">${d.dataset}</h2>
