@@ -53,7 +53,13 @@ export async function openEngine(options: GlobalOptions, open: OpenOptions): Pro
     await store.close();
     throw error;
   }
-  const engine = new Engine({ store, clock: systemClock, stateDir: config.stateDir, pipelines, projectDir: config.rootDir, frozen: config.frozen });
+  const engine = new Engine({
+    store, clock: systemClock, stateDir: config.stateDir, pipelines, projectDir: config.rootDir, frozen: config.frozen,
+    watch: {
+      notifiers: config.notifiers, defaultNotify: config.defaultNotify, intervalMs: config.checkerIntervalMs,
+      graceMs: config.didNotRunGraceMs, staleMs: config.checkerStaleMs,
+    },
+  });
   return Object.assign(engine, { config });
 }
 
