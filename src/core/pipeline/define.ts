@@ -214,6 +214,7 @@ function resolveTask<P extends Params>(spec: TaskSpec<string, P> & { id: string 
   }
   if (hasRun && typeof (spec as { run: unknown }).run !== "function") throw new DefinitionError("`run` must be a function");
   const policy = resolvePolicy(spec, defaults);
+  const publishes = spec.publishes === undefined ? null : datasetNames([spec.publishes], "publishes")[0]!;
   const base = {
     id: spec.id,
     description: spec.description ?? "",
@@ -222,8 +223,9 @@ function resolveTask<P extends Params>(spec: TaskSpec<string, P> & { id: string 
     policy,
     dataErrorExitCodes: DEFAULT_DATA_ERROR_EXIT_CODES,
     killGraceMs: spec.killGrace === undefined ? DEFAULT_KILL_GRACE_MS : parseDuration(spec.killGrace, "killGrace"),
-    produces: datasetNames(spec.produces, "produces"),
-    publishes: spec.publishes === undefined ? null : datasetNames([spec.publishes], "publishes")[0]!,
+    // Publishing a dataset produces it: its data triggers fire without a second declaration.
+    produces: [...new Set([...datasetNames(spec.produces, "produces"), ...(publishes ? [publishes] : [])])],
+    publishes,
     restate: spec.restate ?? true,
   };
   if (typeof base.restate !== "boolean") throw new DefinitionError(`restate must be true or false, not ${JSON.stringify(spec.restate)}`);

@@ -7,6 +7,7 @@ import type { Interval } from "../../core/time/interval.ts";
 import type { BackfillItem, BackfillRecord, Store } from "../../store/port.ts";
 import { saveVersion, taskInstancesOf } from "../pipeline-records.ts";
 import type { PipelineCatalog } from "../project/catalog.ts";
+import { groupDatasetEvents } from "../../core/policy/data-trigger.ts";
 import { restateTrailingWindow, type RestateEnvironment } from "./restate.ts";
 
 export interface SchedulerOptions {
@@ -168,24 +169,18 @@ export class Scheduler {
     return created;
   }
 
+  /** Runs (or reruns) the pipeline's own intervals that published datasets fall in; see groupDatasetEvents. */
   async #scheduleFromDatasets(pipeline: Pipeline, now: number): Promise<number> {
     const { store } = this.#o;
     const waits = await store.collectDatasetEvents(pipeline.id, pipeline.triggerOn);
+    const groups = groupDatasetEvents({ schedule: pipeline.schedule, start: pipeline.start, end: pipeline.end, triggerOn: pipeline.triggerOn, waits, now });
+    const consume = async (dates: readonly string[]) => {
+      for (const date of dates) await store.consumeDatasetWaits(pipeline.id, date);
+    };
     let created = 0;
-    for (const [businessDate, datasets] of waits) {
-      if (!pipeline.triggerOn.every((d) => datasets.has(d))) continue;
-      let interval: Interval;
-      try {
-        interval = pipeline.schedule.intervalForDate(businessDate);
-      } catch (error) {
-        this.#o.log?.(`${pipeline.id}: cannot run for ${businessDate}: ${(error as Error).message}`);
-        await store.consumeDatasetWaits(pipeline.id, businessDate);
-        continue;
-      }
-      if (pipeline.start !== null && interval.start < pipeline.start) {
-        await store.consumeDatasetWaits(pipeline.id, businessDate);
-        continue;
-      }
+    for (const { interval, dates, ready, outside } of groups) {
+      if (outside) await consume(dates);
+      if (!ready) continue;
       const existing = await store.getRun(runIdFor(pipeline.id, interval));
       const by = `datasets: ${pipeline.triggerOn.join(", ")}`;
       if (!existing) {
@@ -197,11 +192,11 @@ export class Scheduler {
         await store.rerun({ runId: existing.runId, graphVersion: pipeline.version, tasks: taskInstancesOf(pipeline), params: existing.params, at: now });
         await store.appendAudit({
           at: now, actor: "scheduler", action: "data-rerun", pipelineId: pipeline.id, runId: existing.runId,
-          reason: "upstream datasets published again", graphVersion: pipeline.version, details: { businessDate },
+          reason: "upstream datasets published again", graphVersion: pipeline.version, details: { businessDate: interval.businessDate, dates },
         });
         created++;
       }
-      await store.consumeDatasetWaits(pipeline.id, businessDate);
+      await consume(dates);
     }
     return created;
   }
