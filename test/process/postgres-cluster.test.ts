@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { makeProject, removeProject, startIdem, type Daemon } from "../support/processes.ts";
+import { makeProject, removeProject, startIdem, waitFor, type Daemon } from "../support/processes.ts";
 import { CuttableRelay, dropSchema, freshSchema, queryPg, schemaUrl, testPostgresUrl } from "./postgres-support.ts";
 
 const url = testPostgresUrl();
@@ -36,16 +36,6 @@ function startWithStateUrl(stateUrl: string, ...args: string[]): Daemon {
   }
 }
 
-async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 const q = <T = Record<string, any>>(sql: string, params: unknown[] = []) => queryPg<T>(url!, schema!, sql, params);
 
 describe.skipIf(!url)("a cluster on PostgreSQL with real processes", () => {
@@ -68,14 +58,14 @@ export const catchup = pipeline("catchup", { schedule: daily({ at: "00:00" }), s
     const doomed = start("worker");
     const survivor = start("worker");
     const doomedPid = doomed.child.pid!;
-    await until("a few days done and the doomed worker busy", async () => {
+    await waitFor("a few days done and the doomed worker busy", async () => {
       const [done] = await q<{ n: number }>("SELECT count(*)::int AS n FROM runs WHERE state = 'success'");
       const busy = await q("SELECT 1 FROM attempts WHERE state = 'running' AND pid = $1", [doomedPid]);
       return done!.n >= 3 && busy.length > 0 ? true : undefined;
     });
     await doomed.kill9();
 
-    await until("all 20 days to succeed", async () => {
+    await waitFor("all 20 days to succeed", async () => {
       const [done] = await q<{ n: number }>("SELECT count(*)::int AS n FROM runs WHERE state = 'success'");
       return done!.n === 20 ? true : undefined;
     }, 60_000);
@@ -114,17 +104,17 @@ export const hourlyJob = pipeline("hourly_job", { schedule: hourly({ timezone: "
 `,
     });
     const first = startWithStateUrl(stateUrl, "scheduler");
-    await until("the first to lead", async () => (/leads/.test(first.output()) ? true : undefined));
+    await waitFor("the first to lead", async () => (/leads/.test(first.output()) ? true : undefined));
     const second = startWithStateUrl(stateUrl, "scheduler");
     startWithStateUrl(stateUrl, "worker");
-    await until("the second to stand by", async () => (/stands by/.test(second.output()) ? true : undefined));
-    await until("some runs", async () => ((await q("SELECT 1 FROM runs")).length >= 20 ? true : undefined));
+    await waitFor("the second to stand by", async () => (/stands by/.test(second.output()) ? true : undefined));
+    await waitFor("some runs", async () => ((await q("SELECT 1 FROM runs")).length >= 20 ? true : undefined));
     await first.kill9();
     const killedAt = Date.now();
-    await until("the standby to take over", async () => (/leads/.test(second.output()) ? true : undefined), 15_000);
+    await waitFor("the standby to take over", async () => (/leads/.test(second.output()) ? true : undefined), 15_000);
     expect(Date.now() - killedAt).toBeLessThan(5_000);
     const runsAtTakeover = (await q("SELECT 1 FROM runs")).length;
-    await until("more runs", async () => ((await q("SELECT 1 FROM runs")).length > runsAtTakeover + 10 ? true : undefined));
+    await waitFor("more runs", async () => ((await q("SELECT 1 FROM runs")).length > runsAtTakeover + 10 ? true : undefined));
 
     const twins = await q("SELECT interval_start FROM runs GROUP BY pipeline_id, interval_start HAVING count(*) > 1");
     expect(twins).toEqual([]);
@@ -152,7 +142,7 @@ export const steady = pipeline("steady", { schedule: daily({ at: "00:00" }), sta
     });
     const scheduler = start("scheduler");
     const worker = start("worker");
-    await until("a few days done and work running", async () => {
+    await waitFor("a few days done and work running", async () => {
       const [done] = await q<{ n: number }>("SELECT count(*)::int AS n FROM runs WHERE state = 'success'");
       const busy = await q("SELECT 1 FROM attempts WHERE state = 'running'");
       return done!.n >= 2 && busy.length > 0 ? true : undefined;
@@ -161,7 +151,7 @@ export const steady = pipeline("steady", { schedule: daily({ at: "00:00" }), sta
     await new Promise((r) => setTimeout(r, 3_000)); // longer than the worker's lease
     await relay.open();
 
-    await until("all 12 days to succeed", async () => {
+    await waitFor("all 12 days to succeed", async () => {
       const [done] = await q<{ n: number }>("SELECT count(*)::int AS n FROM runs WHERE state = 'success'");
       return done!.n === 12 ? true : undefined;
     }, 60_000);
