@@ -1,6 +1,5 @@
-import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
+import { openWalDatabase } from "../../sqlite/open-wal.ts";
 import { decimalParts, type Column, type ColumnType } from "../schema.ts";
 import { doubleQuote, ident, joinSql, render, sql, trusted, type BoundValue, type Sql, type SqlDialect } from "../sql.ts";
 import type { ErrorExplanation, Row, Target } from "../target.ts";
@@ -42,10 +41,7 @@ export interface SQLiteTarget extends Target {
 
 /** Opens (or creates) a SQLite database file in WAL mode, so readers never wait for a load. */
 export async function openSQLite(path: string): Promise<SQLiteTarget> {
-  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-  const db = new Database(path);
-  db.pragma("journal_mode = WAL");
-  db.pragma("busy_timeout = 10000");
+  const db = openWalDatabase(path);
   const prepare = (statement: Sql) => {
     const { text, params } = render(statement, dialect);
     return { stmt: db.prepare(text), params: params.map(bindable) };

@@ -1,7 +1,5 @@
 import { rowMappers } from "../row-mappers.ts";
-import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { decideTrigger, isSettledByUpstream, type TriggerRule, type UpstreamCounts } from "../../core/policy/trigger-rules.ts";
 import type { RunState, TaskState } from "../../core/model/states.ts";
 import {
@@ -45,6 +43,7 @@ import {
   type Incident,
   type OutboxAlert,
 } from "../port.ts";
+import { openWalDatabase } from "../../sqlite/open-wal.ts";
 import { MIGRATIONS } from "./migrations.ts";
 import { SQL } from "./sql.ts";
 
@@ -62,11 +61,8 @@ export class SqliteStore implements Store {
   #sql: Statements | null = null;
 
   constructor(path: string) {
-    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-    this.db = new Database(path);
-    this.db.pragma("journal_mode = WAL");
+    this.db = openWalDatabase(path);
     this.db.pragma("synchronous = NORMAL");
-    this.db.pragma("busy_timeout = 10000");
     this.db.pragma("foreign_keys = ON");
   }
 
