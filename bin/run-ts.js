@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Runs a TypeScript entry point (a benchmark, the demo) with the same loader as the CLI.
+// Runs a TypeScript entry point (a benchmark, the demo) straight from the source. Start it with
+// `node --conditions=idem-source` so that "idem" imported by pipeline files is the source too.
 import { register } from "tsx/esm/api";
 import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";

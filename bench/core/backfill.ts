@@ -34,7 +34,7 @@ function idem(...args: string[]) {
 
 try {
   idem("pause", "three_years", "--note", "backfill benchmark");
-  const engine = await openEngine({ cwd: dir });
+  const engine = await openEngine({ cwd: dir }, { pipelines: true });
   const t0 = performance.now();
   const plan = await engine.planBackfill("three_years", { from: "2023-01-01", to: "2025-12-31", maxActiveRuns: 16 });
   const planMs = Math.round(performance.now() - t0);

@@ -13,7 +13,7 @@ import { formatHistory, openDuckDB, readHistory } from "idem/data";
 const shopDir = fileURLToPath(new URL(".", import.meta.url));
 rmSync(join(shopDir, ".idem"), { recursive: true, force: true });
 
-const engine = await openEngine({ cwd: shopDir, user: "demo" });
+const engine = await openEngine({ cwd: shopDir, user: "demo" }, { pipelines: true });
 try {
   const say = async (result: RunResult, note = "") => {
     const attempts = await engine.attempts(result.run.runId);

@@ -1,3 +1,5 @@
+// Every command is declared here at start (commander only) and imports its implementation when it
+// runs: see lazy.ts. Nothing below may import the engine, a store, a driver or the data plane.
 import { Command, CommanderError } from "commander";
 import { DataError, DefinitionError, DefinitionErrors, UsageError } from "../core/model/errors.ts";
 import { registerInspectCommands } from "./commands/inspect.ts";

@@ -1,58 +1,70 @@
 import { join } from "node:path";
-import type { Command } from "commander";
 import { systemClock } from "../core/model/clock.ts";
-import { Engine } from "../engine/engine.ts";
-import { loadConfig, type ResolvedConfig } from "../engine/project/config.ts";
-import { loadPipelines } from "../engine/project/load-pipelines.ts";
 import type { Pipeline } from "../core/pipeline/types.ts";
-import { openStore } from "../store/open-store.ts";
+import type { Engine } from "../engine/engine.ts";
+import type { ResolvedConfig } from "../engine/project/config.ts";
+import type { Cli, GlobalOptions } from "./lazy.ts";
+import { enableTypeScript } from "./typescript-loader.ts";
 
-export interface GlobalOptions {
-  /** The folder to look for idem.config.ts in (default: the current one). */
-  cwd?: string;
-  config?: string;
-  verbose?: boolean;
-  user?: string;
-}
+export type { GlobalOptions } from "./lazy.ts";
 
 export interface Project {
   config: ResolvedConfig;
   pipelines: Pipeline[];
 }
 
-export async function loadProject(options: GlobalOptions): Promise<Project> {
-  const config = await loadConfig(options.cwd ?? process.cwd(), options.config);
-  const pipelines = await loadPipelines(config.pipelinePaths, config.rootDir);
-  return { config, pipelines };
+/** The project's config alone: enough for commands that read only the state store. */
+export async function loadProjectConfig(options: GlobalOptions): Promise<ResolvedConfig> {
+  await enableTypeScript();
+  const { loadConfig } = await import("../engine/project/config.ts");
+  return loadConfig(options.cwd ?? process.cwd(), options.config);
 }
+
+/** The config and every pipeline file (which may run the user's code at import). */
+export async function loadProject(options: GlobalOptions): Promise<Project> {
+  const config = await loadProjectConfig(options);
+  const { loadPipelines } = await import("../engine/project/load-pipelines.ts");
+  return { config, pipelines: await loadPipelines(config.pipelinePaths, config.rootDir) };
+}
+
+export interface OpenOptions {
+  /**
+   * Load the pipeline files. Commands that only read the state store say false; their engine
+   * knows no pipelines (`engine.pipeline(id)` fails), and they never run the user's code.
+   */
+  pipelines: boolean;
+}
+
+export type ProjectEngine = Engine & { config: ResolvedConfig };
 
 /**
  * Opens the project's state and hands back an engine; the caller closes the store. The state
  * lives where IDEM_STATE_URL says, else the config's `state`, else `<stateDir>/state.db`.
  */
-export async function openEngine(options: GlobalOptions): Promise<Engine & { config: ResolvedConfig }> {
-  const { config, pipelines } = await loadProject(options);
-  const store = openStore(process.env.IDEM_STATE_URL?.trim() || config.state || join(config.stateDir, "state.db"));
-  await store.migrate();
-  await store.ensurePools(Object.entries(config.pools).map(([name, slots]) => ({ name, slots })), systemClock.now());
+export async function openEngine(options: GlobalOptions, open: OpenOptions): Promise<ProjectEngine> {
+  const { config, pipelines } = open.pipelines ? await loadProject(options) : { config: await loadProjectConfig(options), pipelines: undefined };
+  const [{ openStore }, { Engine }] = await Promise.all([import("../store/open-store.ts"), import("../engine/engine.ts")]);
+  const store = await openStore(process.env.IDEM_STATE_URL?.trim() || config.state || join(config.stateDir, "state.db"));
+  try {
+    await store.migrate();
+    await store.ensurePools(Object.entries(config.pools).map(([name, slots]) => ({ name, slots })), systemClock.now());
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
   const engine = new Engine({ store, clock: systemClock, stateDir: config.stateDir, pipelines, projectDir: config.rootDir, frozen: config.frozen });
   return Object.assign(engine, { config });
 }
-
-export type ProjectEngine = Awaited<ReturnType<typeof openEngine>>;
 
 /**
  * The body of most commands: open the project's engine with the global flags, hand it the acting
  * user (--user), and close the store whatever happens.
  */
-export function engineAction(program: Command) {
-  return async <T>(fn: (engine: ProjectEngine, actor: string | undefined) => Promise<T>): Promise<T> => {
-    const global = program.opts<GlobalOptions>();
-    const engine = await openEngine(global);
-    try {
-      return await fn(engine, global.user);
-    } finally {
-      await engine.store.close();
-    }
-  };
+export async function withEngine<T>(cli: Cli, open: OpenOptions, fn: (engine: ProjectEngine, actor: string | undefined) => Promise<T>): Promise<T> {
+  const engine = await openEngine(cli.global, open);
+  try {
+    return await fn(engine, cli.global.user);
+  } finally {
+    await engine.store.close();
+  }
 }

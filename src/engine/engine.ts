@@ -32,7 +32,11 @@ export interface EngineOptions {
   store: Store;
   clock: Clock;
   stateDir: string;
-  pipelines: readonly Pipeline[];
+  /**
+   * The project's pipelines. Absent for a surface that only reads the state store (and so never
+   * runs the user's pipeline files): reads by pipeline id then take the id as given.
+   */
+  pipelines?: readonly Pipeline[];
   /** Where command tasks run when they name no cwd. */
   projectDir?: string;
   random?: () => number;
@@ -95,6 +99,7 @@ export class Engine {
   readonly clock: Clock;
   readonly stateDir: string;
   readonly #pipelines: Map<string, Pipeline>;
+  readonly #pipelinesLoaded: boolean;
   readonly #projectDir: string;
   readonly #random: () => number;
   readonly #frozen: readonly FrozenPeriod[];
@@ -104,7 +109,8 @@ export class Engine {
     this.store = options.store;
     this.clock = options.clock;
     this.stateDir = options.stateDir;
-    this.#pipelines = new Map(options.pipelines.map((p) => [p.id, p]));
+    this.#pipelines = new Map((options.pipelines ?? []).map((p) => [p.id, p]));
+    this.#pipelinesLoaded = options.pipelines !== undefined;
     this.#projectDir = options.projectDir ?? process.cwd();
     this.#random = options.random ?? Math.random;
     this.#frozen = options.frozen ?? [];
@@ -231,7 +237,7 @@ export class Engine {
   }
 
   async runs(pipelineId: string, limit = 50): Promise<RunRecord[]> {
-    this.pipeline(pipelineId);
+    if (this.#pipelinesLoaded) this.pipeline(pipelineId);
     return this.store.listRuns({ pipelineId, limit });
   }
 
@@ -475,7 +481,7 @@ export class Engine {
   }
 
   async audit(query: { pipelineId?: string; limit?: number } = {}): Promise<AuditEntry[]> {
-    if (query.pipelineId) this.pipeline(query.pipelineId);
+    if (query.pipelineId && this.#pipelinesLoaded) this.pipeline(query.pipelineId);
     return this.store.listAudit(query);
   }
 

@@ -1,7 +1,6 @@
 import { existsSync } from "node:fs";
 import { UsageError } from "../core/model/errors.ts";
-import { sqlitePath } from "./open-store.ts";
-import { isPostgresUrl } from "./postgres/connection.ts";
+import { isPostgresUrl, sqlitePath } from "./location.ts";
 import { PostgresStore } from "./postgres/postgres-store.ts";
 import { SESSION_SQL, STATE_COPY } from "./postgres/sql.ts";
 import { SqliteStore } from "./sqlite/sqlite-store.ts";

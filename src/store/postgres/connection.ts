@@ -26,10 +26,6 @@ const PLAN_CACHE = "-c plan_cache_mode=force_generic_plan";
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,47}$/;
 
-export function isPostgresUrl(location: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(location);
-}
-
 export function resolveTarget(connectionString: string, schema?: string): ConnectionTarget {
   let url: URL;
   try {

@@ -1,0 +1,135 @@
+import { randomBytes } from "node:crypto";
+import { createServer, type Server } from "node:http";
+import { hostname } from "node:os";
+import { Scheduler } from "../../engine/scheduler/scheduler.ts";
+import { FreshnessChecker } from "../../engine/freshness/checker.ts";
+import { AlertDispatcher } from "../../engine/freshness/notifiers.ts";
+import { checkerHealth } from "../../engine/freshness/report.ts";
+import { notifyWork, subscribeToWork } from "../../engine/worker/wakeup.ts";
+import { Worker } from "../../engine/worker/worker.ts";
+import { wholeNumber } from "../flags.ts";
+import type { Cli } from "../lazy.ts";
+import { openEngine, type ProjectEngine as Engine } from "../project.ts";
+
+export function scheduler(cli: Cli, flags: { healthPort?: string }) {
+  return daemon(cli, (engine, signal) => runScheduler(engine, signal, flags.healthPort));
+}
+
+export function worker(cli: Cli, options: WorkerFlags) {
+  return daemon(cli, (engine, signal) => runWorker(engine, signal, options));
+}
+
+export function dev(cli: Cli, options: WorkerFlags & { healthPort?: string }) {
+  return daemon(cli, async (engine, signal) => {
+    await Promise.all([runScheduler(engine, signal, options.healthPort), runWorker(engine, signal, options)]);
+  });
+}
+
+interface WorkerFlags {
+  concurrency?: string;
+  grace: string;
+}
+
+async function daemon(cli: Cli, body: (engine: Engine, signal: AbortSignal) => Promise<void>): Promise<void> {
+  const engine = await openEngine(cli.global, { pipelines: true });
+  const stop = new AbortController();
+  const onSignal = (name: string) => {
+    if (stop.signal.aborted) return;
+    log(`${name}: stopping`);
+    stop.abort();
+  };
+  process.on("SIGTERM", () => onSignal("SIGTERM"));
+  process.on("SIGINT", () => onSignal("SIGINT"));
+  try {
+    await engine.store.ensurePools(Object.entries(engine.config.pools).map(([name, slots]) => ({ name, slots })), engine.clock.now());
+    await body(engine, stop.signal);
+  } finally {
+    await engine.store.close();
+  }
+}
+
+async function runScheduler(engine: Engine, signal: AbortSignal, healthPort?: string): Promise<void> {
+  const holder = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
+  let leading: boolean | null = null;
+  const checker = new FreshnessChecker({ store: engine.store, pipelines: engine.pipelines(), defaultNotify: engine.config.defaultNotify, log });
+  const dispatcher = new AlertDispatcher({ store: engine.store, clock: engine.clock, notifiers: engine.config.notifiers, log });
+  const server = healthPort === undefined ? null : await serveHealth(engine, wholeNumber(healthPort, "--health-port", 1));
+  // Only the leader delivers alerts, so two schedulers never send one twice.
+  const delivery = (async () => {
+    while (!signal.aborted) {
+      if (leading) await dispatcher.deliverDue().catch((e) => log(`alert delivery: ${(e as Error).message}`));
+      await engine.clock.sleep(1_000, signal);
+    }
+  })();
+  const scheduler = new Scheduler({
+    checker,
+    checkEveryMs: 15_000,
+    store: engine.store,
+    clock: engine.clock,
+    pipelines: engine.pipelines(),
+    holder,
+    leaseTtlMs: engine.config.schedulerLeaseMs,
+    frozen: engine.config.frozen,
+    log,
+    onWork: () => notifyWork(engine.stateDir),
+  });
+  log(`scheduler ${holder}: ${engine.pipelines().length} pipeline(s)`);
+  await scheduler.run(signal, {
+    subscribe: (wake) => subscribeToWork(engine.store, engine.stateDir, wake),
+    onTick: (tick) => {
+      if (tick.leader === leading) return;
+      leading = tick.leader;
+      log(leading ? `scheduler ${holder} leads` : `scheduler ${holder} stands by (leader: ${tick.leaderHolder})`);
+    },
+  });
+  await delivery;
+  server?.close();
+}
+
+/** GET /health: 200 with the checker's health when the scheduler's heartbeat is fresh, 503 when not. */
+async function serveHealth(engine: Engine, port: number): Promise<Server> {
+  const server = createServer((request, response) => {
+    if (request.url !== "/health") {
+      response.writeHead(404).end();
+      return;
+    }
+    checkerHealth(engine.store, engine.clock.now(), engine.config.checkerStaleMs)
+      .then((health) => {
+        response.writeHead(health.status === "ok" ? 200 : 503, { "content-type": "application/json" }).end(JSON.stringify(health));
+      })
+      .catch((error) => response.writeHead(500).end(String(error)));
+  });
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  log(`health on http://127.0.0.1:${port}/health`);
+  return server;
+}
+
+async function runWorker(engine: Engine, signal: AbortSignal, flags: WorkerFlags): Promise<void> {
+  const concurrency = flags.concurrency === undefined ? engine.config.concurrency : wholeNumber(flags.concurrency, "--concurrency", 1);
+  const grace = wholeNumber(flags.grace, "--grace", 0);
+  const worker = new Worker({
+    store: engine.store,
+    clock: engine.clock,
+    pipelines: engine.pipelines(),
+    stateDir: engine.stateDir,
+    projectDir: engine.config.rootDir,
+    workerId: engine.workerId,
+    concurrency,
+    leaseMs: engine.config.workerLeaseMs,
+    frozen: engine.config.frozen,
+    graceMs: grace * 1000,
+    limits: {
+      parallelism: engine.config.parallelism,
+      maxActiveTasks: Object.fromEntries(engine.pipelines().map((p) => [p.id, p.maxActiveTasks])),
+    },
+    log,
+    onAttempt: (claim, outcome) =>
+      log(`${claim.runId} ${claim.taskId} try ${claim.tryNumber}: ${outcome.taskState}${outcome.errorMessage ? ` (${outcome.errorMessage})` : ""}`),
+  });
+  log(`worker ${engine.workerId}: concurrency ${concurrency}`);
+  await worker.run(signal);
+}
+
+function log(line: string): void {
+  process.stdout.write(`${new Date().toISOString()} ${line}\n`);
+}

@@ -1,0 +1,53 @@
+import { formatInstant } from "../../core/time/dates.ts";
+import { checkerHealth } from "../../engine/freshness/report.ts";
+import { isoTime, printJson, table } from "../format.ts";
+import type { Cli } from "../lazy.ts";
+import { withEngine } from "../project.ts";
+
+const RED = (s: string) => (process.stdout.isTTY ? `\x1b[31;1m${s}\x1b[0m` : s);
+const MARK: Record<string, string> = { on_time: "ok", late: "LATE", missed: "MISSED", not_yet_due: "." };
+
+export function freshness(cli: Cli, flags: { json?: boolean }) {
+  return withEngine(cli, { pipelines: true }, async (engine) => {
+    const report = await engine.freshness(engine.config.checkerStaleMs);
+    if (flags.json) return printJson(report);
+    console.log(report.checker.status === "ok" ? report.checker.message : RED(`CHECKER DOWN: ${report.checker.message}`));
+    if (report.datasets.length === 0) return console.log("no freshness promises (add `promises` to a pipeline)");
+    console.log(
+      table(
+        ["dataset", "newest", "published", "due", "status", "deadline", "last 7 days (oldest first)"],
+        report.datasets.map((d) => [
+          d.dataset,
+          d.newest?.businessDate,
+          d.newest ? formatInstant(d.newest.publishedAt, d.timezone) : null,
+          d.due?.businessDate,
+          d.due ? (d.due.status === "on_time" ? "on time" : d.due.status === "missed" ? RED("missed") : d.due.status.replace(/_/g, " ")) : "not yet due",
+          `${d.deadline}${d.slo ? ` (slo ${d.slo})` : ""} ${d.timezone}`,
+          d.days.map((day) => MARK[day.status]).join(" "),
+        ]),
+      ),
+    );
+    if (report.openIncidents.length) {
+      console.log(`\n${report.openIncidents.length} open incident(s):`);
+      for (const i of report.openIncidents) console.log(`  ${isoTime(i.openedAt)}  ${i.message}`);
+    }
+  });
+}
+
+export function incidents(cli: Cli, flags: { all?: boolean; json?: boolean }) {
+  return withEngine(cli, { pipelines: false }, async (engine) => {
+    const list = await engine.incidents({ open: !flags.all });
+    if (flags.json) return printJson(list);
+    if (list.length === 0) return console.log(flags.all ? "no incidents" : "no open incidents");
+    console.log(table(["opened", "kind", "state", "message"], list.map((i) => [isoTime(i.openedAt), i.kind, i.resolvedAt ? `resolved ${isoTime(i.resolvedAt)}` : "open", i.message])));
+  });
+}
+
+export function health(cli: Cli, flags: { json?: boolean }) {
+  return withEngine(cli, { pipelines: false }, async (engine) => {
+    const health = await checkerHealth(engine.store, engine.clock.now(), engine.config.checkerStaleMs);
+    if (flags.json) printJson(health);
+    else console.log(health.status === "ok" ? health.message : RED(`CHECKER DOWN: ${health.message}`));
+    if (health.status !== "ok") process.exitCode = 1;
+  });
+}

@@ -1,0 +1,72 @@
+import { formatInstant } from "../../core/time/dates.ts";
+import { wholeNumber } from "../flags.ts";
+import { elapsed, isoTime, printJson, table } from "../format.ts";
+import type { Cli } from "../lazy.ts";
+import { withEngine } from "../project.ts";
+
+const STATE_ONLY = { pipelines: false };
+
+export function runs(cli: Cli, pipelineId: string, options: { limit: string; json?: boolean }) {
+  return withEngine(cli, STATE_ONLY, async (engine) => {
+    const runs = await engine.runs(pipelineId, wholeNumber(options.limit, "--limit"));
+    // Only an empty answer needs the pipeline files: to tell a typo from a pipeline that has not run.
+    if (runs.length === 0) await withEngine(cli, { pipelines: true }, (loaded) => loaded.runs(pipelineId, 1));
+    if (options.json) return printJson(runs);
+    if (runs.length === 0) return console.log(`no runs of ${pipelineId} yet`);
+    console.log(
+      table(
+        ["run", "date", "state", "trigger", "by", "started", "took"],
+        runs.map((r) => [r.runId, r.businessDate, r.state, r.trigger, r.triggeredBy, isoTime(r.startedAt), elapsed(r.startedAt, r.endedAt)]),
+      ),
+    );
+  });
+}
+
+export function tasks(cli: Cli, runId: string, options: { json?: boolean }) {
+  return withEngine(cli, STATE_ONLY, async (engine) => {
+    const tasks = await engine.taskInstances(runId);
+    const attempts = await engine.attempts(runId);
+    const last = new Map(attempts.map((a) => [a.taskId, a]));
+    if (options.json) return printJson(tasks.map((t) => ({ ...t, lastAttempt: last.get(t.taskId) ?? null })));
+    console.log(
+      table(
+        ["task", "state", "try", "started", "took", "note"],
+        tasks.map((t) => {
+          const a = last.get(t.taskId);
+          return [
+            t.taskId,
+            t.state,
+            `${t.tryNumber}/${t.maxTries}`,
+            isoTime(t.startedAt),
+            elapsed(t.startedAt, t.endedAt),
+            t.reason ?? (a?.errorMessage ? `${a.errorClass}: ${a.errorMessage}` : a?.summary ? JSON.stringify(a.summary) : ""),
+          ];
+        }),
+      ),
+    );
+  });
+}
+
+export function logs(cli: Cli, runId: string, taskId: string, options: { try?: string }) {
+  return withEngine(cli, STATE_ONLY, async (engine) => {
+    const { text } = await engine.log(runId, taskId, options.try === undefined ? undefined : wholeNumber(options.try, "--try"));
+    process.stdout.write(text);
+  });
+}
+
+export function next(cli: Cli, pipelineId: string, options: { count: string; json?: boolean }) {
+  return withEngine(cli, { pipelines: true }, async (engine) => {
+    const due = engine.preview(pipelineId, wholeNumber(options.count, "--count"));
+    const tz = engine.pipeline(pipelineId).schedule.timezone;
+    if (options.json) {
+      return printJson(due.map((d) => ({ ...d.interval, startIso: isoTime(d.interval.start), endIso: isoTime(d.interval.end), firesAt: isoTime(d.firesAt) })));
+    }
+    if (due.length === 0) return console.log(`${pipelineId} has no scheduled runs ahead (${engine.pipeline(pipelineId).schedule.describe()})`);
+    console.log(
+      table(
+        ["date", "interval start", "interval end", "fires at"],
+        due.map((d) => [d.interval.businessDate, formatInstant(d.interval.start, tz), formatInstant(d.interval.end, tz), formatInstant(d.firesAt, tz)]),
+      ),
+    );
+  });
+}

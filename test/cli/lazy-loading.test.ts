@@ -1,0 +1,51 @@
+import { readFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+
+const repo = resolve(import.meta.dirname, "../..");
+
+/**
+ * Everything a module loads before its first line runs: its static value imports, followed
+ * through the repository's files (type-only imports and dynamic `import()` are not followed).
+ */
+function staticGraph(entry: string): { files: Set<string>; packages: Set<string> } {
+  const files = new Set<string>();
+  const packages = new Set<string>();
+  const visit = (file: string) => {
+    if (files.has(file)) return;
+    files.add(file);
+    const text = readFileSync(join(repo, file), "utf8");
+    const pattern = /^\s*(?:import|export)\s+(?!type\s)(?:[^;]*?\s+from\s+)?["']([^"']+)["']/gm;
+    for (const [, specifier] of text.matchAll(pattern)) {
+      if (specifier!.startsWith(".")) visit(relative(repo, join(repo, dirname(file), specifier!)));
+      else if (!specifier!.startsWith("node:")) packages.add(specifier!.startsWith("@") ? specifier!.split("/").slice(0, 2).join("/") : specifier!.split("/")[0]!);
+    }
+  };
+  visit(entry);
+  return { files, packages };
+}
+
+const HEAVY = ["@duckdb/node-api", "pg", "tsx"];
+
+describe("what a command loads", () => {
+  it("idem --help loads commander and the command declarations, nothing else", () => {
+    const { files, packages } = staticGraph("src/cli/main.ts");
+    expect([...packages]).toEqual(["commander"]);
+    const outside = [...files].filter((f) => !/^src\/cli\/(main|lazy|flags|commands\/[a-z-]+)\.ts$/.test(f) && f !== "src/core/model/errors.ts");
+    expect(outside).toEqual([]);
+  });
+
+  it("commands of the control plane load no driver, no tsx, no data-plane loader", () => {
+    for (const action of ["inspect", "operate", "freshness", "backfill"]) {
+      const { files, packages } = staticGraph(`src/cli/actions/${action}.ts`);
+      expect([...packages].filter((p) => HEAVY.includes(p) || p === "better-sqlite3"), action).toEqual([]);
+      expect([...files].filter((f) => /^src\/data\/(targets|loaders|files)\//.test(f)), action).toEqual([]);
+      expect([...files].filter((f) => f.startsWith("src/store/") && !["src/store/port.ts", "src/store/open-store.ts", "src/store/location.ts"].includes(f)), action).toEqual([]);
+    }
+  });
+
+  it("the data plane's opener loads only the driver a location names", () => {
+    const { packages } = staticGraph("src/cli/actions/history.ts");
+    expect([...packages].filter((p) => HEAVY.includes(p) || p === "better-sqlite3")).toEqual([]);
+  });
+});
