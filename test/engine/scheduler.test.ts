@@ -296,4 +296,44 @@ describe("crash recovery", () => {
     expect((await h.scheduler.tick()).leader).toBe(false);
     expect((await h.runs("leader")).map((r) => r.businessDate)).toEqual(["2026-09-01", "2026-09-02"]);
   });
+
+  it("keeps the lead through a tick longer than its lease: the leader renews while it works", async () => {
+    const p = pipeline("slow_tick", { schedule: london(), start: "2026-09-01" }, { t: { run: noop } });
+    h = await ScheduleHarness.open([p], "2026-09-01T00:00:00Z");
+    // The leader's store stalls inside the tick (a slow query, a busy machine) until released.
+    let release!: () => void;
+    const stall = new Promise<void>((r) => (release = r));
+    let stalled = false;
+    let renewals = 0;
+    const store = h.store;
+    const slowStore = new Proxy(store, {
+      get(target, key) {
+        const value = Reflect.get(target, key);
+        if (key === "countLiveRuns") return async (...args: unknown[]) => ((stalled = true), await stall, value.apply(target, args));
+        if (key === "tryLead") return (...args: unknown[]) => (renewals++, value.apply(target, args));
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const ttl = 300;
+    const leader = new Scheduler({ store: slowStore, clock: h.clock, pipelines: [p], holder: "leader", leaseTtlMs: ttl });
+    const standby = new Scheduler({ store, clock: h.clock, pipelines: [p], holder: "standby", leaseTtlMs: ttl });
+    h.clock.set("2026-09-03T03:00:00Z");
+    const ticking = leader.tick();
+    const until = async (what: string, check: () => boolean) => {
+      for (const deadline = Date.now() + 10_000; !check(); await new Promise((r) => setTimeout(r, 5))) {
+        if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
+      }
+    };
+    await until("the tick to stall", () => stalled);
+    // Five leases' worth of clock pass during the one tick; each step follows a renewal.
+    for (let step = 0; step < 5; step++) {
+      const seen = renewals;
+      await until("the leader to renew its lease during the tick", () => renewals > seen);
+      h.clock.advance((ttl * 2) / 3);
+      expect(await standby.tick()).toMatchObject({ leader: false, leaderHolder: "leader" });
+    }
+    release();
+    expect(await ticking).toMatchObject({ leader: true, runsCreated: 2 });
+    expect((await store.getLead("scheduler"))!).toMatchObject({ holder: "leader", term: 1 });
+  });
 });

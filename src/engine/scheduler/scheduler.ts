@@ -59,6 +59,7 @@ export class Scheduler {
     this.#o = { leaseTtlMs: 15_000, tickMs: 1_000, random: Math.random, frozen: [], scope: "all", checkEveryMs: 30_000, ...options };
   }
 
+  /** One round: take or renew the lead; the leader then acts, the others only report who leads. */
   async tick(): Promise<TickResult> {
     const { store, clock, holder, leaseTtlMs, tickMs } = this.#o;
     const now = clock.now();
@@ -66,6 +67,49 @@ export class Scheduler {
     if (!lead.leader) {
       return { leader: false, leaderHolder: lead.holder, runsCreated: 0, attemptsLost: 0, nextTickAt: now + Math.min(tickMs, leaseTtlMs / 3) };
     }
+    const keepingLead = this.#keepLead();
+    let result: TickResult;
+    let lostTo: string | null = null;
+    try {
+      result = await this.#act(now);
+    } finally {
+      lostTo = await keepingLead.stop();
+    }
+    return lostTo === null ? result : { ...result, leader: false, leaderHolder: lostTo };
+  }
+
+  /**
+   * Renews the lease on a timer while the leader acts: a tick longer than the lease (a month of
+   * "did not run" incidents to raise, a slow store, a busy machine) must not hand the lead to a
+   * standby while this scheduler is alive and working. Renewing is tryLead again, which extends
+   * our own lease and takes nothing from a live holder. `stop` waits for a renewal in flight, so
+   * none lands after a resignation; it says who leads if this scheduler lost the lead meanwhile.
+   */
+  #keepLead(): { stop: () => Promise<string | null> } {
+    const { store, clock, holder, leaseTtlMs } = this.#o;
+    let inFlight: Promise<void> = Promise.resolve();
+    let lostTo: string | null = null;
+    const timer = setInterval(() => {
+      inFlight = inFlight.then(() =>
+        store.tryLead({ role: "scheduler", holder, now: clock.now(), ttlMs: leaseTtlMs }).then(
+          (lead) => void (lostTo = lead.leader ? lostTo : lead.holder),
+          (error) => this.#o.log?.(`renewing the scheduler lease failed: ${(error as Error).message}`),
+        ),
+      );
+    }, Math.max(50, leaseTtlMs / 3));
+    timer.unref();
+    return {
+      stop: async () => {
+        clearInterval(timer);
+        await inFlight;
+        return lostTo;
+      },
+    };
+  }
+
+  /** What the leader does in a tick. */
+  async #act(now: number): Promise<TickResult> {
+    const { holder, leaseTtlMs, tickMs } = this.#o;
     const attemptsLost = await this.#reapExpiredLeases(now);
     let runsCreated = 0;
     let nextTickAt = now + tickMs;
