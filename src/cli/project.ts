@@ -1,10 +1,10 @@
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { systemClock } from "../core/model/clock.ts";
 import type { Pipeline } from "../core/pipeline/types.ts";
 import type { Engine } from "../engine/engine.ts";
 import type { ResolvedConfig } from "../engine/project/config.ts";
 import type { Cli, GlobalOptions } from "./lazy.ts";
-import { enableTypeScript } from "./typescript-loader.ts";
+import { importTypeScript } from "./typescript-cache.ts";
 
 export type { GlobalOptions } from "./lazy.ts";
 
@@ -15,16 +15,17 @@ export interface Project {
 
 /** The project's config alone: enough for commands that read only the state store. */
 export async function loadProjectConfig(options: GlobalOptions): Promise<ResolvedConfig> {
-  await enableTypeScript();
-  const { loadConfig } = await import("../engine/project/config.ts");
-  return loadConfig(options.cwd ?? process.cwd(), options.config);
+  const { findConfig, loadConfig } = await import("../engine/project/config.ts");
+  const cwd = options.cwd ?? process.cwd();
+  const projectDir = dirname(findConfig(cwd, options.config));
+  return loadConfig(cwd, options.config, (file) => importTypeScript(file, projectDir));
 }
 
 /** The config and every pipeline file (which may run the user's code at import). */
 export async function loadProject(options: GlobalOptions): Promise<Project> {
   const config = await loadProjectConfig(options);
   const { loadPipelines } = await import("../engine/project/load-pipelines.ts");
-  return { config, pipelines: await loadPipelines(config.pipelinePaths, config.rootDir) };
+  return { config, pipelines: await loadPipelines(config.pipelinePaths, config.rootDir, (file) => importTypeScript(file, config.rootDir)) };
 }
 
 export interface OpenOptions {

@@ -1,4 +1,3 @@
-import { DuckDBInstance } from "@duckdb/node-api";
 import { duckdbType } from "./targets/duckdb.ts";
 import { normalizeSchema, type Column } from "./schema.ts";
 import { filePath, type FileSource } from "./source.ts";
@@ -46,6 +45,7 @@ const duckDialect = { quoteIdent: doubleQuote, placeholder: (n: number) => `$${n
 
 /** An in-memory DuckDB for reading files on behalf of targets that cannot read them. */
 export async function withMemoryDuckDB<T>(fn: (run: MemoryDuckDB) => Promise<T>): Promise<T> {
+  const { DuckDBInstance } = await import("@duckdb/node-api"); // only when a file is read
   const instance = await DuckDBInstance.create(":memory:");
   const connection = await instance.connect();
   const api: MemoryDuckDB = {

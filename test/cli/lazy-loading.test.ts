@@ -49,3 +49,16 @@ describe("what a command loads", () => {
     expect([...packages].filter((p) => HEAVY.includes(p) || p === "better-sqlite3")).toEqual([]);
   });
 });
+
+describe("what importing idem loads", () => {
+  it("idem/data loads no database driver until a target is opened", () => {
+    const { packages } = staticGraph("src/data/index.ts");
+    expect([...packages].filter((p) => HEAVY.includes(p) || p === "better-sqlite3")).toEqual([]);
+  });
+
+  it("reading the config needs no schema library and no TypeScript loader", () => {
+    const { packages } = staticGraph("src/engine/project/config.ts");
+    expect([...packages]).toEqual(["temporal-polyfill"]);
+    expect([...staticGraph("src/cli/typescript-cache.ts").packages]).toEqual([]);
+  });
+});

@@ -1,12 +1,14 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { DuckDBInstance, DuckDBTypeId, type DuckDBConnection, type DuckDBValue } from "@duckdb/node-api";
+import type { DuckDBConnection, DuckDBValue } from "@duckdb/node-api";
 import { columnTypeFromDuckDB, decimalParts, type Column, type ColumnType } from "../schema.ts";
 import { doubleQuote, ident, identList, joinSql, render, sql, trusted, type Sql, type SqlDialect } from "../sql.ts";
 import type { ErrorExplanation, Row, Target } from "../target.ts";
 import { checkedTypeName } from "./type-names.ts";
 
-const WIDE_INTEGERS = new Set<DuckDBTypeId>([DuckDBTypeId.BIGINT, DuckDBTypeId.UBIGINT, DuckDBTypeId.HUGEINT, DuckDBTypeId.UHUGEINT]);
+// DuckDB's type ids (DuckDBTypeId) BIGINT, UBIGINT, HUGEINT, UHUGEINT, written out so that
+// importing idem/data does not load DuckDB: the driver is imported by openDuckDB only.
+const WIDE_INTEGERS = new Set<number>([5, 9, 16, 32]);
 
 const dialect: SqlDialect = { quoteIdent: doubleQuote, placeholder: (n) => `$${n}` };
 
@@ -32,6 +34,7 @@ export interface DuckDBTarget extends Target {
 /** Opens (or creates) a DuckDB database file; ":memory:" for a throwaway one. */
 export async function openDuckDB(path: string): Promise<DuckDBTarget> {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  const { DuckDBInstance } = await import("@duckdb/node-api");
   const instance = await DuckDBInstance.create(path);
   const connection = await instance.connect();
   return duckdbTarget(connection, `duckdb ${path}`, () => {

@@ -1,4 +1,4 @@
-import pg from "pg";
+import type pg from "pg";
 import { decimalParts, type Column, type ColumnType } from "../schema.ts";
 import { doubleQuote, ident, identList, joinSql, render, sql, trusted, type Sql, type SqlDialect, type SqlValue } from "../sql.ts";
 import type { ErrorExplanation, Row, Target } from "../target.ts";
@@ -41,12 +41,15 @@ function columnTypeFromOid(oid: number, modifier: number): ColumnType {
   }
 }
 
+// pg is imported by openPostgres, so that importing idem/data loads no driver.
+let driver: typeof pg | null = null;
+
 // Dates and timestamps stay text: a JS Date would move them into the process's time zone.
 const types = {
   getTypeParser(oid: number, format?: "text" | "binary") {
     if (oid === OID.date || oid === OID.timestamp || oid === OID.timestamptz) return (value: string) => value;
     if (oid === OID.int8) return (value: string) => (Number.isSafeInteger(Number(value)) ? Number(value) : value);
-    return pg.types.getTypeParser(oid, format as "text");
+    return driver!.types.getTypeParser(oid, format as "text");
   },
 };
 
@@ -62,7 +65,8 @@ export interface PostgresOptions {
 }
 
 export async function openPostgres(options: PostgresOptions): Promise<PostgresTarget> {
-  const client = new pg.Client({ connectionString: options.url, types });
+  driver ??= (await import("pg")).default;
+  const client = new driver.Client({ connectionString: options.url, types });
   await client.connect();
   try {
     if (options.schema) {

@@ -1,5 +1,4 @@
 import type Database from "better-sqlite3";
-import { openWalDatabase } from "../../sqlite/open-wal.ts";
 import { decimalParts, type Column, type ColumnType } from "../schema.ts";
 import { doubleQuote, ident, joinSql, render, sql, trusted, type BoundValue, type Sql, type SqlDialect } from "../sql.ts";
 import type { ErrorExplanation, Row, Target } from "../target.ts";
@@ -41,6 +40,8 @@ export interface SQLiteTarget extends Target {
 
 /** Opens (or creates) a SQLite database file in WAL mode, so readers never wait for a load. */
 export async function openSQLite(path: string): Promise<SQLiteTarget> {
+  // Imported here, so that importing idem/data loads no driver.
+  const { openWalDatabase } = await import("../../sqlite/open-wal.ts");
   const db = openWalDatabase(path);
   const prepare = (statement: Sql) => {
     const { text, params } = render(statement, dialect);

@@ -1,10 +1,23 @@
-import { existsSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { z } from "zod";
 import { DefinitionError } from "../../core/model/errors.ts";
 import { validateFrozenPeriods, type FrozenPeriod } from "../../core/policy/frozen.ts";
 import type { NotifierConfig } from "../freshness/notifiers.ts";
+import { exactly, listOf, namedRecord, oneOf, text, trueOnly, variants, wholeNumber, type Check } from "./config-schema.ts";
+
+/**
+ * A named database for SQL tasks and `ctx.connection(name)`. Strings may name environment
+ * variables ("$WAREHOUSE_PASSWORD", "${PGHOST}"), read when the connection opens, so secrets
+ * live in the environment; their values are masked wherever idem prints.
+ */
+export type ConnectionConfig =
+  /** A DuckDB file, relative to the config file (":memory:" for a throwaway one). */
+  | { duckdb: string }
+  /** A SQLite file, relative to the config file. */
+  | { sqlite: string }
+  /** A postgres:// URL; `password` (usually "$SOME_VARIABLE") replaces the URL's; `schema` goes first on the search path. */
+  | { postgres: string; password?: string; schema?: string };
 
 /** What `idem.config.ts` may say. Paths are relative to the config file. */
 export interface IdemConfig {
@@ -38,6 +51,8 @@ export interface IdemConfig {
   workerLeaseMs?: number;
   /** A scheduler that has not renewed the leader lease for this long is replaced. Default 15 s. */
   schedulerLeaseMs?: number;
+  /** Databases by name, for SQL tasks (`connection: "warehouse"`) and `ctx.connection("warehouse")`. */
+  connections?: Record<string, ConnectionConfig>;
 }
 
 export interface ResolvedConfig {
@@ -57,6 +72,8 @@ export interface ResolvedConfig {
   notifiers: Record<string, NotifierConfig>;
   defaultNotify: string[];
   checkerStaleMs: number;
+  /** File paths made absolute; environment references still unread. */
+  connections: Record<string, ConnectionConfig>;
 }
 
 export const CONFIG_FILE_NAMES = ["idem.config.ts", "idem.config.mts", "idem.config.js", "idem.config.mjs"];
@@ -65,75 +82,122 @@ export function defineConfig(config: IdemConfig): IdemConfig {
   return config;
 }
 
-const configSchema = z
-  .object({
-    stateDir: z.string().min(1).optional(),
-    state: z.string().min(1).optional(),
-    pipelines: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional(),
-    concurrency: z.number().int().min(1).optional(),
-    parallelism: z.number().int().min(1).optional(),
-    warehouse: z.string().min(1).optional(),
-    frozen: z.array(z.object({ from: z.string(), to: z.string(), reason: z.string().min(1) }).strict()).optional(),
-    notifiers: z
-      .record(
-        z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]{0,99}$/, "a notifier name"),
-        z.union([
-          z.object({ webhook: z.object({ url: z.string().min(1), headers: z.record(z.string(), z.string()).optional(), timeoutMs: z.number().int().min(1).optional() }).strict() }).strict(),
-          z.object({ command: z.array(z.string()).min(1) }).strict(),
-          z.object({ log: z.literal(true) }).strict(),
-        ]),
-      )
-      .optional(),
-    defaultNotify: z.array(z.string()).optional(),
-    checkerStaleMs: z.number().int().min(1000).optional(),
-    workerLeaseMs: z.number().int().min(100).optional(),
-    schedulerLeaseMs: z.number().int().min(100).optional(),
-    pools: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]{0,99}$/, "a pool name"), z.number().int().min(0)).optional(),
-  })
-  .strict();
+const configSchema: Check = exactly({
+  stateDir: text,
+  state: text,
+  pipelines: oneOf(text, listOf(text, 1)),
+  concurrency: wholeNumber(1),
+  parallelism: wholeNumber(1),
+  warehouse: text,
+  frozen: listOf(exactly({ from: text, to: text, reason: text }, ["from", "to", "reason"])),
+  notifiers: namedRecord(
+    "notifier",
+    variants("notifier", {
+      webhook: exactly({ webhook: exactly({ url: text, headers: namedRecord("header", text), timeoutMs: wholeNumber(1) }, ["url"]) }),
+      command: exactly({ command: listOf(text, 1) }),
+      log: exactly({ log: trueOnly }),
+    }),
+  ),
+  defaultNotify: listOf(text),
+  checkerStaleMs: wholeNumber(1000),
+  workerLeaseMs: wholeNumber(100),
+  schedulerLeaseMs: wholeNumber(100),
+  pools: namedRecord("pool", wholeNumber(0)),
+  connections: namedRecord(
+    "connection",
+    variants("connection", {
+      duckdb: exactly({ duckdb: text }),
+      sqlite: exactly({ sqlite: text }),
+      postgres: exactly({ postgres: text, password: text, schema: text }),
+    }),
+  ),
+});
 
-/** Finds and loads the config: the given file, or the first config file name in `cwd`. */
-export async function loadConfig(cwd: string, explicitFile?: string): Promise<ResolvedConfig> {
-  const file = explicitFile
-    ? resolve(cwd, explicitFile)
-    : (CONFIG_FILE_NAMES.map((name) => resolve(cwd, name)).find((path) => existsSync(path)) ?? null);
-  if (explicitFile && !existsSync(file!)) throw new DefinitionError(`config file not found`, { file: file! });
-  let raw: unknown = {};
-  if (file) {
-    try {
-      const module = await import(pathToFileURL(file).href);
-      raw = module.default ?? {};
-    } catch (error) {
-      throw new DefinitionError(`could not load: ${(error as Error).message.split("\n")[0]}`, { file });
-    }
+/**
+ * Finds and loads the config: the given file, else the first config file name in `cwd` or the
+ * nearest folder above it. `importModule` imports the (TypeScript) file; the host decides how.
+ */
+export async function loadConfig(cwd: string, explicitFile?: string, importModule: (file: string) => Promise<Record<string, unknown>> = importFile): Promise<ResolvedConfig> {
+  const file = findConfig(cwd, explicitFile);
+  assertEsModuleProject(file);
+  let raw: unknown;
+  try {
+    const module = await importModule(file);
+    raw = module.default ?? {};
+  } catch (error) {
+    if (error instanceof DefinitionError) throw error;
+    throw new DefinitionError(`could not load: ${(error as Error).message.split("\n")[0]}`, { file });
   }
-  const parsed = configSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const where = issue.path.length ? issue.path.join(".") : "config";
-    throw new DefinitionError(`${where}: ${issue.message}`, { file: file ?? "idem.config.ts" });
-  }
-  const rootDir = file ? dirname(file) : cwd;
-  const pipelines = parsed.data.pipelines ?? "pipelines";
+  const problem = configSchema(raw, "");
+  if (problem) throw new DefinitionError(problem, { file });
+  const config = raw as IdemConfig;
+  const rootDir = dirname(file);
+  const pipelines = config.pipelines ?? "pipelines";
   return {
     file,
     rootDir,
-    stateDir: resolve(rootDir, parsed.data.stateDir ?? ".idem"),
-    state: parsed.data.state === undefined || /^postgres(ql)?:\/\//i.test(parsed.data.state)
-      ? parsed.data.state
-      : resolve(rootDir, parsed.data.state.replace(/^sqlite:(\/\/)?/i, "")),
+    stateDir: resolve(rootDir, config.stateDir ?? ".idem"),
+    state: config.state === undefined || /^postgres(ql)?:\/\//i.test(config.state)
+      ? config.state
+      : resolve(rootDir, config.state.replace(/^sqlite:(\/\/)?/i, "")),
     pipelinePaths: (Array.isArray(pipelines) ? pipelines : [pipelines]).map((p) => resolve(rootDir, p)),
-    concurrency: parsed.data.concurrency ?? 4,
-    parallelism: parsed.data.parallelism,
-    pools: parsed.data.pools ?? {},
-    workerLeaseMs: parsed.data.workerLeaseMs ?? 30_000,
-    schedulerLeaseMs: parsed.data.schedulerLeaseMs ?? 15_000,
-    frozen: withFile(file, () => validateFrozenPeriods(parsed.data.frozen)),
-    warehouse: resolveWarehouse(parsed.data.warehouse, file ? dirname(file) : cwd),
-    notifiers: { log: { log: true }, ...(parsed.data.notifiers as Record<string, NotifierConfig> | undefined) },
-    defaultNotify: parsed.data.defaultNotify ?? ["log"],
-    checkerStaleMs: parsed.data.checkerStaleMs ?? 60_000,
+    concurrency: config.concurrency ?? 4,
+    parallelism: config.parallelism,
+    pools: config.pools ?? {},
+    workerLeaseMs: config.workerLeaseMs ?? 30_000,
+    schedulerLeaseMs: config.schedulerLeaseMs ?? 15_000,
+    frozen: withFile(file, () => validateFrozenPeriods(config.frozen)),
+    warehouse: resolveWarehouse(config.warehouse, rootDir),
+    notifiers: { log: { log: true }, ...config.notifiers },
+    defaultNotify: config.defaultNotify ?? ["log"],
+    checkerStaleMs: config.checkerStaleMs ?? 60_000,
+    connections: Object.fromEntries(Object.entries(config.connections ?? {}).map(([name, c]) => [name, resolveConnection(c, rootDir)])),
   };
+}
+
+const importFile = (file: string) => import(pathToFileURL(file).href) as Promise<Record<string, unknown>>;
+
+/** The explicit file, else the nearest config file in `cwd` or above. */
+export function findConfig(cwd: string, explicitFile?: string): string {
+  if (explicitFile) {
+    const file = resolve(cwd, explicitFile);
+    if (!existsSync(file)) throw new DefinitionError(`config file not found`, { file });
+    return file;
+  }
+  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
+    const found = CONFIG_FILE_NAMES.map((name) => join(dir, name)).find((path) => existsSync(path));
+    if (found) return found;
+    if (dirname(dir) === dir) break;
+  }
+  throw new DefinitionError(`no idem.config.ts here or above (${resolve(cwd)}): create a project with \`idem init\`, or give --config <file>`);
+}
+
+/**
+ * Config and pipeline files are ES modules. In a package that is not one (npm init writes
+ * "type": "commonjs"), loading them fails with an obscure error; say what to change instead.
+ */
+function assertEsModuleProject(configFile: string): void {
+  if (/\.m[jt]s$/.test(configFile)) return;
+  for (let dir = dirname(configFile); ; dir = dirname(dir)) {
+    const manifest = join(dir, "package.json");
+    if (existsSync(manifest)) {
+      let type: unknown;
+      try {
+        type = (JSON.parse(readFileSync(manifest, "utf8")) as { type?: unknown }).type;
+      } catch {
+        return; // an unreadable package.json is for npm to report
+      }
+      if (type !== "module") throw new DefinitionError(`set "type": "module" in this package.json: idem's config and pipeline files are ES modules${type === undefined ? "" : ` (it says "type": ${JSON.stringify(type)})`}`, { file: manifest });
+      return;
+    }
+    if (dirname(dir) === dir) return;
+  }
+}
+
+function resolveConnection(connection: ConnectionConfig, rootDir: string): ConnectionConfig {
+  if ("duckdb" in connection) return { duckdb: connection.duckdb === ":memory:" ? ":memory:" : resolve(rootDir, connection.duckdb) };
+  if ("sqlite" in connection) return { sqlite: resolve(rootDir, connection.sqlite) };
+  return connection;
 }
 
 function withFile<T>(file: string | null, fn: () => T): T {

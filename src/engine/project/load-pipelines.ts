@@ -9,17 +9,22 @@ const PIPELINE_FILE = /\.(ts|mts|js|mjs)$/;
 const NOT_PIPELINE_FILE = /\.(test|spec|d)\.(ts|mts|js|mjs)$/;
 
 /**
- * Imports every pipeline file (TypeScript loads directly) and collects the pipelines they
- * export. All problems are gathered and reported together, each naming its file.
+ * Imports every pipeline file and collects the pipelines they export. All problems are gathered
+ * and reported together, each naming its file. `importModule` imports one (TypeScript) file: the
+ * host decides how (the CLI compiles and caches them).
  */
-export async function loadPipelines(paths: readonly string[], rootDir: string): Promise<Pipeline[]> {
+export async function loadPipelines(
+  paths: readonly string[],
+  rootDir: string,
+  importModule: (file: string) => Promise<Record<string, unknown>> = (file) => import(pathToFileURL(file).href),
+): Promise<Pipeline[]> {
   const problems: DefinitionError[] = [];
   const found = new Map<string, { pipeline: Pipeline; file: string }>();
   for (const file of pipelineFiles(paths, problems, rootDir)) {
     const shown = relative(rootDir, file) || file;
     let module: Record<string, unknown>;
     try {
-      module = await import(pathToFileURL(file).href);
+      module = await importModule(file);
     } catch (error) {
       problems.push(...asProblems(error, shown));
       continue;
