@@ -310,13 +310,16 @@ describe("crash recovery", () => {
       get(target, key) {
         const value = Reflect.get(target, key);
         if (key === "countLiveRuns") return async (...args: unknown[]) => ((stalled = true), await stall, value.apply(target, args));
-        if (key === "tryLead") return (...args: unknown[]) => (renewals++, value.apply(target, args));
+        // Counted once written: the standby must not look before the renewal has landed.
+        if (key === "tryLead") return async (...args: unknown[]) => { const lead = await value.apply(target, args); renewals++; return lead; };
         return typeof value === "function" ? value.bind(target) : value;
       },
     });
     const ttl = 300;
-    const leader = new Scheduler({ store: slowStore, clock: h.clock, pipelines: [p], holder: "leader", leaseTtlMs: ttl });
-    const standby = new Scheduler({ store, clock: h.clock, pipelines: [p], holder: "standby", leaseTtlMs: ttl });
+    const told: string[] = [];
+    const onLeadChange = (who: string) => (leader: boolean, holder: string) => told.push(`${who}: ${leader ? "leads" : `stands by for ${holder}`}`);
+    const leader = new Scheduler({ store: slowStore, clock: h.clock, pipelines: [p], holder: "leader", leaseTtlMs: ttl, onLeadChange: onLeadChange("leader") });
+    const standby = new Scheduler({ store, clock: h.clock, pipelines: [p], holder: "standby", leaseTtlMs: ttl, onLeadChange: onLeadChange("standby") });
     h.clock.set("2026-09-03T03:00:00Z");
     const ticking = leader.tick();
     const until = async (what: string, check: () => boolean) => {
@@ -325,6 +328,7 @@ describe("crash recovery", () => {
       }
     };
     await until("the tick to stall", () => stalled);
+    expect(told).toEqual(["leader: leads"]); // at once, not when the tick ends
     // Five leases' worth of clock pass during the one tick; each step follows a renewal.
     for (let step = 0; step < 5; step++) {
       const seen = renewals;
@@ -335,5 +339,6 @@ describe("crash recovery", () => {
     release();
     expect(await ticking).toMatchObject({ leader: true, runsCreated: 2 });
     expect((await store.getLead("scheduler"))!).toMatchObject({ holder: "leader", term: 1 });
+    expect(told).toEqual(["leader: leads", "standby: stands by for leader"]);
   });
 });

@@ -29,6 +29,11 @@ export interface SchedulerOptions {
   scope?: "all" | "backfills";
   /** Measures freshness promises while this scheduler leads. */
   checker?: FreshnessChecker;
+  /**
+   * Told the moment this scheduler takes or loses the lead (before the tick that follows acts),
+   * with who leads: logs and alert delivery follow the lease, not the end of a long tick.
+   */
+  onLeadChange?: (leader: boolean, leaderHolder: string) => void;
   /** How often the checker runs. Default 30 s. */
   checkEveryMs?: number;
 }
@@ -52,8 +57,9 @@ const MAX_LATEST_SCAN = 20_000;
  * interval, a cursor that only moves forward), so a deposed leader cannot create a twin.
  */
 export class Scheduler {
-  readonly #o: Required<Omit<SchedulerOptions, "log" | "onWork" | "checker">> & Pick<SchedulerOptions, "log" | "onWork" | "checker">;
+  readonly #o: Required<Omit<SchedulerOptions, "log" | "onWork" | "checker" | "onLeadChange">> & Pick<SchedulerOptions, "log" | "onWork" | "checker" | "onLeadChange">;
   #lastCheck = -Infinity;
+  #leading: boolean | null = null;
   readonly #savedVersions = new Set<string>();
 
   constructor(options: SchedulerOptions) {
@@ -75,6 +81,7 @@ export class Scheduler {
     const { store, clock, holder, leaseTtlMs, tickMs } = this.#o;
     const now = clock.now();
     const lead = await store.tryLead({ role: "scheduler", holder, now, ttlMs: leaseTtlMs });
+    this.#noteLead(lead.leader, lead.holder);
     if (!lead.leader) {
       return { leader: false, leaderHolder: lead.holder, runsCreated: 0, attemptsLost: 0, nextTickAt: now + Math.min(tickMs, leaseTtlMs / 3) };
     }
@@ -87,6 +94,12 @@ export class Scheduler {
       lostTo = await keepingLead.stop();
     }
     return lostTo === null ? result : { ...result, leader: false, leaderHolder: lostTo };
+  }
+
+  #noteLead(leader: boolean, leaderHolder: string): void {
+    if (leader === this.#leading) return;
+    this.#leading = leader;
+    this.#o.onLeadChange?.(leader, leaderHolder);
   }
 
   /**
@@ -103,7 +116,10 @@ export class Scheduler {
     const timer = setInterval(() => {
       inFlight = inFlight.then(() =>
         store.tryLead({ role: "scheduler", holder, now: clock.now(), ttlMs: leaseTtlMs }).then(
-          (lead) => void (lostTo = lead.leader ? lostTo : lead.holder),
+          (lead) => {
+            if (!lead.leader) lostTo ??= lead.holder;
+            this.#noteLead(lead.leader, lead.holder);
+          },
           (error) => this.#o.log?.(`renewing the scheduler lease failed: ${(error as Error).message}`),
         ),
       );
@@ -143,7 +159,7 @@ export class Scheduler {
    * Ticks until `signal` aborts, sleeping on the clock between ticks; `subscribe` lets other
    * processes wake it early (a run ended, so the run cap has room). Resigns the lease at the end.
    */
-  async run(signal: AbortSignal, hooks: { subscribe?: (wake: () => void) => Promise<() => void>; onTick?: (t: TickResult) => void } = {}): Promise<void> {
+  async run(signal: AbortSignal, hooks: { subscribe?: (wake: () => void) => Promise<() => void> } = {}): Promise<void> {
     let wake: () => void = () => {};
     const unsubscribe = await hooks.subscribe?.(() => wake());
     try {
@@ -157,7 +173,6 @@ export class Scheduler {
           await this.#o.clock.sleep(Math.min(this.#o.tickMs, 2_000), signal);
           continue;
         }
-        hooks.onTick?.(result);
         const early = new AbortController();
         const onAbort = () => early.abort();
         signal.addEventListener("abort", onAbort, { once: true });
