@@ -11,6 +11,8 @@ import { registerBackfillCommands } from "./commands/backfill.ts";
 import { registerFreshnessCommands } from "./commands/freshness.ts";
 import { registerHistoryCommand } from "./commands/history.ts";
 import { registerMigrateCommand } from "./commands/migrate.ts";
+import { registerServeCommand } from "./commands/serve.ts";
+import { registerTokenCommands } from "./commands/tokens.ts";
 
 /** Exit codes: 0 success, 1 the run failed, 2 usage or definition error. */
 export const EXIT = { ok: 0, runFailed: 1, usage: 2 } as const;
@@ -34,6 +36,8 @@ registerFreshnessCommands(program);
 registerHistoryCommand(program);
 registerMigrateCommand(program);
 registerDaemonCommands(program);
+registerServeCommand(program);
+registerTokenCommands(program);
 
 // `idem runs x | head` closes our stdout early; that is not an error.
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {

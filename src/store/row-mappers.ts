@@ -1,4 +1,7 @@
 import type {
+  ApiTokenRecord,
+  ChangeEvent,
+  WatermarkRecord,
   AttemptRecord,
   AuditEntry,
   DatasetEvent,
@@ -232,7 +235,40 @@ export function rowMappers(decode: RowDecoding) {
     };
   }
 
+  function toApiToken(r: Row): ApiTokenRecord {
+    return {
+      tokenHash: r.token_hash,
+      name: r.name,
+      role: r.role,
+      createdAt: r.created_at,
+      createdBy: r.created_by,
+      revokedAt: r.revoked_at,
+      revokedBy: r.revoked_by,
+    };
+  }
+
+  function toChangeEvent(r: Row): ChangeEvent {
+    return {
+      id: r.id,
+      kind: r.kind,
+      state: r.state,
+      runId: r.run_id,
+      taskId: r.task_id,
+      tryNumber: r.try_number,
+      pipelineId: r.pipeline_id,
+      businessDate: r.business_date,
+      incidentKey: r.incident_key,
+      incidentKind: r.incident_kind,
+      dataset: r.dataset,
+    };
+  }
+
+  function toWatermark(r: Row): WatermarkRecord {
+    return { pipelineId: r.pipeline_id, taskId: r.task_id, value: r.kind === "number" ? Number(r.value) : r.value, updatedAt: r.updated_at };
+  }
+
   return {
     toSkippedInterval, toWorker, toExpiredAttempt, toDatasetEvent, toFreshness, toFreshnessPublication, toOutboxAlert, toAuditEntry,
-    toPipelineState, toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt };
+    toPipelineState, toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt,
+    toApiToken, toChangeEvent, toWatermark };
 }
