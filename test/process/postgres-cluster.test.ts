@@ -7,12 +7,11 @@ const url = testPostgresUrl();
 
 let project: string | null = null;
 let schema: string | null = null;
-let relay: CuttableRelay | null = null;
+const relays: CuttableRelay[] = [];
 const daemons: Daemon[] = [];
 afterEach(async () => {
   await Promise.all(daemons.splice(0).map((d) => d.stop()));
-  await relay?.close();
-  relay = null;
+  await Promise.all(relays.splice(0).map((r) => r.close()));
   if (project) removeProject(project);
   if (schema) await dropSchema(url!, schema);
   project = schema = null;
@@ -126,11 +125,15 @@ export const hourlyJob = pipeline("hourly_job", { schedule: hourly({ timezone: "
 
   it("rides out PostgreSQL being out of reach for a while: the processes carry on and expired leases are retried", async () => {
     schema = freshSchema();
-    relay = new CuttableRelay(url!);
-    await relay.open();
+    // Each process reaches PostgreSQL through a relay of its own. The worker is cut off longer
+    // than its lease and longer than the scheduler: the scheduler, back first, finds the worker's
+    // leases expired and retries those attempts, and the worker, back later, is refused.
+    const [schedulerRelay, workerRelay] = [new CuttableRelay(url!), new CuttableRelay(url!)];
+    relays.push(schedulerRelay, workerRelay);
+    await Promise.all(relays.map((r) => r.open()));
     project = makeProject({
       "idem.config.ts": `import { defineConfig } from "idem";
-export default defineConfig({ state: ${JSON.stringify(schemaUrl(relay.url(url!), schema))}, workerLeaseMs: 1500, schedulerLeaseMs: 1500, concurrency: 4 });
+export default defineConfig({ workerLeaseMs: 1500, schedulerLeaseMs: 1500, concurrency: 4 });
 `,
       "pipelines/steady.ts": `
 import { pipeline, daily } from "idem";
@@ -140,16 +143,23 @@ export const steady = pipeline("steady", { schedule: daily({ at: "00:00" }), sta
 });
 `,
     });
-    const scheduler = start("scheduler");
-    const worker = start("worker");
+    const scheduler = startWithStateUrl(schemaUrl(schedulerRelay.url(url!), schema), "scheduler");
+    const worker = startWithStateUrl(schemaUrl(workerRelay.url(url!), schema), "worker");
     await waitFor("a few days done and work running", async () => {
       const [done] = await q<{ n: number }>("SELECT count(*)::int AS n FROM runs WHERE state = 'success'");
       const busy = await q("SELECT 1 FROM attempts WHERE state = 'running'");
       return done!.n >= 2 && busy.length > 0 ? true : undefined;
     });
-    await relay.cut();
-    await new Promise((r) => setTimeout(r, 3_000)); // longer than the worker's lease
-    await relay.open();
+    await Promise.all([schedulerRelay.cut(), workerRelay.cut()]);
+    await new Promise((r) => setTimeout(r, 1_000));
+    await schedulerRelay.open();
+    // The worker cannot record or renew anything now: what it was running stays "running" until reaped.
+    await waitFor("the scheduler to find the cut-off worker's leases expired", async () => {
+      const [counts] = await q<{ running: number; lost: number }>(
+        "SELECT count(*) FILTER (WHERE state = 'running')::int AS running, count(*) FILTER (WHERE state = 'lost')::int AS lost FROM attempts");
+      return counts!.running === 0 && counts!.lost > 0 ? true : undefined;
+    });
+    await workerRelay.open();
 
     await waitFor("all 12 days to succeed", async () => {
       const [done] = await q<{ n: number }>("SELECT count(*)::int AS n FROM runs WHERE state = 'success'");
