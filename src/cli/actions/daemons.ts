@@ -114,15 +114,14 @@ async function runScheduler(engine: Engine, signal: AbortSignal): Promise<void> 
     frozen: engine.config.frozen,
     log,
     onWork: () => notifyWork(engine.stateDir),
+    onLeadChange: (leader, leaderHolder) => {
+      leading = leader;
+      log(leader ? `scheduler ${holder} leads` : `scheduler ${holder} stands by (leader: ${leaderHolder})`);
+    },
   });
   log(`scheduler ${holder}: ${engine.pipelines().length} pipeline(s)`);
   await scheduler.run(signal, {
     subscribe: (wake) => subscribeToWork(engine.store, engine.stateDir, wake),
-    onTick: (tick) => {
-      if (tick.leader === leading) return;
-      leading = tick.leader;
-      log(leading ? `scheduler ${holder} leads` : `scheduler ${holder} stands by (leader: ${tick.leaderHolder})`);
-    },
   });
 }
 

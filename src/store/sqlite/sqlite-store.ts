@@ -1,7 +1,5 @@
 import { rowMappers } from "../row-mappers.ts";
-import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { decideTrigger, isSettledByUpstream, type TriggerRule, type UpstreamCounts } from "../../core/policy/trigger-rules.ts";
 import type { RunState, TaskState } from "../../core/model/states.ts";
 import {
@@ -52,6 +50,7 @@ import {
   type WatermarkRecord,
 } from "../port.ts";
 import { assertRestatable } from "../restatable.ts";
+import { openWalDatabase } from "../../sqlite/open-wal.ts";
 import { MIGRATIONS } from "./migrations.ts";
 import { SQL } from "./sql.ts";
 
@@ -69,10 +68,7 @@ export class SqliteStore implements Store {
   #sql: Statements | null = null;
 
   constructor(path: string, options: { busyTimeoutMs?: number } = {}) {
-    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-    this.db = new Database(path, { timeout: options.busyTimeoutMs ?? 10_000 });
-    this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 10_000))}`);
-    this.db.pragma("journal_mode = WAL");
+    this.db = openWalDatabase(path, options.busyTimeoutMs);
     this.db.pragma("synchronous = NORMAL");
     this.db.pragma("foreign_keys = ON");
   }
