@@ -175,6 +175,7 @@ export class Scheduler {
         const early = new AbortController();
         const onAbort = () => early.abort();
         signal.addEventListener("abort", onAbort, { once: true });
+        if (signal.aborted) early.abort(); // stopped during the tick: do not sleep until the next
         // Wakes from other processes only matter to the leader; a standby waits for the lease.
         wake = result.leader ? () => early.abort() : () => {};
         await this.#o.clock.sleep(Math.max(0, result.nextTickAt - this.#o.clock.now()), early.signal);

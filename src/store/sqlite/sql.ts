@@ -111,17 +111,24 @@ export const SQL = {
     ORDER BY interval_start`,
 
   // --- claiming under limits ---
+  /**
+   * Both read their partial index (task_instances_queued, task_instances_waiting) in the order
+   * they return and stop at LIMIT: the ordering key is on the task instance itself
+   * (from_backfill, kept by triggers, migration 16). With a column of the joined run first in
+   * ORDER BY, SQLite joined every queued row and sorted them all in a temporary B-tree, 11-22 ms
+   * per claim with 20,000 queued.
+   */
   selectQueuedCandidates: `
     SELECT t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots, t.queued_at, r.pipeline_id
     FROM task_instances t JOIN runs r ON r.run_id = t.run_id
     WHERE t.state = 'queued'
-    ORDER BY (r.backfill_id IS NOT NULL OR r.trigger_kind = 'restate'), t.priority DESC, t.queued_at, t.task_id
+    ORDER BY t.from_backfill, t.priority DESC, t.queued_at, t.task_id
     LIMIT ?`,
   selectWaitingCandidates: `
     SELECT t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots, t.next_try_at AS queued_at, r.pipeline_id
     FROM task_instances t JOIN runs r ON r.run_id = t.run_id
     WHERE t.state IN ('up_for_retry', 'up_for_reschedule') AND t.next_try_at <= ?
-    ORDER BY (r.backfill_id IS NOT NULL OR r.trigger_kind = 'restate'), t.next_try_at
+    ORDER BY t.from_backfill, t.next_try_at
     LIMIT ?`,
   selectRunCandidates: `
     SELECT t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots, t.queued_at, r.pipeline_id
