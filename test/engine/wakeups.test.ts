@@ -52,6 +52,17 @@ async function until(what: string, check: () => Promise<boolean>, ms = 20_000): 
   }
 }
 
+/** A store of its own, for a scheduler with no worker beside it. */
+async function storeAlone() {
+  const dir = mkdtempSync(join(tmpdir(), "idem-wakeups-"));
+  const opened = await openTestStore(dir);
+  cleanup.push(async () => {
+    await opened.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return opened;
+}
+
 async function setUp() {
   const dir = mkdtempSync(join(tmpdir(), "idem-wakeups-"));
   const stateDir = join(dir, ".idem");
@@ -117,12 +128,7 @@ describe("what wakes the scheduler", () => {
   });
 
   it("stops when told to during a tick, without sleeping until the next one", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "idem-wakeups-"));
-    const opened = await openTestStore(dir);
-    cleanup.push(async () => {
-      await opened.close();
-      rmSync(dir, { recursive: true, force: true });
-    });
+    const opened = await storeAlone();
     const stop = new AbortController();
     let ticking!: () => void;
     const inTick = new Promise<void>((r) => (ticking = r));
@@ -140,6 +146,38 @@ describe("what wakes the scheduler", () => {
     stop.abort();
     const stopped = await Promise.race([running.then(() => "stopped"), new Promise((r) => setTimeout(() => r("still sleeping after 5 s"), 5_000))]);
     expect(stopped).toBe("stopped");
+  });
+});
+
+describe("a wake-up during a tick", () => {
+  it("is acted on right after the tick, not at the next timer tick", async () => {
+    const opened = await storeAlone();
+    const stop = new AbortController();
+    let ticks = 0;
+    let wake!: () => void;
+    const slowStore = new Proxy(opened.store, {
+      get(target, key) {
+        const value = Reflect.get(target, key, target);
+        if (typeof value !== "function") return value;
+        if (key === "listExpiredAttempts") {
+          return async (...args: unknown[]) => {
+            if (++ticks === 1) wake(); // a run ended elsewhere while this tick was under way
+            await new Promise((r) => setTimeout(r, 100));
+            return value.apply(target, args);
+          };
+        }
+        return value.bind(target);
+      },
+    });
+    const scheduler = new Scheduler({ store: slowStore, clock: systemClock, pipelines: [], holder: "woken", tickMs: 600_000, leaseTtlMs: 1_800_000 });
+    const running = scheduler.run(stop.signal, { subscribe: async (w) => ((wake = w), () => {}) });
+    cleanup.push(async () => {
+      stop.abort();
+      await running;
+    });
+    await until("a second tick", async () => ticks >= 2, 5_000);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(ticks).toBe(2); // and no more: nothing woke it again
   });
 });
 
