@@ -11,6 +11,7 @@ import { registerBackfillCommands } from "./commands/backfill.ts";
 import { registerFreshnessCommands } from "./commands/freshness.ts";
 import { registerHistoryCommand } from "./commands/history.ts";
 import { registerMigrateCommand } from "./commands/migrate.ts";
+import { registerInitCommand } from "./commands/init.ts";
 
 /** Exit codes: 0 success, 1 the run failed, 2 usage or definition error. */
 export const EXIT = { ok: 0, runFailed: 1, usage: 2 } as const;
@@ -24,6 +25,7 @@ const program = new Command("idem")
   .exitOverride()
   .configureOutput({ writeErr: (text) => process.stderr.write(text) });
 
+registerInitCommand(program);
 registerValidateCommand(program);
 registerRunCommand(program);
 registerInspectCommands(program);
