@@ -12,6 +12,8 @@ import { registerFreshnessCommands } from "./commands/freshness.ts";
 import { registerHistoryCommand } from "./commands/history.ts";
 import { registerMigrateCommand } from "./commands/migrate.ts";
 import { registerInitCommand } from "./commands/init.ts";
+import { registerAttemptsCommand } from "./commands/attempts.ts";
+import { registerWatermarksCommands } from "./commands/watermarks.ts";
 
 /** Exit codes: 0 success, 1 the run failed, 2 usage or definition error. */
 export const EXIT = { ok: 0, runFailed: 1, usage: 2 } as const;
@@ -29,6 +31,8 @@ registerInitCommand(program);
 registerValidateCommand(program);
 registerRunCommand(program);
 registerInspectCommands(program);
+registerAttemptsCommand(program);
+registerWatermarksCommands(program);
 registerOperateCommands(program);
 registerActionCommands(program);
 registerBackfillCommands(program);

@@ -11,7 +11,7 @@ import type { Interval } from "../core/time/interval.ts";
 import type { Due } from "../core/time/timetable.ts";
 import type {
   AttemptRecord, AuditEntry, BackfillProgress, Incident, BackfillRecord, ClaimedAttempt, NewBackfillItem, PipelineState, PoolUsage,
-  RunRecord, Store, TaskInstanceRecord,
+  RunRecord, Store, TaskInstanceRecord, WatermarkRecord,
 } from "../store/port.ts";
 import { StoreConflictError } from "../store/port.ts";
 import { executeRun } from "./executor/execute-run.ts";
@@ -600,6 +600,34 @@ export class Engine {
 
   async incidents(query: { open?: boolean; limit?: number } = {}): Promise<Incident[]> {
     return this.store.listIncidents(query);
+  }
+
+  /** Saved watermarks of incremental loads, by pipeline then task. */
+  async watermarks(pipelineId?: string): Promise<WatermarkRecord[]> {
+    if (pipelineId !== undefined && this.#pipelinesLoaded) this.pipeline(pipelineId);
+    return this.store.listWatermarks(pipelineId);
+  }
+
+  /**
+   * Sets a task's watermark by hand (to reload from an earlier point, say), audited; refused
+   * while a live run still has that task to finish. The value keeps the saved one's type: a
+   * number stays a number.
+   */
+  async setWatermark(pipelineId: string, taskId: string, text: string, request: { reason: string; actor?: string }): Promise<{ previous: string | number | null; value: string | number }> {
+    const pipeline = this.pipeline(pipelineId);
+    if (!pipeline.tasks.has(taskId)) {
+      throw new UsageError(`pipeline ${pipelineId} has no task "${taskId}": a watermark belongs to the task that loads incrementally (tasks: ${[...pipeline.tasks.keys()].join(", ")})`);
+    }
+    const current = await this.store.getWatermark(pipelineId, taskId);
+    const numeric = text.trim() !== "" && Number.isFinite(Number(text));
+    if (typeof current === "number" && !numeric) throw new UsageError(`watermark ${pipelineId} ${taskId} is a number (${current}); ${JSON.stringify(text)} is not one`);
+    const value = typeof current === "number" || (current === null && numeric) ? Number(text) : text;
+    const result = await this.store.setWatermarkByHand({ pipelineId, taskId, value, at: this.clock.now() });
+    if (!result.set) {
+      throw new UsageError(`run ${result.liveRunId} is live and has ${taskId} still to finish, so it owns the watermark: set it once that run is done`, { pipeline: pipelineId });
+    }
+    await this.#audit(request.actor ?? defaultActor(), "watermark-set", pipeline, null, taskId, request.reason, { previous: result.previous, value });
+    return { previous: result.previous, value };
   }
 
   #assertOwned(pipeline: Pipeline, interval: Interval): void {

@@ -163,6 +163,26 @@ export interface Store {
    * their own (SQLite) leave it out; the engine then watches a file in the state directory.
    */
   watchWork?(onWork: () => void): Promise<() => Promise<void>>;
+
+  // --- watermarks by hand ---------------------------------------------------------------------
+
+  /** Every saved watermark (of one pipeline, or all), by pipeline then task. */
+  listWatermarks(pipelineId?: string): Promise<WatermarkRecord[]>;
+  /**
+   * Sets a watermark by hand, in one transaction with the check that no live run (queued or
+   * running) of the pipeline still has that task to finish; when one has, nothing is written
+   * and that run is named. The caller audits it.
+   */
+  setWatermarkByHand(request: { pipelineId: string; taskId: string; value: string | number; at: number }): Promise<
+    { set: true; previous: string | number | null } | { set: false; liveRunId: string }
+  >;
+}
+
+export interface WatermarkRecord {
+  pipelineId: string;
+  taskId: string;
+  value: string | number;
+  updatedAt: number;
 }
 
 export const MAX_SUMMARY_BYTES = 64 * 1024;

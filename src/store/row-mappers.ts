@@ -1,6 +1,7 @@
 import type {
   AttemptRecord,
   AuditEntry,
+  WatermarkRecord,
   DatasetEvent,
   ExpiredAttempt,
   FreshnessPublication,
@@ -229,4 +230,13 @@ export function rowMappers(decode: RowDecoding) {
   return {
     toSkippedInterval, toWorker, toExpiredAttempt, toDatasetEvent, toFreshness, toFreshnessPublication, toOutboxAlert, toAuditEntry,
     toPipelineState, toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt };
+}
+
+/** Watermarks are stored as text with their kind, the same in every adapter. */
+export function toWatermark(row: Record<string, unknown>): WatermarkRecord {
+  return { pipelineId: row.pipeline_id as string, taskId: row.task_id as string, value: watermarkValue(row), updatedAt: Number(row.updated_at) };
+}
+
+export function watermarkValue(row: Record<string, unknown>): string | number {
+  return row.kind === "number" ? Number(row.value) : (row.value as string);
 }

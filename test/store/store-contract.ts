@@ -437,5 +437,33 @@ export function describeStoreContract(adapter: string, openStore: () => Promise<
         expect(await store.listAudit({})).toHaveLength(3);
       });
     });
+
+    describe("watermarks by hand", () => {
+      it("lists watermarks by pipeline and task, with their type and time", async () => {
+        await store.saveWatermark("q", "load", 7, T0);
+        await store.saveWatermark("p", "b", "2026-09-01T00:00:00Z", T0 + 1);
+        await store.saveWatermark("p", "a", 42, T0 + 2);
+        expect(await store.listWatermarks()).toEqual([
+          { pipelineId: "p", taskId: "a", value: 42, updatedAt: T0 + 2 },
+          { pipelineId: "p", taskId: "b", value: "2026-09-01T00:00:00Z", updatedAt: T0 + 1 },
+          { pipelineId: "q", taskId: "load", value: 7, updatedAt: T0 },
+        ]);
+        expect((await store.listWatermarks("q")).map((w) => w.taskId)).toEqual(["load"]);
+      });
+
+      it("refuses while a live run has the task still to finish, and sets it once that task is done", async () => {
+        await store.saveWatermark("p", "a", 10, T0);
+        await createStandardRun();
+        expect(await store.setWatermarkByHand({ pipelineId: "p", taskId: "a", value: 5, at: T0 + 5 })).toEqual({ set: false, liveRunId: "p@2026-09-01" });
+        expect(await store.getWatermark("p", "a")).toBe(10);
+        const [a] = await claim();
+        await store.finishAttempt(finish(a!));
+        // task a is done although its run is still live: the watermark is no longer in use
+        expect(await store.setWatermarkByHand({ pipelineId: "p", taskId: "a", value: 5, at: T0 + 5 })).toEqual({ set: true, previous: 10 });
+        expect(await store.getWatermark("p", "a")).toBe(5);
+        expect(await store.setWatermarkByHand({ pipelineId: "p", taskId: "new", value: "x", at: T0 + 6 })).toEqual({ set: true, previous: null });
+        expect(await store.setWatermarkByHand({ pipelineId: "other", taskId: "b", value: 1, at: T0 + 6 })).toEqual({ set: true, previous: null });
+      });
+    });
   });
 }

@@ -1,4 +1,4 @@
-import { rowMappers } from "../row-mappers.ts";
+import { rowMappers, toWatermark, watermarkValue } from "../row-mappers.ts";
 import pg from "pg";
 import type { RunState, TaskState } from "../../core/model/states.ts";
 import { decideTrigger, isSettledByUpstream, type TriggerRule, type UpstreamCounts } from "../../core/policy/trigger-rules.ts";
@@ -31,6 +31,7 @@ import {
   type SkippedInterval,
   type Store,
   type TaskInstanceRecord,
+  type WatermarkRecord,
   type WorkerRecord,
   type TaskActionRequest,
   type NewBackfill,
@@ -1144,6 +1145,22 @@ export class PostgresStore implements Store {
   async saveWatermark(pipelineId: string, taskId: string, value: string | number, at: number): Promise<void> {
     await this.#idempotent("upsertWatermark", [pipelineId, taskId, String(value), typeof value === "number" ? "number" : "text", at]);
   }
+
+  async listWatermarks(pipelineId?: string): Promise<WatermarkRecord[]> {
+    const rows = pipelineId === undefined ? await this.#rows("selectWatermarks") : await this.#rows("selectWatermarksOfPipeline", [pipelineId]);
+    return rows.map(toWatermark);
+  }
+
+  async setWatermarkByHand(request: { pipelineId: string; taskId: string; value: string | number; at: number }): Promise<{ set: true; previous: string | number | null } | { set: false; liveRunId: string }> {
+    const { pipelineId, taskId, value, at } = request;
+    return this.#tx(async (tx) => {
+      const owner = (await tx.send("selectWatermarkOwner", [taskId, pipelineId])).rows[0];
+      if (owner) return { set: false as const, liveRunId: owner.run_id as string };
+      const row = (await tx.send("selectWatermark", [pipelineId, taskId])).rows[0];
+      await tx.send("upsertWatermark", [pipelineId, taskId, String(value), typeof value === "number" ? "number" : "text", at]);
+      return { set: true as const, previous: row ? watermarkValue(row) : null };
+    });
+  }
 }
 
 /** The attempt is still the one its task instance is running. */
@@ -1366,4 +1383,3 @@ function choose(candidates: Row[], request: ClaimRequest, limits: ClaimLimits, c
 const {
   toSkippedInterval, toWorker, toExpiredAttempt, toDatasetEvent, toFreshness, toFreshnessPublication, toOutboxAlert, toAuditEntry,
   toPipelineState, toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt } = rowMappers({ bool: (v) => v === true, json: (v) => v });
-

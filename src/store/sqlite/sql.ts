@@ -273,4 +273,12 @@ export const SQL = {
   upsertWatermark: `
     INSERT INTO watermarks (pipeline_id, task_id, value, kind, updated_at) VALUES (?, ?, ?, ?, ?)
     ON CONFLICT (pipeline_id, task_id) DO UPDATE SET value = excluded.value, kind = excluded.kind, updated_at = excluded.updated_at`,
+  selectWatermarks: `SELECT pipeline_id, task_id, value, kind, updated_at FROM watermarks ORDER BY pipeline_id, task_id`,
+  selectWatermarksOfPipeline: `SELECT pipeline_id, task_id, value, kind, updated_at FROM watermarks WHERE pipeline_id = ? ORDER BY task_id`,
+  // A live run whose instance of the task has not finished owns the watermark (the runs_live index).
+  selectWatermarkOwner: `
+    SELECT r.run_id FROM runs r JOIN task_instances ti ON ti.run_id = r.run_id AND ti.task_id = ?
+    WHERE r.pipeline_id = ? AND r.state IN ('queued', 'running')
+      AND ti.state NOT IN ('success', 'failed', 'skipped', 'upstream_failed')
+    ORDER BY r.run_id LIMIT 1`,
 } as const;

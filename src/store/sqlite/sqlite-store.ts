@@ -1,4 +1,4 @@
-import { rowMappers } from "../row-mappers.ts";
+import { rowMappers, toWatermark, watermarkValue } from "../row-mappers.ts";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
@@ -24,6 +24,7 @@ import {
   type RunRecord,
   type Store,
   type TaskInstanceRecord,
+  type WatermarkRecord,
   type PipelineState,
   type PauseRequest,
   type SkipIntervalsRequest,
@@ -774,10 +775,27 @@ export class SqliteStore implements Store {
     ) as Row[];
     return rows.map(toAuditEntry);
   }
+
+  async listWatermarks(pipelineId?: string): Promise<WatermarkRecord[]> {
+    const rows = (pipelineId === undefined ? this.#q.selectWatermarks.all() : this.#q.selectWatermarksOfPipeline.all(pipelineId)) as Row[];
+    return rows.map(toWatermark);
+  }
+
+  async setWatermarkByHand(request: { pipelineId: string; taskId: string; value: string | number; at: number }): Promise<{ set: true; previous: string | number | null } | { set: false; liveRunId: string }> {
+    const { pipelineId, taskId, value, at } = request;
+    return this.db
+      .transaction(() => {
+        const owner = this.#q.selectWatermarkOwner.get(taskId, pipelineId) as Row | undefined;
+        if (owner) return { set: false as const, liveRunId: owner.run_id as string };
+        const row = this.#q.selectWatermark.get(pipelineId, taskId) as Row | undefined;
+        this.#q.upsertWatermark.run(pipelineId, taskId, String(value), typeof value === "number" ? "number" : "text", at);
+        return { set: true as const, previous: row ? watermarkValue(row) : null };
+      })
+      .immediate();
+  }
 }
 
 // SQLite keeps booleans as 0/1 and JSON as text.
 const {
   toSkippedInterval, toWorker, toExpiredAttempt, toDatasetEvent, toFreshness, toFreshnessPublication, toOutboxAlert, toAuditEntry,
   toPipelineState, toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt } = rowMappers({ bool: (v) => v === 1, json: (v) => (v === null ? null : JSON.parse(v as string)) });
-
