@@ -26,3 +26,9 @@ export function elapsed(from: number | null | undefined, to: number | null | und
 export function printJson(value: unknown): void {
   process.stdout.write(JSON.stringify(value, null, 2) + "\n");
 }
+
+/** "3x, last 2026-09-08T02:00:05Z", plus why the latest one did not happen. */
+export function restated(r: { restateCount: number; restatedAt: number | null; restateNote: string | null }): string | null {
+  const parts = [r.restateCount > 0 ? `${r.restateCount}x, last ${isoTime(r.restatedAt)}` : null, r.restateNote].filter((p) => p !== null);
+  return parts.length ? parts.join("; ") : null;
+}

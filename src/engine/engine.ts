@@ -19,6 +19,7 @@ import { expectedRuns, type ExpectedRun } from "./scheduler/ledger.ts";
 import { explainRun } from "./why.ts";
 import { planBackfill, type Reprocess } from "./backfill/plan.ts";
 import { estimateBackfill, type BackfillEstimate } from "./backfill/estimate.ts";
+import { estimateRestatement, type RestateEstimate } from "./backfill/restate-estimate.ts";
 import { notifyWork } from "./worker/wakeup.ts";
 import { freshnessReport, type FreshnessReport } from "./freshness/report.ts";
 import { describeFrozen, frozenPeriodOf, type FrozenPeriod } from "../core/policy/frozen.ts";
@@ -280,6 +281,14 @@ export class Engine {
     const pipeline = this.pipeline(pipelineId);
     const from = Math.max(this.clock.now(), pipeline.start === null ? -Infinity : pipeline.start - 1);
     return pipeline.schedule.preview(from, count).filter((d) => pipeline.end === null || d.interval.start < pipeline.end);
+  }
+
+  /** What the pipeline's `restate` window adds to each scheduled interval, from recent durations; null without one. */
+  async restateEstimate(pipelineId: string): Promise<RestateEstimate | null> {
+    const pipeline = this.pipeline(pipelineId);
+    if (!pipeline.restate) return null;
+    const pools = new Map((await this.store.listPools()).map((p) => [p.name, p.slots]));
+    return estimateRestatement(pipeline, await this.store.taskDurations(pipeline.id, 100), pools);
   }
 
   async pause(pipelineId: string, request: { note?: string; actor?: string } = {}): Promise<PipelineState> {

@@ -164,6 +164,14 @@ export interface Store {
    */
   watchWork?(onWork: () => void): Promise<() => Promise<void>>;
 
+  // --- restatements ---------------------------------------------------------------------------
+
+  /**
+   * Records on a run why the schedule did not restate it after the interval starting at
+   * `headStart` (a frozen period). True the first time for that head; false when already noted.
+   */
+  noteRestateRefusal(request: { runId: string; headStart: number; note: string }): Promise<boolean>;
+
   // --- watermarks by hand ---------------------------------------------------------------------
 
   /** Every saved watermark (of one pipeline, or all), by pipeline then task. */
@@ -243,6 +251,13 @@ export interface RerunRequest {
   taskIds?: readonly string[];
   params: Record<string, unknown>;
   at: number;
+  /**
+   * The schedule restating the run (its trailing window): refused unless the run has ended,
+   * and ended before `endedBefore` (when the newer interval fired), so two schedulers or a
+   * restart cannot restate it twice for one interval. The run's trigger becomes "restate" and
+   * its restate count grows; its task instances are claimed after live runs', as a backfill's.
+   */
+  restate?: { triggeredBy: string; reason: string; endedBefore: number };
 }
 
 export interface RunRecord {
@@ -261,6 +276,11 @@ export interface RunRecord {
   startedAt: number | null;
   endedAt: number | null;
   backfillId: string | null;
+  /** How often the schedule has restated the run, and when it last started doing so. */
+  restateCount: number;
+  restatedAt: number | null;
+  /** Why the latest restatement the schedule wanted did not happen (a frozen period), if so. */
+  restateNote: string | null;
 }
 
 export interface TaskInstanceRecord {
@@ -492,9 +512,13 @@ export interface FreshnessPublication {
   publishedAt: number;
   runId: string;
   emptyReason: string | null;
+  /** How the publishing run was triggered ("restate": a republication by the trailing window); null for old rows. */
+  trigger: TriggerKind | null;
+  /** The publishing task's summary: what it wrote. */
+  summary: Record<string, unknown> | null;
 }
 
-export type IncidentKind = "late" | "sla_missed" | "late_publication" | "did_not_run" | "run_failed";
+export type IncidentKind = "late" | "sla_missed" | "late_publication" | "did_not_run" | "run_failed" | "restate_failed";
 
 export interface NewIncident {
   key: string;

@@ -115,6 +115,9 @@ export function rowMappers(decode: RowDecoding) {
       startedAt: r.started_at,
       endedAt: r.ended_at,
       backfillId: r.backfill_id,
+      restateCount: r.restate_count ?? 0,
+      restatedAt: r.restated_at ?? null,
+      restateNote: r.restate_note ?? null,
     };
   }
 
@@ -205,7 +208,10 @@ export function rowMappers(decode: RowDecoding) {
   }
 
   function toFreshnessPublication(r: Row): FreshnessPublication {
-    return { dataset: r.dataset, businessDate: r.business_date, publishedAt: r.published_at, runId: r.run_id, emptyReason: r.empty_reason };
+    return {
+      dataset: r.dataset, businessDate: r.business_date, publishedAt: r.published_at, runId: r.run_id, emptyReason: r.empty_reason,
+      trigger: r.trigger_kind ?? null, summary: r.summary === null || r.summary === undefined ? null : JSON.parse(r.summary),
+    };
   }
 
   function toOutboxAlert(r: Row): OutboxAlert {

@@ -72,7 +72,7 @@ describe("idem CLI", () => {
       ["sales@2026-09-01", "success", "tester"],
     ]);
     const table = idem("runs", "sales");
-    expect(table.out.split("\n")[0]).toMatch(/^RUN\s+DATE\s+STATE\s+TRIGGER\s+BY\s+STARTED\s+TOOK$/);
+    expect(table.out.split("\n")[0]).toMatch(/^RUN\s+DATE\s+STATE\s+TRIGGER\s+BY\s+STARTED\s+TOOK\s+RESTATED$/);
     const tasks = idem("tasks", "sales@2026-09-02", "--json");
     expect(JSON.parse(tasks.out).map((t: { taskId: string; state: string }) => [t.taskId, t.state])).toEqual([
       ["extract", "success"],

@@ -438,6 +438,89 @@ export function describeStoreContract(adapter: string, openStore: () => Promise<
       });
     });
 
+    describe("restatements", () => {
+      const flat = () => tasksOf(["a", "b"]);
+      async function endedRun(day: string, at: number) {
+        await saveGraph("flat", []);
+        await store.createRunIfAbsent(newRun({ runId: `p@${day}`, businessDate: day, graphVersion: "flat", trigger: "schedule", tasks: flat() }));
+        for (const a of await claim(10, at, `p@${day}`)) await store.finishAttempt(finish(a, { now: at }));
+        return (await store.getRun(`p@${day}`))!;
+      }
+      const restate = (day: string, at: number, endedBefore: number, taskIds?: string[]) =>
+        store.rerun({
+          runId: `p@${day}`, graphVersion: "flat", tasks: flat(), taskIds, params: {}, at,
+          restate: { triggeredBy: "scheduler", reason: "trailing window", endedBefore },
+        });
+
+      it("runs an ended run again as a restatement: trigger, count and time recorded, try numbers continue", async () => {
+        const ended = await endedRun("2026-09-01", T0);
+        expect(ended).toMatchObject({ state: "success", restateCount: 0, restatedAt: null, restateNote: null });
+        const restated = await restate("2026-09-01", T0 + 10, T0 + 5);
+        expect(restated).toMatchObject({ state: "queued", trigger: "restate", triggeredBy: "scheduler", reason: "trailing window", restateCount: 1, restatedAt: T0 + 10 });
+        const tries = await claim(10, T0 + 11, "p@2026-09-01");
+        expect(tries.map((a) => [a.taskId, a.tryNumber, a.trigger])).toEqual([["a", 2, "restate"], ["b", 2, "restate"]]);
+        for (const a of tries) await store.finishAttempt(finish(a, { now: T0 + 12 }));
+        expect((await restate("2026-09-01", T0 + 20, T0 + 15)).restateCount).toBe(2);
+        expect((await store.listRuns({ pipelineId: "p" })).map((r) => r.runId)).toEqual(["p@2026-09-01"]);
+      });
+
+      it("refuses a run that is live, or that ended at or after the interval asking for it fired", async () => {
+        await endedRun("2026-09-01", T0 + 100);
+        await expect(restate("2026-09-01", T0 + 200, T0 + 100)).rejects.toThrow(/already ran after/);
+        await restate("2026-09-01", T0 + 200, T0 + 150);
+        await expect(restate("2026-09-01", T0 + 201, T0 + 150)).rejects.toThrow(/is queued; it is not restated while live/);
+        expect((await store.getRun("p@2026-09-01"))!.restateCount).toBe(1);
+      });
+
+      it("resets only the tasks it is given; the others keep their state and try", async () => {
+        await endedRun("2026-09-01", T0);
+        await restate("2026-09-01", T0 + 10, T0 + 5, ["a"]);
+        expect(await states()).toEqual({ a: "queued", b: "success" });
+        const [a] = await claim(10, T0 + 11, "p@2026-09-01");
+        expect(a).toMatchObject({ taskId: "a", tryNumber: 2 });
+        await store.finishAttempt(finish(a!, { now: T0 + 12 }));
+        expect((await store.getRun("p@2026-09-01"))!.state).toBe("success");
+        expect((await store.listAttempts("p@2026-09-01", "b")).map((x) => x.tryNumber)).toEqual([1]);
+      });
+
+      it("claims a restated run's tasks after a live scheduled run's, whatever their priority", async () => {
+        await endedRun("2026-09-01", T0);
+        await restate("2026-09-01", T0 + 10, T0 + 5);
+        await store.createRunIfAbsent(newRun({ runId: "p@2026-09-02", businessDate: "2026-09-02", graphVersion: "flat", trigger: "schedule", tasks: tasksOf(["a"], [], { a: { priority: -5 } }) }));
+        const [first] = await claim(1, T0 + 20);
+        expect(first).toMatchObject({ runId: "p@2026-09-02", trigger: "schedule" });
+      });
+
+      it("notes why a run was not restated once per head interval, and forgets it when restated", async () => {
+        await endedRun("2026-09-01", T0);
+        const note = (headStart: number, text: string) => store.noteRestateRefusal({ runId: "p@2026-09-01", headStart, note: text });
+        expect(await note(100, "frozen: month closed")).toBe(true);
+        expect(await note(100, "frozen: month closed")).toBe(false);
+        expect((await store.getRun("p@2026-09-01"))!.restateNote).toBe("frozen: month closed");
+        expect(await note(200, "frozen again")).toBe(true);
+        await restate("2026-09-01", T0 + 10, T0 + 5);
+        expect((await store.getRun("p@2026-09-01"))!.restateNote).toBeNull();
+        expect(await store.noteRestateRefusal({ runId: "p@nope", headStart: 1, note: "x" })).toBe(false);
+      });
+
+      it("records how each publication's run was triggered, with what it wrote", async () => {
+        await saveGraph("flat", []);
+        await store.createRunIfAbsent(newRun({ graphVersion: "flat", trigger: "schedule", tasks: tasksOf(["a"]) }));
+        const publish = async (now: number, rows: number) => {
+          const [a] = await claim(10, now);
+          await store.finishAttempt(finish(a!, { now, summary: JSON.stringify({ rows }), publishes: [{ dataset: "orders_daily", emptyReason: null }] }));
+        };
+        await publish(T0, 3);
+        await store.rerun({ runId: "p@2026-09-01", graphVersion: "flat", tasks: tasksOf(["a"]), params: {}, at: T0 + 10, restate: { triggeredBy: "scheduler", reason: "window", endedBefore: T0 + 5 } });
+        await publish(T0 + 20, 4);
+        expect((await store.freshnessHistory("orders_daily", "2026-09-01")).map((h) => [h.trigger, h.summary, h.publishedAt])).toEqual([
+          ["schedule", { rows: 3 }, T0], ["restate", { rows: 4 }, T0 + 20],
+        ]);
+        const [row] = await store.listFreshness("orders_daily", "2026-09-01", "2026-09-01");
+        expect(row).toMatchObject({ firstPublishedAt: T0, publishedAt: T0 + 20 });
+      });
+    });
+
     describe("watermarks by hand", () => {
       it("lists watermarks by pipeline and task, with their type and time", async () => {
         await store.saveWatermark("q", "load", 7, T0);

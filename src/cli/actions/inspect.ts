@@ -1,6 +1,6 @@
 import { formatInstant } from "../../core/time/dates.ts";
 import { wholeNumber } from "../flags.ts";
-import { elapsed, isoTime, printJson, table } from "../format.ts";
+import { elapsed, isoTime, printJson, restated, table } from "../format.ts";
 import type { Cli } from "../lazy.ts";
 import { withEngine } from "../project.ts";
 
@@ -15,8 +15,8 @@ export function runs(cli: Cli, pipelineId: string, options: { limit: string; jso
     if (runs.length === 0) return console.log(`no runs of ${pipelineId} yet`);
     console.log(
       table(
-        ["run", "date", "state", "trigger", "by", "started", "took"],
-        runs.map((r) => [r.runId, r.businessDate, r.state, r.trigger, r.triggeredBy, isoTime(r.startedAt), elapsed(r.startedAt, r.endedAt)]),
+        ["run", "date", "state", "trigger", "by", "started", "took", "restated"],
+        runs.map((r) => [r.runId, r.businessDate, r.state, r.trigger, r.triggeredBy, isoTime(r.startedAt), elapsed(r.startedAt, r.endedAt), restated(r)]),
       ),
     );
   });
@@ -68,5 +68,7 @@ export function next(cli: Cli, pipelineId: string, options: { count: string; jso
         due.map((d) => [d.interval.businessDate, formatInstant(d.interval.start, tz), formatInstant(d.interval.end, tz), formatInstant(d.firesAt, tz)]),
       ),
     );
+    const restating = await engine.restateEstimate(pipelineId);
+    if (restating) console.log(`\n${restating.summary}`);
   });
 }

@@ -1,7 +1,7 @@
 import { UsageError } from "../../core/model/errors.ts";
 import { formatInstant } from "../../core/time/dates.ts";
 import { wholeNumber } from "../flags.ts";
-import { isoTime, printJson, table } from "../format.ts";
+import { isoTime, printJson, restated, table } from "../format.ts";
 import type { Cli } from "../lazy.ts";
 import { withEngine } from "../project.ts";
 
@@ -16,8 +16,11 @@ export function expected(cli: Cli, pipelineId: string, options: { from?: string;
     if (entries.length === 0) return console.log(`${pipelineId}: no scheduled intervals in that range`);
     console.log(
       table(
-        ["date", "fires at", "status", "run", "note"],
-        entries.map((e) => [e.interval.businessDate, formatInstant(e.firesAt, tz), e.status, e.runId, e.note]),
+        ["date", "fires at", "status", "run", "restated", "note"],
+        entries.map((e) => [
+          e.interval.businessDate, formatInstant(e.firesAt, tz), e.status, e.runId,
+          restated({ restateCount: e.restateCount, restatedAt: e.lastRestatedAt, restateNote: e.restateNote }), e.note,
+        ]),
       ),
     );
     const missing = entries.filter((e) => e.status === "missing").length;

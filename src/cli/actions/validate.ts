@@ -5,10 +5,14 @@ import { loadProject } from "../project.ts";
 export async function validate(cli: Cli, options: { json?: boolean }) {
   const { config, pipelines } = await loadProject(cli.global);
   if (options.json) {
-    return printJson(pipelines.map((p) => ({ id: p.id, version: p.version, schedule: p.schedule.describe(), tasks: [...p.tasks.keys()] })));
+    return printJson(pipelines.map((p) => ({ id: p.id, version: p.version, schedule: p.schedule.describe(), tasks: [...p.tasks.keys()], restate: p.restate })));
   }
   console.log(`ok: ${pipelines.length} pipeline(s) in ${config.pipelinePaths.join(", ")}`);
   for (const p of pipelines) {
     console.log(`  ${p.id}  ${p.tasks.size} task(s)  ${p.schedule.describe()}  version ${p.version}`);
+    if (p.restate) {
+      const out = [...p.tasks.values()].filter((t) => !t.restate).map((t) => t.id);
+      console.log(`    restates the last ${p.restate.last} interval(s) after each scheduled one${out.length ? ` (not: ${out.join(", ")})` : ""}; idem next shows the cost`);
+    }
   }
 }

@@ -19,7 +19,8 @@ export type RunState = (typeof RUN_STATES)[number];
 export const ATTEMPT_STATES = ["running", "success", "failed", "skipped", "rescheduled", "lost"] as const;
 export type AttemptState = (typeof ATTEMPT_STATES)[number];
 
-export const TRIGGER_KINDS = ["schedule", "manual", "backfill", "data"] as const;
+/** "restate": the schedule runs an existing run again as part of its trailing window. */
+export const TRIGGER_KINDS = ["schedule", "manual", "backfill", "data", "restate"] as const;
 export type TriggerKind = (typeof TRIGGER_KINDS)[number];
 
 const FINISHED_TASK_STATES: ReadonlySet<TaskState> = new Set(["success", "failed", "skipped", "upstream_failed"]);

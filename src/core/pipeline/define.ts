@@ -4,6 +4,7 @@ import { isValidId } from "../model/ids.ts";
 import { findGraphProblems, downstreamMap, topologicalOrder } from "../graph/dag.ts";
 import { TRIGGER_RULES } from "../policy/trigger-rules.ts";
 import { validateFrozenPeriods } from "../policy/frozen.ts";
+import { MAX_RESTATE_WINDOW, type RestatePolicy } from "../policy/restate.ts";
 import { resolvePromise, type FreshnessPromise } from "./promise.ts";
 import { parseDuration } from "../time/duration.ts";
 import { assertTimeZone, parseBusinessDate, parseInstant } from "../time/dates.ts";
@@ -124,6 +125,12 @@ export function pipeline<P extends Params>(
     if (d.publishes && !promises.some((p) => p.dataset === d.publishes)) problem(`publishes "${d.publishes}" but the pipeline has no promise for it`, d.id);
   }
 
+  const restate = attempt(pipelinePlace, () => resolveRestate(options.restate));
+  if (restate && schedule?.kind === "manual") problem("restate needs a schedule: a manual pipeline has no scheduled run to restate after");
+  if (restate && definitions.length > 0 && definitions.every((d) => !d.restate)) {
+    problem("restate: every task opts out (restate: false), so nothing would be restated");
+  }
+
   if (problems.length === 1) throw problems[0];
   if (problems.length > 1) throw new DefinitionErrors(problems);
 
@@ -142,6 +149,7 @@ export function pipeline<P extends Params>(
     triggerOn,
     frozen,
     promises: promises.map((p) => ({ ...p, completeness: p.completenessJson })),
+    restate: restate ?? undefined,
     tasks: [...ordered.values()].map(describeTask),
   };
   return Object.freeze({
@@ -160,6 +168,7 @@ export function pipeline<P extends Params>(
     triggerOn,
     frozen,
     promises,
+    restate: restate ?? null,
     tasks: ordered,
     version: createHash("sha256").update(canonicalJson(definition)).digest("hex").slice(0, 16),
     definition,
@@ -215,7 +224,9 @@ function resolveTask<P extends Params>(spec: TaskSpec<string, P> & { id: string 
     killGraceMs: spec.killGrace === undefined ? DEFAULT_KILL_GRACE_MS : parseDuration(spec.killGrace, "killGrace"),
     produces: datasetNames(spec.produces, "produces"),
     publishes: spec.publishes === undefined ? null : datasetNames([spec.publishes], "publishes")[0]!,
+    restate: spec.restate ?? true,
   };
+  if (typeof base.restate !== "boolean") throw new DefinitionError(`restate must be true or false, not ${JSON.stringify(spec.restate)}`);
   if (hasRun) return { ...base, kind: "function", run: (spec as { run: TaskDefinition["run"] }).run };
   if (hasSensor) {
     const sensor = spec as Extract<TaskSpec<string, P>, { sensor: unknown }>;
@@ -307,6 +318,7 @@ function describeTask(task: TaskDefinition): Record<string, unknown> {
     killGraceMs: task.killGraceMs,
     produces: task.produces.length ? [...task.produces].sort() : undefined,
     publishes: task.publishes ?? undefined,
+    restate: task.restate ? undefined : false,
     sensorPolicy: task.sensorPolicy,
   };
 }
@@ -322,6 +334,20 @@ function datasetNames(value: readonly string[] | undefined, what: string): strin
     }
   }
   return [...new Set(value)];
+}
+
+function resolveRestate(input: RestatePolicy | undefined): RestatePolicy | null {
+  if (input === undefined) return null;
+  if (!input || typeof input !== "object" || Array.isArray(input)) {
+    throw new DefinitionError(`restate must be { last: N } (N intervals before each scheduled one), not ${JSON.stringify(input)}`);
+  }
+  const unknown = Object.keys(input).filter((k) => k !== "last");
+  if (unknown.length) throw new DefinitionError(`restate: unknown option ${unknown.map((k) => JSON.stringify(k)).join(", ")} (only "last")`);
+  const last = input.last;
+  if (!Number.isInteger(last) || last < 1 || last > MAX_RESTATE_WINDOW) {
+    throw new DefinitionError(`restate.last must be a whole number 1..${MAX_RESTATE_WINDOW}, not ${JSON.stringify(last)}`);
+  }
+  return { last };
 }
 
 function positiveInt(value: number | undefined, fallback: number, name: string, problem: (m: string) => void): number {

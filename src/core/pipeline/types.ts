@@ -3,6 +3,7 @@ import type { TriggerRule } from "../policy/trigger-rules.ts";
 import type { Timetable } from "../time/timetable.ts";
 import type { FrozenPeriod } from "../policy/frozen.ts";
 import type { FreshnessPromise, FreshnessPromiseInput } from "./promise.ts";
+import type { RestatePolicy } from "../policy/restate.ts";
 
 /** A small JSON object a task returns: counts, not data. */
 export type Summary = Record<string, unknown>;
@@ -23,8 +24,11 @@ export interface TaskContext<P extends Params = Params> {
   interval: { start: Temporal.ZonedDateTime; end: Temporal.ZonedDateTime };
   /** 1 for the first attempt; it keeps counting across retries and reruns. */
   tryNumber: number;
-  /** How the run came to exist; loaders keep incremental watermarks still for "backfill". */
-  trigger: "schedule" | "manual" | "backfill" | "data";
+  /**
+   * How the run came to exist, or why it runs again: "restate" when the schedule reruns it as
+   * part of a trailing window. Watermarks stay still for "backfill" and "restate".
+   */
+  trigger: "schedule" | "manual" | "backfill" | "data" | "restate";
   /** Frozen periods of the pipeline and the project, for loaders to enforce a second time. */
   frozen: readonly FrozenPeriod[];
   /** The state store's watermarks, for incremental loads (`incrementalLoad({ store: ctx.watermarks })`). */
@@ -90,6 +94,8 @@ interface TaskSpecBase<K extends string> extends TaskPolicyInput {
    * the promise's completeness holds. A summary with `empty: "<reason>"` declares an empty day.
    */
   publishes?: string;
+  /** In a pipeline with `restate`, false leaves this task out of restatements (an export sent once). Default true. */
+  restate?: boolean;
 }
 
 export interface FunctionTaskSpec<K extends string, P extends Params> extends TaskSpecBase<K> {
@@ -157,6 +163,8 @@ export interface TaskDefinition {
   killGraceMs: number;
   produces: readonly string[];
   publishes: string | null;
+  /** Whether restatements of the pipeline run this task again. */
+  restate: boolean;
   sensor?: SensorCheck<any>;
   sensorPolicy?: SensorPolicy;
 }
@@ -190,6 +198,12 @@ export interface PipelineOptions<P extends Params = Params> {
   frozen?: readonly FrozenPeriod[];
   /** Freshness promises for datasets this pipeline publishes. */
   promises?: readonly FreshnessPromiseInput[];
+  /**
+   * Each time the schedule runs interval D, run the `last` intervals before D again (after D,
+   * below live runs, under the run cap and pools; frozen dates refused), so rows that arrive
+   * late are picked up. Every task must be safe to run twice; opt one out with `restate: false`.
+   */
+  restate?: RestatePolicy;
 }
 
 export interface Pipeline<P extends Params = Params> {
@@ -210,6 +224,8 @@ export interface Pipeline<P extends Params = Params> {
   readonly triggerOn: readonly string[];
   readonly frozen: readonly FrozenPeriod[];
   readonly promises: readonly FreshnessPromise[];
+  /** The trailing window the schedule restates, or null. */
+  readonly restate: RestatePolicy | null;
   /** Tasks in a stable topological order. */
   readonly tasks: ReadonlyMap<string, TaskDefinition>;
   /** Stable hash of the definition: tasks, edges, policies, schedule. */

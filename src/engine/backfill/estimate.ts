@@ -20,24 +20,27 @@ export function estimateBackfill(
   maxActiveRuns: number,
   durations: ReadonlyMap<string, readonly number[]>,
   poolSlots: ReadonlyMap<string, number>,
+  /** Only these tasks run (a backfill of some tasks, a restatement with opt-outs); default all. */
+  only: ReadonlySet<string> | null = null,
 ): BackfillEstimate {
+  const tasks = [...pipeline.tasks.values()].filter((t) => !only || only.has(t.id));
   const quantile = (taskId: string, q: number) => {
     const sorted = [...(durations.get(taskId) ?? [])].sort((a, b) => a - b);
     return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! : null;
   };
-  const missing = [...pipeline.tasks.keys()].filter((id) => !durations.get(id)?.length);
-  if (missing.length === pipeline.tasks.size) {
+  const missing = tasks.map((t) => t.id).filter((id) => !durations.get(id)?.length);
+  if (missing.length === tasks.length) {
     return { runs, p50Ms: null, p90Ms: null, tasksWithoutHistory: missing, basis: "no history" };
   }
   const wall = (q: number) => {
     const finish = new Map<string, number>();
-    for (const task of pipeline.tasks.values()) {
+    for (const task of tasks) {
       const start = Math.max(0, ...task.upstream.map((u) => finish.get(u) ?? 0));
       finish.set(task.id, start + (quantile(task.id, q) ?? 0));
     }
     const perRun = Math.max(0, ...finish.values());
     let total = Math.ceil(runs / Math.max(1, maxActiveRuns)) * perRun;
-    for (const task of pipeline.tasks.values()) {
+    for (const task of tasks) {
       const pool = task.policy.pool;
       const slots = pool ? poolSlots.get(pool) : undefined;
       if (slots) total = Math.max(total, (runs * (quantile(task.id, q) ?? 0) * task.policy.slots) / slots);

@@ -12,6 +12,7 @@ import type { AttemptResult } from "./attempt-result.ts";
 import { runCommandTask } from "./run-command.ts";
 import { fromError, runFunctionTask } from "./run-function.ts";
 import { runSensor } from "./run-sensor.ts";
+import { watermarksForRun } from "./watermarks.ts";
 
 export interface AttemptEnvironment {
   clock: Clock;
@@ -72,7 +73,8 @@ async function runTask(
   log: AttemptLog,
   env: AttemptEnvironment,
 ): Promise<AttemptResult> {
-  const context = buildContext(pipeline, claim, log, env.frozen ?? [], env.watermarks);
+  const watermarks = watermarksForRun(env.watermarks, claim.trigger, (line) => log.line("INFO", line));
+  const context = buildContext(pipeline, claim, log, env.frozen ?? [], watermarks);
   if (task.kind === "sensor") return runSensor(task, context, claim, env);
   if (task.kind === "function") {
     return runFunctionTask({

@@ -14,3 +14,17 @@ export function storeWatermarks(store: Store, clock: Clock): WatermarkAccess {
     },
   };
 }
+
+/**
+ * What a run's task code gets: a backfill or a restatement rewrites an old interval, so its
+ * saves leave the watermark where the schedule put it (whatever the task asks), and say so.
+ */
+export function watermarksForRun(access: WatermarkAccess, trigger: string, log: (line: string) => void): WatermarkAccess {
+  if (trigger !== "backfill" && trigger !== "restate") return access;
+  return {
+    get: access.get,
+    async save(pipelineId, taskId, value) {
+      log(`watermark of ${pipelineId}.${taskId} kept where it is (not moved to ${value}): a ${trigger} run rewrites an old interval`);
+    },
+  };
+}

@@ -57,8 +57,10 @@ export class FreshnessChecker {
       const keys = { slo: `late:${promise.dataset}:${date}`, sla: `sla_missed:${promise.dataset}:${date}` };
       const incident = { dataset: promise.dataset, pipelineId: pipeline.id, businessDate: date, notify: promise.notify, at: now };
       if (row) {
-        const how = `published at ${when(row.publishedAt)}${row.emptyReason ? ` (declared empty: ${row.emptyReason})` : ""}`;
-        if (row.publishedAt > deadlineAt) {
+        // Lateness is the first publication's: a rerun or restatement republishing a day that
+        // was on time makes it fresher, not late.
+        const how = `published at ${when(row.firstPublishedAt)}${row.emptyReason ? ` (declared empty: ${row.emptyReason})` : ""}`;
+        if (row.firstPublishedAt > deadlineAt) {
           await this.#open(result, {
             ...incident, key: `late_publication:${promise.dataset}:${date}`, kind: "late_publication", runId: row.runId, notify: [],
             message: `${promise.dataset} for ${date} was ${how}, after its deadline ${when(deadlineAt)}`,
@@ -112,17 +114,31 @@ export class FreshnessChecker {
           return `${t.taskId} after ${t.tryNumber} tr${t.tryNumber === 1 ? "y" : "ies"}${last?.errorMessage ? `: ${last.errorMessage}` : ""}`;
         }),
       );
+      const restatement = run.trigger === "restate";
       await this.#open(result, {
-        key: `run_failed:${run.runId}:${run.endedAt}`, kind: "run_failed", dataset: null, pipelineId: run.pipelineId,
-        businessDate: run.businessDate, runId: run.runId, notify: pipeline ? this.#notifyFor(pipeline) : this.#o.defaultNotify, at: now,
-        message: `run ${run.runId} failed${detail.length ? `: ${detail.join("; ")}` : ""}`,
+        key: `${restatement ? "restate_failed" : "run_failed"}:${run.runId}:${run.endedAt}`, kind: restatement ? "restate_failed" : "run_failed",
+        dataset: null, pipelineId: run.pipelineId, businessDate: run.businessDate, runId: run.runId,
+        notify: pipeline ? this.#notifyFor(pipeline) : this.#o.defaultNotify, at: now,
+        message: restatement
+          ? `restatement ${run.restateCount} of ${run.runId} failed${detail.length ? `: ${detail.join("; ")}` : ""}; ${await this.#standing(pipeline, run.businessDate)}`
+          : `run ${run.runId} failed${detail.length ? `: ${detail.join("; ")}` : ""}`,
       });
     }
     for (const open of await store.listIncidents({ open: true, limit: 1000 })) {
-      if (open.kind !== "run_failed" || !open.runId) continue;
+      if ((open.kind !== "run_failed" && open.kind !== "restate_failed") || !open.runId) continue;
       const run = await store.getRun(open.runId);
       if (run && run.state === "success") await this.#resolve(result, open.key, now, `run ${run.runId} succeeded on a later try`);
     }
+  }
+
+  /** What a failed restatement left in place: the publications it did not replace. */
+  async #standing(pipeline: Pipeline | undefined, businessDate: string): Promise<string> {
+    const stands: string[] = [];
+    for (const promise of pipeline?.promises ?? []) {
+      const [row] = await this.#o.store.listFreshness(promise.dataset, businessDate, businessDate);
+      if (row) stands.push(`${promise.dataset} for ${businessDate} published at ${formatInstant(row.publishedAt, promise.timezone)}`);
+    }
+    return stands.length ? `the previous publication stands (${stands.join("; ")})` : "the data it would have replaced stands";
   }
 
   #notifyFor(pipeline: Pipeline): readonly string[] {

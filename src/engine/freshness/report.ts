@@ -55,7 +55,8 @@ export async function freshnessReport(store: Store, pipelines: readonly Pipeline
         const deadlineAt = instantFor(promise.deadline, date, promise.timezone);
         const sloAt = promise.slo ? instantFor(promise.slo, date, promise.timezone) : deadlineAt;
         const row = rows.get(date) ?? null;
-        all.push({ businessDate: date, status: dayStatus(row?.publishedAt ?? null, sloAt, deadlineAt, now), publishedAt: row?.publishedAt ?? null, deadlineAt, emptyReason: row?.emptyReason ?? null });
+        // on time or not is the first publication's; a republication (rerun, restatement) does not make a day late
+        all.push({ businessDate: date, status: dayStatus(row?.firstPublishedAt ?? null, sloAt, deadlineAt, now), publishedAt: row?.publishedAt ?? null, deadlineAt, emptyReason: row?.emptyReason ?? null });
       }
       const dueDays = all.filter((d) => d.status !== "not_yet_due");
       const newestRows = rows.size ? [...rows.values()] : await store.listFreshness(promise.dataset, "0000-01-01", today);

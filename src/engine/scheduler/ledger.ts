@@ -1,3 +1,4 @@
+import type { TriggerKind } from "../../core/model/states.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
 import type { Interval } from "../../core/time/interval.ts";
 import type { PipelineState, Store } from "../../store/port.ts";
@@ -11,6 +12,12 @@ export interface ExpectedRun {
   runId: string | null;
   /** Why it was skipped, or why it is missing. */
   note: string | null;
+  /** How the run came to exist or last ran again ("restate": the trailing window); null without a run. */
+  trigger: TriggerKind | null;
+  /** How often the schedule restated the run, when it last did, and why it last did not (frozen). */
+  restateCount: number;
+  lastRestatedAt: number | null;
+  restateNote: string | null;
 }
 
 /**
@@ -36,11 +43,17 @@ export async function expectedRuns(
     const key = `${interval.start}/${interval.end}`;
     const firesAt = pipeline.schedule.firesAt(interval);
     const run = runAt.get(key);
-    if (run) return { interval, firesAt, status: run.state, runId: run.runId, note: null };
+    if (run) {
+      return {
+        interval, firesAt, status: run.state, runId: run.runId, note: null, trigger: run.trigger,
+        restateCount: run.restateCount, lastRestatedAt: run.restatedAt, restateNote: run.restateNote,
+      };
+    }
+    const none = { trigger: null, restateCount: 0, lastRestatedAt: null, restateNote: null };
     const skip = skipAt.get(key);
-    if (skip) return { interval, firesAt, status: "skipped", runId: null, note: skip.reason };
-    if (firesAt > now) return { interval, firesAt, status: "not_due", runId: null, note: null };
-    return { interval, firesAt, status: "missing", runId: null, note: missingCause(state, interval, liveRuns, pipeline.maxActiveRuns) };
+    if (skip) return { interval, firesAt, status: "skipped", runId: null, note: skip.reason, ...none };
+    if (firesAt > now) return { interval, firesAt, status: "not_due", runId: null, note: null, ...none };
+    return { interval, firesAt, status: "missing", runId: null, note: missingCause(state, interval, liveRuns, pipeline.maxActiveRuns), ...none };
   });
 }
 

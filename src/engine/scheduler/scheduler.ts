@@ -7,6 +7,7 @@ import type { Interval } from "../../core/time/interval.ts";
 import type { BackfillItem, BackfillRecord, Store } from "../../store/port.ts";
 import type { FreshnessChecker } from "../freshness/checker.ts";
 import { saveVersion, taskInstancesOf } from "../pipeline-records.ts";
+import { restateTrailingWindow, type RestateEnvironment } from "./restate.ts";
 
 export interface SchedulerOptions {
   store: Store;
@@ -59,6 +60,16 @@ export class Scheduler {
     this.#o = { leaseTtlMs: 15_000, tickMs: 1_000, random: Math.random, frozen: [], scope: "all", checkEveryMs: 30_000, ...options };
   }
 
+  get #restateEnvironment(): RestateEnvironment {
+    return { store: this.#o.store, frozen: this.#o.frozen, log: this.#o.log, saveVersion: (p) => this.#saveVersionOnce(p, this.#o.clock.now()) };
+  }
+
+  async #saveVersionOnce(pipeline: Pipeline, now: number): Promise<void> {
+    if (this.#savedVersions.has(pipeline.version)) return;
+    await saveVersion(this.#o.store, pipeline, now);
+    this.#savedVersions.add(pipeline.version);
+  }
+
   async tick(): Promise<TickResult> {
     const { store, clock, holder, leaseTtlMs, tickMs } = this.#o;
     const now = clock.now();
@@ -72,6 +83,7 @@ export class Scheduler {
     runsCreated += await this.#advanceBackfills(now);
     for (const pipeline of this.#o.scope === "all" ? this.#o.pipelines : []) {
       runsCreated += await this.#schedule(pipeline, now);
+      if (pipeline.restate) runsCreated += await restateTrailingWindow(this.#restateEnvironment, pipeline, now);
       const next = pipeline.schedule.nextDue(now);
       if (next) nextTickAt = Math.min(nextTickAt, next.firesAt);
     }
@@ -205,10 +217,7 @@ export class Scheduler {
     triggeredBy: string,
     reason: string | null,
   ): Promise<number> {
-    if (!this.#savedVersions.has(pipeline.version)) {
-      await saveVersion(this.#o.store, pipeline, now);
-      this.#savedVersions.add(pipeline.version);
-    }
+    await this.#saveVersionOnce(pipeline, now);
     const { created } = await this.#o.store.createRunIfAbsent({
       cursor: trigger === "schedule" ? interval.end : undefined,
       runId: runIdFor(pipeline.id, interval),

@@ -281,4 +281,16 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       );
     `,
   },
+  {
+    version: 10,
+    name: "restatements: restate counts on runs, the trigger of each publication",
+    sql: `
+      ALTER TABLE runs ADD COLUMN restate_count INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE runs ADD COLUMN restated_at BIGINT;
+      ALTER TABLE runs ADD COLUMN restate_note TEXT;
+      -- the head interval (its start) the note is about, so a refusal is recorded once per head
+      ALTER TABLE runs ADD COLUMN restate_note_for BIGINT;
+      ALTER TABLE freshness_history ADD COLUMN trigger_kind TEXT;
+    `,
+  },
 ];

@@ -47,6 +47,7 @@ import {
 } from "../port.ts";
 import { clientConfig, isConnectionError, isTransientConflict, quoteIdent, resolveTarget, type ConnectionTarget } from "./connection.ts";
 import { WorkListener } from "./listener.ts";
+import { assertRestatable } from "../restatable.ts";
 import { MIGRATIONS } from "./migrations.ts";
 import { KEYS, SESSION_SQL, SQL, type StatementName } from "./sql.ts";
 
@@ -384,6 +385,7 @@ export class PostgresStore implements Store {
     return this.#announcing(this.#tx(async (tx) => {
       const run = await tx.first("lockRun", [request.runId]);
       if (!run) throw new StoreConflictError(`no run ${request.runId}`);
+      if (request.restate) assertRestatable(run, request.restate.endedBefore);
       // Locked, so no claim takes a task while it is being reset (claims skip locked rows).
       const current = await tx.rows("lockTaskInstancesOfRun", [request.runId]);
       const existing = new Map(current.map((r) => [r.task_id as string, r]));
@@ -414,6 +416,9 @@ export class PostgresStore implements Store {
       else void tx.send("requeueRun", [request.runId, request.graphVersion, JSON.stringify(request.params)]);
       if (request.backfill) {
         void tx.send("joinBackfill", [request.runId, request.backfill.backfillId, request.backfill.triggeredBy, request.backfill.reason]);
+      }
+      if (request.restate) {
+        void tx.send("markRestated", [request.runId, request.restate.triggeredBy, request.restate.reason, request.at]);
       }
       const graphVersion = request.taskIds ? (runRow.graph_version as string) : request.graphVersion;
       // Reset tasks whose upstream allows it become eligible now; the rest wait for their parents.
@@ -665,7 +670,7 @@ export class PostgresStore implements Store {
       if (f.outcome === "success" && f.publishes && f.publishes.length > 0) {
         void tx.send("upsertFreshness", [
           f.publishes.map((p) => p.dataset), f.publishes.map((p) => p.emptyReason),
-          a!.business_date, f.now, a!.pipeline_id, a!.run_id, a!.task_id, f.summary,
+          a!.business_date, f.now, a!.pipeline_id, a!.run_id, a!.task_id, f.summary, a!.trigger_kind,
         ]);
       }
       if (f.outcome === "rescheduled") {
@@ -1144,6 +1149,10 @@ export class PostgresStore implements Store {
 
   async saveWatermark(pipelineId: string, taskId: string, value: string | number, at: number): Promise<void> {
     await this.#idempotent("upsertWatermark", [pipelineId, taskId, String(value), typeof value === "number" ? "number" : "text", at]);
+  }
+
+  async noteRestateRefusal(r: { runId: string; headStart: number; note: string }): Promise<boolean> {
+    return (await this.#first("noteRestateRefusal", [r.runId, r.note, r.headStart])) !== undefined;
   }
 
   async listWatermarks(pipelineId?: string): Promise<WatermarkRecord[]> {

@@ -49,6 +49,20 @@ export const SQL = {
     WITH tasks AS (UPDATE task_instances SET from_backfill = true WHERE run_id = $1)
     UPDATE runs SET backfill_id = $2, trigger_kind = 'backfill', triggered_by = $3, reason = $4 WHERE run_id = $1`,
 
+  /**
+   * The schedule restating an ended run: its trigger becomes "restate", and its task instances
+   * are claimed after live runs' (from_backfill is the index's "background work" flag).
+   */
+  markRestated: `
+    WITH tasks AS (UPDATE task_instances SET from_backfill = true WHERE run_id = $1)
+    UPDATE runs SET trigger_kind = 'restate', triggered_by = $2, reason = $3, restate_count = restate_count + 1,
+                    restated_at = $4, restate_note = NULL, restate_note_for = NULL
+    WHERE run_id = $1`,
+  noteRestateRefusal: `
+    UPDATE runs SET restate_note = $2, restate_note_for = $3
+    WHERE run_id = $1 AND restate_note_for IS DISTINCT FROM $3
+    RETURNING run_id`,
+
   insertTaskInstances: `
     INSERT INTO task_instances (run_id, task_id, state, max_tries, trigger_rule, pool, slots, priority, queued_at, from_backfill)
     SELECT $1::text, t.task_id, t.state, t.max_tries, t.trigger_rule, t.pool, t.slots, t.priority,
@@ -498,8 +512,8 @@ export const SQL = {
     WITH published AS (
       SELECT p.dataset, p.empty_reason FROM unnest($1::text[], $2::text[]) AS p(dataset, empty_reason)
     ), history AS (
-      INSERT INTO freshness_history (dataset, business_date, published_at, run_id, summary, empty_reason)
-      SELECT dataset, $3::text, $4::bigint, $6::text, $8::text, empty_reason FROM published
+      INSERT INTO freshness_history (dataset, business_date, published_at, run_id, summary, empty_reason, trigger_kind)
+      SELECT dataset, $3::text, $4::bigint, $6::text, $8::text, empty_reason, $9::text FROM published
     )
     INSERT INTO freshness (dataset, business_date, published_at, first_published_at, pipeline_id, run_id, task_id, summary, empty_reason)
     SELECT dataset, $3::text, $4::bigint, $4::bigint, $5::text, $6::text, $7::text, $8::text, empty_reason FROM published
@@ -595,7 +609,7 @@ export const STATE_COPY = {
   /** What the SQLite side reads; task instances learn from their run whether it belongs to a backfill. */
   sourceRows: (table: string) =>
     table === "task_instances"
-      ? `SELECT t.*, (r.backfill_id IS NOT NULL) AS from_backfill FROM task_instances t LEFT JOIN runs r ON r.run_id = t.run_id`
+      ? `SELECT t.*, (r.backfill_id IS NOT NULL OR r.trigger_kind = 'restate') AS from_backfill FROM task_instances t LEFT JOIN runs r ON r.run_id = t.run_id`
       : `SELECT * FROM ${table}`,
   sourceHasTable: `SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`,
   targetColumns: `

@@ -114,13 +114,13 @@ export const SQL = {
     SELECT t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots, t.queued_at, r.pipeline_id
     FROM task_instances t JOIN runs r ON r.run_id = t.run_id
     WHERE t.state = 'queued'
-    ORDER BY r.backfill_id IS NOT NULL, t.priority DESC, t.queued_at, t.task_id
+    ORDER BY (r.backfill_id IS NOT NULL OR r.trigger_kind = 'restate'), t.priority DESC, t.queued_at, t.task_id
     LIMIT ?`,
   selectWaitingCandidates: `
     SELECT t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots, t.next_try_at AS queued_at, r.pipeline_id
     FROM task_instances t JOIN runs r ON r.run_id = t.run_id
     WHERE t.state IN ('up_for_retry', 'up_for_reschedule') AND t.next_try_at <= ?
-    ORDER BY r.backfill_id IS NOT NULL, t.next_try_at
+    ORDER BY (r.backfill_id IS NOT NULL OR r.trigger_kind = 'restate'), t.next_try_at
     LIMIT ?`,
   selectRunCandidates: `
     SELECT t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots, t.queued_at, r.pipeline_id
@@ -245,8 +245,8 @@ export const SQL = {
       published_at = excluded.published_at, pipeline_id = excluded.pipeline_id, run_id = excluded.run_id,
       task_id = excluded.task_id, summary = excluded.summary, empty_reason = excluded.empty_reason`,
   insertFreshnessHistory: `
-    INSERT INTO freshness_history (dataset, business_date, published_at, run_id, summary, empty_reason)
-    VALUES (@dataset, @businessDate, @at, @runId, @summary, @emptyReason)`,
+    INSERT INTO freshness_history (dataset, business_date, published_at, run_id, summary, empty_reason, trigger_kind)
+    VALUES (@dataset, @businessDate, @at, @runId, @summary, @emptyReason, @trigger)`,
   selectFreshnessRange: `
     SELECT * FROM freshness WHERE dataset = ? AND business_date >= ? AND business_date <= ? ORDER BY business_date`,
   selectFreshnessHistory: `
@@ -273,6 +273,14 @@ export const SQL = {
   upsertWatermark: `
     INSERT INTO watermarks (pipeline_id, task_id, value, kind, updated_at) VALUES (?, ?, ?, ?, ?)
     ON CONFLICT (pipeline_id, task_id) DO UPDATE SET value = excluded.value, kind = excluded.kind, updated_at = excluded.updated_at`,
+
+  // --- restatements ---
+  markRestated: `
+    UPDATE runs SET trigger_kind = 'restate', triggered_by = ?, reason = ?, restate_count = restate_count + 1,
+                    restated_at = ?, restate_note = NULL, restate_note_for = NULL
+    WHERE run_id = ?`,
+  noteRestateRefusal: `UPDATE runs SET restate_note = ?, restate_note_for = ? WHERE run_id = ? AND restate_note_for IS NOT ?`,
+
   selectWatermarks: `SELECT pipeline_id, task_id, value, kind, updated_at FROM watermarks ORDER BY pipeline_id, task_id`,
   selectWatermarksOfPipeline: `SELECT pipeline_id, task_id, value, kind, updated_at FROM watermarks WHERE pipeline_id = ? ORDER BY task_id`,
   // A live run whose instance of the task has not finished owns the watermark (the runs_live index).

@@ -46,6 +46,7 @@ import {
   type Incident,
   type OutboxAlert,
 } from "../port.ts";
+import { assertRestatable } from "../restatable.ts";
 import { MIGRATIONS } from "./migrations.ts";
 import { SQL } from "./sql.ts";
 
@@ -155,6 +156,7 @@ export class SqliteStore implements Store {
       const q = this.#q;
       const run = q.selectRun.get(request.runId) as Row | undefined;
       if (!run) throw new StoreConflictError(`no run ${request.runId}`);
+      if (request.restate) assertRestatable(run, request.restate.endedBefore);
       const existing = new Map(
         (q.selectTaskInstances.all(request.runId) as Row[]).map((r) => [r.task_id as string, r]),
       );
@@ -183,6 +185,7 @@ export class SqliteStore implements Store {
       if (request.backfill) {
         q.joinBackfill.run(request.backfill.backfillId, request.backfill.triggeredBy, request.backfill.reason, request.runId);
       }
+      if (request.restate) q.markRestated.run(request.restate.triggeredBy, request.restate.reason, request.at, request.runId);
       const graphVersion = request.taskIds ? (run.graph_version as string) : request.graphVersion;
       // Reset tasks whose upstream allows it become eligible now; the rest wait for their parents.
       for (const taskId of toReset) this.#settleWaiting(request.runId, graphVersion, taskId, request.at);
@@ -312,7 +315,7 @@ export class SqliteStore implements Store {
         for (const p of f.publishes ?? []) {
           const row = {
             dataset: p.dataset, businessDate: a!.business_date, at: f.now, pipelineId: a!.pipeline_id, runId: a!.run_id,
-            taskId: a!.task_id, summary: f.summary, emptyReason: p.emptyReason,
+            taskId: a!.task_id, summary: f.summary, emptyReason: p.emptyReason, trigger: a!.trigger_kind,
           };
           q.upsertFreshness.run(row);
           q.insertFreshnessHistory.run(row);
@@ -774,6 +777,10 @@ export class SqliteStore implements Store {
       query.pipelineId ? this.#q.selectAuditOfPipeline.all(query.pipelineId, limit) : this.#q.selectAudit.all(limit)
     ) as Row[];
     return rows.map(toAuditEntry);
+  }
+
+  async noteRestateRefusal(r: { runId: string; headStart: number; note: string }): Promise<boolean> {
+    return this.#q.noteRestateRefusal.run(r.note, r.headStart, r.runId, r.headStart).changes === 1;
   }
 
   async listWatermarks(pipelineId?: string): Promise<WatermarkRecord[]> {
