@@ -18,14 +18,31 @@ export async function loadProjectConfig(options: GlobalOptions): Promise<Resolve
   const { findConfig, loadConfig } = await import("../engine/project/config.ts");
   const cwd = options.cwd ?? process.cwd();
   const projectDir = dirname(findConfig(cwd, options.config));
-  return loadConfig(cwd, options.config, (file) => importTypeScript(file, projectDir));
+  const config = await loadConfig(cwd, options.config, (file) => importTypeScript(file, projectDir));
+  if (Object.keys(config.connections).length > 0) {
+    const [{ registerConnectionSecrets }, { maskStandardStreams }] = await Promise.all([
+      import("../engine/connections/connections.ts"),
+      import("../engine/connections/secrets.ts"),
+    ]);
+    registerConnectionSecrets(config.connections);
+    maskStandardStreams();
+  }
+  return config;
 }
 
 /** The config and every pipeline file (which may run the user's code at import). */
 export async function loadProject(options: GlobalOptions): Promise<Project> {
   const config = await loadProjectConfig(options);
-  const { loadPipelines } = await import("../engine/project/load-pipelines.ts");
-  return { config, pipelines: await loadPipelines(config.pipelinePaths, config.rootDir, (file) => importTypeScript(file, config.rootDir)) };
+  const [{ loadPipelines }, { checkConnections }, { DefinitionErrors }] = await Promise.all([
+    import("../engine/project/load-pipelines.ts"),
+    import("../engine/connections/connections.ts"),
+    import("../core/model/errors.ts"),
+  ]);
+  const pipelines = await loadPipelines(config.pipelinePaths, config.rootDir, (file) => importTypeScript(file, config.rootDir));
+  const problems = checkConnections(pipelines, config.connections);
+  if (problems.length === 1) throw problems[0];
+  if (problems.length > 1) throw new DefinitionErrors(problems);
+  return { config, pipelines };
 }
 
 export interface OpenOptions {
@@ -53,7 +70,7 @@ export async function openEngine(options: GlobalOptions, open: OpenOptions): Pro
     await store.close();
     throw error;
   }
-  const engine = new Engine({ store, clock: systemClock, stateDir: config.stateDir, pipelines, projectDir: config.rootDir, frozen: config.frozen });
+  const engine = new Engine({ store, clock: systemClock, stateDir: config.stateDir, pipelines, projectDir: config.rootDir, frozen: config.frozen, connections: config.connections });
   return Object.assign(engine, { config });
 }
 

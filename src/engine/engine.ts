@@ -25,6 +25,7 @@ import { freshnessReport, type FreshnessReport } from "./freshness/report.ts";
 import { describeFrozen, frozenPeriodOf, type FrozenPeriod } from "../core/policy/frozen.ts";
 import { reachable } from "../core/graph/dag.ts";
 import { saveVersion, taskInstancesOf } from "./pipeline-records.ts";
+import type { ConnectionConfig } from "./project/config.ts";
 
 /** A worker not seen for this long is taken for dead by `idem why`. */
 const WORKER_ALIVE_MS = 60_000;
@@ -43,6 +44,8 @@ export interface EngineOptions {
   random?: () => number;
   /** Frozen periods for every pipeline of the project (each pipeline may add its own). */
   frozen?: readonly FrozenPeriod[];
+  /** The project's named connections, for SQL tasks and `ctx.connection(name)`. */
+  connections?: Record<string, ConnectionConfig>;
 }
 
 export interface RunRequest {
@@ -104,6 +107,7 @@ export class Engine {
   readonly #projectDir: string;
   readonly #random: () => number;
   readonly #frozen: readonly FrozenPeriod[];
+  readonly connections: Record<string, ConnectionConfig>;
   readonly workerId: string;
 
   constructor(options: EngineOptions) {
@@ -115,6 +119,7 @@ export class Engine {
     this.#projectDir = options.projectDir ?? process.cwd();
     this.#random = options.random ?? Math.random;
     this.#frozen = options.frozen ?? [];
+    this.connections = options.connections ?? {};
     this.workerId = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
   }
 
@@ -228,6 +233,7 @@ export class Engine {
       cancel: request.cancel,
       random: this.#random,
       frozen: this.#frozen,
+      connections: this.connections,
       onAttempt: request.onAttempt,
     });
     return { run: finished, created, tasks: inTaskOrder(pipeline, await this.store.listTaskInstances(run.runId)) };

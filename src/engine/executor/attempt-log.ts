@@ -2,6 +2,7 @@ import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import type { TaskLogger } from "../../core/pipeline/types.ts";
 import type { Clock } from "../../core/model/clock.ts";
+import { maskSecrets } from "../connections/secrets.ts";
 
 /**
  * One attempt's log file. It is created on first write so a silent no-op task costs no file;
@@ -28,7 +29,7 @@ export class AttemptLog {
 
   line(level: "INFO" | "WARN" | "ERROR", message: string, fields?: Record<string, unknown>): void {
     const extra = fields && Object.keys(fields).length > 0 ? " " + safeJson(fields) : "";
-    writeSync(this.fd(), `${new Date(this.#clock.now()).toISOString()} ${level} ${message}${extra}\n`);
+    writeSync(this.fd(), maskSecrets(`${new Date(this.#clock.now()).toISOString()} ${level} ${message}${extra}\n`));
   }
 
   logger(): TaskLogger {

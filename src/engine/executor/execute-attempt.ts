@@ -13,6 +13,10 @@ import { runCommandTask } from "./run-command.ts";
 import { fromError, runFunctionTask } from "./run-function.ts";
 import { runSensor } from "./run-sensor.ts";
 import { watermarksForRun } from "./watermarks.ts";
+import { runSqlTask } from "./run-sql.ts";
+import { AttemptConnections } from "../connections/connections.ts";
+import { maskSecrets } from "../connections/secrets.ts";
+import type { ConnectionConfig } from "../project/config.ts";
 
 export interface AttemptEnvironment {
   clock: Clock;
@@ -27,6 +31,10 @@ export interface AttemptEnvironment {
   frozen?: readonly FrozenPeriod[];
   /** The state store's watermarks, handed to task code. */
   watermarks: WatermarkAccess;
+  /** The project's named connections, for SQL tasks and `ctx.connection(name)`. */
+  connections?: Record<string, ConnectionConfig>;
+  /** The summaries the given tasks of a run returned (their latest successful attempt). */
+  upstreamSummaries?: (runId: string, taskIds: readonly string[]) => Promise<Record<string, Summary>>;
 }
 
 /** Runs one claimed attempt to its end and says how to record it. Never throws for task errors. */
@@ -37,6 +45,7 @@ export async function executeAttempt(
 ): Promise<AttemptFinish> {
   const task = pipeline.tasks.get(claim.taskId);
   const log = new AttemptLog(claim.logPath, env.clock);
+  const connections = new AttemptConnections(env.connections ?? {});
   let result: AttemptResult;
   try {
     if (!task) {
@@ -48,13 +57,17 @@ export async function executeAttempt(
         exitCode: null,
       };
     } else {
-      result = await runTask(pipeline, task, claim, log, env);
+      result = await runTask(pipeline, task, claim, log, env, connections);
     }
   } catch (error) {
     result = fromError(error);
+  } finally {
+    await connections.closeAll();
   }
   const promise = task?.publishes ? pipeline.promises.find((p) => p.dataset === task.publishes) ?? null : null;
-  const finish = toFinish(checkCompleteness(result, promise), claim, task, env);
+  const unmasked = toFinish(checkCompleteness(result, promise), claim, task, env);
+  // An error can quote a connection string; what is kept in the state store is masked.
+  const finish = unmasked.errorMessage ? { ...unmasked, errorMessage: maskSecrets(unmasked.errorMessage) } : unmasked;
   if (finish.errorMessage) {
     try {
       log.line("ERROR", `${finish.errorClass}: ${finish.errorMessage}`);
@@ -72,13 +85,15 @@ async function runTask(
   claim: ClaimedAttempt,
   log: AttemptLog,
   env: AttemptEnvironment,
+  connections: AttemptConnections,
 ): Promise<AttemptResult> {
   const watermarks = watermarksForRun(env.watermarks, claim.trigger, (line) => log.line("INFO", line));
-  const context = buildContext(pipeline, claim, log, env.frozen ?? [], watermarks);
+  const upstream = task.kind !== "command" && task.upstream.length > 0 && env.upstreamSummaries ? await env.upstreamSummaries(claim.runId, task.upstream) : {};
+  const context = { ...buildContext(pipeline, claim, log, env.frozen ?? [], watermarks), upstream, connection: (name: string) => connections.get(name) };
   if (task.kind === "sensor") return runSensor(task, context, claim, env);
-  if (task.kind === "function") {
+  if (task.kind === "function" || task.kind === "sql") {
     return runFunctionTask({
-      fn: task.run!,
+      fn: task.kind === "sql" ? (ctx) => runSqlTask(task, ctx, env.defaultCwd) : task.run!,
       context,
       timeoutMs: task.policy.timeoutMs,
       graceMs: task.killGraceMs,
@@ -115,7 +130,7 @@ export function buildContext(
   log: AttemptLog,
   projectFrozen: readonly FrozenPeriod[],
   watermarks: WatermarkAccess,
-): Omit<TaskContext, "signal"> {
+): Omit<TaskContext, "signal" | "upstream" | "connection"> {
   const timezone = pipeline.schedule.timezone;
   return {
     runId: claim.runId,

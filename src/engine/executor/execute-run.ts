@@ -3,6 +3,7 @@ import type { FrozenPeriod } from "../../core/policy/frozen.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
 import type { ClaimedAttempt, RunRecord, Store } from "../../store/port.ts";
 import { Worker } from "../worker/worker.ts";
+import type { ConnectionConfig } from "../project/config.ts";
 import { UsageError } from "../../core/model/errors.ts";
 
 export interface ExecuteRunOptions {
@@ -19,6 +20,7 @@ export interface ExecuteRunOptions {
   cancel?: AbortSignal;
   random?: () => number;
   frozen?: readonly FrozenPeriod[];
+  connections?: Record<string, ConnectionConfig>;
   /** Called after each attempt is recorded; for progress output. */
   onAttempt?: (claim: ClaimedAttempt, outcome: { taskState: string | null; errorMessage: string | null }) => void;
 }
@@ -42,6 +44,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     pollMs: 250,
     random: options.random,
     frozen: options.frozen,
+    connections: options.connections,
     onAttempt: options.onAttempt,
   });
   const finished = async () => {
