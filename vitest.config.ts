@@ -11,10 +11,10 @@ const alias = [
 
 const shared = { testTimeout: 60_000, hookTimeout: 60_000, pool: "forks" as const };
 
-// The engine tests run twice: on SQLite, and on PostgreSQL when a test server is there
-// (always under CI, where .ci/run starts one). Both adapters must behave the same.
+// The engine and HTTP API tests run twice: on SQLite, and on PostgreSQL when a test server is
+// there (always under CI, where .ci/run starts one). Both adapters must behave the same.
 const onPostgres = process.env.IDEM_TEST_PG_URL
-  ? [{ resolve: { alias }, test: { ...shared, name: "engine-on-postgres", include: ["test/engine/**/*.test.ts"], env: { IDEM_TEST_ENGINE_STORE: "postgres" } } }]
+  ? [{ resolve: { alias }, test: { ...shared, name: "engine-on-postgres", include: ["test/engine/**/*.test.ts", "test/http/**/*.test.ts"], env: { IDEM_TEST_ENGINE_STORE: "postgres" } } }]
   : [];
 
 export default defineConfig({

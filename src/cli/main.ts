@@ -14,6 +14,8 @@ import { registerMigrateCommand } from "./commands/migrate.ts";
 import { registerInitCommand } from "./commands/init.ts";
 import { registerAttemptsCommand } from "./commands/attempts.ts";
 import { registerWatermarksCommands } from "./commands/watermarks.ts";
+import { registerServeCommand } from "./commands/serve.ts";
+import { registerTokenCommands } from "./commands/tokens.ts";
 
 /** Exit codes: 0 success, 1 the run failed, 2 usage or definition error. */
 export const EXIT = { ok: 0, runFailed: 1, usage: 2 } as const;
@@ -40,6 +42,8 @@ registerFreshnessCommands(program);
 registerHistoryCommand(program);
 registerMigrateCommand(program);
 registerDaemonCommands(program);
+registerServeCommand(program);
+registerTokenCommands(program);
 
 // `idem runs x | head` closes our stdout early; that is not an error.
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {

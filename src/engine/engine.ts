@@ -1,8 +1,9 @@
 import { existsSync, readFileSync } from "node:fs";
+import { open, type FileHandle } from "node:fs/promises";
 import { hostname, userInfo } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { Clock } from "../core/model/clock.ts";
-import { DefinitionError, UsageError } from "../core/model/errors.ts";
+import { ConflictError, DefinitionError, NotFoundError, UsageError } from "../core/model/errors.ts";
 import { runIdFor } from "../core/model/run-id.ts";
 import type { Params, Pipeline } from "../core/pipeline/types.ts";
 import { addDays, formatInstant, parseBusinessDate, parseInstant, startOfDay } from "../core/time/dates.ts";
@@ -11,8 +12,11 @@ import type { Interval } from "../core/time/interval.ts";
 import type { Due } from "../core/time/timetable.ts";
 import type {
   AttemptRecord, AuditEntry, BackfillProgress, Incident, BackfillRecord, ClaimedAttempt, NewBackfillItem, PipelineState, PoolUsage,
-  RunRecord, Store, TaskInstanceRecord, WatermarkRecord,
+  RunRecord, Store, TaskInstanceRecord, ApiTokenRecord, BackfillItem, TokenRole, DatasetEvent, WatermarkRecord, WorkerRecord,
 } from "../store/port.ts";
+import type { RunState, TriggerKind } from "../core/model/states.ts";
+import { hashToken, newTokenSecret } from "./tokens.ts";
+import { ChangeFeed } from "./changes/change-feed.ts";
 import { StoreConflictError } from "../store/port.ts";
 import { executeRun } from "./executor/execute-run.ts";
 import { expectedRuns, type ExpectedRun } from "./scheduler/ledger.ts";
@@ -75,6 +79,14 @@ export interface BackfillRequest {
   openFrozen?: string;
 }
 
+/** Who acts, why, and (for surfaces that show it) the audit entry the action wrote. */
+export interface Acting {
+  /** Who asked: a flag, a token's name, else IDEM_USER, else the OS user. */
+  actor?: string;
+  reason?: string;
+  onAudit?: (entry: AuditEntry) => void;
+}
+
 export interface BackfillPlan {
   pipelineId: string;
   from: string;
@@ -109,6 +121,7 @@ export class Engine {
   readonly #frozen: readonly FrozenPeriod[];
   readonly connections: Record<string, ConnectionConfig>;
   readonly workerId: string;
+  #changeFeed: ChangeFeed | null = null;
 
   constructor(options: EngineOptions) {
     this.store = options.store;
@@ -131,7 +144,7 @@ export class Engine {
     const found = this.#pipelines.get(id);
     if (!found) {
       const known = [...this.#pipelines.keys()];
-      throw new UsageError(`unknown pipeline "${id}"` + (known.length ? ` (known: ${known.join(", ")})` : " (no pipelines loaded)"));
+      throw new NotFoundError("pipeline", `unknown pipeline "${id}"` + (known.length ? ` (known: ${known.join(", ")})` : " (no pipelines loaded)"));
     }
     return found;
   }
@@ -207,7 +220,7 @@ export class Engine {
       try {
         await this.store.rerun({ runId: run.runId, graphVersion: pipeline.version, tasks: taskInstancesOf(pipeline), params, at: now });
       } catch (error) {
-        if (error instanceof StoreConflictError) throw new UsageError(error.message, { pipeline: pipelineId });
+        if (error instanceof StoreConflictError) throw new ConflictError(error.message, { pipeline: pipelineId });
         throw error;
       }
     }
@@ -250,7 +263,7 @@ export class Engine {
 
   async run(runId: string): Promise<RunRecord> {
     const run = await this.store.getRun(runId);
-    if (!run) throw new UsageError(`unknown run "${runId}" (run ids look like shop_orders@2026-09-01)`);
+    if (!run) throw new NotFoundError("run", `unknown run "${runId}" (run ids look like shop_orders@2026-09-01)`);
     return run;
   }
 
@@ -272,12 +285,12 @@ export class Engine {
     const attempts = await this.attempts(runId, taskId);
     if (attempts.length === 0) {
       const tasks = await this.store.listTaskInstances(runId);
-      if (!tasks.some((t) => t.taskId === taskId)) throw new UsageError(`run ${runId} has no task "${taskId}"`);
-      throw new UsageError(`task ${taskId} of run ${runId} has not run yet`);
+      if (!tasks.some((t) => t.taskId === taskId)) throw new NotFoundError("task", `run ${runId} has no task "${taskId}"`);
+      throw new NotFoundError("attempt", `task ${taskId} of run ${runId} has not run yet`);
     }
     const attempt = tryNumber === undefined ? attempts.at(-1)! : attempts.find((a) => a.tryNumber === tryNumber);
     if (!attempt) {
-      throw new UsageError(`task ${taskId} of run ${runId} has no try ${tryNumber} (tries: ${attempts.map((a) => a.tryNumber).join(", ")})`);
+      throw new NotFoundError("attempt", `task ${taskId} of run ${runId} has no try ${tryNumber} (tries: ${attempts.map((a) => a.tryNumber).join(", ")})`);
     }
     return { attempt, text: existsSync(attempt.logPath) ? readFileSync(attempt.logPath, "utf8") : "" };
   }
@@ -297,22 +310,22 @@ export class Engine {
     return estimateRestatement(pipeline, await this.store.taskDurations(pipeline.id, 100), pools);
   }
 
-  async pause(pipelineId: string, request: { note?: string; actor?: string } = {}): Promise<PipelineState> {
+  async pause(pipelineId: string, request: { note?: string } & Acting = {}): Promise<PipelineState> {
     return this.#setPaused(pipelineId, true, request);
   }
 
-  async unpause(pipelineId: string, request: { note?: string; actor?: string } = {}): Promise<PipelineState> {
+  async unpause(pipelineId: string, request: { note?: string } & Acting = {}): Promise<PipelineState> {
     return this.#setPaused(pipelineId, false, request);
   }
 
-  async #setPaused(pipelineId: string, paused: boolean, request: { note?: string; actor?: string }): Promise<PipelineState> {
+  async #setPaused(pipelineId: string, paused: boolean, request: { note?: string } & Acting): Promise<PipelineState> {
     const pipeline = this.pipeline(pipelineId);
     const actor = request.actor ?? defaultActor();
     const at = this.clock.now();
     const state = await this.store.setPaused({ pipelineId, paused, note: request.note ?? null, actor, at });
-    await this.store.appendAudit({
+    tellAudit(request, await this.store.appendAudit({
       at, actor, action: paused ? "pause" : "unpause", pipelineId, reason: request.note ?? null, graphVersion: pipeline.version,
-    });
+    }));
     return state;
   }
 
@@ -348,17 +361,17 @@ export class Engine {
     return this.store.listPools();
   }
 
-  async setPool(name: string, slots: number, request: { description?: string; actor?: string } = {}): Promise<void> {
+  async setPool(name: string, slots: number, request: { description?: string } & Acting = {}): Promise<void> {
     if (!isValidId(name)) throw new UsageError(`invalid pool name ${JSON.stringify(name)}`);
     if (!Number.isInteger(slots) || slots < 0) throw new UsageError(`--slots ${slots}: expected a whole number >= 0`);
     const at = this.clock.now();
     await this.store.setPool({ name, slots, description: request.description ?? null, at });
-    await this.store.appendAudit({ at, actor: request.actor ?? defaultActor(), action: "pool-set", pipelineId: null, details: { pool: name, slots } });
+    tellAudit(request, await this.store.appendAudit({ at, actor: request.actor ?? defaultActor(), action: "pool-set", pipelineId: null, reason: request.reason ?? null, details: { pool: name, slots } }));
   }
 
-  async deletePool(name: string, request: { actor?: string } = {}): Promise<void> {
-    if (!(await this.store.deletePool(name))) throw new UsageError(`no pool named "${name}"`);
-    await this.store.appendAudit({ at: this.clock.now(), actor: request.actor ?? defaultActor(), action: "pool-delete", pipelineId: null, details: { pool: name } });
+  async deletePool(name: string, request: Acting = {}): Promise<void> {
+    if (!(await this.store.deletePool(name))) throw new NotFoundError("pool", `no pool named "${name}"`);
+    tellAudit(request, await this.store.appendAudit({ at: this.clock.now(), actor: request.actor ?? defaultActor(), action: "pool-delete", pipelineId: null, reason: request.reason ?? null, details: { pool: name } }));
   }
 
   /** Why a run (or one task of it) is not running, in words; also for a run that does not exist yet. */
@@ -414,7 +427,7 @@ export class Engine {
   // --- operator actions: every one is audited ----------------------------------------------
 
   /** A manual run for an interval, left to the scheduler's workers (`idem run` runs it here instead). */
-  async trigger(pipelineId: string, date: string, request: { actor?: string; reason?: string; openFrozen?: string; params?: Params } = {}): Promise<RunRecord> {
+  async trigger(pipelineId: string, date: string, request: { openFrozen?: string; params?: Params } & Acting = {}): Promise<RunRecord> {
     const pipeline = this.pipeline(pipelineId);
     const interval = this.intervalForDate(pipelineId, date);
     this.#assertOwned(pipeline, interval);
@@ -427,8 +440,8 @@ export class Engine {
       businessDate: interval.businessDate, graphVersion: pipeline.version, trigger: "manual", triggeredBy: actor,
       reason: request.reason ?? null, params: request.params ?? {}, tasks: taskInstancesOf(pipeline), createdAt: now,
     });
-    if (!created) throw new UsageError(`run ${run.runId} already exists (${run.state}); use idem clear to run it again`, { pipeline: pipelineId });
-    await this.#audit(actor, "trigger", pipeline, run.runId, null, request.reason ?? null, { businessDate: interval.businessDate, openFrozen: request.openFrozen });
+    if (!created) throw new ConflictError(`run ${run.runId} already exists (${run.state}); use idem clear to run it again`, { pipeline: pipelineId });
+    tellAudit(request, await this.#audit(actor, "trigger", pipeline, run.runId, null, request.reason ?? null, { businessDate: interval.businessDate, openFrozen: request.openFrozen }));
     notifyWork(this.stateDir);
     return run;
   }
@@ -439,14 +452,14 @@ export class Engine {
    */
   async clear(
     runId: string,
-    request: { taskId?: string; downstream?: boolean; upstream?: boolean; failedOnly?: boolean; reason: string; actor?: string },
+    request: { taskId?: string; downstream?: boolean; upstream?: boolean; failedOnly?: boolean; reason: string } & Acting,
   ): Promise<TaskInstanceRecord[]> {
     const run = await this.run(runId);
     const pipeline = this.pipeline(run.pipelineId);
     const tasks = await this.store.listTaskInstances(runId);
     let chosen = new Set(tasks.map((t) => t.taskId));
     if (request.taskId) {
-      if (!chosen.has(request.taskId)) throw new UsageError(`run ${runId} has no task "${request.taskId}"`);
+      if (!chosen.has(request.taskId)) throw new NotFoundError("task", `run ${runId} has no task "${request.taskId}"`);
       const nodes = [...pipeline.tasks.values()];
       chosen = new Set([
         request.taskId,
@@ -467,30 +480,30 @@ export class Engine {
         params: run.params, at: this.clock.now(),
       });
     } catch (error) {
-      if (error instanceof StoreConflictError) throw new UsageError(error.message);
+      if (error instanceof StoreConflictError) throw new ConflictError(error.message);
       throw error;
     }
-    await this.#audit(actor, "clear", pipeline, runId, request.taskId ?? null, request.reason, {
+    tellAudit(request, await this.#audit(actor, "clear", pipeline, runId, request.taskId ?? null, request.reason, {
       tasks: [...chosen], downstream: !!request.downstream, upstream: !!request.upstream, failedOnly: !!request.failedOnly,
-    });
+    }));
     notifyWork(this.stateDir);
     return this.taskInstances(runId);
   }
 
-  async skip(runId: string, taskId: string, request: { reason: string; actor?: string }): Promise<TaskInstanceRecord> {
+  async skip(runId: string, taskId: string, request: { reason: string } & Acting): Promise<TaskInstanceRecord> {
     const run = await this.run(runId);
     const actor = request.actor ?? defaultActor();
     const ti = await this.#byHand(() => this.store.skipTask({ runId, taskId, reason: `skipped by ${actor}: ${request.reason}`, at: this.clock.now() }));
-    await this.#audit(actor, "skip", this.pipeline(run.pipelineId), runId, taskId, request.reason, {});
+    tellAudit(request, await this.#audit(actor, "skip", this.pipeline(run.pipelineId), runId, taskId, request.reason, {}));
     notifyWork(this.stateDir);
     return ti;
   }
 
-  async mark(runId: string, taskId: string, request: { state: "success" | "failed"; reason: string; actor?: string }): Promise<TaskInstanceRecord> {
+  async mark(runId: string, taskId: string, request: { state: "success" | "failed"; reason: string } & Acting): Promise<TaskInstanceRecord> {
     const run = await this.run(runId);
     const actor = request.actor ?? defaultActor();
     const ti = await this.#byHand(() => this.store.markTask({ runId, taskId, state: request.state, reason: request.reason, at: this.clock.now() }));
-    await this.#audit(actor, `mark-${request.state}`, this.pipeline(run.pipelineId), runId, taskId, request.reason, {});
+    tellAudit(request, await this.#audit(actor, `mark-${request.state}`, this.pipeline(run.pipelineId), runId, taskId, request.reason, {}));
     notifyWork(this.stateDir);
     return ti;
   }
@@ -504,13 +517,17 @@ export class Engine {
     try {
       return await action();
     } catch (error) {
-      if (error instanceof StoreConflictError) throw new UsageError(error.message.replace(/^no run /, "unknown run "));
+      if (error instanceof StoreConflictError) {
+        if (/^no run /.test(error.message)) throw new NotFoundError("run", error.message.replace(/^no run /, "unknown run "));
+        if (/ has no task /.test(error.message)) throw new NotFoundError("task", error.message);
+        throw new ConflictError(error.message);
+      }
       throw error;
     }
   }
 
-  async #audit(actor: string, action: string, pipeline: Pipeline, runId: string | null, taskId: string | null, reason: string | null, details: Record<string, unknown>): Promise<void> {
-    await this.store.appendAudit({ at: this.clock.now(), actor, action, pipelineId: pipeline.id, runId, taskId, reason, graphVersion: pipeline.version, details });
+  async #audit(actor: string, action: string, pipeline: Pipeline, runId: string | null, taskId: string | null, reason: string | null, details: Record<string, unknown>): Promise<AuditEntry> {
+    return this.store.appendAudit({ at: this.clock.now(), actor, action, pipelineId: pipeline.id, runId, taskId, reason, graphVersion: pipeline.version, details });
   }
 
   // --- backfills ------------------------------------------------------------------------------
@@ -543,7 +560,7 @@ export class Engine {
   }
 
   /** Plans and stores a backfill; the scheduler runs it. The same live backfill asked again is returned, not duplicated. */
-  async backfill(pipelineId: string, request: BackfillRequest & { reason: string; actor?: string }): Promise<{ backfill: BackfillRecord; created: boolean; plan: BackfillPlan }> {
+  async backfill(pipelineId: string, request: BackfillRequest & { reason: string } & Acting): Promise<{ backfill: BackfillRecord; created: boolean; plan: BackfillPlan }> {
     if (!request.reason?.trim()) throw new UsageError("a backfill needs --reason");
     const plan = await this.planBackfill(pipelineId, request);
     const pipeline = this.pipeline(pipelineId);
@@ -556,10 +573,10 @@ export class Engine {
       estimate: { ...plan.estimate }, items: plan.items, at,
     });
     if (created) {
-      await this.#audit(actor, "backfill", pipeline, null, null, request.reason, {
+      tellAudit(request, await this.#audit(actor, "backfill", pipeline, null, null, request.reason, {
         backfillId: backfill.backfillId, from: plan.from, to: plan.to, reprocess: plan.reprocess, openFrozen: request.openFrozen,
         planned: plan.items.filter((i) => i.action === "create" || i.action === "rerun").length,
-      });
+      }));
       notifyWork(this.stateDir);
     }
     return { backfill, created, plan };
@@ -572,11 +589,11 @@ export class Engine {
 
   async backfillStatus(backfillId: string): Promise<BackfillRecord & { progress: BackfillProgress }> {
     const backfill = await this.store.getBackfill(backfillId);
-    if (!backfill) throw new UsageError(`unknown backfill "${backfillId}"`);
+    if (!backfill) throw new NotFoundError("backfill", `unknown backfill "${backfillId}"`);
     return { ...backfill, progress: await this.store.backfillProgress(backfillId) };
   }
 
-  async controlBackfill(backfillId: string, action: "pause" | "resume" | "cancel", request: { actor?: string; reason?: string } = {}): Promise<BackfillRecord> {
+  async controlBackfill(backfillId: string, action: "pause" | "resume" | "cancel", request: Acting = {}): Promise<BackfillRecord> {
     const current = await this.backfillStatus(backfillId);
     const live = current.state === "running" || current.state === "paused";
     if (!live) throw new UsageError(`backfill ${backfillId} is ${current.state}; only a running or paused backfill can be ${action}d`);
@@ -586,7 +603,7 @@ export class Engine {
       action === "cancel"
         ? await this.store.cancelBackfill(backfillId, `backfill ${backfillId} cancelled by ${actor}${request.reason ? `: ${request.reason}` : ""}`, at)
         : await this.store.setBackfillState(backfillId, action === "pause" ? "paused" : "running", at);
-    await this.#audit(actor, `backfill-${action}`, this.pipeline(current.pipelineId), null, null, request.reason ?? null, { backfillId });
+    tellAudit(request, await this.#audit(actor, `backfill-${action}`, this.pipeline(current.pipelineId), null, null, request.reason ?? null, { backfillId }));
     notifyWork(this.stateDir);
     return updated;
   }
@@ -653,6 +670,250 @@ export class Engine {
       throw new UsageError(`${interval.businessDate} is after the pipeline's end`, { pipeline: pipeline.id });
     }
   }
+
+  // --- API tokens: the HTTP surface's credentials ----------------------------------------------
+
+  /** A new token; the secret is returned this once and only its hash is stored. */
+  async createToken(request: { name: string; role: TokenRole } & Acting): Promise<{ token: TokenInfo; secret: string }> {
+    if (!isValidId(request.name)) throw new UsageError(`invalid token name ${JSON.stringify(request.name)}: letters, digits, _ and - only`);
+    if (request.role !== "viewer" && request.role !== "operator") throw new UsageError(`--role ${request.role}: expected viewer or operator`);
+    const actor = request.actor ?? defaultActor();
+    const at = this.clock.now();
+    const secret = newTokenSecret();
+    let record: ApiTokenRecord;
+    try {
+      record = await this.store.createToken({ tokenHash: hashToken(secret), name: request.name, role: request.role, createdBy: actor, at });
+    } catch (error) {
+      if (error instanceof StoreConflictError) throw new ConflictError(error.message);
+      throw error;
+    }
+    tellAudit(request, await this.store.appendAudit({ at, actor, action: "token-create", pipelineId: null, reason: request.reason ?? null, details: { name: request.name, role: request.role } }));
+    return { token: tokenInfo(record), secret };
+  }
+
+  async listTokens(query: { includeRevoked?: boolean } = {}): Promise<TokenInfo[]> {
+    return (await this.store.listTokens(query)).map(tokenInfo);
+  }
+
+  async revokeToken(name: string, request: Acting = {}): Promise<TokenInfo> {
+    const actor = request.actor ?? defaultActor();
+    const at = this.clock.now();
+    const revoked = await this.store.revokeToken({ name, by: actor, at });
+    if (!revoked) throw new NotFoundError("token", `no live token named "${name}" (see idem tokens list)`);
+    tellAudit(request, await this.store.appendAudit({ at, actor, action: "token-revoke", pipelineId: null, reason: request.reason ?? null, details: { name } }));
+    return tokenInfo(revoked);
+  }
+
+  async hasTokens(): Promise<boolean> {
+    return this.store.hasTokens();
+  }
+
+  /** The live token a secret belongs to, or null. */
+  async verifyToken(secret: string): Promise<{ name: string; role: TokenRole; hash: string } | null> {
+    const hash = hashToken(secret);
+    const token = await this.store.findToken(hash);
+    return token ? { name: token.name, role: token.role, hash } : null;
+  }
+
+  // --- reads for the HTTP surface ----------------------------------------------------------------
+
+  /** This process's reader of the store's change feed, shared by every listener. */
+  changeFeed(log?: (line: string) => void): ChangeFeed {
+    this.#changeFeed ??= new ChangeFeed(this.store, this.clock, log);
+    return this.#changeFeed;
+  }
+
+  /**
+   * One page of a pipeline's runs, newest business date first. `after` is the interval start of
+   * the last run of the previous page; `next` is the same for this page, null on the last one.
+   */
+  async runsPage(
+    pipelineId: string,
+    query: { states?: readonly RunState[]; triggers?: readonly TriggerKind[]; fromDate?: string; toDate?: string; limit: number; after?: number },
+  ): Promise<Page<RunRecord, number>> {
+    const tz = this.pipeline(pipelineId).schedule.timezone;
+    const day = (date: string, flag: string) => {
+      try {
+        return parseBusinessDate(date);
+      } catch (error) {
+        throw new UsageError(`${flag}: ${(error as Error).message}`, { pipeline: pipelineId });
+      }
+    };
+    const rows = await this.store.pageRuns({
+      pipelineId,
+      states: query.states,
+      triggers: query.triggers,
+      fromStart: query.fromDate === undefined ? undefined : startOfDay(day(query.fromDate, "from"), tz),
+      toStart: query.toDate === undefined ? undefined : startOfDay(addDays(day(query.toDate, "to"), 1), tz),
+      beforeStart: query.after,
+      limit: query.limit + 1,
+    });
+    return pageOf(rows, query.limit, (r) => r.intervalStart);
+  }
+
+  /** A backfill's plan, one item per business date, in execution order. */
+  async backfillItems(backfillId: string): Promise<BackfillItem[]> {
+    await this.backfillStatus(backfillId);
+    return this.store.backfillItems(backfillId);
+  }
+
+  /**
+   * A grid: the pipeline's runs whose business dates lie in [fromDate, toDate] (newest first, at
+   * most `limit`) and all their task instances, in two queries.
+   */
+  async taskGrid(pipelineId: string, range: { fromDate: string; toDate: string; limit?: number }): Promise<{ runs: RunRecord[]; tasks: TaskInstanceRecord[] }> {
+    const { items: runs } = await this.runsPage(pipelineId, { fromDate: range.fromDate, toDate: range.toDate, limit: range.limit ?? 1000 });
+    return { runs, tasks: await this.store.taskInstancesOfRuns(runs.map((r) => r.runId)) };
+  }
+
+  /** The task instances of several runs at once (a grid's cells). */
+  async taskInstancesOfRuns(runIds: readonly string[]): Promise<TaskInstanceRecord[]> {
+    return this.store.taskInstancesOfRuns(runIds);
+  }
+
+  /** One page of the audit log, newest first; `from` and `to` are instants or dates (a date is midnight UTC). */
+  async auditPage(query: { pipelineId?: string; actor?: string; action?: string; from?: string; to?: string; limit: number; after?: number }): Promise<Page<AuditEntry, number>> {
+    if (query.pipelineId) this.pipeline(query.pipelineId);
+    const instant = (value: string | undefined, flag: string) => {
+      if (value === undefined) return undefined;
+      try {
+        return parseInstant(value, "UTC");
+      } catch (error) {
+        throw new UsageError(`${flag}: ${(error as Error).message}`);
+      }
+    };
+    const rows = await this.store.pageAudit({
+      pipelineId: query.pipelineId, actor: query.actor, action: query.action,
+      fromAt: instant(query.from, "from"), toAt: instant(query.to, "to"), beforeId: query.after, limit: query.limit + 1,
+    });
+    return pageOf(rows, query.limit, (e) => e.id);
+  }
+
+  async incidentsPage(query: { open?: boolean; limit: number; after?: { openedAt: number; key: string } }): Promise<Page<Incident, { openedAt: number; key: string }>> {
+    const rows = await this.store.pageIncidents({ open: query.open, before: query.after, limit: query.limit + 1 });
+    return pageOf(rows, query.limit, (i) => ({ openedAt: i.openedAt, key: i.key }));
+  }
+
+  async datasetEventsPage(query: { dataset?: string; limit: number; after?: number }): Promise<Page<DatasetEvent, number>> {
+    const rows = await this.store.pageDatasetEvents({ dataset: query.dataset, beforeId: query.after, limit: query.limit + 1 });
+    return pageOf(rows, query.limit, (e) => e.id);
+  }
+
+  /** Datasets the loaded pipelines name: who produces and publishes each, who waits on it, its promise. */
+  datasets(): DatasetInfo[] {
+    const byName = new Map<string, DatasetInfo>();
+    const entry = (name: string) => {
+      let found = byName.get(name);
+      if (!found) byName.set(name, (found = { name, producedBy: [], publishedBy: [], triggers: [], promisedBy: [] }));
+      return found;
+    };
+    for (const pipeline of this.pipelines()) {
+      for (const task of pipeline.tasks.values()) {
+        for (const d of task.produces) entry(d).producedBy.push({ pipelineId: pipeline.id, taskId: task.id });
+        if (task.publishes) entry(task.publishes).publishedBy.push({ pipelineId: pipeline.id, taskId: task.id });
+      }
+      for (const d of pipeline.triggerOn) entry(d).triggers.push(pipeline.id);
+      for (const promise of pipeline.promises) entry(promise.dataset).promisedBy.push(pipeline.id);
+    }
+    return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** Workers that have sent a heartbeat, with whether they look alive now. */
+  async workers(): Promise<(WorkerRecord & { alive: boolean })[]> {
+    const now = this.clock.now();
+    return (await this.store.listWorkers()).map((w) => ({ ...w, alive: now - w.lastSeen < WORKER_ALIVE_MS }));
+  }
+
+  /** Who holds the scheduler's leader lease, and whether it is current. */
+  async leadership(): Promise<{ holder: string; term: number; expiresAt: number; renewedAt: number; current: boolean } | null> {
+    const lead = await this.store.getLead("scheduler");
+    if (!lead) return null;
+    return { holder: lead.holder, term: lead.term, expiresAt: lead.expiresAt, renewedAt: lead.renewedAt, current: lead.expiresAt >= this.clock.now() };
+  }
+
+  /** The pipeline's scheduling state (paused, by whom, the schedule cursor). */
+  async pipelineState(pipelineId: string): Promise<PipelineState> {
+    this.pipeline(pipelineId);
+    return this.store.pipelineState(pipelineId, this.clock.now());
+  }
+
+  /**
+   * Bytes [offset, offset + length) of one attempt's log, with the file's size now and whether
+   * the attempt has ended (so a reader knows the log can still grow).
+   */
+  async logRange(runId: string, taskId: string, tryNumber: number, range: { offset: number; length: number }): Promise<LogRange> {
+    const attempts = await this.attempts(runId, taskId);
+    const attempt = attempts.find((a) => a.tryNumber === tryNumber);
+    if (!attempt) {
+      if (attempts.length === 0 && !(await this.store.listTaskInstances(runId)).some((t) => t.taskId === taskId)) {
+        throw new NotFoundError("task", `run ${runId} has no task "${taskId}"`);
+      }
+      throw new NotFoundError("attempt", `task ${taskId} of run ${runId} has no try ${tryNumber}${attempts.length ? ` (tries: ${attempts.map((a) => a.tryNumber).join(", ")})` : " (it has not run yet)"}`);
+    }
+    const ended = attempt.state !== "running";
+    let file: FileHandle;
+    try {
+      file = await open(attempt.logPath, "r");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return { attempt, size: 0, offset: range.offset, bytes: Buffer.alloc(0), ended };
+      throw error;
+    }
+    try {
+      const size = (await file.stat()).size;
+      const length = Math.max(0, Math.min(range.length, size - range.offset));
+      const bytes = Buffer.alloc(length);
+      if (length > 0) await file.read(bytes, 0, length, range.offset);
+      return { attempt, size, offset: range.offset, bytes, ended };
+    } finally {
+      await file.close();
+    }
+  }
+}
+
+export interface Page<T, K> {
+  items: T[];
+  /** The key to ask for the next page with; null on the last page. */
+  next: K | null;
+}
+
+/** `rows` were asked for with limit + 1: one more than fits says there is a next page. */
+function pageOf<T, K>(rows: T[], limit: number, keyOf: (row: T) => K): Page<T, K> {
+  const items = rows.slice(0, limit);
+  return { items, next: rows.length > limit ? keyOf(items.at(-1)!) : null };
+}
+
+/** A token as surfaces show it: never its hash. */
+export type TokenInfo = Omit<ApiTokenRecord, "tokenHash">;
+
+function tokenInfo(record: ApiTokenRecord): TokenInfo {
+  const { tokenHash: _hash, ...info } = record;
+  return info;
+}
+
+export interface DatasetInfo {
+  name: string;
+  producedBy: { pipelineId: string; taskId: string }[];
+  publishedBy: { pipelineId: string; taskId: string }[];
+  /** Pipelines that get a run when it is produced. */
+  triggers: string[];
+  /** Pipelines that promise its freshness. */
+  promisedBy: string[];
+}
+
+export interface LogRange {
+  attempt: AttemptRecord;
+  /** The log file's size in bytes at the time of reading. */
+  size: number;
+  offset: number;
+  bytes: Buffer;
+  /** The attempt has ended: the log will not grow. */
+  ended: boolean;
+}
+
+
+/** Hands the audit entry an action wrote to whoever asked for it (the HTTP surface shows it). */
+function tellAudit(request: Acting, entry: AuditEntry): void {
+  request.onAudit?.(entry);
 }
 
 function inTaskOrder(pipeline: Pipeline, tasks: TaskInstanceRecord[]): TaskInstanceRecord[] {

@@ -42,6 +42,7 @@ export async function migrateState(options: MigrateStateOptions): Promise<Map<st
     const client = await target.pool.connect();
     try {
       await client.query(SESSION_SQL.begin);
+      await client.query(STATE_COPY.quietFeed);
       const columns = new Map<string, { name: string; type: string }[]>();
       for (const c of (await client.query(STATE_COPY.targetColumns)).rows) {
         if (!columns.has(c.table_name)) columns.set(c.table_name, []);

@@ -41,7 +41,8 @@ export interface Store {
   /** Earliest time a waiting retry of this run becomes due, or null. */
   nextRetryAt(runId: string): Promise<number | null>;
 
-  appendAudit(entry: NewAuditEntry): Promise<void>;
+  /** Records a manual action and hands back the entry as stored (with its id). */
+  appendAudit(entry: NewAuditEntry): Promise<AuditEntry>;
   listAudit(query: AuditQuery): Promise<AuditEntry[]>;
 
   // --- scheduling -------------------------------------------------------------------------
@@ -164,6 +165,47 @@ export interface Store {
    */
   watchWork?(onWork: () => void): Promise<() => Promise<void>>;
 
+  // --- API tokens -------------------------------------------------------------------------
+
+  /** Stores a token by its hash. Refused (StoreConflictError) while a live token has that name. */
+  createToken(token: NewApiToken): Promise<ApiTokenRecord>;
+  /** The live token with this hash; null when unknown or revoked. */
+  findToken(tokenHash: string): Promise<ApiTokenRecord | null>;
+  /** Live tokens by name; with `includeRevoked`, revoked ones too (newest first after the live). */
+  listTokens(query: { includeRevoked?: boolean }): Promise<ApiTokenRecord[]>;
+  /** Revokes the live token of that name; null when there is none. */
+  revokeToken(request: { name: string; by: string; at: number }): Promise<ApiTokenRecord | null>;
+  /** True while at least one live token exists. */
+  hasTokens(): Promise<boolean>;
+
+  // --- the change feed --------------------------------------------------------------------
+
+  /**
+   * Changes of runs, task instances and incidents with an id above `afterId`, oldest first. The
+   * store writes them in the same transaction as the change, keeps the newest 100,000 or so, and
+   * joins in the run's pipeline and business date (or the incident's) when read.
+   */
+  readChanges(afterId: number, limit: number): Promise<ChangeEvent[]>;
+  /** The newest change id (0 before the first) and the oldest one still kept (null when none is). */
+  changeBounds(): Promise<{ newest: number; oldest: number | null }>;
+  /** Calls `onChange` soon after any process commits a change, where the adapter has a channel (PostgreSQL). */
+  watchChanges?(onChange: () => void): Promise<() => Promise<void>>;
+
+  // --- pages of history ---------------------------------------------------------------------
+
+  /** One page of a pipeline's runs, newest interval first: an index range scan, never a count. */
+  pageRuns(query: RunPageQuery): Promise<RunRecord[]>;
+  /** The task instances of these runs (a grid's cells), in one query. */
+  taskInstancesOfRuns(runIds: readonly string[]): Promise<TaskInstanceRecord[]>;
+  /** One page of the audit log, newest first. */
+  pageAudit(query: AuditPageQuery): Promise<AuditEntry[]>;
+  /** One page of dataset events, newest first. */
+  pageDatasetEvents(query: { dataset?: string; beforeId?: number; limit: number }): Promise<DatasetEvent[]>;
+  /** One page of incidents, newest opened first (ties by key). */
+  pageIncidents(query: { open?: boolean; before?: { openedAt: number; key: string }; limit: number }): Promise<Incident[]>;
+  /** Every watermark, or a pipeline's. */
+  listWatermarks(pipelineId?: string): Promise<WatermarkRecord[]>;
+
   // --- restatements ---------------------------------------------------------------------------
 
   /**
@@ -174,8 +216,6 @@ export interface Store {
 
   // --- watermarks by hand ---------------------------------------------------------------------
 
-  /** Every saved watermark (of one pipeline, or all), by pipeline then task. */
-  listWatermarks(pipelineId?: string): Promise<WatermarkRecord[]>;
   /**
    * Sets a watermark by hand, in one transaction with the check that no live run (queued or
    * running) of the pipeline still has that task to finish; when one has, nothing is written
@@ -184,6 +224,66 @@ export interface Store {
   setWatermarkByHand(request: { pipelineId: string; taskId: string; value: string | number; at: number }): Promise<
     { set: true; previous: string | number | null } | { set: false; liveRunId: string }
   >;
+}
+
+export type TokenRole = "viewer" | "operator";
+
+export interface NewApiToken {
+  /** SHA-256 of the secret, hex. */
+  tokenHash: string;
+  name: string;
+  role: TokenRole;
+  createdBy: string;
+  at: number;
+}
+
+export interface ApiTokenRecord {
+  tokenHash: string;
+  name: string;
+  role: TokenRole;
+  createdAt: number;
+  createdBy: string;
+  revokedAt: number | null;
+  revokedBy: string | null;
+}
+
+export interface ChangeEvent {
+  id: number;
+  kind: "run" | "task" | "incident";
+  /** The run's or task instance's new state; "open" or "resolved" for an incident. */
+  state: string;
+  runId: string | null;
+  taskId: string | null;
+  tryNumber: number | null;
+  pipelineId: string | null;
+  businessDate: string | null;
+  incidentKey: string | null;
+  incidentKind: IncidentKind | null;
+  dataset: string | null;
+}
+
+export interface RunPageQuery {
+  pipelineId: string;
+  states?: readonly RunState[];
+  triggers?: readonly TriggerKind[];
+  /** Runs whose interval starts at or after this. */
+  fromStart?: number;
+  /** Runs whose interval starts before this. */
+  toStart?: number;
+  /** The cursor: runs whose interval starts strictly before this. */
+  beforeStart?: number;
+  limit: number;
+}
+
+export interface AuditPageQuery {
+  pipelineId?: string;
+  actor?: string;
+  action?: string;
+  fromAt?: number;
+  toAt?: number;
+  /** The cursor: entries with a smaller id. */
+  beforeId?: number;
+  limit: number;
 }
 
 export interface WatermarkRecord {

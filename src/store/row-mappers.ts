@@ -1,7 +1,9 @@
 import type {
+  ApiTokenRecord,
+  ChangeEvent,
+  WatermarkRecord,
   AttemptRecord,
   AuditEntry,
-  WatermarkRecord,
   DatasetEvent,
   ExpiredAttempt,
   FreshnessPublication,
@@ -233,16 +235,45 @@ export function rowMappers(decode: RowDecoding) {
     };
   }
 
+  function toApiToken(r: Row): ApiTokenRecord {
+    return {
+      tokenHash: r.token_hash,
+      name: r.name,
+      role: r.role,
+      createdAt: r.created_at,
+      createdBy: r.created_by,
+      revokedAt: r.revoked_at,
+      revokedBy: r.revoked_by,
+    };
+  }
+
+  function toChangeEvent(r: Row): ChangeEvent {
+    return {
+      id: r.id,
+      kind: r.kind,
+      state: r.state,
+      runId: r.run_id,
+      taskId: r.task_id,
+      tryNumber: r.try_number,
+      pipelineId: r.pipeline_id,
+      businessDate: r.business_date,
+      incidentKey: r.incident_key,
+      incidentKind: r.incident_kind,
+      dataset: r.dataset,
+    };
+  }
+
+  function toWatermark(r: Row): WatermarkRecord {
+    return { pipelineId: r.pipeline_id, taskId: r.task_id, value: r.kind === "number" ? Number(r.value) : r.value, updatedAt: r.updated_at };
+  }
+
   return {
     toSkippedInterval, toWorker, toExpiredAttempt, toDatasetEvent, toFreshness, toFreshnessPublication, toOutboxAlert, toAuditEntry,
-    toPipelineState, toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt };
+    toPipelineState, toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt,
+    toApiToken, toChangeEvent, toWatermark };
 }
 
-/** Watermarks are stored as text with their kind, the same in every adapter. */
-export function toWatermark(row: Record<string, unknown>): WatermarkRecord {
-  return { pipelineId: row.pipeline_id as string, taskId: row.task_id as string, value: watermarkValue(row), updatedAt: Number(row.updated_at) };
-}
-
+/** A watermark is stored as text with its kind, the same in every adapter. */
 export function watermarkValue(row: Record<string, unknown>): string | number {
   return row.kind === "number" ? Number(row.value) : (row.value as string);
 }

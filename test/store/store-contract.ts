@@ -438,6 +438,112 @@ export function describeStoreContract(adapter: string, openStore: () => Promise<
       });
     });
 
+    describe("API tokens, the change feed and pages of history", () => {
+      const token = (name: string, hash: string, role: "viewer" | "operator" = "viewer") => ({ tokenHash: hash, name, role, createdBy: "root", at: T0 });
+
+      it("keeps tokens by hash, one live token per name, revoked ones out of reach", async () => {
+        expect(await store.hasTokens()).toBe(false);
+        const alice = await store.createToken(token("alice", "h1", "operator"));
+        expect(alice).toMatchObject({ name: "alice", role: "operator", createdAt: T0, createdBy: "root", revokedAt: null });
+        await expect(store.createToken(token("alice", "h2"))).rejects.toThrow(/alice/);
+        expect(await store.hasTokens()).toBe(true);
+        expect((await store.findToken("h1"))?.name).toBe("alice");
+        expect(await store.findToken("nope")).toBeNull();
+        expect(await store.revokeToken({ name: "alice", by: "root", at: T0 + 5 })).toMatchObject({ revokedAt: T0 + 5, revokedBy: "root" });
+        expect(await store.revokeToken({ name: "alice", by: "root", at: T0 + 6 })).toBeNull();
+        expect(await store.findToken("h1")).toBeNull();
+        expect(await store.hasTokens()).toBe(false);
+        await store.createToken(token("alice", "h3"));
+        await store.createToken(token("bob", "h4"));
+        expect((await store.listTokens({})).map((t) => [t.name, t.tokenHash])).toEqual([["alice", "h3"], ["bob", "h4"]]);
+        expect((await store.listTokens({ includeRevoked: true })).map((t) => t.tokenHash)).toEqual(["h3", "h4", "h1"]);
+      });
+
+      it("records every change of a run, a task instance and an incident in order, with the run's pipeline and date", async () => {
+        expect(await store.changeBounds()).toEqual({ newest: 0, oldest: null });
+        await createStandardRun();
+        const [a] = await claim();
+        await store.finishAttempt(finish(a!));
+        await store.openIncident({ key: "late:x", kind: "late", dataset: "x", pipelineId: "p", businessDate: "2026-09-01", runId: null, message: "late", notify: [], at: T0 });
+        await store.resolveIncident("late:x", T0 + 1, "published");
+        const changes = await store.readChanges(0, 100);
+        const seen = changes.map((c) => [c.kind, c.taskId ?? c.incidentKey, c.state]);
+        expect(seen).toEqual([
+          ["run", null, "queued"],
+          ["task", "a", "running"],
+          ["run", null, "running"],
+          ["task", "a", "success"],
+          ["task", "b", "queued"],
+          ["task", "d", "queued"],
+          ["incident", "late:x", "open"],
+          ["incident", "late:x", "resolved"],
+        ].map(([kind, id, state]) => [kind, kind === "run" ? null : id, state]));
+        const ids = changes.map((c) => c.id);
+        expect(ids).toEqual([...ids].sort((x, y) => x - y));
+        expect(changes[1]).toMatchObject({ runId: "p@2026-09-01", pipelineId: "p", businessDate: "2026-09-01", tryNumber: 1 });
+        expect(changes[6]).toMatchObject({ incidentKind: "late", dataset: "x", pipelineId: "p", businessDate: "2026-09-01" });
+        expect(await store.readChanges(ids[5]!, 100)).toHaveLength(2);
+        expect(await store.readChanges(ids[0]!, 2)).toHaveLength(2);
+        expect(await store.changeBounds()).toEqual({ newest: ids.at(-1), oldest: ids[0] });
+      });
+
+      it("pages a pipeline's runs newest first by interval, filtered, with nothing lost or repeated while runs are added", async () => {
+        const days = Array.from({ length: 9 }, (_, i) => `2026-08-${String(i + 10).padStart(2, "0")}`);
+        for (const day of days) await store.createRunIfAbsent(newRun({ businessDate: day, tasks: tasksOf(["a"]), trigger: day < "2026-08-15" ? "schedule" : "manual" }));
+        await store.createRunIfAbsent(newRun({ businessDate: "2026-08-12", pipelineId: "q", runId: "q@2026-08-12", tasks: tasksOf(["a"]) }));
+        const seen: string[] = [];
+        let before: number | undefined;
+        for (let page = 0; page < 10; page++) {
+          const runs = await store.pageRuns({ pipelineId: "p", beforeStart: before, limit: 4 });
+          if (runs.length === 0) break;
+          seen.push(...runs.map((r) => r.businessDate));
+          before = runs.at(-1)!.intervalStart;
+          // A newer run arriving between pages does not shift the next page.
+          await store.createRunIfAbsent(newRun({ businessDate: `2026-09-${String(page + 10).padStart(2, "0")}`, tasks: tasksOf(["a"]) }));
+        }
+        expect(seen).toEqual([...days].reverse());
+        const manual = await store.pageRuns({ pipelineId: "p", triggers: ["manual"], toStart: Date.parse("2026-09-01T00:00:00Z"), limit: 50 });
+        expect(manual.map((r) => r.businessDate)).toEqual(["2026-08-18", "2026-08-17", "2026-08-16", "2026-08-15"]);
+        const ranged = await store.pageRuns({ pipelineId: "p", fromStart: Date.parse("2026-08-11T00:00:00Z"), toStart: Date.parse("2026-08-13T00:00:00Z"), limit: 50 });
+        expect(ranged.map((r) => r.runId)).toEqual(["p@2026-08-12", "p@2026-08-11"]);
+        expect(await store.pageRuns({ pipelineId: "p", states: ["failed"], limit: 50 })).toEqual([]);
+        expect((await store.pageRuns({ pipelineId: "p", states: ["queued", "failed"], limit: 2 })).map((r) => r.state)).toEqual(["queued", "queued"]);
+        const cells = await store.taskInstancesOfRuns(["p@2026-08-10", "p@2026-08-11", "nope"]);
+        expect(cells.map((t) => [t.runId, t.taskId])).toEqual([["p@2026-08-10", "a"], ["p@2026-08-11", "a"]]);
+        expect(await store.taskInstancesOfRuns([])).toEqual([]);
+      });
+
+      it("pages the audit log, dataset events and incidents newest first; filters the audit log; lists watermarks", async () => {
+        const written = [];
+        for (let i = 0; i < 5; i++) {
+          written.push(await store.appendAudit({ at: T0 + i, actor: i % 2 ? "ana" : "bo", action: i < 3 ? "clear" : "skip", pipelineId: i === 4 ? "q" : "p", reason: `r${i}` }));
+        }
+        expect(written[2]).toMatchObject({ actor: "bo", action: "clear", pipelineId: "p", reason: "r2", at: T0 + 2, runId: null, details: {} });
+        const firstPage = await store.pageAudit({ limit: 2 });
+        expect(firstPage.map((e) => e.reason)).toEqual(["r4", "r3"]);
+        expect((await store.pageAudit({ limit: 10, beforeId: firstPage[1]!.id })).map((e) => e.reason)).toEqual(["r2", "r1", "r0"]);
+        expect((await store.pageAudit({ limit: 10, actor: "ana" })).map((e) => e.reason)).toEqual(["r3", "r1"]);
+        expect((await store.pageAudit({ limit: 10, action: "skip", pipelineId: "p" })).map((e) => e.reason)).toEqual(["r3"]);
+        expect((await store.pageAudit({ limit: 10, fromAt: T0 + 1, toAt: T0 + 3 })).map((e) => e.reason)).toEqual(["r2", "r1"]);
+
+        for (const [key, at] of [["k1", T0], ["k2", T0 + 1], ["k3", T0 + 1]] as const) {
+          await store.openIncident({ key, kind: "late", dataset: "x", pipelineId: "p", businessDate: "2026-09-01", runId: null, message: key, notify: [], at });
+        }
+        await store.resolveIncident("k2", T0 + 2, "published");
+        const incidents = await store.pageIncidents({ limit: 2 });
+        expect(incidents.map((i) => i.key)).toEqual(["k3", "k2"]);
+        expect((await store.pageIncidents({ limit: 2, before: { openedAt: incidents[1]!.openedAt, key: "k2" } })).map((i) => i.key)).toEqual(["k1"]);
+        expect((await store.pageIncidents({ limit: 5, open: true })).map((i) => i.key)).toEqual(["k3", "k1"]);
+        expect((await store.pageIncidents({ limit: 5, open: false })).map((i) => i.key)).toEqual(["k2"]);
+
+        expect(await store.pageDatasetEvents({ limit: 5 })).toEqual([]);
+        await store.saveWatermark("p", "a", 7, T0);
+        await store.saveWatermark("q", "b", "x", T0 + 1);
+        expect(await store.listWatermarks()).toEqual([{ pipelineId: "p", taskId: "a", value: 7, updatedAt: T0 }, { pipelineId: "q", taskId: "b", value: "x", updatedAt: T0 + 1 }]);
+        expect((await store.listWatermarks("q")).map((w) => w.taskId)).toEqual(["b"]);
+      });
+    });
+
     describe("restatements", () => {
       const flat = () => tasksOf(["a", "b"]);
       async function endedRun(day: string, at: number) {
@@ -522,18 +628,6 @@ export function describeStoreContract(adapter: string, openStore: () => Promise<
     });
 
     describe("watermarks by hand", () => {
-      it("lists watermarks by pipeline and task, with their type and time", async () => {
-        await store.saveWatermark("q", "load", 7, T0);
-        await store.saveWatermark("p", "b", "2026-09-01T00:00:00Z", T0 + 1);
-        await store.saveWatermark("p", "a", 42, T0 + 2);
-        expect(await store.listWatermarks()).toEqual([
-          { pipelineId: "p", taskId: "a", value: 42, updatedAt: T0 + 2 },
-          { pipelineId: "p", taskId: "b", value: "2026-09-01T00:00:00Z", updatedAt: T0 + 1 },
-          { pipelineId: "q", taskId: "load", value: 7, updatedAt: T0 },
-        ]);
-        expect((await store.listWatermarks("q")).map((w) => w.taskId)).toEqual(["load"]);
-      });
-
       it("refuses while a live run has the task still to finish, and sets it once that task is done", async () => {
         await store.saveWatermark("p", "a", 10, T0);
         await createStandardRun();

@@ -10,6 +10,7 @@ import { Worker } from "../../engine/worker/worker.ts";
 import { wholeNumber } from "../flags.ts";
 import type { Cli } from "../lazy.ts";
 import { openEngine, type ProjectEngine as Engine } from "../project.ts";
+import { openHttp, type HttpFlags } from "./serve.ts";
 
 export function scheduler(cli: Cli, flags: { healthPort?: string }) {
   return daemon(cli, (engine, signal) => runScheduler(engine, signal, flags.healthPort));
@@ -19,9 +20,14 @@ export function worker(cli: Cli, options: WorkerFlags) {
   return daemon(cli, (engine, signal) => runWorker(engine, signal, options));
 }
 
-export function dev(cli: Cli, options: WorkerFlags & { healthPort?: string }) {
+export function dev(cli: Cli, options: WorkerFlags & HttpFlags & { healthPort?: string; serve: boolean }) {
   return daemon(cli, async (engine, signal) => {
-    await Promise.all([runScheduler(engine, signal, options.healthPort), runWorker(engine, signal, options)]);
+    const server = options.serve ? await openHttp(engine, options, cli.global.user) : null;
+    try {
+      await Promise.all([runScheduler(engine, signal, options.healthPort), runWorker(engine, signal, options)]);
+    } finally {
+      await server?.close();
+    }
   });
 }
 
@@ -30,7 +36,7 @@ interface WorkerFlags {
   grace: string;
 }
 
-async function daemon(cli: Cli, body: (engine: Engine, signal: AbortSignal) => Promise<void>): Promise<void> {
+export async function daemon(cli: Cli, body: (engine: Engine, signal: AbortSignal) => Promise<void>): Promise<void> {
   const engine = await openEngine(cli.global, { pipelines: true });
   const stop = new AbortController();
   const onSignal = (name: string) => {
@@ -130,6 +136,6 @@ async function runWorker(engine: Engine, signal: AbortSignal, flags: WorkerFlags
   await worker.run(signal);
 }
 
-function log(line: string): void {
+export function log(line: string): void {
   process.stdout.write(`${new Date().toISOString()} ${line}\n`);
 }

@@ -20,9 +20,13 @@ export function registerDaemonCommands(program: Command): void {
 
   program
     .command("dev")
-    .description("scheduler and worker in one process, for local use")
+    .description("scheduler, worker and the web UI in one process, for local use")
     .option("--concurrency <n>", "attempts at once (default: the config's concurrency)")
     .option("--grace <seconds>", "on SIGTERM, how long running attempts may finish", "30")
     .option("--health-port <port>", "serve GET /health on 127.0.0.1:<port>")
+    .option("--host <address>", "address the web UI and API listen on", "127.0.0.1")
+    .option("--port <port>", "port of the web UI and API (0: any free port)", "8080")
+    .option("--allow-host <name...>", "more host names the Host header may carry")
+    .option("--no-serve", "no web UI or API")
     .action(lazy(actions, "dev"));
 }

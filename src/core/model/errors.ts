@@ -52,3 +52,15 @@ function prefix(place: ErrorPlace): string {
   if (place.task) parts.push(`task ${place.task}`);
   return parts.length ? parts.join(", ") + ": " : "";
 }
+
+/** What a request named does not exist; `what` says which kind of thing, for surfaces to point at the right field. */
+export class NotFoundError extends UsageError {
+  readonly what: "pipeline" | "run" | "task" | "attempt" | "backfill" | "pool" | "token";
+  constructor(what: NotFoundError["what"], message: string, place: ErrorPlace = {}) {
+    super(message, place);
+    this.what = what;
+  }
+}
+
+/** The request is valid but the state forbids it now (the run exists already, an attempt is running, ...). */
+export class ConflictError extends UsageError {}

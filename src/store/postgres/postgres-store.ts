@@ -1,4 +1,4 @@
-import { rowMappers, toWatermark, watermarkValue } from "../row-mappers.ts";
+import { rowMappers, watermarkValue } from "../row-mappers.ts";
 import pg from "pg";
 import type { RunState, TaskState } from "../../core/model/states.ts";
 import { decideTrigger, isSettledByUpstream, type TriggerRule, type UpstreamCounts } from "../../core/policy/trigger-rules.ts";
@@ -31,7 +31,6 @@ import {
   type SkippedInterval,
   type Store,
   type TaskInstanceRecord,
-  type WatermarkRecord,
   type WorkerRecord,
   type TaskActionRequest,
   type NewBackfill,
@@ -44,6 +43,12 @@ import {
   type NewIncident,
   type Incident,
   type OutboxAlert,
+  type NewApiToken,
+  type ApiTokenRecord,
+  type ChangeEvent,
+  type RunPageQuery,
+  type AuditPageQuery,
+  type WatermarkRecord,
 } from "../port.ts";
 import { clientConfig, isConnectionError, isTransientConflict, quoteIdent, resolveTarget, type ConnectionTarget } from "./connection.ts";
 import { WorkListener } from "./listener.ts";
@@ -771,11 +776,12 @@ export class PostgresStore implements Store {
     return ((await this.#first("nextRetryAt", [runId]))?.at as number | null) ?? null;
   }
 
-  async appendAudit(e: NewAuditEntry): Promise<void> {
-    await this.#write("insertAudit", [
+  async appendAudit(e: NewAuditEntry): Promise<AuditEntry> {
+    const inserted = await this.#write("insertAudit", [
       e.at, e.actor, e.action, e.pipelineId, e.runId ?? null, e.taskId ?? null, e.reason ?? null, e.graphVersion ?? null,
       JSON.stringify(e.details ?? {}),
     ]);
+    return toAuditEntry(inserted.rows[0]!);
   }
 
   async listAudit(query: AuditQuery): Promise<AuditEntry[]> {
@@ -1151,13 +1157,90 @@ export class PostgresStore implements Store {
     await this.#idempotent("upsertWatermark", [pipelineId, taskId, String(value), typeof value === "number" ? "number" : "text", at]);
   }
 
-  async noteRestateRefusal(r: { runId: string; headStart: number; note: string }): Promise<boolean> {
-    return (await this.#first("noteRestateRefusal", [r.runId, r.note, r.headStart])) !== undefined;
+  // --- API tokens -------------------------------------------------------------------------------
+
+  async createToken(token: NewApiToken): Promise<ApiTokenRecord> {
+    const inserted = await this.#write("insertToken", [token.tokenHash, token.name, token.role, token.at, token.createdBy]);
+    if (inserted.rows.length === 0) throw new StoreConflictError(`a token named "${token.name}" exists; revoke it first`);
+    return toApiToken(inserted.rows[0]!);
+  }
+
+  async findToken(tokenHash: string): Promise<ApiTokenRecord | null> {
+    const row = await this.#first("selectLiveToken", [tokenHash]);
+    return row ? toApiToken(row) : null;
+  }
+
+  async listTokens(query: { includeRevoked?: boolean }): Promise<ApiTokenRecord[]> {
+    return (await this.#rows(query.includeRevoked ? "selectAllTokens" : "selectLiveTokens")).map(toApiToken);
+  }
+
+  async revokeToken(request: { name: string; by: string; at: number }): Promise<ApiTokenRecord | null> {
+    const row = (await this.#write("revokeToken", [request.at, request.by, request.name])).rows[0];
+    return row ? toApiToken(row) : null;
+  }
+
+  async hasTokens(): Promise<boolean> {
+    return (await this.#first("anyLiveToken"))!.found === true;
+  }
+
+  // --- the change feed --------------------------------------------------------------------------
+
+  async readChanges(afterId: number, limit: number): Promise<ChangeEvent[]> {
+    return (await this.#rows("selectChanges", [afterId, limit])).map(toChangeEvent);
+  }
+
+  async changeBounds(): Promise<{ newest: number; oldest: number | null }> {
+    const row = (await this.#first("changeBounds"))!;
+    return { newest: row.newest, oldest: row.oldest };
+  }
+
+  async watchChanges(onChange: () => void): Promise<() => Promise<void>> {
+    const listener = new WorkListener(clientConfig(this.#target, `${this.#applicationName}:changes`), KEYS.changes(this.schema), onChange, this.#log);
+    this.#listeners.add(listener);
+    await listener.start();
+    return async () => {
+      this.#listeners.delete(listener);
+      await listener.stop();
+    };
+  }
+
+  // --- pages of history -------------------------------------------------------------------------
+
+  async pageRuns(query: RunPageQuery): Promise<RunRecord[]> {
+    const rows = await this.#rows("pageRuns", [
+      query.pipelineId, Math.min(query.beforeStart ?? FAR, query.toStart ?? FAR), query.fromStart ?? -FAR,
+      query.states ? [...query.states] : null, query.triggers ? [...query.triggers] : null, query.limit,
+    ]);
+    return rows.map(toRun);
+  }
+
+  async taskInstancesOfRuns(runIds: readonly string[]): Promise<TaskInstanceRecord[]> {
+    if (runIds.length === 0) return [];
+    return (await this.#rows("taskInstancesOfRuns", [[...runIds]])).map(toTaskInstance);
+  }
+
+  async pageAudit(query: AuditPageQuery): Promise<AuditEntry[]> {
+    const rows = await this.#rows("pageAudit", [
+      query.beforeId ?? FAR, query.fromAt ?? -FAR, query.toAt ?? FAR, query.pipelineId ?? null, query.actor ?? null, query.action ?? null, query.limit,
+    ]);
+    return rows.map(toAuditEntry);
+  }
+
+  async pageDatasetEvents(query: { dataset?: string; beforeId?: number; limit: number }): Promise<DatasetEvent[]> {
+    return (await this.#rows("pageDatasetEvents", [query.beforeId ?? FAR, query.dataset ?? null, query.limit])).map(toDatasetEvent);
+  }
+
+  async pageIncidents(query: { open?: boolean; before?: { openedAt: number; key: string }; limit: number }): Promise<Incident[]> {
+    const rows = await this.#rows("pageIncidents", [query.before?.openedAt ?? FAR, query.before?.key ?? "", query.open ?? null, query.limit]);
+    return rows.map(toIncident);
   }
 
   async listWatermarks(pipelineId?: string): Promise<WatermarkRecord[]> {
-    const rows = pipelineId === undefined ? await this.#rows("selectWatermarks") : await this.#rows("selectWatermarksOfPipeline", [pipelineId]);
-    return rows.map(toWatermark);
+    return (await this.#rows("selectWatermarks", [pipelineId ?? null])).map(toWatermark);
+  }
+
+  async noteRestateRefusal(r: { runId: string; headStart: number; note: string }): Promise<boolean> {
+    return (await this.#first("noteRestateRefusal", [r.runId, r.note, r.headStart])) !== undefined;
   }
 
   async setWatermarkByHand(request: { pipelineId: string; taskId: string; value: string | number; at: number }): Promise<{ set: true; previous: string | number | null } | { set: false; liveRunId: string }> {
@@ -1171,6 +1254,9 @@ export class PostgresStore implements Store {
     });
   }
 }
+
+/** Beyond any epoch-millisecond time or id: the open end of a range. */
+const FAR = 8.64e15;
 
 /** The attempt is still the one its task instance is running. */
 function isCurrent(a: Row | undefined, attemptId: number): boolean {
@@ -1391,4 +1477,6 @@ function choose(candidates: Row[], request: ClaimRequest, limits: ClaimLimits, c
 // PostgreSQL hands back booleans and jsonb columns already decoded.
 const {
   toSkippedInterval, toWorker, toExpiredAttempt, toDatasetEvent, toFreshness, toFreshnessPublication, toOutboxAlert, toAuditEntry,
-  toPipelineState, toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt } = rowMappers({ bool: (v) => v === true, json: (v) => v });
+  toPipelineState, toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt,
+  toApiToken, toChangeEvent, toWatermark } = rowMappers({ bool: (v) => v === true, json: (v) => v });
+

@@ -355,7 +355,8 @@ export const SQL = {
 
   insertAudit: `
     INSERT INTO audit_log (at, actor, action, pipeline_id, run_id, task_id, reason, graph_version, details)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb)`,
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb)
+    RETURNING *`,
   selectAudit: `SELECT * FROM audit_log ORDER BY id DESC LIMIT $1`,
   selectAuditOfPipeline: `SELECT * FROM audit_log WHERE pipeline_id = $1 ORDER BY id DESC LIMIT $2`,
 
@@ -548,14 +549,59 @@ export const SQL = {
   upsertWatermark: `
     INSERT INTO watermarks (pipeline_id, task_id, value, kind, updated_at) VALUES ($1, $2, $3, $4, $5)
     ON CONFLICT (pipeline_id, task_id) DO UPDATE SET value = excluded.value, kind = excluded.kind, updated_at = excluded.updated_at`,
-  selectWatermarks: `SELECT pipeline_id, task_id, value, kind, updated_at FROM watermarks ORDER BY pipeline_id, task_id`,
-  selectWatermarksOfPipeline: `SELECT pipeline_id, task_id, value, kind, updated_at FROM watermarks WHERE pipeline_id = $1 ORDER BY task_id`,
   // A live run whose instance of the task has not finished owns the watermark (the runs_live index).
   selectWatermarkOwner: `
     SELECT r.run_id FROM runs r JOIN task_instances ti ON ti.run_id = r.run_id AND ti.task_id = $1
     WHERE r.pipeline_id = $2 AND r.state IN ('queued', 'running')
       AND ti.state NOT IN ('success', 'failed', 'skipped', 'upstream_failed')
     ORDER BY r.run_id LIMIT 1`,
+
+  // --- API tokens ---
+  insertToken: `
+    INSERT INTO api_tokens (token_hash, name, role, created_at, created_by) VALUES ($1, $2, $3, $4, $5)
+    ON CONFLICT DO NOTHING RETURNING *`,
+  selectLiveToken: `SELECT * FROM api_tokens WHERE token_hash = $1 AND revoked_at IS NULL`,
+  selectLiveTokens: `SELECT * FROM api_tokens WHERE revoked_at IS NULL ORDER BY name`,
+  selectAllTokens: `SELECT * FROM api_tokens ORDER BY revoked_at IS NOT NULL, name, revoked_at DESC`,
+  revokeToken: `UPDATE api_tokens SET revoked_at = $1, revoked_by = $2 WHERE name = $3 AND revoked_at IS NULL RETURNING *`,
+  anyLiveToken: `SELECT EXISTS (SELECT 1 FROM api_tokens WHERE revoked_at IS NULL) AS found`,
+
+  // --- the change feed ---
+  selectChanges: `
+    SELECT e.*, coalesce(r.pipeline_id, i.pipeline_id) AS pipeline_id, coalesce(r.business_date, i.business_date) AS business_date,
+           i.kind AS incident_kind, i.dataset
+    FROM change_events e
+    LEFT JOIN runs r ON r.run_id = e.run_id
+    LEFT JOIN incidents i ON i.incident_key = e.incident_key
+    WHERE e.id > $1 ORDER BY e.id LIMIT $2`,
+  // The sequence, not max(id): ids handed out to transactions still running count as issued.
+  changeBounds: `
+    SELECT (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM change_events_id_seq) AS newest,
+           (SELECT min(id) FROM change_events) AS oldest`,
+
+  // --- pages of history ---
+  pageRuns: `
+    SELECT * FROM runs
+    WHERE pipeline_id = $1 AND interval_start < $2 AND interval_start >= $3
+      AND ($4::text[] IS NULL OR state = ANY ($4))
+      AND ($5::text[] IS NULL OR trigger_kind = ANY ($5))
+    ORDER BY interval_start DESC LIMIT $6`,
+  taskInstancesOfRuns: `SELECT * FROM task_instances WHERE run_id = ANY ($1::text[]) ORDER BY run_id, task_id`,
+  pageAudit: `
+    SELECT * FROM audit_log
+    WHERE id < $1 AND at >= $2 AND at < $3
+      AND ($4::text IS NULL OR pipeline_id = $4)
+      AND ($5::text IS NULL OR actor = $5)
+      AND ($6::text IS NULL OR action = $6)
+    ORDER BY id DESC LIMIT $7`,
+  pageDatasetEvents: `
+    SELECT * FROM dataset_events WHERE id < $1 AND ($2::text IS NULL OR dataset = $2) ORDER BY id DESC LIMIT $3`,
+  pageIncidents: `
+    SELECT * FROM incidents
+    WHERE (opened_at, incident_key) < ($1, $2)
+      AND ($3::boolean IS NULL OR (resolved_at IS NULL) = $3)
+    ORDER BY opened_at DESC, incident_key DESC LIMIT $4`,
+  selectWatermarks: `SELECT * FROM watermarks WHERE $1::text IS NULL OR pipeline_id = $1 ORDER BY pipeline_id, task_id`,
 } as const;
 
 export type StatementName = keyof typeof SQL;
@@ -585,6 +631,8 @@ export const KEYS = {
   datasetEvents: (schema: string) => `idem:${schema}:dataset-events`,
   backfillRequests: (schema: string, pipelineId: string) => `idem:${schema}:backfill:${pipelineId}`,
   channel: (schema: string) => `idem_work_${schema}`.slice(0, 63),
+  /** Where the change feed's trigger notifies (migration 6 builds the same name from the table's schema). */
+  changes: (schema: string) => `idem_changes_${schema}`.slice(0, 63),
 } as const;
 
 /**
@@ -598,14 +646,17 @@ export const STATE_COPY = {
   tables: [
     "pipeline_versions", "task_edges", "pipelines", "runs", "task_instances", "attempts", "audit_log",
     "skipped_intervals", "pools", "dataset_events", "dataset_waits", "backfills", "backfill_items",
-    "freshness", "freshness_history", "incidents", "alert_outbox", "watermarks",
+    "freshness", "freshness_history", "incidents", "alert_outbox", "watermarks", "api_tokens",
   ],
   /** Emptied before a forced copy: every table of the target's state. */
   cleared: [
     "pipeline_versions", "task_edges", "pipelines", "runs", "task_instances", "attempts", "audit_log",
     "skipped_intervals", "pools", "dataset_events", "dataset_waits", "backfills", "backfill_items",
     "freshness", "freshness_history", "incidents", "alert_outbox", "watermarks", "workers", "leases",
+    "api_tokens", "change_events",
   ],
+  /** The change feed's triggers stand aside: copied history is not a change anybody watches. */
+  quietFeed: `SET LOCAL idem.copying = 'on'`,
   /** What the SQLite side reads; task instances learn from their run whether it belongs to a backfill. */
   sourceRows: (table: string) =>
     table === "task_instances"

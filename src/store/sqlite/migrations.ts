@@ -289,6 +289,63 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     `,
   },
   {
+    version: 6,
+    name: "API tokens; the change feed (runs, task instances, incidents); indexes for pages of history",
+    sql: `
+      -- Only the SHA-256 of a token is kept: the secret itself is shown once, at creation.
+      CREATE TABLE api_tokens (
+        token_hash TEXT PRIMARY KEY,
+        name       TEXT NOT NULL,
+        role       TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        created_by TEXT NOT NULL,
+        revoked_at INTEGER,
+        revoked_by TEXT
+      ) WITHOUT ROWID;
+      CREATE UNIQUE INDEX api_tokens_live_name ON api_tokens (name) WHERE revoked_at IS NULL;
+
+      -- The change feed behind /api/v1/events. Triggers write it in the same transaction as the
+      -- change itself, so no adapter method can forget to, and a reader that remembers the last id
+      -- it saw misses nothing. AUTOINCREMENT: ids only grow, even after the oldest rows are pruned.
+      CREATE TABLE change_events (
+        id           INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind         TEXT NOT NULL,
+        run_id       TEXT,
+        task_id      TEXT,
+        state        TEXT NOT NULL,
+        try_number   INTEGER,
+        incident_key TEXT
+      );
+      CREATE TRIGGER change_feed_run_created AFTER INSERT ON runs BEGIN
+        INSERT INTO change_events (kind, run_id, state) VALUES ('run', NEW.run_id, NEW.state);
+      END;
+      CREATE TRIGGER change_feed_run_state AFTER UPDATE OF state ON runs WHEN OLD.state IS NOT NEW.state BEGIN
+        INSERT INTO change_events (kind, run_id, state) VALUES ('run', NEW.run_id, NEW.state);
+      END;
+      CREATE TRIGGER change_feed_task_state AFTER UPDATE OF state, try_number ON task_instances
+        WHEN OLD.state IS NOT NEW.state OR OLD.try_number IS NOT NEW.try_number BEGIN
+        INSERT INTO change_events (kind, run_id, task_id, state, try_number)
+        VALUES ('task', NEW.run_id, NEW.task_id, NEW.state, NEW.try_number);
+      END;
+      CREATE TRIGGER change_feed_incident_opened AFTER INSERT ON incidents BEGIN
+        INSERT INTO change_events (kind, state, incident_key) VALUES ('incident', 'open', NEW.incident_key);
+      END;
+      CREATE TRIGGER change_feed_incident_resolved AFTER UPDATE OF resolved_at ON incidents
+        WHEN OLD.resolved_at IS NULL AND NEW.resolved_at IS NOT NULL BEGIN
+        INSERT INTO change_events (kind, state, incident_key) VALUES ('incident', 'resolved', NEW.incident_key);
+      END;
+      -- Bounded retention: every 1024th change drops what is 100,000 changes old (one range delete).
+      CREATE TRIGGER change_feed_retention AFTER INSERT ON change_events WHEN NEW.id % 1024 = 0 BEGIN
+        DELETE FROM change_events WHERE id <= NEW.id - 100000;
+      END;
+
+      CREATE INDEX audit_log_by_actor ON audit_log (actor, id);
+      CREATE INDEX audit_log_by_action ON audit_log (action, id);
+      CREATE INDEX incidents_by_opened ON incidents (opened_at);
+      CREATE INDEX runs_by_state ON runs (pipeline_id, state, interval_start);
+    `,
+  },
+  {
     version: 10,
     name: "restatements: restate counts on runs, the trigger of each publication",
     sql: `

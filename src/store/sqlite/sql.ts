@@ -89,7 +89,8 @@ export const SQL = {
 
   insertAudit: `
     INSERT INTO audit_log (at, actor, action, pipeline_id, run_id, task_id, reason, graph_version, details)
-    VALUES (@at, @actor, @action, @pipelineId, @runId, @taskId, @reason, @graphVersion, @details)`,
+    VALUES (@at, @actor, @action, @pipelineId, @runId, @taskId, @reason, @graphVersion, @details)
+    RETURNING *`,
   selectAudit: `SELECT * FROM audit_log ORDER BY id DESC LIMIT ?`,
   selectAuditOfPipeline: `SELECT * FROM audit_log WHERE pipeline_id = ? ORDER BY id DESC LIMIT ?`,
 
@@ -274,6 +275,52 @@ export const SQL = {
     INSERT INTO watermarks (pipeline_id, task_id, value, kind, updated_at) VALUES (?, ?, ?, ?, ?)
     ON CONFLICT (pipeline_id, task_id) DO UPDATE SET value = excluded.value, kind = excluded.kind, updated_at = excluded.updated_at`,
 
+  // --- API tokens ---
+  insertToken: `
+    INSERT INTO api_tokens (token_hash, name, role, created_at, created_by) VALUES (@tokenHash, @name, @role, @at, @createdBy)
+    ON CONFLICT DO NOTHING RETURNING *`,
+  selectLiveToken: `SELECT * FROM api_tokens WHERE token_hash = ? AND revoked_at IS NULL`,
+  selectLiveTokens: `SELECT * FROM api_tokens WHERE revoked_at IS NULL ORDER BY name`,
+  selectAllTokens: `SELECT * FROM api_tokens ORDER BY revoked_at IS NOT NULL, name, revoked_at DESC`,
+  revokeToken: `UPDATE api_tokens SET revoked_at = ?, revoked_by = ? WHERE name = ? AND revoked_at IS NULL RETURNING *`,
+  anyLiveToken: `SELECT EXISTS (SELECT 1 FROM api_tokens WHERE revoked_at IS NULL) AS found`,
+
+  // --- the change feed ---
+  selectChanges: `
+    SELECT e.*, coalesce(r.pipeline_id, i.pipeline_id) AS pipeline_id, coalesce(r.business_date, i.business_date) AS business_date,
+           i.kind AS incident_kind, i.dataset
+    FROM change_events e
+    LEFT JOIN runs r ON r.run_id = e.run_id
+    LEFT JOIN incidents i ON i.incident_key = e.incident_key
+    WHERE e.id > ? ORDER BY e.id LIMIT ?`,
+  changeBounds: `
+    SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'change_events'), 0) AS newest,
+           (SELECT min(id) FROM change_events) AS oldest`,
+
+  // --- pages of history ---
+  pageRuns: `
+    SELECT * FROM runs
+    WHERE pipeline_id = @pipelineId AND interval_start < @before AND interval_start >= @from
+      AND (@states IS NULL OR state IN (SELECT value FROM json_each(@states)))
+      AND (@triggers IS NULL OR trigger_kind IN (SELECT value FROM json_each(@triggers)))
+    ORDER BY interval_start DESC LIMIT @limit`,
+  taskInstancesOfRuns: `SELECT * FROM task_instances WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY run_id, task_id`,
+  pageAudit: `
+    SELECT * FROM audit_log
+    WHERE id < @before AND at >= @from AND at < @to
+      AND (@pipelineId IS NULL OR pipeline_id = @pipelineId)
+      AND (@actor IS NULL OR actor = @actor)
+      AND (@action IS NULL OR action = @action)
+    ORDER BY id DESC LIMIT @limit`,
+  pageDatasetEvents: `
+    SELECT * FROM dataset_events WHERE id < @before AND (@dataset IS NULL OR dataset = @dataset) ORDER BY id DESC LIMIT @limit`,
+  pageIncidents: `
+    SELECT * FROM incidents
+    WHERE (opened_at < @beforeAt OR (opened_at = @beforeAt AND incident_key < @beforeKey))
+      AND (@open IS NULL OR (resolved_at IS NULL) = @open)
+    ORDER BY opened_at DESC, incident_key DESC LIMIT @limit`,
+  selectWatermarks: `SELECT * FROM watermarks WHERE @pipelineId IS NULL OR pipeline_id = @pipelineId ORDER BY pipeline_id, task_id`,
+
   // --- restatements ---
   markRestated: `
     UPDATE runs SET trigger_kind = 'restate', triggered_by = ?, reason = ?, restate_count = restate_count + 1,
@@ -281,8 +328,6 @@ export const SQL = {
     WHERE run_id = ?`,
   noteRestateRefusal: `UPDATE runs SET restate_note = ?, restate_note_for = ? WHERE run_id = ? AND restate_note_for IS NOT ?`,
 
-  selectWatermarks: `SELECT pipeline_id, task_id, value, kind, updated_at FROM watermarks ORDER BY pipeline_id, task_id`,
-  selectWatermarksOfPipeline: `SELECT pipeline_id, task_id, value, kind, updated_at FROM watermarks WHERE pipeline_id = ? ORDER BY task_id`,
   // A live run whose instance of the task has not finished owns the watermark (the runs_live index).
   selectWatermarkOwner: `
     SELECT r.run_id FROM runs r JOIN task_instances ti ON ti.run_id = r.run_id AND ti.task_id = ?

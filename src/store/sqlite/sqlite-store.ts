@@ -1,4 +1,4 @@
-import { rowMappers, toWatermark, watermarkValue } from "../row-mappers.ts";
+import { rowMappers, watermarkValue } from "../row-mappers.ts";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
@@ -24,7 +24,6 @@ import {
   type RunRecord,
   type Store,
   type TaskInstanceRecord,
-  type WatermarkRecord,
   type PipelineState,
   type PauseRequest,
   type SkipIntervalsRequest,
@@ -45,6 +44,12 @@ import {
   type NewIncident,
   type Incident,
   type OutboxAlert,
+  type NewApiToken,
+  type ApiTokenRecord,
+  type ChangeEvent,
+  type RunPageQuery,
+  type AuditPageQuery,
+  type WatermarkRecord,
 } from "../port.ts";
 import { assertRestatable } from "../restatable.ts";
 import { MIGRATIONS } from "./migrations.ts";
@@ -757,8 +762,8 @@ export class SqliteStore implements Store {
     return ((this.#q.nextRetryAt.get(runId) as Row).at as number | null) ?? null;
   }
 
-  async appendAudit(e: NewAuditEntry): Promise<void> {
-    this.#q.insertAudit.run({
+  async appendAudit(e: NewAuditEntry): Promise<AuditEntry> {
+    return toAuditEntry(this.#q.insertAudit.get({
       at: e.at,
       actor: e.actor,
       action: e.action,
@@ -768,7 +773,7 @@ export class SqliteStore implements Store {
       reason: e.reason ?? null,
       graphVersion: e.graphVersion ?? null,
       details: JSON.stringify(e.details ?? {}),
-    });
+    }) as Row);
   }
 
   async listAudit(query: AuditQuery): Promise<AuditEntry[]> {
@@ -779,13 +784,86 @@ export class SqliteStore implements Store {
     return rows.map(toAuditEntry);
   }
 
-  async noteRestateRefusal(r: { runId: string; headStart: number; note: string }): Promise<boolean> {
-    return this.#q.noteRestateRefusal.run(r.note, r.headStart, r.runId, r.headStart).changes === 1;
+  async createToken(token: NewApiToken): Promise<ApiTokenRecord> {
+    const row = this.#q.insertToken.get(token) as Row | undefined;
+    if (!row) throw new StoreConflictError(`a token named "${token.name}" exists; revoke it first`);
+    return toApiToken(row);
+  }
+
+  async findToken(tokenHash: string): Promise<ApiTokenRecord | null> {
+    const row = this.#q.selectLiveToken.get(tokenHash) as Row | undefined;
+    return row ? toApiToken(row) : null;
+  }
+
+  async listTokens(query: { includeRevoked?: boolean }): Promise<ApiTokenRecord[]> {
+    return ((query.includeRevoked ? this.#q.selectAllTokens : this.#q.selectLiveTokens).all() as Row[]).map(toApiToken);
+  }
+
+  async revokeToken(request: { name: string; by: string; at: number }): Promise<ApiTokenRecord | null> {
+    const row = this.#q.revokeToken.get(request.at, request.by, request.name) as Row | undefined;
+    return row ? toApiToken(row) : null;
+  }
+
+  async hasTokens(): Promise<boolean> {
+    return (this.#q.anyLiveToken.get() as Row).found === 1;
+  }
+
+  async readChanges(afterId: number, limit: number): Promise<ChangeEvent[]> {
+    return (this.#q.selectChanges.all(afterId, limit) as Row[]).map(toChangeEvent);
+  }
+
+  async changeBounds(): Promise<{ newest: number; oldest: number | null }> {
+    const row = this.#q.changeBounds.get() as Row;
+    return { newest: row.newest, oldest: row.oldest };
+  }
+
+  async pageRuns(query: RunPageQuery): Promise<RunRecord[]> {
+    return (this.#q.pageRuns.all({
+      pipelineId: query.pipelineId,
+      before: Math.min(query.beforeStart ?? FAR, query.toStart ?? FAR),
+      from: query.fromStart ?? -FAR,
+      states: query.states ? JSON.stringify(query.states) : null,
+      triggers: query.triggers ? JSON.stringify(query.triggers) : null,
+      limit: query.limit,
+    }) as Row[]).map(toRun);
+  }
+
+  async taskInstancesOfRuns(runIds: readonly string[]): Promise<TaskInstanceRecord[]> {
+    if (runIds.length === 0) return [];
+    return (this.#q.taskInstancesOfRuns.all(JSON.stringify(runIds)) as Row[]).map(toTaskInstance);
+  }
+
+  async pageAudit(query: AuditPageQuery): Promise<AuditEntry[]> {
+    return (this.#q.pageAudit.all({
+      before: query.beforeId ?? FAR,
+      from: query.fromAt ?? -FAR,
+      to: query.toAt ?? FAR,
+      pipelineId: query.pipelineId ?? null,
+      actor: query.actor ?? null,
+      action: query.action ?? null,
+      limit: query.limit,
+    }) as Row[]).map(toAuditEntry);
+  }
+
+  async pageDatasetEvents(query: { dataset?: string; beforeId?: number; limit: number }): Promise<DatasetEvent[]> {
+    return (this.#q.pageDatasetEvents.all({ before: query.beforeId ?? FAR, dataset: query.dataset ?? null, limit: query.limit }) as Row[]).map(toDatasetEvent);
+  }
+
+  async pageIncidents(query: { open?: boolean; before?: { openedAt: number; key: string }; limit: number }): Promise<Incident[]> {
+    return (this.#q.pageIncidents.all({
+      beforeAt: query.before?.openedAt ?? FAR,
+      beforeKey: query.before?.key ?? "",
+      open: query.open === undefined ? null : query.open ? 1 : 0,
+      limit: query.limit,
+    }) as Row[]).map(toIncident);
   }
 
   async listWatermarks(pipelineId?: string): Promise<WatermarkRecord[]> {
-    const rows = (pipelineId === undefined ? this.#q.selectWatermarks.all() : this.#q.selectWatermarksOfPipeline.all(pipelineId)) as Row[];
-    return rows.map(toWatermark);
+    return (this.#q.selectWatermarks.all({ pipelineId: pipelineId ?? null }) as Row[]).map(toWatermark);
+  }
+
+  async noteRestateRefusal(r: { runId: string; headStart: number; note: string }): Promise<boolean> {
+    return this.#q.noteRestateRefusal.run(r.note, r.headStart, r.runId, r.headStart).changes === 1;
   }
 
   async setWatermarkByHand(request: { pipelineId: string; taskId: string; value: string | number; at: number }): Promise<{ set: true; previous: string | number | null } | { set: false; liveRunId: string }> {
@@ -802,7 +880,12 @@ export class SqliteStore implements Store {
   }
 }
 
+/** Beyond any epoch-millisecond time or id: the open end of a range. */
+const FAR = 8.64e15;
+
 // SQLite keeps booleans as 0/1 and JSON as text.
 const {
   toSkippedInterval, toWorker, toExpiredAttempt, toDatasetEvent, toFreshness, toFreshnessPublication, toOutboxAlert, toAuditEntry,
-  toPipelineState, toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt } = rowMappers({ bool: (v) => v === 1, json: (v) => (v === null ? null : JSON.parse(v as string)) });
+  toPipelineState, toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt,
+  toApiToken, toChangeEvent, toWatermark } = rowMappers({ bool: (v) => v === 1, json: (v) => (v === null ? null : JSON.parse(v as string)) });
+

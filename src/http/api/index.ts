@@ -1,0 +1,27 @@
+import { Hono } from "hono";
+import type { AppDeps, AppEnv } from "../env.ts";
+import { requirePrincipal } from "../auth/principal.ts";
+import { backfillRoutes } from "./backfills.ts";
+import { eventRoutes } from "./events.ts";
+import { openApiDocument } from "./openapi.ts";
+import { operationRoutes } from "./operations.ts";
+import { pipelineRoutes } from "./pipelines.ts";
+import type { AnyRouteSpec } from "./route.ts";
+import { runRoutes } from "./runs.ts";
+
+/** /api/v1: JSON over everything the CLI shows and does. The OpenAPI document needs no credentials. */
+export function apiRoutes(deps: AppDeps): Hono<AppEnv> {
+  const api = new Hono<AppEnv>();
+  const registry: AnyRouteSpec[] = [];
+  let document: Record<string, unknown> | null = null;
+  api.get("/openapi.json", (c) => c.json((document ??= openApiDocument(registry, API_VERSION))));
+  api.use(requirePrincipal());
+  pipelineRoutes(api, registry, deps);
+  runRoutes(api, registry, deps);
+  backfillRoutes(api, registry, deps);
+  operationRoutes(api, registry, deps);
+  eventRoutes(api, registry, deps);
+  return api;
+}
+
+export const API_VERSION = "1.0.0";

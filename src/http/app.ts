@@ -1,0 +1,35 @@
+import { Hono } from "hono";
+import type { AppDeps, AppEnv } from "./env.ts";
+import { requireCsrf, resolvePrincipal } from "./auth/principal.ts";
+import { sessionRoutes } from "./auth/session-routes.ts";
+import { problemFor } from "./errors.ts";
+import { problem } from "./problem.ts";
+import { hostAllowList, idemSecureHeaders, sameOriginWrites } from "./security.ts";
+import { apiRoutes } from "./api/index.ts";
+import { uiRoutes } from "./ui/index.ts";
+
+export interface AppOptions {
+  /** Where unexpected errors are written (default: stderr). */
+  log?: (line: string) => void;
+}
+
+/**
+ * The whole HTTP surface: the JSON API under /api/v1, the login exchange under /auth, and the
+ * web UI at /. Every request passes, in order: the Host allow-list, secure headers, the
+ * cross-origin check for writes, who is asking, and the CSRF check for writes made with a cookie.
+ */
+export function buildApp(deps: AppDeps, options: AppOptions = {}): Hono<AppEnv> {
+  const log = options.log ?? ((line: string) => process.stderr.write(line + "\n"));
+  const app = new Hono<AppEnv>();
+  app.use(hostAllowList(deps.allowedHosts));
+  app.use(idemSecureHeaders());
+  app.use(sameOriginWrites());
+  app.use(resolvePrincipal(deps));
+  app.use(requireCsrf());
+  app.route("/auth", sessionRoutes(deps));
+  app.route("/api/v1", apiRoutes(deps));
+  app.route("/", uiRoutes(deps));
+  app.notFound((c) => problem(c, 404, `no route ${c.req.method} ${c.req.path}`));
+  app.onError((error, c) => problemFor(c, error, log));
+  return app;
+}

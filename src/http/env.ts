@@ -1,0 +1,48 @@
+import type { Context } from "hono";
+import type { Engine } from "../engine/engine.ts";
+import type { TokenVerifier } from "./auth/principal.ts";
+
+export type Role = "viewer" | "operator";
+
+/** Who is asking, as every route sees it. */
+export interface Principal {
+  /** The name written to the audit log: the token's name, or the local OS user. */
+  actor: string;
+  role: Role;
+  /** Operators may act (trigger, clear, pause, ...); viewers only look. */
+  mayAct: boolean;
+  /** True when nobody logged in: the server is on loopback with no token, and the OS user acts. */
+  localUser: boolean;
+  /** How the request proved who it is. */
+  via: "bearer" | "cookie" | "local";
+}
+
+/** What the app is built from. */
+export interface AppDeps {
+  engine: Engine;
+  /** Host names (without port) a request's Host header may carry; anything else is refused (DNS rebinding). */
+  allowedHosts: readonly string[];
+  /** Set when the server listens on loopback only: the OS user acts when no token exists. */
+  localUser: string | null;
+  /** Checks tokens (the engine, in `idem serve`). */
+  tokens: TokenVerifier;
+  /** Signs CSRF tokens of the local user and of anonymous login forms; random per process. */
+  secret: Buffer;
+}
+
+export interface AppEnv {
+  Variables: {
+    /** Null for a request with no (valid) credentials: API routes answer 401, pages offer the login form. */
+    principal: Principal | null;
+    /** The value forms must send back as the `_csrf` field (or scripts as the X-CSRF-Token header). */
+    csrfToken: string;
+  };
+}
+
+export function principalOf(c: Context<AppEnv>): Principal | null {
+  return c.get("principal");
+}
+
+export function csrfTokenOf(c: Context<AppEnv>): string {
+  return c.get("csrfToken");
+}
