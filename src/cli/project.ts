@@ -70,7 +70,13 @@ export async function openEngine(options: GlobalOptions, open: OpenOptions): Pro
     await store.close();
     throw error;
   }
-  const engine = new Engine({ store, clock: systemClock, stateDir: config.stateDir, pipelines, projectDir: config.rootDir, frozen: config.frozen, connections: config.connections });
+  const engine = new Engine({
+    store, clock: systemClock, stateDir: config.stateDir, pipelines, projectDir: config.rootDir, frozen: config.frozen, connections: config.connections,
+    watch: {
+      notifiers: config.notifiers, defaultNotify: config.defaultNotify, intervalMs: config.checkerIntervalMs,
+      graceMs: config.didNotRunGraceMs, staleMs: config.checkerStaleMs,
+    },
+  });
   return Object.assign(engine, { config });
 }
 

@@ -19,13 +19,15 @@ import { hashToken, newTokenSecret } from "./tokens.ts";
 import { ChangeFeed } from "./changes/change-feed.ts";
 import { StoreConflictError } from "../store/port.ts";
 import { executeRun } from "./executor/execute-run.ts";
-import { expectedRuns, type ExpectedRun } from "./scheduler/ledger.ts";
+import { DEFAULT_DID_NOT_RUN_GRACE_MS, expectedRuns, recentIntervalsFrom, type ExpectedRun } from "./scheduler/ledger.ts";
+import { Watchdog } from "./freshness/watchdog.ts";
+import type { NotifierConfig } from "./freshness/notifiers.ts";
 import { explainRun } from "./why.ts";
 import { planBackfill, type Reprocess } from "./backfill/plan.ts";
 import { estimateBackfill, type BackfillEstimate } from "./backfill/estimate.ts";
 import { estimateRestatement, type RestateEstimate } from "./backfill/restate-estimate.ts";
 import { notifyWork } from "./worker/wakeup.ts";
-import { freshnessReport, type FreshnessReport } from "./freshness/report.ts";
+import { checkerHealth, freshnessReport, type CheckerHealth, type FreshnessReport } from "./freshness/report.ts";
 import { describeFrozen, frozenPeriodOf, type FrozenPeriod } from "../core/policy/frozen.ts";
 import { reachable } from "../core/graph/dag.ts";
 import { saveVersion, taskInstancesOf } from "./pipeline-records.ts";
@@ -50,6 +52,20 @@ export interface EngineOptions {
   frozen?: readonly FrozenPeriod[];
   /** The project's named connections, for SQL tasks and `ctx.connection(name)`. */
   connections?: Record<string, ConnectionConfig>;
+  /** How the watchdog (freshness and "did not run" checks, alerts) runs in this project. */
+  watch?: WatchSettings;
+}
+
+export interface WatchSettings {
+  notifiers?: Readonly<Record<string, NotifierConfig>>;
+  /** Who hears of incidents no promise names notifiers for. */
+  defaultNotify?: readonly string[];
+  /** How often the checker passes. Default 15 s. */
+  intervalMs?: number;
+  /** The "did not run" and "scheduler down" grace. Default 10 minutes. */
+  graceMs?: number;
+  /** The checker counts as dead when its last pass is older than this. Default 60 s. */
+  staleMs?: number;
 }
 
 export interface RunRequest {
@@ -120,6 +136,7 @@ export class Engine {
   readonly #random: () => number;
   readonly #frozen: readonly FrozenPeriod[];
   readonly connections: Record<string, ConnectionConfig>;
+  readonly #watch: WatchSettings;
   readonly workerId: string;
   #changeFeed: ChangeFeed | null = null;
 
@@ -133,6 +150,7 @@ export class Engine {
     this.#random = options.random ?? Math.random;
     this.#frozen = options.frozen ?? [];
     this.connections = options.connections ?? {};
+    this.#watch = options.watch ?? {};
     this.workerId = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
   }
 
@@ -342,19 +360,8 @@ export class Engine {
       }
     };
     const to = range.to ? parse(range.to, "--to") : (pipeline.schedule.nextDue(now)?.interval.start ?? now);
-    let from: number;
-    if (range.from) from = parse(range.from, "--from");
-    else {
-      const limit = range.limit ?? 30;
-      let cursor = to;
-      for (let i = 0; i < limit; i++) {
-        const previous = pipeline.schedule.intervalAt(cursor - 1);
-        if (pipeline.start !== null && previous.start < pipeline.start) break;
-        cursor = previous.start;
-      }
-      from = cursor;
-    }
-    return expectedRuns(this.store, pipeline, { from, to }, now);
+    const from = range.from ? parse(range.from, "--from") : recentIntervalsFrom(pipeline, to, pipeline.start ?? -Infinity, range.limit ?? 30);
+    return expectedRuns(this.store, pipeline, { from, to }, now, { graceMs: this.#watch.graceMs ?? DEFAULT_DID_NOT_RUN_GRACE_MS });
   }
 
   async pools(): Promise<PoolUsage[]> {
@@ -626,8 +633,32 @@ export class Engine {
   }
 
   /** Per promised dataset: newest published date, its status against the deadline, the last days; and whether the checker lives. */
-  async freshness(staleMs = 60_000, days = 7): Promise<FreshnessReport> {
-    return freshnessReport(this.store, this.pipelines(), this.clock.now(), staleMs, days);
+  async freshness(days = 7): Promise<FreshnessReport> {
+    return freshnessReport(this.store, this.pipelines(), this.clock.now(), this.#watch.staleMs ?? 60_000, days);
+  }
+
+  /** Who runs the checker, how fresh its last pass is, and whether a scheduler leads. */
+  async health(): Promise<CheckerHealth> {
+    return checkerHealth(this.store, this.clock.now(), this.#watch.staleMs ?? 60_000);
+  }
+
+  /**
+   * The watchdog for this process: every idem process that stays up (scheduler, worker, `idem
+   * serve`) runs one, and the checker lease lets one pass at a time. `role` names the process
+   * for `idem health` ("worker", "serve").
+   */
+  watchdog(role: string, log?: (line: string) => void): Watchdog {
+    return new Watchdog({
+      store: this.store,
+      clock: this.clock,
+      pipelines: this.pipelines(),
+      holder: `${role} ${this.workerId}`,
+      notifiers: { log: { log: true }, ...this.#watch.notifiers },
+      defaultNotify: this.#watch.defaultNotify ?? ["log"],
+      ...(this.#watch.intervalMs === undefined ? {} : { intervalMs: this.#watch.intervalMs }),
+      ...(this.#watch.graceMs === undefined ? {} : { graceMs: this.#watch.graceMs }),
+      ...(log ? { log } : {}),
+    });
   }
 
   async incidents(query: { open?: boolean; limit?: number } = {}): Promise<Incident[]> {

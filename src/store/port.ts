@@ -421,6 +421,8 @@ export interface ClaimRequest {
   leaseMs: number;
   /** Claim only from this run (an in-process `idem run`). */
   runId?: string;
+  /** Claim only from this backfill's runs (`idem backfill` running one with no scheduler about). */
+  backfillId?: string;
   /** Where the attempt's log goes; stored on the attempt. */
   logPath: (runId: string, taskId: string, tryNumber: number) => string;
 }
@@ -618,7 +620,7 @@ export interface FreshnessPublication {
   summary: Record<string, unknown> | null;
 }
 
-export type IncidentKind = "late" | "sla_missed" | "late_publication" | "did_not_run" | "run_failed" | "restate_failed";
+export type IncidentKind = "late" | "sla_missed" | "late_publication" | "did_not_run" | "run_failed" | "restate_failed" | "scheduler_down";
 
 export interface NewIncident {
   key: string;

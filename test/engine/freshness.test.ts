@@ -6,7 +6,6 @@ import { instantFor, parseRelativeTime } from "../../src/core/pipeline/promise.t
 import { daily } from "../../src/core/time/index.ts";
 import { FreshnessChecker } from "../../src/engine/freshness/checker.ts";
 import { AlertDispatcher } from "../../src/engine/freshness/notifiers.ts";
-import { checkerHealth } from "../../src/engine/freshness/report.ts";
 import { ScheduleHarness } from "../support/scheduling.ts";
 
 let h: ScheduleHarness;
@@ -181,16 +180,5 @@ describe("freshness promises", () => {
     expect(new Date(instantFor(deadline, "2026-03-28", "Europe/London")).toISOString()).toBe("2026-03-29T05:00:00.000Z");
     expect(new Date(instantFor(deadline, "2026-10-24", "Europe/London")).toISOString()).toBe("2026-10-25T06:00:00.000Z");
     expect(new Date(instantFor(parseRelativeTime("D+1 01:30", "x"), "2026-03-28", "Europe/London")).toISOString()).toBe("2026-03-29T01:30:00.000Z");
-  });
-
-  it("say the checker is dead when the scheduler's heartbeat is old", async () => {
-    await open();
-    h.clock.set("2026-09-02T00:00:00Z");
-    expect((await checkerHealth(h.store, h.clock.now(), 60_000)).status).toBe("none");
-    await h.scheduler.tick();
-    expect((await checkerHealth(h.store, h.clock.now(), 60_000)).status).toBe("ok");
-    h.clock.advance(61_000);
-    const health = await checkerHealth(h.store, h.clock.now(), 60_000);
-    expect(health).toMatchObject({ status: "stale", message: "the scheduler's heartbeat is 61s old: the checker is down and sends no alerts" });
   });
 });

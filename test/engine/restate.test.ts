@@ -281,6 +281,23 @@ describe("restatement edge cases", () => {
     expect(await counts("newest")).toEqual({ [date(5)]: 1, [date(6)]: 0 });
   });
 
+  it("keeps watermarks still in restatement and backfill runs, whatever the task asks, and says so in its log", async () => {
+    let next = 0;
+    const p = restating("marks", {}, { t: { run: async (ctx) => void (await ctx.watermarks.save("marks", "t", ++next)) } });
+    h = await ScheduleHarness.open([p], `${FIRST}T00:00:00Z`);
+    await h.at(firesAt(1));
+    expect(await h.store.getWatermark("marks", "t")).toBe(1);
+    await h.at(firesAt(2)); // day 2 saves 2, then day 1's restatement asks for 3
+    expect(next).toBe(3);
+    expect(await h.store.getWatermark("marks", "t")).toBe(2);
+    const { text } = await h.engine.log(`marks@${date(1)}`, "t");
+    expect(text).toMatch(/watermark of marks\.t kept where it is \(not moved to 3\): a restate run rewrites an old interval/);
+    await h.engine.backfill("marks", { from: date(1), to: date(2), reprocess: "all", reason: "rebuild" });
+    await h.at(firesAt(2));
+    expect(next).toBe(5);
+    expect(await h.store.getWatermark("marks", "t")).toBe(2);
+  });
+
   it("leaves days a live backfill covers to the backfill", async () => {
     const p = restating("covered");
     h = await ScheduleHarness.open([p], `${FIRST}T00:00:00Z`);

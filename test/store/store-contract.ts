@@ -642,5 +642,22 @@ export function describeStoreContract(adapter: string, openStore: () => Promise<
         expect(await store.setWatermarkByHand({ pipelineId: "other", taskId: "b", value: 1, at: T0 + 6 })).toEqual({ set: true, previous: null });
       });
     });
+
+    describe("claims limited to one backfill", () => {
+      it("claim only the task instances of that backfill's runs, leaving other queued runs alone", async () => {
+        await saveGraph();
+        await store.createBackfill({
+          backfillId: "bf_1", pipelineId: "p", fromDate: "2026-09-01", toDate: "2026-09-01", reprocess: "none", maxActiveRuns: 2,
+          backwards: false, taskIds: null, actor: "ana", reason: "restate", graphVersion: "v1", estimate: {}, at: T0,
+          items: [{ businessDate: "2026-09-01", intervalStart: 0, intervalEnd: 1, action: "create", why: "no run yet", runId: "p@2026-09-01" }],
+        });
+        await store.createRunIfAbsent(newRun({ backfillId: "bf_1", trigger: "backfill", tasks: tasksOf(["a"]) }));
+        await store.createRunIfAbsent(newRun({ businessDate: "2026-09-02", runId: "p@2026-09-02", tasks: tasksOf(["a"]) }));
+        const claimed = await store.claimReady({ workerId: "w1", pid: 1, limit: 10, now: T0, leaseMs: 30_000, backfillId: "bf_1", logPath: LOG });
+        expect(claimed.map((c) => c.runId)).toEqual(["p@2026-09-01"]);
+        expect(await store.claimReady({ workerId: "w1", pid: 1, limit: 10, now: T0, leaseMs: 30_000, backfillId: "bf_1", logPath: LOG })).toEqual([]);
+        expect((await claim()).map((c) => c.runId)).toEqual(["p@2026-09-02"]);
+      });
+    });
   });
 }

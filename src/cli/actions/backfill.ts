@@ -2,6 +2,7 @@ import { UsageError } from "../../core/model/errors.ts";
 import { formatDuration } from "../../core/time/duration.ts";
 import type { BackfillPlan } from "../../engine/engine.ts";
 import { Scheduler } from "../../engine/scheduler/scheduler.ts";
+import { BACKFILL_ONLY_HOLDER, schedulerPresence } from "../../engine/scheduler/presence.ts";
 import { Worker } from "../../engine/worker/worker.ts";
 import { subscribeToWork, notifyWork } from "../../engine/worker/wakeup.ts";
 import type { BackfillProgress } from "../../store/port.ts";
@@ -108,16 +109,15 @@ function printPlan(plan: BackfillPlan): void {
 async function follow(engine: ProjectEngine, backfillId: string, plan: BackfillPlan): Promise<void> {
   const stop = new AbortController();
   process.once("SIGINT", () => stop.abort());
-  const lead = await engine.store.getLead("scheduler");
-  const here = !lead || lead.expiresAt < engine.clock.now();
+  const here = !(await schedulerPresence(engine.store, engine.clock.now())).live;
   const background: Promise<void>[] = [];
   if (here) {
     console.log("no scheduler is running: running this backfill here (Ctrl-C stops; the backfill continues with `idem scheduler`)");
-    const scheduler = new Scheduler({ store: engine.store, clock: engine.clock, pipelines: engine.pipelines(), holder: `backfill:${engine.workerId}`, scope: "backfills", onWork: () => notifyWork(engine.stateDir) });
+    const scheduler = new Scheduler({ store: engine.store, clock: engine.clock, pipelines: engine.pipelines(), holder: `${BACKFILL_ONLY_HOLDER}${engine.workerId}`, scope: "backfills", onWork: () => notifyWork(engine.stateDir) });
     background.push(scheduler.run(stop.signal, { subscribe: (wake) => subscribeToWork(engine.store, engine.stateDir, wake) }));
     const worker = new Worker({
       store: engine.store, clock: engine.clock, pipelines: engine.pipelines(), stateDir: engine.stateDir, projectDir: engine.config.rootDir,
-      workerId: engine.workerId, concurrency: Math.max(engine.config.concurrency, plan.maxActiveRuns),
+      workerId: engine.workerId, backfillId, concurrency: Math.max(engine.config.concurrency, plan.maxActiveRuns),
       leaseMs: engine.config.workerLeaseMs, frozen: engine.config.frozen, connections: engine.config.connections, graceMs: 5_000,
       limits: { parallelism: engine.config.parallelism, maxActiveTasks: Object.fromEntries(engine.pipelines().map((p) => [p.id, p.maxActiveTasks])) },
     });

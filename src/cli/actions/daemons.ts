@@ -2,9 +2,6 @@ import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import { hostname } from "node:os";
 import { Scheduler } from "../../engine/scheduler/scheduler.ts";
-import { FreshnessChecker } from "../../engine/freshness/checker.ts";
-import { AlertDispatcher } from "../../engine/freshness/notifiers.ts";
-import { checkerHealth } from "../../engine/freshness/report.ts";
 import { notifyWork, subscribeToWork } from "../../engine/worker/wakeup.ts";
 import { Worker } from "../../engine/worker/worker.ts";
 import { wholeNumber } from "../flags.ts";
@@ -13,22 +10,22 @@ import { openEngine, type ProjectEngine as Engine } from "../project.ts";
 import { openHttp, type HttpFlags } from "./serve.ts";
 
 export function scheduler(cli: Cli, flags: { healthPort?: string }) {
-  return daemon(cli, (engine, signal) => runScheduler(engine, signal, flags.healthPort));
+  return daemon(cli, (engine, signal) => runScheduler(engine, signal), { role: "scheduler", healthPort: flags.healthPort });
 }
 
-export function worker(cli: Cli, options: WorkerFlags) {
-  return daemon(cli, (engine, signal) => runWorker(engine, signal, options));
+export function worker(cli: Cli, options: WorkerFlags & { healthPort?: string }) {
+  return daemon(cli, (engine, signal) => runWorker(engine, signal, options), { role: "worker", healthPort: options.healthPort });
 }
 
 export function dev(cli: Cli, options: WorkerFlags & HttpFlags & { healthPort?: string; serve: boolean }) {
   return daemon(cli, async (engine, signal) => {
     const server = options.serve ? await openHttp(engine, options, cli.global.user) : null;
     try {
-      await Promise.all([runScheduler(engine, signal, options.healthPort), runWorker(engine, signal, options)]);
+      await Promise.all([runScheduler(engine, signal), runWorker(engine, signal, options)]);
     } finally {
       await server?.close();
     }
-  });
+  }, { role: "dev", healthPort: options.healthPort });
 }
 
 interface WorkerFlags {
@@ -36,7 +33,13 @@ interface WorkerFlags {
   grace: string;
 }
 
-export async function daemon(cli: Cli, body: (engine: Engine, signal: AbortSignal) => Promise<void>): Promise<void> {
+/**
+ * Every long-running process also runs a watchdog (freshness and "did not run" checks, alert
+ * delivery; one process at a time holds its lease), so no single process is needed for alerts.
+ * `role` names the process for `idem health`.
+ */
+export async function daemon(cli: Cli, body: (engine: Engine, signal: AbortSignal) => Promise<void>, options: { role: string; healthPort?: string }): Promise<void> {
+  const { role, healthPort } = options;
   const engine = await openEngine(cli.global, { pipelines: true });
   const stop = new AbortController();
   const onSignal = (name: string) => {
@@ -48,28 +51,24 @@ export async function daemon(cli: Cli, body: (engine: Engine, signal: AbortSigna
   process.on("SIGINT", () => onSignal("SIGINT"));
   try {
     await engine.store.ensurePools(Object.entries(engine.config.pools).map(([name, slots]) => ({ name, slots })), engine.clock.now());
-    await body(engine, stop.signal);
+    const server = healthPort === undefined ? null : await serveHealth(engine, wholeNumber(healthPort, "--health-port", 1));
+    const watchdog = engine.watchdog(role, log).run(stop.signal);
+    try {
+      await body(engine, stop.signal);
+    } finally {
+      stop.abort();
+      await watchdog;
+      server?.close();
+    }
   } finally {
     await engine.store.close();
   }
 }
 
-async function runScheduler(engine: Engine, signal: AbortSignal, healthPort?: string): Promise<void> {
+async function runScheduler(engine: Engine, signal: AbortSignal): Promise<void> {
   const holder = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
   let leading: boolean | null = null;
-  const checker = new FreshnessChecker({ store: engine.store, pipelines: engine.pipelines(), defaultNotify: engine.config.defaultNotify, log });
-  const dispatcher = new AlertDispatcher({ store: engine.store, clock: engine.clock, notifiers: engine.config.notifiers, log });
-  const server = healthPort === undefined ? null : await serveHealth(engine, wholeNumber(healthPort, "--health-port", 1));
-  // Only the leader delivers alerts, so two schedulers never send one twice.
-  const delivery = (async () => {
-    while (!signal.aborted) {
-      if (leading) await dispatcher.deliverDue().catch((e) => log(`alert delivery: ${(e as Error).message}`));
-      await engine.clock.sleep(1_000, signal);
-    }
-  })();
   const scheduler = new Scheduler({
-    checker,
-    checkEveryMs: 15_000,
     store: engine.store,
     clock: engine.clock,
     pipelines: engine.pipelines(),
@@ -88,20 +87,19 @@ async function runScheduler(engine: Engine, signal: AbortSignal, healthPort?: st
       log(leading ? `scheduler ${holder} leads` : `scheduler ${holder} stands by (leader: ${tick.leaderHolder})`);
     },
   });
-  await delivery;
-  server?.close();
 }
 
-/** GET /health: 200 with the checker's health when the scheduler's heartbeat is fresh, 503 when not. */
+/** GET /health: 200 with who runs the checker and how fresh its last pass is, and the scheduler's lead; 503 when either is down. */
 async function serveHealth(engine: Engine, port: number): Promise<Server> {
   const server = createServer((request, response) => {
     if (request.url !== "/health") {
       response.writeHead(404).end();
       return;
     }
-    checkerHealth(engine.store, engine.clock.now(), engine.config.checkerStaleMs)
+    engine
+      .health()
       .then((health) => {
-        response.writeHead(health.status === "ok" ? 200 : 503, { "content-type": "application/json" }).end(JSON.stringify(health));
+        response.writeHead(health.healthy ? 200 : 503, { "content-type": "application/json" }).end(JSON.stringify(health));
       })
       .catch((error) => response.writeHead(500).end(String(error)));
   });

@@ -1,5 +1,5 @@
 import { formatInstant } from "../../core/time/dates.ts";
-import { checkerHealth } from "../../engine/freshness/report.ts";
+import type { CheckerHealth } from "../../engine/freshness/report.ts";
 import { isoTime, printJson, table } from "../format.ts";
 import type { Cli } from "../lazy.ts";
 import { withEngine } from "../project.ts";
@@ -9,9 +9,9 @@ const MARK: Record<string, string> = { on_time: "ok", late: "LATE", missed: "MIS
 
 export function freshness(cli: Cli, flags: { json?: boolean }) {
   return withEngine(cli, { pipelines: true }, async (engine) => {
-    const report = await engine.freshness(engine.config.checkerStaleMs);
+    const report = await engine.freshness();
     if (flags.json) return printJson(report);
-    console.log(report.checker.status === "ok" ? report.checker.message : RED(`CHECKER DOWN: ${report.checker.message}`));
+    console.log(healthLine(report.checker));
     if (report.datasets.length === 0) return console.log("no freshness promises (add `promises` to a pipeline)");
     console.log(
       table(
@@ -45,9 +45,14 @@ export function incidents(cli: Cli, flags: { all?: boolean; json?: boolean }) {
 
 export function health(cli: Cli, flags: { json?: boolean }) {
   return withEngine(cli, { pipelines: false }, async (engine) => {
-    const health = await checkerHealth(engine.store, engine.clock.now(), engine.config.checkerStaleMs);
+    const health = await engine.health();
     if (flags.json) printJson(health);
-    else console.log(health.status === "ok" ? health.message : RED(`CHECKER DOWN: ${health.message}`));
-    if (health.status !== "ok") process.exitCode = 1;
+    else console.log(healthLine(health));
+    if (!health.healthy) process.exitCode = 1;
   });
+}
+
+function healthLine(health: CheckerHealth): string {
+  if (health.healthy) return health.message;
+  return RED(`${health.status === "ok" ? "SCHEDULER DOWN" : "CHECKER DOWN"}: ${health.message}`);
 }

@@ -17,7 +17,7 @@ export function serve(cli: Cli, flags: HttpFlags) {
     const server = await openHttp(engine, flags, cli.global.user);
     await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener("abort", () => resolve(), { once: true })));
     await server.close();
-  });
+  }, { role: "serve" });
 }
 
 /** Starts the app's server (and says where it listens); the caller closes it. */

@@ -7,15 +7,16 @@ const actions = () => import("../actions/daemons.ts");
 export function registerDaemonCommands(program: Command): void {
   program
     .command("scheduler")
-    .description("create runs for due intervals and published datasets; recover lost attempts; check freshness promises (one leads, others stand by)")
+    .description("create runs for due intervals and published datasets; recover lost attempts (one leads, others stand by); runs a watchdog")
     .option("--health-port <port>", "serve GET /health on 127.0.0.1:<port>")
     .action(lazy(actions, "scheduler"));
 
   program
     .command("worker")
-    .description("claim eligible task instances and run them")
+    .description("claim eligible task instances and run them; runs a watchdog")
     .option("--concurrency <n>", "attempts at once (default: the config's concurrency)")
     .option("--grace <seconds>", "on SIGTERM, how long running attempts may finish before they are handed back", "30")
+    .option("--health-port <port>", "serve GET /health on 127.0.0.1:<port>")
     .action(lazy(actions, "worker"));
 
   program

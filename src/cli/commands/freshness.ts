@@ -13,14 +13,14 @@ export function registerFreshnessCommands(program: Command): void {
 
   program
     .command("incidents")
-    .description("incidents opened by the freshness checker (late, SLA missed, did not run, failed runs)")
+    .description("incidents opened by the freshness checker (late, SLA missed, did not run, failed runs, scheduler down)")
     .option("--all", "resolved ones too")
     .option("--json", "print as JSON")
     .action(lazy(actions, "incidents"));
 
   program
     .command("health")
-    .description("is the scheduler (and so the freshness checker) alive? exit 1 when not")
+    .description("who runs the freshness checker and how fresh its last pass is, and whether a scheduler leads; exit 1 when either is down")
     .option("--json", "print as JSON")
     .action(lazy(actions, "health"));
 }

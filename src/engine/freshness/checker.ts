@@ -2,19 +2,28 @@ import type { Pipeline } from "../../core/pipeline/types.ts";
 import { instantFor, type FreshnessPromise } from "../../core/pipeline/promise.ts";
 import { addDays, formatInstant, localDate, startOfDay } from "../../core/time/dates.ts";
 import type { Store } from "../../store/port.ts";
-import { expectedRuns } from "../scheduler/ledger.ts";
+import type { SchedulerPresence } from "../../core/policy/expected-run.ts";
+import { intervalLabel } from "../../core/model/run-id.ts";
+import { DEFAULT_DID_NOT_RUN_GRACE_MS, expectedRuns, recentIntervalsFrom } from "../scheduler/ledger.ts";
+import { LeadMemory, schedulerPresence } from "../scheduler/presence.ts";
 
 export interface CheckerOptions {
   store: Store;
   pipelines: readonly Pipeline[];
   /** How many business dates back the checker looks. Default 7. */
   lookbackDays?: number;
-  /** A due interval with no run this long after it fired is "did not run". Default 10 minutes. */
+  /**
+   * A due interval with no run this long after it fired, and no scheduler progressing toward it,
+   * did not run; a scheduler that has not held the lead for this long is down. Default 10 minutes.
+   */
   didNotRunGraceMs?: number;
   /** Who hears of incidents that no promise names notifiers for (did not run, failed runs). */
   defaultNotify?: readonly string[];
   log?: (line: string) => void;
 }
+
+/** A schedule that fires every few seconds is checked over its newest intervals only. */
+const MAX_CHECKED_INTERVALS = 500;
 
 export interface CheckResult {
   opened: string[];
@@ -28,16 +37,22 @@ export interface CheckResult {
  */
 export class FreshnessChecker {
   readonly #o: Required<Omit<CheckerOptions, "log">> & Pick<CheckerOptions, "log">;
+  readonly #lead = new LeadMemory();
+  /** When this checker first looked: "no scheduler ever" counts its grace from here. */
+  #firstCheckAt: number | null = null;
 
   constructor(options: CheckerOptions) {
-    this.#o = { lookbackDays: 7, didNotRunGraceMs: 10 * 60_000, defaultNotify: [], ...options };
+    this.#o = { lookbackDays: 7, didNotRunGraceMs: DEFAULT_DID_NOT_RUN_GRACE_MS, defaultNotify: [], ...options };
   }
 
   async check(now: number): Promise<CheckResult> {
     const result: CheckResult = { opened: [], resolved: [] };
+    this.#firstCheckAt ??= now;
+    const scheduler = await schedulerPresence(this.#o.store, now, this.#lead);
+    await this.#checkScheduler(scheduler, now, result);
     for (const pipeline of this.#o.pipelines) {
       for (const promise of pipeline.promises) await this.#checkPromise(pipeline, promise, now, result);
-      await this.#checkDidNotRun(pipeline, now, result);
+      await this.#checkDidNotRun(pipeline, scheduler, now, result);
     }
     await this.#checkFailedRuns(now, result);
     return result;
@@ -82,20 +97,41 @@ export class FreshnessChecker {
     }
   }
 
-  /** A due interval with no run at all: the scheduler did not fire, for a reason the ledger names. */
-  async #checkDidNotRun(pipeline: Pipeline, now: number, result: CheckResult): Promise<void> {
+  /**
+   * No scheduler leads: nothing creates scheduled runs, starts backfills or reaps lost attempts.
+   * One incident for the outage (keyed by when the lead was last held), resolved when one leads again.
+   */
+  async #checkScheduler(scheduler: SchedulerPresence, now: number, result: CheckResult): Promise<void> {
+    const needed = this.#o.pipelines.some((p) => p.schedule.kind !== "manual" || p.triggerOn.length > 0);
+    if (scheduler.live) {
+      for (const open of await this.#o.store.listIncidents({ open: true, limit: 1000 })) {
+        if (open.kind === "scheduler_down") await this.#resolve(result, open.key, now, `scheduler ${scheduler.holder} leads again`);
+      }
+      return;
+    }
+    const downSince = scheduler.lastLeadAt ?? this.#firstCheckAt!;
+    if (!needed || now < downSince + this.#o.didNotRunGraceMs) return;
+    await this.#open(result, {
+      key: `scheduler_down:${scheduler.lastLeadAt ?? scheduler.holder ?? "never"}`, kind: "scheduler_down", dataset: null, pipelineId: null,
+      businessDate: null, runId: null, notify: this.#o.defaultNotify, at: now,
+      message: `scheduler down: ${scheduler.note}; no scheduled run is created and no backfill advances`,
+    });
+  }
+
+  /** A due interval that nothing will create by itself: paused, passed over, or a scheduler that stalled. */
+  async #checkDidNotRun(pipeline: Pipeline, scheduler: SchedulerPresence, now: number, result: CheckResult): Promise<void> {
     if (pipeline.schedule.kind === "manual") return;
-    const from = now - (this.#o.lookbackDays + 1) * 86_400_000;
-    const ledger = await expectedRuns(this.#o.store, pipeline, { from, to: now }, now);
+    const from = recentIntervalsFrom(pipeline, pipeline.schedule.nextDue(now)?.interval.start ?? now, now - (this.#o.lookbackDays + 1) * 86_400_000, MAX_CHECKED_INTERVALS);
+    const ledger = await expectedRuns(this.#o.store, pipeline, { from, to: now }, now, { graceMs: this.#o.didNotRunGraceMs, scheduler });
     for (const entry of ledger) {
-      const key = `did_not_run:${pipeline.id}:${entry.interval.businessDate}`;
-      if (entry.status === "missing" && entry.firesAt + this.#o.didNotRunGraceMs <= now) {
+      const key = `did_not_run:${pipeline.id}:${intervalLabel(entry.interval)}`;
+      if (entry.didNotRun) {
         await this.#open(result, {
           key, kind: "did_not_run", dataset: null, pipelineId: pipeline.id, businessDate: entry.interval.businessDate, runId: null,
           notify: this.#notifyFor(pipeline), at: now,
           message: `did not run: ${pipeline.id} has no run for ${entry.interval.businessDate}, due at ${formatInstant(entry.firesAt, pipeline.schedule.timezone)}; likely cause: ${entry.note}`,
         });
-      } else if (entry.status !== "missing" && entry.status !== "not_due") {
+      } else if (entry.runId !== null || entry.status === "skipped") {
         await this.#resolve(result, key, now, entry.status === "skipped" ? `skipped: ${entry.note}` : `run ${entry.runId} exists (${entry.status})`);
       }
     }

@@ -3,9 +3,11 @@ import type { Clock } from "../../core/model/clock.ts";
 import type { OutboxAlert, Store } from "../../store/port.ts";
 
 /**
- * Where alerts go. Settings may name environment variables ("$OPS_WEBHOOK_URL", "${TOKEN}"):
- * they are read when an alert is sent, so secrets live in the environment, never in a pipeline
- * file, and no log line ever shows them.
+ * Where alerts go. A webhook's url and headers may name environment variables
+ * ("$OPS_WEBHOOK_URL", "${TOKEN}"): they are read when an alert is sent, so secrets live in the
+ * environment, never in a pipeline file, and no log line ever shows them. A command's argv is
+ * passed as written: the command gets idem's environment plus IDEM_ALERT_*, and a shell it
+ * starts expands `$NAME` itself (expanding the alert's text into argv would let a message run code).
  */
 export type NotifierConfig =
   | { webhook: { url: string; headers?: Record<string, string>; timeoutMs?: number } }
@@ -95,7 +97,7 @@ export class AlertDispatcher {
   }
 
   #runCommand(alert: OutboxAlert, argv: readonly string[], body: Record<string, unknown>): Promise<void> {
-    const [program, ...args] = argv.map((a) => this.#expand(a)) as [string, ...string[]];
+    const [program, ...args] = argv as [string, ...string[]];
     return new Promise((resolve, reject) => {
       const child = spawn(program, args, {
         stdio: ["pipe", "ignore", "ignore"],

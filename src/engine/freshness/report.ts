@@ -2,13 +2,21 @@ import type { Pipeline } from "../../core/pipeline/types.ts";
 import { instantFor } from "../../core/pipeline/promise.ts";
 import { addDays, localDate } from "../../core/time/dates.ts";
 import type { FreshnessRecord, Incident, Store } from "../../store/port.ts";
+import { SCHEDULER_ROLE, schedulerPresence } from "../scheduler/presence.ts";
+import { CHECKER_ROLE } from "./watchdog.ts";
 
 export type DayStatus = "on_time" | "late" | "missed" | "not_yet_due";
 
 export interface CheckerHealth {
+  /** The checker (the watchdog holding the checker lease): passing, stale, or never run. */
   status: "ok" | "stale" | "none";
+  /** Who runs the checker: "worker host:pid:random", "scheduler ...", "serve ...". */
   holder: string | null;
-  heartbeatAgeMs: number | null;
+  /** How long ago its last pass started. */
+  lastPassAgeMs: number | null;
+  scheduler: { live: boolean; holder: string | null; heartbeatAgeMs: number | null; note: string };
+  /** The checker passes and a scheduler leads. */
+  healthy: boolean;
   message: string;
 }
 
@@ -31,15 +39,33 @@ export interface FreshnessReport {
   openIncidents: Incident[];
 }
 
-/** Is the checker alive? A dead scheduler sends no alerts, so its silence must be loud. */
+/**
+ * Is anyone watching? The checker's silence must be loud (a dead checker sends no alerts), and
+ * so must a dead scheduler's (nothing is created). Shown by `idem health`, `idem freshness` and `/health`.
+ */
 export async function checkerHealth(store: Store, now: number, staleMs: number): Promise<CheckerHealth> {
-  const lead = await store.getLead("scheduler");
-  if (!lead) return { status: "none", holder: null, heartbeatAgeMs: null, message: "no scheduler has ever run: nothing checks the promises" };
-  const age = now - lead.renewedAt;
-  if (age > staleMs || lead.expiresAt < now) {
-    return { status: "stale", holder: lead.holder, heartbeatAgeMs: age, message: `the scheduler's heartbeat is ${Math.round(age / 1000)}s old: the checker is down and sends no alerts` };
+  const lease = await store.getLead(CHECKER_ROLE);
+  const presence = await schedulerPresence(store, now);
+  const lead = await store.getLead(SCHEDULER_ROLE);
+  const scheduler = {
+    live: presence.live,
+    holder: lead?.holder ?? null,
+    heartbeatAgeMs: lead ? now - lead.renewedAt : null,
+    note: presence.live ? `scheduler ${presence.holder} leads (heartbeat ${seconds(now - lead!.renewedAt)} ago)` : presence.note,
+  };
+  const base = { scheduler, holder: lease?.holder ?? null, lastPassAgeMs: lease ? now - lease.renewedAt : null };
+  if (!lease) {
+    return { ...base, status: "none", healthy: false, message: `no watchdog has ever run: nothing checks the promises (it runs in idem scheduler, worker and serve); ${scheduler.note}` };
   }
-  return { status: "ok", holder: lead.holder, heartbeatAgeMs: age, message: `checker alive (scheduler ${lead.holder}, heartbeat ${Math.round(age / 1000)}s ago)` };
+  const age = now - lease.renewedAt;
+  if (age > staleMs) {
+    return { ...base, status: "stale", healthy: false, message: `the checker's last pass was ${seconds(age)} ago (${lease.holder}): nothing checks the promises or sends alerts; ${scheduler.note}` };
+  }
+  return { ...base, status: "ok", healthy: scheduler.live, message: `checker run by ${lease.holder}, last pass ${seconds(age)} ago; ${scheduler.note}` };
+}
+
+function seconds(ms: number): string {
+  return `${Math.round(ms / 1000)}s`;
 }
 
 export async function freshnessReport(store: Store, pipelines: readonly Pipeline[], now: number, staleMs: number, days = 7): Promise<FreshnessReport> {

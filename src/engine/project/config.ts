@@ -45,8 +45,15 @@ export interface IdemConfig {
   notifiers?: Record<string, NotifierConfig>;
   /** Notifiers for incidents no promise names any for (did not run, failed runs). Default ["log"]. */
   defaultNotify?: string[];
-  /** The checker counts as dead when the scheduler's heartbeat is older than this. Default 60 s. */
+  /** The checker counts as dead when its last pass is older than this. Default 60 s. */
   checkerStaleMs?: number;
+  /** How often the watchdog checks promises and due runs (in whichever process holds its lease). Default 15 s. */
+  checkerIntervalMs?: number;
+  /**
+   * A due interval with no run this long after it fired, and no scheduler progressing toward
+   * it, did not run; no scheduler leading for this long is an incident. Default 10 minutes.
+   */
+  didNotRunGraceMs?: number;
   /** A worker that has not renewed an attempt's lease for this long is presumed dead. Default 30 s. */
   workerLeaseMs?: number;
   /** A scheduler that has not renewed the leader lease for this long is replaced. Default 15 s. */
@@ -72,6 +79,8 @@ export interface ResolvedConfig {
   notifiers: Record<string, NotifierConfig>;
   defaultNotify: string[];
   checkerStaleMs: number;
+  checkerIntervalMs: number;
+  didNotRunGraceMs: number;
   /** File paths made absolute; environment references still unread. */
   connections: Record<string, ConnectionConfig>;
 }
@@ -100,6 +109,8 @@ const configSchema: Check = exactly({
   ),
   defaultNotify: listOf(text),
   checkerStaleMs: wholeNumber(1000),
+  checkerIntervalMs: wholeNumber(100),
+  didNotRunGraceMs: wholeNumber(0),
   workerLeaseMs: wholeNumber(100),
   schedulerLeaseMs: wholeNumber(100),
   pools: namedRecord("pool", wholeNumber(0)),
@@ -131,6 +142,11 @@ export async function loadConfig(cwd: string, explicitFile?: string, importModul
   const problem = configSchema(raw, "");
   if (problem) throw new DefinitionError(problem, { file });
   const config = raw as IdemConfig;
+  const checkerStaleMs = config.checkerStaleMs ?? 60_000;
+  const checkerIntervalMs = config.checkerIntervalMs ?? 15_000;
+  if (checkerIntervalMs >= checkerStaleMs) {
+    throw new DefinitionError(`checkerIntervalMs: ${checkerIntervalMs} must be below checkerStaleMs (${checkerStaleMs}), or a passing checker looks dead`, { file });
+  }
   const rootDir = dirname(file);
   const pipelines = config.pipelines ?? "pipelines";
   return {
@@ -150,7 +166,9 @@ export async function loadConfig(cwd: string, explicitFile?: string, importModul
     warehouse: resolveWarehouse(config.warehouse, rootDir),
     notifiers: { log: { log: true }, ...config.notifiers },
     defaultNotify: config.defaultNotify ?? ["log"],
-    checkerStaleMs: config.checkerStaleMs ?? 60_000,
+    checkerStaleMs,
+    checkerIntervalMs,
+    didNotRunGraceMs: config.didNotRunGraceMs ?? 10 * 60_000,
     connections: Object.fromEntries(Object.entries(config.connections ?? {}).map(([name, c]) => [name, resolveConnection(c, rootDir)])),
   };
 }

@@ -1,16 +1,19 @@
+import { runIdFor } from "../../core/model/run-id.ts";
+import { didNotRun, judgeUnrunInterval, type SchedulerPresence, type UnrunCause } from "../../core/policy/expected-run.ts";
 import type { TriggerKind } from "../../core/model/states.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
 import type { Interval } from "../../core/time/interval.ts";
 import type { PipelineState, Store } from "../../store/port.ts";
+import { schedulerPresence } from "./presence.ts";
 
-export type ExpectedStatus = "success" | "failed" | "running" | "queued" | "skipped" | "missing" | "not_due";
+export type ExpectedStatus = "success" | "failed" | "running" | "queued" | "skipped" | "pending" | "missing" | "not_due";
 
 export interface ExpectedRun {
   interval: Interval;
   firesAt: number;
   status: ExpectedStatus;
   runId: string | null;
-  /** Why it was skipped, or why it is missing. */
+  /** Why it was skipped, why it is pending, or why it is missing. */
   note: string | null;
   /** How the run came to exist or last ran again ("restate": the trailing window); null without a run. */
   trigger: TriggerKind | null;
@@ -18,50 +21,102 @@ export interface ExpectedRun {
   restateCount: number;
   lastRestatedAt: number | null;
   restateNote: string | null;
+  /** For pending and missing: what holds it up. */
+  cause: UnrunCause | null;
+  /** Missing past the grace, for a cause that is not a dead scheduler: a "did not run" incident. */
+  didNotRun: boolean;
+}
+
+/** A due interval with no run this long after it fired, and no scheduler progressing toward it, did not run. Default 10 minutes. */
+export const DEFAULT_DID_NOT_RUN_GRACE_MS = 10 * 60_000;
+
+export interface LedgerOptions {
+  graceMs?: number;
+  /** Who leads the scheduler (read from the store when not given). */
+  scheduler?: SchedulerPresence;
 }
 
 /**
  * The ledger of expected runs: every interval the schedule says was due in [from, to), with what
- * became of it. "missing" is the answer to "did not run": due, no run, not skipped by policy.
+ * became of it. A due interval with no run is "pending" while a live scheduler progresses toward
+ * it (a catch-up under the run cap) and "missing" when nothing will create it by itself.
  */
 export async function expectedRuns(
   store: Store,
   pipeline: Pipeline,
   range: { from: number; to: number },
   now: number,
+  options: LedgerOptions = {},
 ): Promise<ExpectedRun[]> {
-  const from = Math.max(range.from, pipeline.start ?? -Infinity);
+  if (pipeline.schedule.kind === "manual") return [];
+  const state = await store.pipelineState(pipeline.id, now);
+  // The scheduler owns intervals from `start`, or (without one) from the first due after it first saw the pipeline.
+  const owned = pipeline.start ?? pipeline.schedule.nextDue(state.createdAt)?.interval.start ?? Infinity;
+  const from = Math.max(range.from, owned);
   const to = Math.min(range.to, pipeline.end ?? Infinity);
-  if (!(to > from) || pipeline.schedule.kind === "manual") return [];
+  if (!(to > from)) return [];
   const intervals = pipeline.schedule.intervalsBetween(from, to);
   const { runs, skipped } = await store.ledger(pipeline.id, from, to);
   const runAt = new Map(runs.map((r) => [`${r.intervalStart}/${r.intervalEnd}`, r]));
   const skipAt = new Map(skipped.map((s) => [`${s.intervalStart}/${s.intervalEnd}`, s]));
-  const state = await store.pipelineState(pipeline.id, now);
   const liveRuns = await store.countLiveRuns(pipeline.id);
-  return intervals.map((interval) => {
+  const scheduler = options.scheduler ?? (await schedulerPresence(store, now));
+  const graceMs = options.graceMs ?? DEFAULT_DID_NOT_RUN_GRACE_MS;
+  let lastProgressAt: number | null | undefined;
+  const out: ExpectedRun[] = [];
+  for (const interval of intervals) {
     const key = `${interval.start}/${interval.end}`;
     const firesAt = pipeline.schedule.firesAt(interval);
     const run = runAt.get(key);
+    const none = { cause: null, didNotRun: false, trigger: null, restateCount: 0, lastRestatedAt: null, restateNote: null };
     if (run) {
-      return {
-        interval, firesAt, status: run.state, runId: run.runId, note: null, trigger: run.trigger,
+      out.push({
+        interval, firesAt, status: run.state, runId: run.runId, note: null, ...none, trigger: run.trigger,
         restateCount: run.restateCount, lastRestatedAt: run.restatedAt, restateNote: run.restateNote,
-      };
+      });
+      continue;
     }
-    const none = { trigger: null, restateCount: 0, lastRestatedAt: null, restateNote: null };
     const skip = skipAt.get(key);
-    if (skip) return { interval, firesAt, status: "skipped", runId: null, note: skip.reason, ...none };
-    if (firesAt > now) return { interval, firesAt, status: "not_due", runId: null, note: null, ...none };
-    return { interval, firesAt, status: "missing", runId: null, note: missingCause(state, interval, liveRuns, pipeline.maxActiveRuns), ...none };
-  });
+    if (skip) {
+      out.push({ interval, firesAt, status: "skipped", runId: null, note: skip.reason, ...none });
+      continue;
+    }
+    if (firesAt > now) {
+      out.push({ interval, firesAt, status: "not_due", runId: null, note: null, ...none });
+      continue;
+    }
+    lastProgressAt ??= await cursorMovedAt(store, pipeline, state);
+    const facts = {
+      intervalStart: interval.start, firesAt, now, graceMs, paused: state.paused, pausedNote: state.pausedNote,
+      cursor: state.scheduleCursor, liveRuns, maxActiveRuns: pipeline.maxActiveRuns, lastProgressAt, scheduler,
+    };
+    const verdict = judgeUnrunInterval(facts);
+    out.push({ interval, firesAt, status: verdict.status, runId: null, note: verdict.note, ...none, cause: verdict.cause, didNotRun: didNotRun(facts, verdict) });
+  }
+  return out;
 }
 
-function missingCause(state: PipelineState, interval: Interval, liveRuns: number, maxActiveRuns: number): string {
-  if (state.paused) return `pipeline is paused${state.pausedNote ? ` (${state.pausedNote})` : ""}`;
-  if (state.scheduleCursor !== null && state.scheduleCursor > interval.start) {
-    return "passed over by the scheduler without a run (was the schedule or start changed?)";
+/** When the scheduler last moved the pipeline's cursor: the creation of the run (or skip) ending there. */
+async function cursorMovedAt(store: Store, pipeline: Pipeline, state: PipelineState): Promise<number | null> {
+  if (state.scheduleCursor === null) return state.createdAt;
+  const last = pipeline.schedule.intervalAt(state.scheduleCursor - 1);
+  const run = await store.getRun(runIdFor(pipeline.id, last));
+  if (run) return run.createdAt;
+  const { skipped } = await store.ledger(pipeline.id, last.start, last.end);
+  return skipped.at(-1)?.at ?? null;
+}
+
+/**
+ * The start of the newest `count` intervals that begin at or after `notBefore` and end by `to`
+ * (an interval boundary): a window bounded in intervals, so a schedule every second is not
+ * walked over a week.
+ */
+export function recentIntervalsFrom(pipeline: Pipeline, to: number, notBefore: number, count: number): number {
+  let cursor = to;
+  for (let i = 0; i < count; i++) {
+    const previous = pipeline.schedule.intervalAt(cursor - 1);
+    if (previous.start < notBefore) break;
+    cursor = previous.start;
   }
-  if (liveRuns >= maxActiveRuns) return `waiting for the run cap (${liveRuns} of ${maxActiveRuns} runs active)`;
-  return "no scheduler has created it yet: is `idem scheduler` running?";
+  return Math.max(cursor, notBefore);
 }

@@ -5,7 +5,6 @@ import type { Pipeline } from "../../core/pipeline/types.ts";
 import { describeFrozen, frozenPeriodOf, type FrozenPeriod } from "../../core/policy/frozen.ts";
 import type { Interval } from "../../core/time/interval.ts";
 import type { BackfillItem, BackfillRecord, Store } from "../../store/port.ts";
-import type { FreshnessChecker } from "../freshness/checker.ts";
 import { saveVersion, taskInstancesOf } from "../pipeline-records.ts";
 import { restateTrailingWindow, type RestateEnvironment } from "./restate.ts";
 
@@ -27,10 +26,6 @@ export interface SchedulerOptions {
   frozen?: readonly FrozenPeriod[];
   /** "backfills": only advance backfills (a CLI following one backfill); default "all". */
   scope?: "all" | "backfills";
-  /** Measures freshness promises while this scheduler leads. */
-  checker?: FreshnessChecker;
-  /** How often the checker runs. Default 30 s. */
-  checkEveryMs?: number;
 }
 
 export interface TickResult {
@@ -52,12 +47,11 @@ const MAX_LATEST_SCAN = 20_000;
  * interval, a cursor that only moves forward), so a deposed leader cannot create a twin.
  */
 export class Scheduler {
-  readonly #o: Required<Omit<SchedulerOptions, "log" | "onWork" | "checker">> & Pick<SchedulerOptions, "log" | "onWork" | "checker">;
-  #lastCheck = -Infinity;
+  readonly #o: Required<Omit<SchedulerOptions, "log" | "onWork">> & Pick<SchedulerOptions, "log" | "onWork">;
   readonly #savedVersions = new Set<string>();
 
   constructor(options: SchedulerOptions) {
-    this.#o = { leaseTtlMs: 15_000, tickMs: 1_000, random: Math.random, frozen: [], scope: "all", checkEveryMs: 30_000, ...options };
+    this.#o = { leaseTtlMs: 15_000, tickMs: 1_000, random: Math.random, frozen: [], scope: "all", ...options };
   }
 
   get #restateEnvironment(): RestateEnvironment {
@@ -88,10 +82,6 @@ export class Scheduler {
       if (next) nextTickAt = Math.min(nextTickAt, next.firesAt);
     }
     if (runsCreated + attemptsLost > 0) this.#o.onWork?.();
-    if (this.#o.checker && now - this.#lastCheck >= this.#o.checkEveryMs) {
-      this.#lastCheck = now;
-      await this.#o.checker.check(now);
-    }
     return { leader: true, leaderHolder: holder, runsCreated, attemptsLost, nextTickAt: Math.min(nextTickAt, now + leaseTtlMs / 3) };
   }
 

@@ -28,6 +28,8 @@ export interface WorkerOptions {
   limits?: ClaimLimits;
   /** Work on this run only (an in-process `idem run`). */
   runId?: string;
+  /** Work on this backfill's runs only (`idem backfill` running it with no scheduler about). */
+  backfillId?: string;
   /** Longest wait between looks for work when nothing wakes the worker. Default 500 ms. */
   pollMs?: number;
   /** On shutdown: how long running attempts may take to finish before they are handed back. */
@@ -92,6 +94,7 @@ export class Worker {
             now: clock.now(),
             leaseMs: this.#o.leaseMs,
             runId: this.#o.runId,
+            backfillId: this.#o.backfillId,
             limits: this.#o.limits,
             logPath: (r, t, n) => attemptLogPath(this.#o.stateDir, r, t, n),
           }), signal) ?? [];

@@ -60,11 +60,21 @@ export function operationRoutes(api: Hono<AppEnv>, registry: AnyRouteSpec[], { e
   });
 
   addRoute(api, registry, {
+    method: "get", path: "/health", tag: "freshness",
+    summary: "Who runs the freshness checker and how long ago its last pass was, and whether a scheduler leads",
+    responds: { status: 200, description: "{ status, holder, lastPassAgeMs, scheduler, healthy, message }; 503 with the same body when the checker is stale or no scheduler leads" },
+    handle: async (c) => {
+      const health = await engine.health();
+      return c.json(toApi(health), health.healthy ? 200 : 503);
+    },
+  });
+
+  addRoute(api, registry, {
     method: "get", path: "/freshness", tag: "freshness",
     summary: "Per promised dataset and business date: deadline and SLO against when it was published; the checker's health; open incidents",
     query: z.object({ days: z.coerce.number().int().min(1).max(366).default(7).describe("business dates per dataset") }),
     responds: { status: 200, description: "{ checker, datasets, openIncidents }" },
-    handle: async (c, { query }) => c.json(toApi(await engine.freshness(60_000, query.days))),
+    handle: async (c, { query }) => c.json(toApi(await engine.freshness(query.days))),
   });
 
   addRoute(api, registry, {

@@ -459,12 +459,14 @@ export class PostgresStore implements Store {
       for (;;) {
         const candidates = request.runId
           ? await tx.rows("selectRunCandidates", [request.runId, request.now, scan])
+          : request.backfillId
+          ? await tx.rows("selectBackfillCandidates", [request.backfillId, request.now, scan])
           : await tx.rows("selectCandidates", [request.now, scan]);
         await capped;
         if (candidates.length === 0) return [];
         await caps.loadPools(tx, candidates);
         const plan = choose(candidates, request, limits, caps);
-        const exhausted = request.runId
+        const exhausted = request.runId || request.backfillId
           ? candidates.length < scan
           : candidates.filter((c) => c.grp === 0).length < scan && candidates.filter((c) => c.grp === 1).length < scan;
         if (plan.chosen.length < request.limit && plan.passedOver && !exhausted && scan < wide) {

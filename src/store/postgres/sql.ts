@@ -121,6 +121,15 @@ export const SQL = {
     ORDER BY t.priority DESC, t.queued_at, t.task_id
     LIMIT $3
     FOR UPDATE OF t SKIP LOCKED`,
+  selectBackfillCandidates: `
+    SELECT t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots,
+           t.queued_at AS waited_since, r.pipeline_id
+    FROM task_instances t JOIN runs r ON r.run_id = t.run_id
+    WHERE r.backfill_id = $1 AND r.state IN ('queued', 'running')
+      AND (t.state = 'queued' OR (t.state IN ('up_for_retry', 'up_for_reschedule') AND t.next_try_at <= $2))
+    ORDER BY t.priority DESC, t.queued_at, t.task_id
+    LIMIT $3
+    FOR UPDATE OF t SKIP LOCKED`,
   /** Serialises claimers under the same cap until they commit; keys are sorted by the caller. */
   lockCaps: `SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest($1::text[]) AS k`,
   countRunningAll: `SELECT count(*) AS n FROM task_instances WHERE state = 'running'`,

@@ -130,6 +130,13 @@ export const SQL = {
       AND (t.state = 'queued' OR (t.state IN ('up_for_retry', 'up_for_reschedule') AND t.next_try_at <= ?))
     ORDER BY t.priority DESC, t.queued_at, t.task_id
     LIMIT ?`,
+  selectBackfillCandidates: `
+    SELECT t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots, t.queued_at, r.pipeline_id
+    FROM task_instances t JOIN runs r ON r.run_id = t.run_id
+    WHERE r.backfill_id = ? AND r.state IN ('queued', 'running')
+      AND (t.state = 'queued' OR (t.state IN ('up_for_retry', 'up_for_reschedule') AND t.next_try_at <= ?))
+    ORDER BY t.priority DESC, t.queued_at, t.task_id
+    LIMIT ?`,
   countRunningAll: `SELECT count(*) AS n FROM task_instances WHERE state = 'running'`,
   countRunningByPipeline: `
     SELECT r.pipeline_id AS pipeline_id, count(*) AS n

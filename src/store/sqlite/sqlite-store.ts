@@ -207,6 +207,8 @@ export class SqliteStore implements Store {
       const scan = request.limit * 4 + 32;
       const candidates: Row[] = request.runId
         ? (q.selectRunCandidates.all(request.runId, request.now, scan) as Row[])
+        : request.backfillId
+        ? (q.selectBackfillCandidates.all(request.backfillId, request.now, scan) as Row[])
         : [...(q.selectWaitingCandidates.all(request.now, scan) as Row[]), ...(q.selectQueuedCandidates.all(scan) as Row[])];
       if (candidates.length === 0) return [];
 

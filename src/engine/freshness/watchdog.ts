@@ -1,0 +1,96 @@
+import type { Clock } from "../../core/model/clock.ts";
+import type { Pipeline } from "../../core/pipeline/types.ts";
+import type { Store } from "../../store/port.ts";
+import { FreshnessChecker, type CheckResult } from "./checker.ts";
+import { AlertDispatcher, type NotifierConfig } from "./notifiers.ts";
+
+/** The lease role of the watchdog: one process at a time checks promises and delivers alerts. */
+export const CHECKER_ROLE = "checker";
+
+export interface WatchdogOptions {
+  store: Store;
+  clock: Clock;
+  pipelines: readonly Pipeline[];
+  /** Who this is, shown by `idem health`: "worker host:pid:random". */
+  holder: string;
+  notifiers: Readonly<Record<string, NotifierConfig>>;
+  defaultNotify?: readonly string[];
+  /** How often the checker passes. Default 15 s. */
+  intervalMs?: number;
+  /** The "did not run" and "scheduler down" grace. Default 10 minutes. */
+  graceMs?: number;
+  /** A watchdog that stops passing for this long is replaced by another process's. Default 3 intervals. */
+  leaseMs?: number;
+  /** How often alerts are delivered while this process holds the checker lease. Default 1 s. */
+  deliverEveryMs?: number;
+  log?: (line: string) => void;
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * The freshness and "did not run" checks, and alert delivery, in whichever idem process holds
+ * the checker lease (schedulers, workers and `idem serve` all run one; one passes at a time).
+ * It does not depend on the scheduler, so a dead scheduler is noticed and said.
+ * The lease is renewed only at the start of each pass, so its heartbeat is the last pass's time.
+ */
+export class Watchdog {
+  readonly #o: WatchdogOptions & { intervalMs: number; leaseMs: number; deliverEveryMs: number };
+  readonly #checker: FreshnessChecker;
+  readonly #dispatcher: AlertDispatcher;
+  #leaseUntil = -Infinity;
+
+  constructor(options: WatchdogOptions) {
+    const intervalMs = options.intervalMs ?? 15_000;
+    this.#o = { deliverEveryMs: 1_000, leaseMs: 3 * intervalMs, ...options, intervalMs };
+    const log = options.log ?? (() => {});
+    this.#checker = new FreshnessChecker({
+      store: options.store, pipelines: options.pipelines, defaultNotify: options.defaultNotify ?? [], log,
+      ...(options.graceMs === undefined ? {} : { didNotRunGraceMs: options.graceMs }),
+    });
+    this.#dispatcher = new AlertDispatcher({ store: options.store, clock: options.clock, notifiers: options.notifiers, log, ...(options.env ? { env: options.env } : {}) });
+  }
+
+  /** Takes (or keeps) the checker lease and, when this process holds it, checks everything once. */
+  async pass(): Promise<{ leader: boolean; holder: string; result: CheckResult | null }> {
+    const { store, clock, holder, leaseMs } = this.#o;
+    const now = clock.now();
+    const lead = await store.tryLead({ role: CHECKER_ROLE, holder, now, ttlMs: leaseMs });
+    if (!lead.leader) {
+      this.#leaseUntil = -Infinity;
+      return { leader: false, holder: lead.holder, result: null };
+    }
+    this.#leaseUntil = lead.expiresAt;
+    return { leader: true, holder, result: await this.#checker.check(now) };
+  }
+
+  /** Delivers due alerts if this process holds the checker lease; returns how many went out. */
+  async deliver(): Promise<number> {
+    return this.#o.clock.now() < this.#leaseUntil ? this.#dispatcher.deliverDue() : 0;
+  }
+
+  /** Passes every interval and delivers alerts in between, until `signal` aborts; then lets the lease go. */
+  async run(signal: AbortSignal): Promise<void> {
+    const { clock, intervalMs, deliverEveryMs, log } = this.#o;
+    let nextPassAt = -Infinity;
+    let leading: boolean | null = null;
+    try {
+      while (!signal.aborted) {
+        try {
+          if (clock.now() >= nextPassAt) {
+            nextPassAt = clock.now() + intervalMs;
+            const pass = await this.pass();
+            if (pass.leader !== leading) log?.(pass.leader ? `watchdog ${this.#o.holder} checks promises` : `watchdog ${this.#o.holder} stands by (checker: ${pass.holder})`);
+            leading = pass.leader;
+          }
+          await this.deliver();
+        } catch (error) {
+          // A store out of reach for a while must not end the watchdog: try again at the next beat.
+          log?.(`watchdog: ${(error as Error).message}`);
+        }
+        await clock.sleep(Math.min(deliverEveryMs, Math.max(0, nextPassAt - clock.now())), signal);
+      }
+    } finally {
+      await this.#o.store.resignLead(CHECKER_ROLE, this.#o.holder).catch(() => {});
+    }
+  }
+}

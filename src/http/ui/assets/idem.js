@@ -1,0 +1,141 @@
+// idem's one page script: the time zone selector, one live-events stream per tab, log tails.
+// Pages work without it (timestamps then stay in UTC and nothing recolours by itself).
+(() => {
+  "use strict";
+  const url = new URL(location.href);
+  const browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+  const zoneOf = () => new URL(location.href).searchParams.get("tz") || localStorage.getItem("idem.tz") || browserZone;
+
+  // --- timestamps follow one zone; business dates are plain text and never touched ---------------
+  const formats = new Map();
+  function formatter(zone) {
+    let f = formats.get(zone);
+    if (!f) {
+      f = new Intl.DateTimeFormat("en-CA", {
+        timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit",
+        second: "2-digit", hourCycle: "h23", timeZoneName: "short",
+      });
+      formats.set(zone, f);
+    }
+    return f;
+  }
+  function format(ms, zone, withSeconds) {
+    const p = Object.fromEntries(formatter(zone).formatToParts(new Date(ms)).map((x) => [x.type, x.value]));
+    return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}${withSeconds ? `:${p.second}` : ""} ${p.timeZoneName}`;
+  }
+  function paintTimes(root) {
+    let zone = zoneOf();
+    try { formatter(zone); } catch { zone = "UTC"; }
+    for (const el of root.querySelectorAll("time[data-t]")) {
+      el.textContent = format(Number(el.dataset.t), zone, el.hasAttribute("data-s"));
+      el.title = new Date(Number(el.dataset.t)).toISOString();
+    }
+    for (const el of document.querySelectorAll("[data-zone-label]")) el.textContent = zone;
+  }
+  const select = document.getElementById("tz");
+  if (select) {
+    const current = zoneOf();
+    const zones = new Set([browserZone, "UTC", ...(select.dataset.zones || "").split(",").filter(Boolean), current]);
+    let all = [];
+    try { all = Intl.supportedValuesOf("timeZone"); } catch { /* old engines: the short list is enough */ }
+    select.textContent = "";
+    const add = (value, label) => {
+      const o = document.createElement("option");
+      o.value = value; o.textContent = label; select.append(o);
+    };
+    add("", `Browser (${browserZone})`);
+    for (const z of zones) if (z !== browserZone) add(z, z);
+    for (const z of all) if (!zones.has(z)) add(z, z);
+    select.value = url.searchParams.get("tz") || localStorage.getItem("idem.tz") || "";
+    select.addEventListener("change", () => {
+      const next = new URL(location.href);
+      if (select.value) { next.searchParams.set("tz", select.value); localStorage.setItem("idem.tz", select.value); }
+      else { next.searchParams.delete("tz"); localStorage.removeItem("idem.tz"); }
+      history.replaceState(null, "", next);
+      paintTimes(document);
+    });
+  }
+  paintTimes(document);
+
+  // A chosen zone is part of the view: links within idem carry it, so a copied URL shows the same.
+  document.addEventListener("click", (event) => {
+    const a = event.target instanceof Element ? event.target.closest("a[href]") : null;
+    const tz = new URL(location.href).searchParams.get("tz");
+    if (!a || !tz || a.origin !== location.origin || !a.pathname.startsWith("/ui")) return;
+    const next = new URL(a.href);
+    if (!next.searchParams.has("tz")) { next.searchParams.set("tz", tz); a.href = next.href; }
+  }, true);
+  for (const form of document.querySelectorAll("form[method=get]")) {
+    form.addEventListener("submit", () => {
+      const tz = new URL(location.href).searchParams.get("tz");
+      if (tz && !form.querySelector("input[name=tz]")) {
+        const input = document.createElement("input");
+        input.type = "hidden"; input.name = "tz"; input.value = tz; form.append(input);
+      }
+    });
+  }
+
+  // --- live state: one EventSource per tab recolours whatever shows a run or task instance -------
+  const STATE = /\bs-[a-z_]+\b/g;
+  const LABEL = { up_for_retry: "up for retry", up_for_reschedule: "up for reschedule", upstream_failed: "upstream failed" };
+  function recolour(el, state) {
+    el.setAttribute("class", `${(el.getAttribute("class") || "").replace(STATE, "").trim()} s-${state}`);
+    if (el.classList.contains("b")) el.textContent = LABEL[state] || state;
+    if (el.hasAttribute("aria-label")) el.setAttribute("aria-label", el.getAttribute("aria-label").replace(/: [a-z_ ]+$/, `: ${LABEL[state] || state}`));
+  }
+  const grid = document.querySelector("table.grid[data-tasks]");
+  const gridTasks = grid ? grid.dataset.tasks.split(",") : [];
+  function onTask(change) {
+    for (const el of document.querySelectorAll(`[data-ti="${CSS.escape(`${change.runId}/${change.taskId}`)}"]`)) recolour(el, change.state);
+    if (!grid) return;
+    const row = grid.querySelector(`tr[data-run="${CSS.escape(change.runId)}"]`);
+    const column = gridTasks.indexOf(change.taskId);
+    if (!row || column < 0) return;
+    const cell = row.children[column + 2]?.firstElementChild;
+    if (cell) recolour(cell, change.state);
+  }
+  function onRun(change) {
+    for (const el of document.querySelectorAll(`[data-rs="${CSS.escape(change.runId)}"]`)) recolour(el, change.state);
+  }
+  const live = document.getElementById("live");
+  if (live && window.EventSource) {
+    const source = new EventSource(live.dataset.src);
+    source.addEventListener("open", () => { live.classList.add("on"); live.title = "live: changes appear without a reload"; });
+    source.addEventListener("error", () => { live.classList.remove("on"); live.title = "reconnecting"; });
+    const handle = (kind) => (event) => {
+      let data;
+      try { data = JSON.parse(event.data); } catch { return; }
+      if (kind === "task" || (data.taskId && data.state)) onTask(data);
+      else if (kind === "run" || (data.runId && data.state)) onRun(data);
+      document.dispatchEvent(new CustomEvent("idem:change", { detail: data }));
+    };
+    source.addEventListener("task", handle("task"));
+    source.addEventListener("run", handle("run"));
+    // The server could not replay everything this tab missed: only a reload shows the truth.
+    source.addEventListener("reset", () => location.reload());
+  }
+
+  // --- log tail: while the attempt runs, fetch what was appended since the last byte shown -------
+  const log = document.querySelector("pre.log[data-tail]");
+  if (log) {
+    let offset = Number(log.dataset.next);
+    const status = document.getElementById("tail-status");
+    const tick = async () => {
+      try {
+        const response = await fetch(`${log.dataset.tail}&offset=${offset}`, { headers: { accept: "text/plain" } });
+        const text = await response.text();
+        if (text) {
+          const stick = log.scrollTop + log.clientHeight >= log.scrollHeight - 4;
+          log.append(text);
+          if (stick) log.scrollTop = log.scrollHeight;
+        }
+        offset = Number(response.headers.get("x-next-offset") || offset);
+        if (response.headers.get("x-attempt-running") === "true") setTimeout(tick, 1000);
+        else if (status) status.textContent = "attempt finished: the log is complete";
+      } catch {
+        setTimeout(tick, 3000);
+      }
+    };
+    setTimeout(tick, 1000);
+  }
+})();

@@ -1,0 +1,104 @@
+import { UsageError } from "../../../core/model/errors.ts";
+import { addDays, localDate, parseBusinessDate } from "../../../core/time/dates.ts";
+import type { Engine } from "../../../engine/engine.ts";
+import type { TaskInstanceRecord } from "../../../store/port.ts";
+import { escapeHtml, html, raw, seg, type Html } from "../html.ts";
+import { badge, links, page, plural, stateLabel, type View } from "../parts.ts";
+import { pipelineHeader } from "./pipeline-tabs.ts";
+import { gridOf } from "../reads.ts";
+
+export const GRID_SPANS = [30, 90, 365] as const;
+const WEEKDAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+const LEGEND = ["success", "failed", "running", "queued", "up_for_retry", "scheduled", "skipped", "upstream_failed", "missing", "not_due"];
+
+/**
+ * Business dates (newest first) x tasks, each cell a link to its task instance. The range and the
+ * filter live in the URL (`days`, `to`, `only`), so a view is a deep link.
+ */
+export async function gridPage(engine: Engine, view: View, pipelineId: string): Promise<Html> {
+  const p = engine.pipeline(pipelineId);
+  const tz = p.schedule.timezone;
+  const params = view.url.searchParams;
+  const days = Number(params.get("days") ?? 90);
+  if (!GRID_SPANS.includes(days as (typeof GRID_SPANS)[number])) throw new UsageError(`days=${params.get("days")}: expected one of ${GRID_SPANS.join(", ")}`);
+  let to: string;
+  try {
+    to = params.get("to") ? parseBusinessDate(params.get("to")!) : localDate(engine.clock.now(), tz);
+  } catch (error) {
+    throw new UsageError(`to: ${(error as Error).message}`);
+  }
+  const only = params.get("only") === "failed" ? "failed" : null;
+  const from = addDays(to, -(days - 1));
+  const [state, grid] = await Promise.all([engine.pipelineState(p.id), gridOf(engine, p.id, { fromDate: from, toDate: to })]);
+  const taskIds = [...p.tasks.keys()];
+  const byRun = new Map<string, Map<string, TaskInstanceRecord>>();
+  for (const t of grid.tasks) {
+    let row = byRun.get(t.runId);
+    if (!row) byRun.set(t.runId, (row = new Map()));
+    row.set(t.taskId, t);
+  }
+  const counts = new Map<string, number>();
+  for (const t of grid.tasks) counts.set(t.state, (counts.get(t.state) ?? 0) + 1);
+  const missing = grid.rows.filter((r) => r.status === "missing").length;
+  if (missing) counts.set("missing", missing);
+
+  const rows = only ? grid.rows.filter((r) => r.status === "failed" || r.status === "missing" || [...(byRun.get(r.runId ?? "")?.values() ?? [])].some((t) => t.state === "failed" || t.state === "upstream_failed")) : grid.rows;
+  let month = "";
+  let body = "";
+  for (const r of rows) {
+    const date = r.businessDate;
+    const newMonth = date.slice(0, 7) !== month;
+    month = date.slice(0, 7);
+    const weekday = WEEKDAYS[new Date(`${date}T12:00:00Z`).getUTCDay()]!;
+    if (newMonth) body += `<tr class="mh"><th colspan="${taskIds.length + 2}">${MONTHS[Number(date.slice(5, 7)) - 1]} ${date.slice(0, 4)}</th></tr>`;
+    if (r.runId && r.status !== "missing" && r.status !== "not_due" && r.status !== "skipped") {
+      const cells = byRun.get(r.runId);
+      const base = `/ui/runs/${seg(r.runId)}/tasks/`;
+      let tds = "";
+      for (const id of taskIds) {
+        const t = cells?.get(id);
+        tds += t
+          ? `<td><a class="c s-${t.state}" href="${base}${seg(id)}" title="${stateLabel(t.state)}" aria-label="${id}: ${stateLabel(t.state)}"></a></td>`
+          : `<td><span class="c s-none"></span></td>`;
+      }
+      body += `<tr data-run="${r.runId}"><th><a href="/ui/runs/${seg(r.runId)}">${date}</a><span class="wd">${weekday}</span></th><td class="rs"><a class="c s-${r.status}" data-rs="${r.runId}" href="/ui/runs/${seg(r.runId)}" aria-label="run: ${stateLabel(r.status)}"></a></td>${tds}</tr>`;
+    } else {
+      const title = `${stateLabel(r.status)}${r.note ? `: ${r.note}` : ""}`;
+      const link = links.ledger(p.id, { month: date.slice(0, 7) });
+      body += `<tr${r.runId ? ` data-run="${r.runId}"` : ""}><th><span class="date">${date}</span><span class="wd">${weekday}</span></th><td class="rs"><a class="c s-${r.status}" href="${link}" title="${escapeHtml(title)}" aria-label="run: ${escapeHtml(title)}"></a></td><td colspan="${taskIds.length}" class="faint gnote">${escapeHtml(title)}</td></tr>`;
+    }
+  }
+
+  const span = (d: number) => html`<a href="${links.grid(p.id, { days: d, to: params.get("to"), only })}"${d === days ? html` class="on"` : ""}>${d} days</a>`;
+  const toolbar = html`<div class="toolbar">
+<span class="seg">${GRID_SPANS.map(span)}</span>
+<span class="seg"><a href="${links.grid(p.id, { days, to: addDays(to, -days), only })}" title="older">← older</a><a href="${links.grid(p.id, { days, to: addDays(to, days), only })}" title="newer">newer →</a><a href="${links.grid(p.id, { days, only })}">today</a></span>
+<span class="seg"><a href="${links.grid(p.id, { days, to: params.get("to") })}"${only ? "" : html` class="on"`}>all dates</a><a href="${links.grid(p.id, { days, to: params.get("to"), only: "failed" })}"${only ? html` class="on"` : ""}>only failed or missing</a></span>
+<span class="sp"></span>
+<span class="muted"><span class="date">${from}</span> → <span class="date">${to}</span> · ${plural(grid.rows.length, "interval")}</span>
+</div>
+<div class="toolbar counts">${[...LEGEND].filter((s) => counts.get(s)).map((s) => html`<span class="b s-${s}">${stateLabel(s)} <b>${(counts.get(s) ?? 0).toLocaleString("en")}</b></span>`)}</div>`;
+
+  const attention = grid.rows.filter((r) => r.status === "failed" || r.status === "missing");
+  const side = html`<aside class="panel gridside"><h2>In this range</h2>
+${attention.length ? html`<ul class="attention">${attention.slice(0, 40).map((r) => {
+    const failedTasks = [...(byRun.get(r.runId ?? "")?.values() ?? [])].filter((t) => t.state === "failed").map((t) => t.taskId);
+    return html`<li>${badge(r.status)} <a class="date" href="${r.runId ? links.run(r.runId) : links.ledger(p.id, { month: r.businessDate.slice(0, 7) })}">${r.businessDate}</a>
+<div class="muted">${r.status === "missing" ? r.note : failedTasks.length ? html`failed: ${failedTasks.map((id, i) => html`${i ? ", " : ""}<a class="mono" href="${links.task(r.runId!, id)}">${id}</a>`)}` : "a task failed"}</div></li>`;
+  })}</ul>${attention.length > 40 ? html`<p class="muted">and ${attention.length - 40} more: <a href="${links.grid(p.id, { days, to: params.get("to"), only: "failed" })}">only failed or missing</a></p>` : ""}`
+    : html`<p class="muted">Nothing failed or missing.</p>`}
+<h3>Columns</h3><ol class="cols-list">${taskIds.map((id) => {
+    const t = p.tasks.get(id)!;
+    return html`<li><span class="mono">${id}</span>${t.policy.pool ? html` <span class="pill">⛁ ${t.policy.pool}</span>` : ""}</li>`;
+  })}</ol></aside>`;
+  const content = html`${pipelineHeader(view, p, state, "grid")}
+${toolbar}
+<div class="gridlayout"><div class="gridwrap"><table class="grid" data-tasks="${taskIds.join(",")}">
+<thead><tr><th class="dh">business date</th><th class="tk"><span>run</span></th>${taskIds.map((id) => html`<th class="tk" title="${id}"><span>${id}</span></th>`)}</tr></thead>
+<tbody>${raw(body)}</tbody></table>
+${rows.length === 0 ? html`<div class="empty">${only ? "No failed or missing interval in this range." : "No interval of this schedule falls in this range."}</div>` : ""}
+</div>${side}</div>
+<div class="legend" aria-label="legend">${LEGEND.map((s) => html`<span class="b s-${s}">${stateLabel(s)}</span>`)}</div>`;
+  return page(view, { title: `${p.id} grid`, active: "pipelines", body: content });
+}

@@ -1,0 +1,65 @@
+import type { Engine } from "../../../engine/engine.ts";
+import type { Pipeline } from "../../../core/pipeline/types.ts";
+import { html, seg, type Html } from "../html.ts";
+import { actionForm, at, badge, links, page, pageHead, stateLabel, took, type View } from "../parts.ts";
+import { gantt } from "../gantt.ts";
+
+/** A run: its interval, who triggered it and why, a Gantt of attempts, why anything is not running, and actions. */
+export async function runPage(engine: Engine, view: View, runId: string): Promise<Html> {
+  const run = await engine.run(runId);
+  const [tasks, attempts, why] = await Promise.all([engine.taskInstances(runId), engine.attempts(runId), engine.why(runId)]);
+  let pipeline: Pipeline | null = null;
+  try {
+    pipeline = engine.pipeline(run.pipelineId);
+  } catch {
+    pipeline = null; // the pipeline was removed from the project; its runs stay readable
+  }
+  const now = engine.clock.now();
+  const last = new Map(attempts.map((a) => [a.taskId, a]));
+  const failed = tasks.filter((t) => t.state === "failed" || t.state === "upstream_failed").length;
+  const facts = html`<dl class="kv">
+<dt>Business date</dt><dd><span class="date">${run.businessDate}</span></dd>
+<dt>Interval</dt><dd>${at(run.intervalStart)} → ${at(run.intervalEnd)}</dd>
+<dt>Trigger</dt><dd>${run.trigger}${run.backfillId ? html` · <a href="${links.backfill(run.backfillId)}">${run.backfillId}</a>` : ""}</dd>
+<dt>Who</dt><dd>${run.triggeredBy ?? html`<span class="faint">the scheduler</span>`}</dd>
+<dt>Why</dt><dd>${run.reason ?? html`<span class="faint">no reason given</span>`}</dd>
+<dt>Created</dt><dd>${at(run.createdAt, true)}</dd>
+<dt>Ran</dt><dd>${at(run.startedAt, true)} → ${run.endedAt ? at(run.endedAt, true) : html`<span class="faint">not finished</span>`} · ${took(run.startedAt, run.endedAt, now)}</dd>
+<dt>Graph version</dt><dd><code>${run.graphVersion.slice(0, 12)}</code></dd>
+${Object.keys(run.params).length ? html`<dt>Params</dt><dd><code>${JSON.stringify(run.params)}</code></dd>` : ""}
+</dl>`;
+  const table = html`<table class="t"><thead><tr><th>Task</th><th>State</th><th>Try</th><th>Started</th><th>Took</th><th>Note</th></tr></thead><tbody>
+${tasks.map((t) => {
+    const a = last.get(t.taskId);
+    const note = t.reason ?? (a?.errorMessage ? `${a.errorClass ?? "Error"}: ${a.errorMessage}` : t.state === "up_for_retry" && t.nextTryAt ? null : a?.summary ? JSON.stringify(a.summary) : null);
+    return html`<tr><td><a class="mono" href="${links.task(runId, t.taskId)}">${t.taskId}</a>${t.pool ? html` <span class="pill" title="pool">⛁ ${t.pool}${t.slots > 1 ? ` ×${t.slots}` : ""}</span>` : ""}</td>
+<td>${badge(t.state, { ti: `${runId}/${t.taskId}` })}</td><td class="num">${t.tryNumber}/${t.maxTries}</td><td>${at(t.startedAt)}</td><td class="num">${took(t.startedAt, t.endedAt, now)}</td>
+<td>${t.state === "up_for_retry" && t.nextTryAt ? html`retry at ${at(t.nextTryAt, true)}` : note ? html`<span class="${a?.errorMessage && !t.reason ? "" : "muted"}">${note.length > 240 ? note.slice(0, 240) + "…" : note}</span>` : ""}</td></tr>`;
+  })}</tbody></table>`;
+  const taskOptions = tasks.map((t) => html`<option value="${t.taskId}">${t.taskId} (${stateLabel(t.state)})</option>`);
+  const actions = html`<div class="actions">
+${failed ? html`<details open><summary>Clear the ${failed} failed task instance(s)</summary>${actionForm(view, { action: `/ui/runs/${seg(runId)}/clear`, label: "Clear failed", body: html`<input type="hidden" name="failedOnly" value="1">` })}</details>` : ""}
+<details${failed ? "" : " open"}><summary>Clear a task (runs it again, keeps history)</summary>${actionForm(view, {
+    action: `/ui/runs/${seg(runId)}/clear`,
+    label: "Clear",
+    body: html`<label>Task<select name="taskId"><option value="">every task of the run</option>${taskOptions}</select></label>
+<label class="check"><input type="checkbox" name="downstream" value="1" checked> with downstream</label>`,
+  })}</details>
+${pipeline ? html`<p class="muted">Skip or mark one task from its <a href="${links.task(runId, tasks[0]?.taskId ?? "")}">task instance page</a>.</p>` : ""}
+</div>`;
+  const body = html`${pageHead({
+    crumbs: [["Pipelines", "/ui/pipelines"], [run.pipelineId, links.grid(run.pipelineId)], "run"],
+    title: html`<span class="mono">${runId}</span> ${badge(run.state, { run: runId })}`,
+    sub: html`${run.trigger} run for business date <span class="date">${run.businessDate}</span>${pipeline ? "" : " · the pipeline is no longer in the project"}`,
+    right: html`<a class="btn" href="${links.graph(run.pipelineId, runId)}">Graph of this run</a>`,
+  })}
+<div class="cols"><div>
+<div class="panel"><h2>Why</h2><ul class="why">${why.map((line) => html`<li>${line}</li>`)}</ul></div>
+<div class="panel"><h2>Attempts</h2>${gantt(tasks.map((t) => t.taskId), attempts, now)}</div>
+<div class="panel flush"><h2>Task instances</h2>${table}</div>
+</div><div>
+<div class="panel"><h2>Run</h2>${facts}</div>
+<div class="panel"><h2>Actions</h2>${actions}</div>
+</div></div>`;
+  return page(view, { title: runId, active: "pipelines", body });
+}

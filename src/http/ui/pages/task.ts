@@ -1,0 +1,136 @@
+import { NotFoundError, UsageError } from "../../../core/model/errors.ts";
+import type { Engine } from "../../../engine/engine.ts";
+import { html, query, seg, type Html } from "../html.ts";
+import { actionForm, at, badge, duration, links, page, pageHead, took, type View } from "../parts.ts";
+
+/** One page of a log is this many bytes; the first view shows the last page (where errors are). */
+export const LOG_PAGE_BYTES = 64 * 1024;
+
+/** A task instance: every attempt (try, worker, times, exit, error, summary) and each attempt's log, paged. */
+export async function taskPage(engine: Engine, view: View, runId: string, taskId: string): Promise<Html> {
+  const run = await engine.run(runId);
+  const tasks = await engine.taskInstances(runId);
+  const ti = tasks.find((t) => t.taskId === taskId);
+  if (!ti) throw new NotFoundError("task", `run ${runId} has no task "${taskId}" (tasks: ${tasks.map((t) => t.taskId).join(", ")})`);
+  const attempts = await engine.attempts(runId, taskId);
+  const why = await engine.why(runId, taskId);
+  const now = engine.clock.now();
+  const tryParam = view.url.searchParams.get("try");
+  const chosenTry = tryParam === null ? attempts.at(-1)?.tryNumber : Number(tryParam);
+  if (tryParam !== null && !attempts.some((a) => a.tryNumber === chosenTry)) {
+    throw new NotFoundError("attempt", `task ${taskId} of run ${runId} has no try ${tryParam} (tries: ${attempts.map((a) => a.tryNumber).join(", ") || "none yet"})`);
+  }
+  const log = chosenTry === undefined ? null : await logPage(engine, runId, taskId, chosenTry, view.url.searchParams.get("offset"));
+  const base = links.task(runId, taskId);
+
+  const attemptRows = attempts.map((a) => html`<tr${a.tryNumber === chosenTry ? html` class="sel"` : ""}>
+<td class="num"><a href="${base}${query({ try: a.tryNumber })}">try ${a.tryNumber}</a></td><td>${badge(a.state)}</td><td class="mono">${a.workerId}${a.pid ? ` pid ${a.pid}` : ""}</td>
+<td>${at(a.startedAt, true)}</td><td>${a.endedAt ? at(a.endedAt, true) : html`<span class="faint">running</span>`}</td><td class="num">${took(a.startedAt, a.endedAt, now)}</td>
+<td class="num">${a.exitCode ?? "–"}</td>
+<td>${a.errorMessage ? html`<b>${a.errorClass ?? "Error"}</b>: ${a.errorMessage}` : a.summary ? html`<code>${JSON.stringify(a.summary)}</code>` : ""}</td></tr>`);
+
+  const logPanel = log
+    ? html`<div class="panel flush"><div class="logbar"><h2 class="inline">Log of try ${log.tryNumber}</h2>
+<span class="muted">bytes ${log.offset.toLocaleString("en")}–${log.nextOffset.toLocaleString("en")} of ${log.size.toLocaleString("en")}</span>
+${log.offset > 0 ? html`<a href="${base}${query({ try: log.tryNumber, offset: Math.max(0, log.offset - LOG_PAGE_BYTES) })}">← earlier</a>` : ""}
+${log.nextOffset < log.size ? html`<a href="${base}${query({ try: log.tryNumber, offset: log.nextOffset })}">later →</a>` : ""}
+<span class="sp"></span>${log.running ? html`<span id="tail-status" class="b s-running">following the running attempt</span>` : ""}
+<a href="/ui/runs/${seg(runId)}/tasks/${seg(taskId)}/log${query({ try: log.tryNumber, download: 1 })}">download whole log</a></div>
+<pre class="log"${log.running ? html` data-tail="/ui/runs/${seg(runId)}/tasks/${seg(taskId)}/log${query({ try: log.tryNumber })}" data-next="${log.nextOffset}"` : ""}>${log.text || (log.running ? "" : "(the attempt wrote nothing to its log)")}</pre></div>`
+    : html`<div class="panel"><h2>Log</h2><div class="empty">No attempt yet, so no log.</div></div>`;
+
+  const downstreamNote = html`<label class="check"><input type="checkbox" name="downstream" value="1" checked> with downstream</label>`;
+  const actions = html`<div class="actions">
+<details open><summary>Clear (run it again)</summary>${actionForm(view, { action: `/ui/runs/${seg(runId)}/clear`, label: "Clear task", body: html`<input type="hidden" name="taskId" value="${taskId}">${downstreamNote}` })}</details>
+<details><summary>Skip</summary>${actionForm(view, { action: `/ui/runs/${seg(runId)}/tasks/${seg(taskId)}/skip`, label: "Skip task" })}</details>
+<details><summary>Mark success or failed</summary>${actionForm(view, {
+    action: `/ui/runs/${seg(runId)}/tasks/${seg(taskId)}/mark`,
+    label: "Mark",
+    danger: true,
+    body: html`<label>State<select name="state"><option value="success">success</option><option value="failed">failed</option></select></label>`,
+  })}</details></div>`;
+
+  const body = html`${pageHead({
+    crumbs: [["Pipelines", "/ui/pipelines"], [run.pipelineId, links.grid(run.pipelineId)], [runId, links.run(runId)], "task"],
+    title: html`<span class="mono">${taskId}</span> ${badge(ti.state, { ti: `${runId}/${taskId}` })}`,
+    sub: html`business date <span class="date">${run.businessDate}</span> · try ${ti.tryNumber} of ${ti.maxTries} · trigger rule ${ti.triggerRule}${ti.pool ? ` · pool ${ti.pool} (${ti.slots} slot${ti.slots === 1 ? "" : "s"})` : ""}`,
+  })}
+<div class="cols"><div>
+<div class="panel flush"><h2>Attempts</h2>${attempts.length ? html`<table class="t"><thead><tr><th>Try</th><th>State</th><th>Worker</th><th>Started</th><th>Ended</th><th>Took</th><th>Exit</th><th>Error or summary</th></tr></thead><tbody>${attemptRows}</tbody></table>` : html`<div class="empty">Not run yet.</div>`}</div>
+${logPanel}
+</div><div>
+<div class="panel"><h2>Why</h2><ul class="why">${why.map((line) => html`<li>${line}</li>`)}</ul>
+${ti.reason ? html`<p class="muted">Reason: ${ti.reason}</p>` : ""}${ti.state === "up_for_retry" && ti.nextTryAt ? html`<p>Next try at ${at(ti.nextTryAt, true)} (in ${duration(ti.nextTryAt - now)})</p>` : ""}</div>
+<div class="panel"><h2>Actions</h2>${actions}</div>
+</div></div>`;
+  return page(view, { title: `${taskId} · ${runId}`, active: "pipelines", body });
+}
+
+interface LogPage {
+  tryNumber: number;
+  text: string;
+  offset: number;
+  nextOffset: number;
+  size: number;
+  running: boolean;
+}
+
+async function logPage(engine: Engine, runId: string, taskId: string, tryNumber: number, offsetParam: string | null): Promise<LogPage> {
+  let offset: number;
+  if (offsetParam === null) {
+    // The first view is the end of the log, from the start of a line.
+    const { size } = await engine.logRange(runId, taskId, tryNumber, { offset: 0, length: 0 });
+    offset = Math.max(0, size - LOG_PAGE_BYTES);
+  } else {
+    offset = Number(offsetParam);
+    if (!Number.isInteger(offset) || offset < 0) throw new UsageError(`offset=${offsetParam}: expected a byte offset >= 0`);
+  }
+  const range = await engine.logRange(runId, taskId, tryNumber, { offset, length: LOG_PAGE_BYTES });
+  let bytes = range.bytes;
+  let start = Math.min(offset, range.size);
+  if (offsetParam === null && start > 0) {
+    const newline = bytes.indexOf(10);
+    if (newline >= 0) {
+      bytes = bytes.subarray(newline + 1);
+      start += newline + 1;
+    }
+  }
+  bytes = wholeCharacters(bytes);
+  return { tryNumber, text: bytes.toString("utf8"), offset: start, nextOffset: start + bytes.length, size: range.size, running: !range.ended };
+}
+
+/** The most a tail fetch or a download reads at once from this page's route; the API serves bigger files in ranges. */
+const CHUNK_LIMIT = 16 * 1024 * 1024;
+
+/** What the tail script and the download link fetch: the log from a byte offset on (or all of it). */
+export async function taskLogChunk(engine: Engine, runId: string, taskId: string, params: URLSearchParams) {
+  const tryParam = params.get("try");
+  const tryNumber = tryParam === null ? (await engine.attempts(runId, taskId)).at(-1)?.tryNumber : Number(tryParam);
+  if (tryNumber === undefined || !Number.isInteger(tryNumber)) throw new NotFoundError("attempt", `task ${taskId} of run ${runId} has not run yet`);
+  const download = params.has("download");
+  const offset = download ? 0 : Number(params.get("offset") ?? 0);
+  if (!Number.isInteger(offset) || offset < 0) throw new UsageError(`offset=${params.get("offset")}: expected a byte offset >= 0`);
+  const range = await engine.logRange(runId, taskId, tryNumber, { offset, length: CHUNK_LIMIT });
+  const bytes = wholeCharacters(range.bytes);
+  return {
+    text: bytes.toString("utf8"),
+    nextOffset: Math.min(offset, range.size) + bytes.length,
+    running: !range.ended,
+    download,
+    filename: `${runId.replace(/[^A-Za-z0-9_.@-]/g, "_")}.${taskId}.try${tryNumber}.log`,
+  };
+}
+
+/** Drops a UTF-8 character cut at the end of a byte range; the next range starts with it whole. */
+export function wholeCharacters(bytes: Buffer): Buffer {
+  let i = bytes.length - 1;
+  let continuation = 0;
+  while (i >= 0 && continuation < 3 && (bytes[i]! & 0xc0) === 0x80) {
+    i--;
+    continuation++;
+  }
+  if (i < 0) return bytes;
+  const lead = bytes[i]!;
+  const length = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+  return length > continuation + 1 ? bytes.subarray(0, i) : bytes;
+}

@@ -1,0 +1,286 @@
+import { mkdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { addDays } from "../../src/core/time/dates.ts";
+import { launchChromium } from "../support/chromium.ts";
+import {
+  FIRST_DATE, FROZEN, LAST_DUE_DATE, MISSING_DATE, WAREHOUSE, WAREHOUSE_TASKS, failsCheck, retriesPayments, seedStore, type Seeded,
+} from "../support/ui-seed.ts";
+import { startUiServer, UI_LOCAL_USER } from "../support/ui-server.ts";
+
+/**
+ * The web UI in a real Chromium over a seeded year of a 10-task pipeline. One browser, one
+ * seeded store and one server for the whole file; each test opens its pages in a fresh context.
+ * Every page visited is saved as a screenshot into docs/ui/ (docs/ui.md shows them).
+ */
+const SHOTS = resolve(import.meta.dirname, "../../docs/ui");
+const FAILED_DATE = "2026-11-19";
+const FAILED_RUN = `${WAREHOUSE}@${FAILED_DATE}`;
+
+let seeded: Seeded;
+let server: { url: string; close(): Promise<void> };
+let browser: Browser;
+
+beforeAll(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  [seeded, browser] = await Promise.all([seedStore(), launchChromium()]);
+  server = await startUiServer(seeded.engine);
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+  await seeded?.close();
+});
+
+async function open(path: string, options: { timezoneId?: string; dark?: boolean } = {}): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({
+    viewport: { width: 1400, height: 900 },
+    timezoneId: options.timezoneId ?? "UTC",
+    colorScheme: options.dark ? "dark" : "light",
+    reducedMotion: "reduce",
+  });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on("pageerror", (error) => errors.push(error.message));
+  const response = await page.goto(server.url + path);
+  expect(response?.status(), `GET ${path}`).toBe(200);
+  expect(errors, `script errors on ${path}`).toEqual([]);
+  return { context, page };
+}
+
+async function shot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: join(SHOTS, `${name}.png`), animations: "disabled" });
+}
+
+/** The grid's columns: the pipeline's tasks in its (topological) order. */
+function taskOrder(): string[] {
+  const order = [...seeded.pipelines.find((p) => p.id === WAREHOUSE)!.tasks.keys()];
+  expect([...order].sort()).toEqual([...WAREHOUSE_TASKS].sort());
+  return order;
+}
+
+/** What the seed made of each business date, as the grid must show it: run state, then one state per task. */
+function expectedRow(date: string): string[] {
+  if (date === LAST_DUE_DATE) {
+    const today: Record<string, string> = { extract_orders: "success", extract_customers: "running", extract_payments: "up_for_retry", stage_orders: "success" };
+    return ["running", ...taskOrder().map((t) => today[t] ?? "scheduled")];
+  }
+  if (failsCheck(date)) {
+    return ["failed", ...taskOrder().map((t) => (t === "check_facts" ? "failed" : t === "publish_marts" || t === "export_report" ? "upstream_failed" : "success"))];
+  }
+  return ["success", ...taskOrder().map(() => "success")];
+}
+
+describe("the web UI in Chromium", () => {
+  it("shows every cell of a year x 10 tasks in the state the store holds", async () => {
+    const { context, page } = await open(`/ui/pipelines/${WAREHOUSE}/grid?days=365&to=${LAST_DUE_DATE}`);
+    const tasks = await page.$$eval("table.grid thead th.tk span", (spans) => spans.map((s) => s.textContent));
+    expect(tasks).toEqual(["run", ...taskOrder()]);
+    const rows = await page.$$eval("table.grid tbody tr:not(.mh)", (trs) =>
+      trs.map((tr) => ({
+        date: (tr.querySelector("th a, th .date")?.textContent ?? "").trim(),
+        cells: [...tr.querySelectorAll("td > .c")].map((c) => /\bs-([a-z_]+)/.exec(c.getAttribute("class") ?? "")?.[1] ?? "?"),
+      })),
+    );
+    expect(rows).toHaveLength(365);
+    expect(rows[0]!.date).toBe(LAST_DUE_DATE);
+    expect(rows.at(-1)!.date).toBe(FIRST_DATE);
+    for (const row of rows) {
+      if (row.date === MISSING_DATE) expect(row.cells, row.date).toEqual(["missing"]);
+      else expect(row.cells, row.date).toEqual(expectedRow(row.date));
+    }
+    // A retried task ends green, and its page keeps both tries.
+    const retried = rows.find((r) => retriesPayments(r.date) && r.date !== LAST_DUE_DATE)!;
+    expect(retried.cells[1 + taskOrder().indexOf("extract_payments")]).toBe("success");
+    await shot(page, "grid");
+    await page.click(`tr[data-run="${WAREHOUSE}@${retried.date}"] td:nth-child(${3 + taskOrder().indexOf("extract_payments")}) a`);
+    await page.waitForURL(/\/tasks\/extract_payments$/);
+    expect(await page.$$eval("table.t tbody tr", (trs) => trs.map((tr) => tr.querySelector("td")?.textContent?.trim()))).toEqual(["try 1", "try 2"]);
+    await context.close();
+  });
+
+  it("restores the view of a cell's deep link in a new context, with the failed task's log readable", async () => {
+    const first = await open(`/ui/pipelines/${WAREHOUSE}/grid?days=30&to=${LAST_DUE_DATE}&only=failed`);
+    expect(await first.page.$$eval("table.grid tbody tr[data-run]", (trs) => trs.map((tr) => tr.getAttribute("data-run")))).toEqual([FAILED_RUN]);
+    await first.page.click(`tr[data-run="${FAILED_RUN}"] td:nth-child(${3 + taskOrder().indexOf("check_facts")}) a`);
+    await first.page.waitForURL(/\/tasks\/check_facts/);
+    const link = first.page.url();
+    const seen = await first.page.textContent("main");
+    await first.context.close();
+
+    const second = await open(new URL(link).pathname + new URL(link).search);
+    expect(await second.page.textContent("h1")).toContain("check_facts");
+    expect(await second.page.textContent("h1 .b")).toBe("failed");
+    expect(await second.page.textContent("main")).toBe(seen);
+    const log = await second.page.textContent("pre.log");
+    expect(log).toContain(`DataError: ${FAILED_DATE}: fact_sales has 1204 rows but the source orders sum to 1198 (6 duplicates)`);
+    await shot(second.page, "task-instance");
+    await second.page.goto(server.url + `/ui/runs/${FAILED_RUN}`);
+    await shot(second.page, "run");
+    await second.context.close();
+  });
+
+  it("previews a backfill over a frozen period: every date listed, the frozen ones refused and struck out with the reason", async () => {
+    const { context, page } = await open("/ui/backfills");
+    await page.selectOption("select[name=pipeline]", WAREHOUSE);
+    await page.fill("input[name=from]", "2026-05-28");
+    await page.fill("input[name=to]", "2026-06-03");
+    await page.selectOption("select[name=reprocess]", "all");
+    await page.click("text=Preview plan");
+    await page.waitForURL(/\/ui\/backfills\/new\?/);
+    const items = await page.$$eval("table.t tbody tr", (trs) =>
+      trs.map((tr) => ({
+        date: tr.querySelector("td")?.textContent?.trim(),
+        action: tr.querySelector(".b")?.textContent?.trim(),
+        struck: tr.querySelector("td")?.classList.contains("strike"),
+        why: tr.querySelectorAll("td")[2]?.textContent?.trim(),
+      })),
+    );
+    expect(items.map((i) => i.date)).toEqual(["2026-05-28", "2026-05-29", "2026-05-30", "2026-05-31", "2026-06-01", "2026-06-02", "2026-06-03"]);
+    for (const item of items) {
+      const frozen = item.date! >= FROZEN.from;
+      expect(item.action, item.date).toBe(frozen ? "refused" : "rerun");
+      expect(item.struck, item.date).toBe(frozen);
+      if (frozen) expect(item.why).toContain(FROZEN.reason);
+    }
+    expect(await page.textContent("main")).toContain("estimate p50");
+    await shot(page, "backfill-preview");
+    // Nothing was created by previewing; confirming with a reason creates it, refused dates and all.
+    expect(await seeded.engine.backfills()).toEqual([]);
+    await page.fill("form[action='/ui/backfills'] input[name=reason]", "restate May after the currency fix");
+    await page.click("text=Create backfill: 4 runs");
+    await page.waitForURL(/\/ui\/backfills\/bf_/);
+    const perDate = await page.$$eval("table.t tbody tr", (trs) => trs.map((tr) => tr.querySelector(".b")?.textContent?.trim()));
+    expect(perDate).toEqual(["rerun", "rerun", "rerun", "rerun", "refused", "refused", "refused"]);
+    expect(await page.textContent("main")).toContain("restate May after the currency fix");
+    await shot(page, "backfill");
+    const [created] = await seeded.engine.backfills();
+    expect(created).toMatchObject({ actor: UI_LOCAL_USER, reason: "restate May after the currency fix", fromDate: "2026-05-28", toDate: "2026-06-03" });
+    await context.close();
+  });
+
+  it("shows the missing day in the ledger calendar with its reason", async () => {
+    const { context, page } = await open(`/ui/pipelines/${WAREHOUSE}/ledger?month=2026-10`);
+    const day = page.locator(`.day[data-date="${MISSING_DATE}"]`);
+    expect(await day.getAttribute("class")).toContain("s-missing");
+    expect(await day.getAttribute("aria-label")).toContain("missing (passed over by the scheduler without a run");
+    const rows = await page.$$eval("table.t tbody tr", (trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent?.trim())));
+    const missing = rows.find((r) => r[0] === MISSING_DATE)!;
+    expect(missing.slice(1, 3)).toEqual(["missing", "passed over by the scheduler without a run (was the schedule or start changed?)"]);
+    await shot(page, "ledger");
+    await page.goto(server.url + "/ui");
+    await shot(page, "on-call");
+    await context.close();
+  });
+
+  it("moves timestamps with the zone selector but never a business date", async () => {
+    const { context, page } = await open(`/ui/runs/${FAILED_RUN}`, { timezoneId: "UTC" });
+    const read = () => page.$$eval("main", ([main]) => ({
+      times: [...main!.querySelectorAll("time")].map((t) => t.textContent),
+      dates: [...main!.querySelectorAll(".date")].map((d) => d.textContent),
+    }));
+    const before = await read();
+    expect(before.times[0]).toMatch(/ UTC$/);
+    expect(before.dates).toContain(FAILED_DATE);
+    await page.selectOption("#tz", "Asia/Tokyo");
+    const after = await read();
+    expect(after.dates).toEqual(before.dates);
+    expect(after.times).not.toEqual(before.times);
+    expect(after.times[0]).toMatch(/ GMT\+9$/);
+    // The interval starts at local midnight in London: 00:00 UTC in winter, 09:00 in Tokyo.
+    expect(before.times).toContain("2026-11-19 00:00 UTC");
+    expect(after.times).toContain("2026-11-19 09:00 GMT+9");
+    // The chosen zone is part of the URL: a new context with another browser zone shows the same.
+    const url = page.url();
+    expect(url).toContain("tz=Asia%2FTokyo");
+    await context.close();
+    const again = await open(new URL(url).pathname + new URL(url).search, { timezoneId: "America/Los_Angeles" });
+    expect((await again.page.$$eval("main time", (ts) => ts.map((t) => t.textContent)))).toEqual(after.times);
+    await again.context.close();
+  });
+
+  it("refuses to clear a task without a reason, then clears it and shows the entry with its actor in the audit page", async () => {
+    const { context, page } = await open(`/ui/runs/${FAILED_RUN}/tasks/check_facts`);
+    const form = page.locator("form[action$='/clear']");
+    await form.locator("button[type=submit]").click();
+    expect(await form.locator("input[name=reason]").evaluate((input: HTMLInputElement) => input.validity.valueMissing)).toBe(true);
+    expect(page.url()).toContain("/tasks/check_facts");
+    // Past the browser's check, the server refuses too, and nothing changes.
+    await form.locator("input[name=reason]").evaluate((input: HTMLInputElement) => input.removeAttribute("required"));
+    await form.locator("button[type=submit]").click();
+    await page.waitForURL(/error=/);
+    expect(await page.textContent("[role=status]")).toContain("Refused: a reason is required");
+    expect(await page.textContent("h1 .b")).toBe("failed");
+    expect((await seeded.engine.audit({ pipelineId: WAREHOUSE })).filter((e) => e.action === "clear")).toEqual([]);
+
+    await form.locator("input[name=reason]").fill("dedup fixed upstream, rerun the check");
+    await form.locator("button[type=submit]").click();
+    await page.waitForURL(/done=/);
+    expect(await page.textContent("[role=status]")).toMatch(new RegExp(`Audit entry #\\d+ by ${UI_LOCAL_USER}`));
+    expect(await page.textContent("h1 .b")).not.toBe("failed");
+
+    await page.goto(server.url + `/ui/audit?action=clear&pipeline=${WAREHOUSE}`);
+    const entries = await page.$$eval("table.audit tbody tr", (trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent?.trim())));
+    expect(entries).toHaveLength(1);
+    expect(entries[0]!.slice(1, 6)).toEqual([UI_LOCAL_USER, "clear", WAREHOUSE, `${FAILED_RUN} check_facts`, "dedup fixed upstream, rerun the check"]);
+    const byActor = async (actor: string) => {
+      await page.goto(server.url + `/ui/audit?actor=${actor}`);
+      return page.$$eval("table.audit tbody tr", (trs) => trs.map((tr) => [...tr.querySelectorAll("td")].slice(1, 3).map((td) => td.textContent?.trim())));
+    };
+    expect(await byActor(UI_LOCAL_USER)).toEqual([[UI_LOCAL_USER, "clear"], [UI_LOCAL_USER, "backfill"]]);
+    expect(await byActor("carol")).toEqual([["carol", "unpause"], ["carol", "pause"]]);
+    await page.goto(server.url + "/ui/audit");
+    await shot(page, "audit");
+    await context.close();
+  });
+
+  it("recolours a cell without a reload when its task instance changes through the API", async () => {
+    const run = `${WAREHOUSE}@${LAST_DUE_DATE}`;
+    const { context, page } = await open(`/ui/pipelines/${WAREHOUSE}/grid?days=30&to=${LAST_DUE_DATE}`);
+    await page.waitForSelector("#live.on");
+    await page.evaluate(() => ((window as unknown as { stillThisPage: boolean }).stillThisPage = true));
+    const cell = page.locator(`tr[data-run="${run}"] td:nth-child(${3 + taskOrder().indexOf("export_report")}) > .c`);
+    expect(await cell.getAttribute("class")).toContain("s-scheduled");
+    // Another client (curl, a script) acts through the API as the local user, with the page's CSRF token.
+    const csrf = await page.inputValue("input[name=_csrf] >> nth=0");
+    const response = await fetch(`${server.url}/api/v1/runs/${run}/tasks/export_report/skip`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-csrf-token": csrf },
+      body: JSON.stringify({ reason: "no report on the day of the migration" }),
+    });
+    expect(response.status, await response.clone().text()).toBe(200);
+    await expect.poll(() => cell.getAttribute("class"), { timeout: 10_000 }).toContain("s-skipped");
+    expect(await cell.getAttribute("aria-label")).toBe("export_report: skipped");
+    expect(await page.evaluate(() => (window as unknown as { stillThisPage?: boolean }).stillThisPage)).toBe(true);
+    await context.close();
+  });
+
+  it("renders every other page without a script error", async () => {
+    const pages: [string, string][] = [
+      ["/ui/pipelines", "pipelines"],
+      [`/ui/pipelines/${WAREHOUSE}/graph?run=${WAREHOUSE}@${LAST_DUE_DATE}`, "graph"],
+      ["/ui/backfills", "backfills"],
+      ["/ui/freshness", "freshness"],
+      ["/ui/datasets", "datasets"],
+      ["/ui/pools", "pools"],
+      ["/ui/workers", "workers"],
+      ["/ui/health", "health"],
+    ];
+    const { context, page } = await open("/ui/pipelines");
+    const errors: string[] = [];
+    page.on("pageerror", (error) => errors.push(error.message));
+    for (const [path, name] of pages) {
+      expect((await page.goto(server.url + path))?.status(), path).toBe(200);
+      expect(await page.textContent("h1")).toBeTruthy();
+      await shot(page, name);
+    }
+    expect(errors).toEqual([]);
+    await context.close();
+    const dark = await open(`/ui/pipelines/${WAREHOUSE}/grid?to=${addDays(LAST_DUE_DATE, 0)}`, { dark: true });
+    expect(await dark.page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor)).toBe("rgb(14, 16, 20)");
+    await shot(dark.page, "grid-dark");
+    await dark.context.close();
+  });
+});
