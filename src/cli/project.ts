@@ -2,7 +2,10 @@ import { dirname, join } from "node:path";
 import { systemClock } from "../core/model/clock.ts";
 import type { Pipeline } from "../core/pipeline/types.ts";
 import type { Engine } from "../engine/engine.ts";
+import type { Store } from "../store/port.ts";
+import { registerSecrets } from "./secrets.ts";
 import type { ResolvedConfig } from "../engine/project/config.ts";
+import type { PipelineCheck } from "../engine/project/catalog.ts";
 import type { Cli, GlobalOptions } from "./lazy.ts";
 import { importTypeScript } from "./typescript-cache.ts";
 
@@ -18,31 +21,20 @@ export async function loadProjectConfig(options: GlobalOptions): Promise<Resolve
   const { findConfig, loadConfig } = await import("../engine/project/config.ts");
   const cwd = options.cwd ?? process.cwd();
   const projectDir = dirname(findConfig(cwd, options.config));
-  const config = await loadConfig(cwd, options.config, (file) => importTypeScript(file, projectDir));
-  if (Object.keys(config.connections).length > 0) {
-    const [{ registerConnectionSecrets }, { maskStandardStreams }] = await Promise.all([
-      import("../engine/connections/connections.ts"),
-      import("../engine/connections/secrets.ts"),
-    ]);
-    registerConnectionSecrets(config.connections);
-    maskStandardStreams();
-  }
-  return config;
+  return loadConfig(cwd, options.config, (file) => importTypeScript(file, projectDir));
 }
 
-/** The config and every pipeline file (which may run the user's code at import). */
+/** The config and every pipeline file (which may run the user's code at import); any broken file is an error (`idem validate`). */
 export async function loadProject(options: GlobalOptions): Promise<Project> {
   const config = await loadProjectConfig(options);
-  const [{ loadPipelines }, { checkConnections }, { DefinitionErrors }] = await Promise.all([
-    import("../engine/project/load-pipelines.ts"),
-    import("../engine/connections/connections.ts"),
-    import("../core/model/errors.ts"),
-  ]);
-  const pipelines = await loadPipelines(config.pipelinePaths, config.rootDir, (file) => importTypeScript(file, config.rootDir));
-  const problems = checkConnections(pipelines, config.connections);
-  if (problems.length === 1) throw problems[0];
-  if (problems.length > 1) throw new DefinitionErrors(problems);
-  return { config, pipelines };
+  const [{ loadPipelines }, check] = await Promise.all([import("../engine/project/load-pipelines.ts"), pipelineCheck(config)]);
+  return { config, pipelines: await loadPipelines(config.pipelinePaths, config.rootDir, (file, version) => importTypeScript(file, config.rootDir, version), check) };
+}
+
+/** A SQL task whose connection the config does not have stops its pipeline when the file loads. */
+async function pipelineCheck(config: ResolvedConfig): Promise<PipelineCheck | undefined> {
+  const { connectionProblems } = await import("../engine/connections/connections.ts");
+  return (pipeline, file) => connectionProblems(pipeline, config.connections, file);
 }
 
 export interface OpenOptions {
@@ -60,9 +52,34 @@ export type ProjectEngine = Engine & { config: ResolvedConfig };
  * lives where IDEM_STATE_URL says, else the config's `state`, else `<stateDir>/state.db`.
  */
 export async function openEngine(options: GlobalOptions, open: OpenOptions): Promise<ProjectEngine> {
-  const { config, pipelines } = open.pipelines ? await loadProject(options) : { config: await loadProjectConfig(options), pipelines: undefined };
-  const [{ openStore }, { Engine }] = await Promise.all([import("../store/open-store.ts"), import("../engine/engine.ts")]);
-  const store = await openStore(process.env.IDEM_STATE_URL?.trim() || config.state || join(config.stateDir, "state.db"));
+  const config = await loadProjectConfig(options);
+  // A broken pipeline file stops only itself: the catalog keeps the others and names it.
+  const catalog = open.pipelines
+    ? await (await import("../engine/project/catalog.ts")).PipelineCatalog.load(config.pipelinePaths, config.rootDir, (file, version) => importTypeScript(file, config.rootDir, version), await pipelineCheck(config))
+    : undefined;
+  const [{ openStore }, { Engine }, { reportingStore, storeUnavailable }, { maskedStore }, { collectSecrets, referencedVariables, SecretMasker }] = await Promise.all([
+    import("../store/open-store.ts"), import("../engine/engine.ts"), import("../store/unavailable.ts"),
+    import("../engine/secrets/masked-store.ts"), import("../engine/secrets/masker.ts"),
+  ]);
+  const location = process.env.IDEM_STATE_URL?.trim() || config.state || join(config.stateDir, "state.db");
+  // Connections name their passwords by variable ("$WAREHOUSE_PASSWORD"): those are secrets too.
+  const connections = Object.values(config.connections).flatMap((c) => ("postgres" in c ? [c] : []));
+  const secrets = collectSecrets({
+    names: [...config.secrets, ...connections.flatMap((c) => [...referencedVariables(c.password), ...referencedVariables(c.postgres)])],
+    stateUrl: location,
+    urls: connections.map((c) => c.postgres),
+  });
+  // A password written in the config itself (no "$NAME") is a secret as it stands.
+  secrets.push(...connections.flatMap((c) => (c.password && referencedVariables(c.password).length === 0 ? [c.password] : [])));
+  registerSecrets(secrets);
+  const busyTimeoutMs = config.stateBusyTimeoutMs;
+  let opened: Store;
+  try {
+    opened = await openStore(location, { busyTimeoutMs });
+  } catch (error) {
+    throw storeUnavailable(error, location, busyTimeoutMs) ?? error;
+  }
+  const store = maskedStore(reportingStore(opened, location, busyTimeoutMs), new SecretMasker(secrets));
   try {
     await store.migrate();
     await store.ensurePools(Object.entries(config.pools).map(([name, slots]) => ({ name, slots })), systemClock.now());
@@ -71,7 +88,8 @@ export async function openEngine(options: GlobalOptions, open: OpenOptions): Pro
     throw error;
   }
   const engine = new Engine({
-    store, clock: systemClock, stateDir: config.stateDir, pipelines, projectDir: config.rootDir, frozen: config.frozen, connections: config.connections,
+    store, clock: systemClock, stateDir: config.stateDir, catalog, projectDir: config.rootDir, frozen: config.frozen, connections: config.connections,
+    secrets, logMaxBytes: config.logMaxBytes, taskMemoryMb: config.taskMemoryMb, workerLeaseMs: config.workerLeaseMs,
     watch: {
       notifiers: config.notifiers, defaultNotify: config.defaultNotify, intervalMs: config.checkerIntervalMs,
       graceMs: config.didNotRunGraceMs, staleMs: config.checkerStaleMs,
@@ -89,6 +107,7 @@ export async function withEngine<T>(cli: Cli, open: OpenOptions, fn: (engine: Pr
   try {
     return await fn(engine, cli.global.user);
   } finally {
+    await engine.close();
     await engine.store.close();
   }
 }

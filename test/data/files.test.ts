@@ -1,9 +1,9 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { DataError, DefinitionError } from "../../src/core/model/errors.ts";
 import {
-  checkPartitionValue, openDuckDB, readManifest, requireManifest, sql, swapPartition, waitForManifest, workspaceOf, writeFileAtomic, writeManifest, writeRowsFile,
+  checkPartitionValue, currentPartitionFiles, openDuckDB, readManifest, requireManifest, sql, swapPartition, waitForManifest, workspaceOf, writeFileAtomic, writeManifest, writeRowsFile,
   type WriteContext,
 } from "../../src/data/index.ts";
 import { cleanTempDirs, tempDir } from "./targets.ts";
@@ -35,10 +35,16 @@ describe("file partition swap", () => {
   it("replaces a partition whole when run again, and keeps the replaced files as versions", async () => {
     const root = join(tempDir(), "orders");
     for (const ids of [[1, 2], [1], [4], [5, 6]]) {
-      await swapPartition({ root, column: "order_date", value: "2026-09-01", source: orders("2026-09-01", ids), context, keepVersions: 2 });
+      await swapPartition({ root, column: "order_date", value: "2026-09-01", source: orders("2026-09-01", ids), context, keepVersions: 2, versionGraceMs: 0 });
     }
     expect(await readDataset(root)).toEqual(["2026-09-01#5", "2026-09-01#6"]);
-    expect(readdirSync(join(workspaceOf(root), "versions", "order_date=2026-09-01"))).toHaveLength(2);
+    // The current version and the two replaced before it; the part file is a link to the current one.
+    const versions = join(workspaceOf(root), "versions", "order_date=2026-09-01");
+    expect(readdirSync(versions)).toHaveLength(3);
+    const part = join(root, "order_date=2026-09-01", "part-0.parquet");
+    expect(lstatSync(part).isSymbolicLink()).toBe(true);
+    expect(await currentPartitionFiles(root)).toEqual([realpathSync(part)]);
+    expect(realpathSync(part).startsWith(realpathSync(versions))).toBe(true);
     expect(readdirSync(root)).toEqual(["order_date=2026-09-01"]);
     expect(readdirSync(join(workspaceOf(root), "staging"))).toEqual([]);
   });
@@ -129,6 +135,39 @@ describe("manifests", () => {
     writeFileSync(join(dir, "a.csv"), "x\n1\n2\n");
     await expect(requireManifest(dir)).rejects.toThrow(/a\.csv is 6 bytes, the manifest says 4/);
     await expect(requireManifest(dir, { businessDate: "2026-09-02" })).rejects.toThrow(/covers 2026-09-01, not 2026-09-02/);
+  });
+
+  it("carry content hashes: a file rewritten to the same size since is refused", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "a.csv"), "x\n1\n");
+    const manifest = await writeManifest(dir, { context, businessDates: ["2026-09-01"], files: [{ path: "a.csv", rows: 1 }] });
+    expect(manifest.files[0]!.sha256).toMatch(/^[0-9a-f]{64}$/);
+    writeFileSync(join(dir, "a.csv"), "x\n2\n"); // same size, other content
+    await expect(requireManifest(dir)).rejects.toThrow(/a\.csv changed since run run-1 wrote its manifest \(content hash differs\)/);
+    const old = { ...readManifest(dir)!, files: [{ path: "a.csv", rows: 1, bytes: 4 }] };
+    writeFileSync(join(dir, "_manifest.json"), JSON.stringify(old));
+    await expect(requireManifest(dir)).rejects.toThrow(/has no content hash for a\.csv \(written by an older idem\)/);
+  });
+
+  it("is removed by a rerun before it touches a data file, so a rerun that fails half-way is never vouched for", async () => {
+    const dir = tempDir();
+    const path = join(dir, "day.parquet");
+    await writeRowsFile({ path, source: orders("2026-09-01", [1, 2]) });
+    await writeManifest(dir, { context, businessDates: ["2026-09-01"], files: [{ path: "day.parquet", rows: 2 }] });
+    // A rerun whose check fails touches no data file: the manifest still stands.
+    await expect(writeRowsFile({ path, source: orders("2026-09-01", [-1, -2]), checks: [{ nonNegative: "order_id" }] })).rejects.toThrow(DataError);
+    await expect(requireManifest(dir)).resolves.toMatchObject({ runId: "run-1" });
+    // A rerun that replaces the data file and dies before its own manifest leaves none.
+    const dies = () => { throw new Error("killed before the manifest"); };
+    await expect(writeRowsFile({ path, source: orders("2026-09-01", [3, 4]), onStep: (step) => (step === "published" ? dies() : undefined) })).rejects.toThrow(/killed/);
+    await expect(requireManifest(dir)).rejects.toThrow(/no _manifest\.json; its writer has not finished/);
+    // The same for a partition swap over a manifested dataset.
+    const root = join(tempDir(), "orders");
+    await swapPartition({ root, column: "order_date", value: "2026-09-01", source: orders("2026-09-01", [1]), context });
+    await writeManifest(root, { context, businessDates: ["2026-09-01"], files: [{ path: "order_date=2026-09-01/part-0.parquet", rows: 1 }] });
+    await expect(requireManifest(root)).resolves.toMatchObject({ totalRows: 1 });
+    await swapPartition({ root, column: "order_date", value: "2026-09-01", source: orders("2026-09-01", [2]), context });
+    expect(existsSync(join(root, "_manifest.json"))).toBe(false);
   });
 
   it("a reader waits for the manifest, and times out with a clear error", async () => {

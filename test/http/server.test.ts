@@ -4,6 +4,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { pipeline } from "../../src/core/pipeline/define.ts";
 import { daily } from "../../src/core/time/index.ts";
 import { allowedHostsFor, isLoopback, startServer, type RunningServer } from "../../src/http/server.ts";
+import { Engine } from "../../src/engine/engine.ts";
+import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import { ScheduleHarness } from "../support/scheduling.ts";
 import { SseClient } from "../support/sse.ts";
 
@@ -108,5 +110,31 @@ describe("the events stream", () => {
     expect(await malformed.json()).toMatchObject({ field: "Last-Event-ID" });
     const anonymous = await fetch(`${url}/api/v1/events`);
     expect(anonymous.status).toBe(401);
+  });
+
+  it.skipIf(process.env.IDEM_TEST_ENGINE_STORE !== "postgres")("several servers against one PostgreSQL: a change made through one reaches a stream of the other", async () => {
+    const { url: first } = await serve();
+    const other = new PostgresStore({ connectionString: process.env.IDEM_TEST_PG_URL!, schema: (h.store as PostgresStore).schema, poolSize: 2 });
+    await other.migrate();
+    const engine = new Engine({ store: other, clock: h.clock, stateDir: h.dir, pipelines: [sales] });
+    const second = await startServer({ engine, tokens: engine, secret: randomBytes(32) }, { host: "127.0.0.1", port: 0, localUser: "ana", log: () => {} });
+    try {
+      const headers = { authorization: `Bearer ${token}` };
+      const listener = await SseClient.open(`${second.url}/api/v1/events`, headers);
+      clients.push(listener);
+      await listener.waitFor((e) => e.event === "hello");
+      const triggered = await fetch(`${first}/api/v1/pipelines/sales/runs`, {
+        method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify({ date: "2026-09-11", reason: "from the first server" }),
+      });
+      expect(triggered.status).toBe(201);
+      const event = await listener.waitFor((e) => e.event === "run" && e.data.runId === "sales@2026-09-11");
+      expect(event.data.state).toBe("queued");
+      const audit = await (await fetch(`${second.url}/api/v1/audit?actor=alice`, { headers })).json();
+      expect(audit.items[0]).toMatchObject({ action: "trigger", reason: "from the first server" });
+    } finally {
+      await engine.changeFeed().close();
+      await second.close();
+      await other.close();
+    }
   });
 });

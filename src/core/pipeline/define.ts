@@ -218,6 +218,7 @@ function resolveTask<P extends Params>(spec: TaskSpec<string, P> & { id: string 
   }
   if (hasRun && typeof (spec as { run: unknown }).run !== "function") throw new DefinitionError("`run` must be a function");
   const policy = resolvePolicy(spec, defaults);
+  const publishes = spec.publishes === undefined ? null : datasetNames([spec.publishes], "publishes")[0]!;
   const base = {
     id: spec.id,
     description: spec.description ?? "",
@@ -226,8 +227,9 @@ function resolveTask<P extends Params>(spec: TaskSpec<string, P> & { id: string 
     policy,
     dataErrorExitCodes: DEFAULT_DATA_ERROR_EXIT_CODES,
     killGraceMs: spec.killGrace === undefined ? DEFAULT_KILL_GRACE_MS : parseDuration(spec.killGrace, "killGrace"),
-    produces: datasetNames(spec.produces, "produces"),
-    publishes: spec.publishes === undefined ? null : datasetNames([spec.publishes], "publishes")[0]!,
+    // Publishing a dataset produces it: its data triggers fire without a second declaration.
+    produces: [...new Set([...datasetNames(spec.produces, "produces"), ...(publishes ? [publishes] : [])])],
+    publishes,
     restate: spec.restate ?? true,
   };
   if (typeof base.restate !== "boolean") throw new DefinitionError(`restate must be true or false, not ${JSON.stringify(spec.restate)}`);
@@ -270,7 +272,7 @@ function resolveTask<P extends Params>(spec: TaskSpec<string, P> & { id: string 
     kind: "command",
     command: cmd.command as TaskDefinition["command"],
     cwd: cmd.cwd,
-    env: cmd.env,
+    ...commandEnv(cmd.env),
     dataErrorExitCodes: [...codes],
   };
 }
@@ -291,6 +293,23 @@ function resolveSql(spec: SqlTaskSpec<string>): Pick<TaskDefinition, "sql" | "co
     sql = { text: null, file };
   } else throw new DefinitionError("`sql` must be a statement or { file: \"path.sql\" }");
   return { sql, connection: spec.connection, check: spec.check ?? false };
+}
+
+function commandEnv(env: unknown): Pick<TaskDefinition, "env" | "envPolicy"> {
+  if (env === undefined) return {};
+  const strings = (value: unknown) => typeof value === "object" && value !== null && Object.values(value).every((v) => typeof v === "string");
+  if (typeof env === "object" && env !== null && typeof (env as { inherit?: unknown }).inherit === "boolean") {
+    const spec = env as { inherit: boolean; pass?: unknown; set?: unknown };
+    const unknownKeys = Object.keys(spec).filter((k) => !["inherit", "pass", "set"].includes(k));
+    if (unknownKeys.length) throw new DefinitionError(`\`env\`: unknown key ${unknownKeys[0]} (inherit, pass, set)`);
+    if (spec.pass !== undefined && (!Array.isArray(spec.pass) || !spec.pass.every((p) => typeof p === "string"))) {
+      throw new DefinitionError("`env.pass` must be an array of variable names");
+    }
+    if (spec.set !== undefined && !strings(spec.set)) throw new DefinitionError("`env.set` must map names to strings");
+    return { env: spec.set as Record<string, string> | undefined, envPolicy: { inherit: spec.inherit, pass: [...((spec.pass as string[]) ?? [])] } };
+  }
+  if (!strings(env)) throw new DefinitionError("`env` must map names to strings, or be { inherit, pass, set }");
+  return { env: env as Record<string, string> };
 }
 
 export function resolvePolicy(input: TaskPolicyInput, defaults: TaskPolicy): TaskPolicy {
@@ -337,6 +356,7 @@ function describeTask(task: TaskDefinition): Record<string, unknown> {
     command: typeof task.command === "function" ? "<function>" : task.command,
     cwd: task.cwd,
     env: task.env ? Object.keys(task.env).sort() : undefined,
+    envPolicy: task.envPolicy,
     dataErrorExitCodes: task.kind === "command" ? task.dataErrorExitCodes : undefined,
     killGraceMs: task.killGraceMs,
     produces: task.produces.length ? [...task.produces].sort() : undefined,

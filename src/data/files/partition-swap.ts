@@ -1,5 +1,4 @@
-import { randomBytes } from "node:crypto";
-import { appendFile, link, mkdir, readdir, rm } from "node:fs/promises";
+import { appendFile, mkdir, readdir, rm } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { DefinitionError } from "../../core/model/errors.ts";
@@ -8,7 +7,9 @@ import type { WriteContext } from "../context.ts";
 import { guardFrozen, type FrozenPeriod } from "../frozen.ts";
 import type { Source } from "../source.ts";
 import type { StepHook } from "../steps.ts";
-import { fsyncPath, publishFile } from "./atomic-file.ts";
+import { fsyncPath } from "./atomic-file.ts";
+import { invalidateManifest, MANIFEST_NAME } from "./manifest.ts";
+import { publishVersion, pruneVersions } from "./partition-versions.ts";
 import { stageToFile } from "./file-stage.ts";
 import { stagingPath, workspaceOf } from "./workspace.ts";
 import { checkPartitionColumn, checkPartitionValue } from "./names.ts";
@@ -24,8 +25,10 @@ export interface PartitionSwapOptions {
   context: WriteContext;
   frozen?: readonly FrozenPeriod[];
   openFrozen?: { reason: string };
-  /** Replaced versions kept for inspection (default 3); older ones are deleted. */
+  /** Replaced versions kept for inspection (default 3); older ones are deleted once past the grace. */
   keepVersions?: number;
+  /** A replaced version is kept at least this long, for readers that resolved it just before (default 10 minutes). */
+  versionGraceMs?: number;
   onStep?: StepHook;
   /** Rows per batch when rows are moved into the staging database. */
   batchRows?: number;
@@ -35,7 +38,9 @@ export interface PartitionSwapOptions {
 export interface PartitionSwapSummary {
   path: string;
   rowsWritten: number;
-  /** Where the replaced file was kept, or null when the partition is new. */
+  /** The immutable file now published (the partition's part file links to it). */
+  version: string;
+  /** The version it replaced (still there for a grace), or null when the partition is new. */
   previousVersion: string | null;
   frozenOverride: string | null;
 }
@@ -45,10 +50,11 @@ export function partitionFile(root: string, column: string, value: string, forma
 }
 
 /**
- * Replaces one partition. Each partition holds exactly one data file, so publishing is one
- * rename over it: a reader opens the old file or the new one, never a mix, a half-written file
- * or a temporary one. The new file is staged, checked and read back in the workspace first; the
- * old one is hard-linked into the workspace's versions before it is replaced.
+ * Replaces one partition. The new file is staged, checked and read back in the workspace, moved
+ * in as a new immutable version, and the partition's one part file (a symbolic link) is switched
+ * to it by one rename: a reader opens the old version or the new one, never a mix, a half-written
+ * file or a temporary one. Readers that resolve the links first (`currentPartitionFiles`) read
+ * paths whose content never changes, so nothing cached by path can mix two versions either.
  */
 export async function swapPartition(options: PartitionSwapOptions): Promise<PartitionSwapSummary> {
   const format = options.format ?? "parquet";
@@ -81,20 +87,16 @@ export async function swapPartition(options: PartitionSwapOptions): Promise<Part
     });
 
     await mkdir(partitionDir, { recursive: true });
-    let previousVersion: string | null = null;
-    if (existsSync(path)) {
-      const versions = join(workspace, "versions", name);
-      await mkdir(versions, { recursive: true });
-      const stamp = (options.now?.() ?? new Date()).toISOString().replace(/[-:.]/g, "");
-      previousVersion = join(versions, `${stamp}-${options.context.runId.replace(/[^A-Za-z0-9_-]/g, "_")}-${randomBytes(3).toString("hex")}.${format}`);
-      await link(path, previousVersion);
-    }
-    await publishFile(stagedFile, path);
+    const now = options.now?.() ?? new Date();
+    // A manifest over this data says "complete as listed": it goes before any data file changes.
+    await invalidateManifest(root);
+    await invalidateManifest(partitionDir);
+    const { version, previous: previousVersion } = await publishVersion({ root, partition: name, staged: stagedFile, path, format, runId: options.context.runId, now });
     await step("published", rows);
-    await pruneVersions(join(workspace, "versions", name), keep);
-    await appendFileHistory(workspace, { partition: name, path, rows, previousVersion, context: options.context, frozenOverride, at: (options.now?.() ?? new Date()).toISOString() });
+    await pruneVersions(root, name, version, keep, options.versionGraceMs ?? 10 * 60_000, now.getTime());
+    await appendFileHistory(workspace, { partition: name, path, version, rows, previousVersion, context: options.context, frozenOverride, at: now.toISOString() });
     await step("committed", rows);
-    return { path, rowsWritten: rows, previousVersion, frozenOverride };
+    return { path, rowsWritten: rows, version, previousVersion, frozenOverride };
   } finally {
     await rm(stagedFile, { force: true });
   }
@@ -102,16 +104,10 @@ export async function swapPartition(options: PartitionSwapOptions): Promise<Part
 
 async function refuseForeignFiles(partitionDir: string, ours: string, label: string) {
   if (!existsSync(partitionDir)) return;
-  const foreign = (await readdir(partitionDir)).filter((f) => f !== ours);
+  const foreign = (await readdir(partitionDir)).filter((f) => f !== ours && f !== MANIFEST_NAME);
   if (foreign.length > 0) {
     throw new DefinitionError(`${label}: the partition holds file(s) idem did not write (${foreign.slice(0, 3).join(", ")}); replacing it would leave a mix`);
   }
-}
-
-async function pruneVersions(dir: string, keep: number) {
-  if (!existsSync(dir)) return;
-  const files = (await readdir(dir)).sort();
-  for (const old of files.slice(0, Math.max(0, files.length - keep))) await rm(join(dir, old), { force: true });
 }
 
 async function appendFileHistory(workspace: string, entry: Record<string, unknown> & { context: WriteContext }) {

@@ -5,6 +5,7 @@ import type { Check } from "../checks.ts";
 import type { Source } from "../source.ts";
 import type { StepHook } from "../steps.ts";
 import { publishFile } from "./atomic-file.ts";
+import { invalidateManifest } from "./manifest.ts";
 import { stagingPath } from "./workspace.ts";
 import { stageToFile, type FileFormat } from "./file-stage.ts";
 
@@ -20,7 +21,8 @@ export interface WriteFileOptions {
 
 /**
  * Writes one whole file of rows: staged and checked in DuckDB, written in the directory's
- * workspace, read back, then renamed over the target. Readers never see a partial file.
+ * workspace, read back, then renamed over the target. Readers never see a partial file. A
+ * manifest in the directory is removed first, so a rerun that fails half-way is never vouched for.
  */
 export async function writeRowsFile(options: WriteFileOptions): Promise<{ path: string; rowsWritten: number }> {
   const ext = extname(options.path).slice(1).toLowerCase();
@@ -39,6 +41,8 @@ export async function writeRowsFile(options: WriteFileOptions): Promise<{ path: 
       ...(options.batchRows ? { batchRows: options.batchRows } : {}),
       onStep: (s, rows) => step(s, rows),
     });
+    // The directory's manifest says "complete as listed": it goes before the data changes.
+    await invalidateManifest(dirname(options.path));
     await publishFile(temporary, options.path);
     await step("published", rows);
     return { path: options.path, rowsWritten: rows };

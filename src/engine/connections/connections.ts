@@ -1,8 +1,8 @@
+import { readFileSync } from "node:fs";
 import { DefinitionError } from "../../core/model/errors.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
 import type { Target } from "../../data/target.ts";
 import type { ConnectionConfig } from "../project/config.ts";
-import { registerSecret } from "./secrets.ts";
 
 const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g;
 
@@ -16,26 +16,6 @@ export function expandEnvironment(text: string, where: string, env: NodeJS.Proce
   });
 }
 
-/**
- * Registers, for masking, every secret the connections hold: the values of the environment
- * variables they name (those that are set) and any password written in a URL.
- */
-export function registerConnectionSecrets(connections: Record<string, ConnectionConfig>, env: NodeJS.ProcessEnv = process.env): void {
-  for (const connection of Object.values(connections)) {
-    for (const value of Object.values(connection)) {
-      if (typeof value !== "string") continue;
-      for (const [, braced, bare] of value.matchAll(REFERENCE)) registerSecret(env[(braced ?? bare)!]);
-      if (/^postgres(ql)?:\/\//i.test(value)) {
-        try {
-          registerSecret(decodeURIComponent(new URL(value).password));
-        } catch {
-          // not a URL we can read; nothing to register
-        }
-      }
-    }
-  }
-}
-
 /** Opens a named connection: the driver is imported only now, the environment read only now. */
 export async function openConnection(name: string, connections: Record<string, ConnectionConfig>): Promise<Target> {
   const connection = connections[name];
@@ -46,7 +26,6 @@ export async function openConnection(name: string, connections: Record<string, C
   const url = new URL(expandEnvironment(connection.postgres, where));
   if (connection.password !== undefined) {
     const password = expandEnvironment(connection.password, where);
-    registerSecret(password);
     url.password = encodeURIComponent(password);
   }
   const schema = connection.schema === undefined ? undefined : expandEnvironment(connection.schema, where);
@@ -58,16 +37,30 @@ function knownNames(connections: Record<string, ConnectionConfig>): string {
   return names.length ? ` (connections: ${names.join(", ")})` : " (it names none)";
 }
 
-/** Every SQL task names a connection the config has: checked when the project loads, not when the task runs. */
-export function checkConnections(pipelines: readonly Pipeline[], connections: Record<string, ConnectionConfig>, fileOf: (pipelineId: string) => string | undefined = () => undefined): DefinitionError[] {
+/**
+ * Every SQL task of a pipeline names a connection the config has: checked when the file loads,
+ * not when the task runs. The line is the first one in the file that names the connection.
+ */
+export function connectionProblems(pipeline: Pipeline, connections: Record<string, ConnectionConfig>, file?: { path: string; shown: string }): DefinitionError[] {
   const problems: DefinitionError[] = [];
-  for (const pipeline of pipelines) {
-    for (const task of pipeline.tasks.values()) {
-      if (task.kind !== "sql" || task.connection! in connections) continue;
-      problems.push(new DefinitionError(`unknown connection "${task.connection}"${knownNames(connections)}`, { file: fileOf(pipeline.id), pipeline: pipeline.id, task: task.id }));
-    }
+  for (const task of pipeline.tasks.values()) {
+    if (task.kind !== "sql" || task.connection! in connections) continue;
+    const line = file ? lineNaming(file.path, task.connection!) : undefined;
+    problems.push(new DefinitionError(`unknown connection "${task.connection}"${knownNames(connections)}`, { file: file?.shown, line, pipeline: pipeline.id, task: task.id }));
   }
   return problems;
+}
+
+function lineNaming(path: string, name: string): number | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
+  const quoted = JSON.stringify(name).slice(1, -1);
+  const index = text.split("\n").findIndex((line) => /connection\s*:/.test(line) && [`"${quoted}"`, `'${quoted}'`, `\`${quoted}\``].some((q) => line.includes(q)));
+  return index === -1 ? undefined : index + 1;
 }
 
 /** The connections one attempt opened, each opened once on first use and all closed at its end. */

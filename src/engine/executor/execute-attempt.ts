@@ -2,20 +2,19 @@ import { join } from "node:path";
 import type { Clock } from "../../core/model/clock.ts";
 import type { FrozenPeriod } from "../../core/policy/frozen.ts";
 import { retryDelay } from "../../core/policy/retry.ts";
-import { TaskSkipped } from "../../core/pipeline/skip.ts";
-import type { Pipeline, Summary, TaskContext, TaskDefinition, WatermarkAccess } from "../../core/pipeline/types.ts";
+import type { Pipeline, Summary, TaskDefinition, WatermarkAccess } from "../../core/pipeline/types.ts";
 import type { FreshnessPromise } from "../../core/pipeline/promise.ts";
-import { toZoned } from "../../core/time/dates.ts";
 import { MAX_SUMMARY_BYTES, type AttemptFinish, type ClaimedAttempt } from "../../store/port.ts";
 import { AttemptLog } from "./attempt-log.ts";
 import type { AttemptResult } from "./attempt-result.ts";
 import { runCommandTask } from "./run-command.ts";
-import { fromError, runFunctionTask } from "./run-function.ts";
+import { fromError } from "./run-function.ts";
 import { runSensor } from "./run-sensor.ts";
+import type { TaskCodeRunner } from "./task-code-runner.ts";
+import type { TaskEntry } from "../task-host/protocol.ts";
+import { commandEnvironment } from "./command-env.ts";
+import { NO_SECRETS, type SecretMasker } from "../secrets/masker.ts";
 import { watermarksForRun } from "./watermarks.ts";
-import { runSqlTask } from "./run-sql.ts";
-import { AttemptConnections } from "../connections/connections.ts";
-import { maskSecrets } from "../connections/secrets.ts";
 import type { ConnectionConfig } from "../project/config.ts";
 
 export interface AttemptEnvironment {
@@ -35,6 +34,12 @@ export interface AttemptEnvironment {
   connections?: Record<string, ConnectionConfig>;
   /** The summaries the given tasks of a run returned (their latest successful attempt). */
   upstreamSummaries?: (runId: string, taskIds: readonly string[]) => Promise<Record<string, Summary>>;
+  /** Where task code runs: the task hosts, or (pipelines with no file) this process. */
+  runner: TaskCodeRunner;
+  /** The cap of each attempt's log; null: none. */
+  logMaxBytes?: number | null;
+  /** Known secrets, masked in the log, the error message and the summary. */
+  masker?: SecretMasker;
 }
 
 /** Runs one claimed attempt to its end and says how to record it. Never throws for task errors. */
@@ -44,8 +49,7 @@ export async function executeAttempt(
   env: AttemptEnvironment,
 ): Promise<AttemptFinish> {
   const task = pipeline.tasks.get(claim.taskId);
-  const log = new AttemptLog(claim.logPath, env.clock);
-  const connections = new AttemptConnections(env.connections ?? {});
+  const log = new AttemptLog(claim.logPath, env.clock, { maxBytes: env.logMaxBytes ?? null, masker: env.masker });
   let result: AttemptResult;
   try {
     if (!task) {
@@ -57,17 +61,13 @@ export async function executeAttempt(
         exitCode: null,
       };
     } else {
-      result = await runTask(pipeline, task, claim, log, env, connections);
+      result = await runTask(pipeline, task, claim, log, env);
     }
   } catch (error) {
     result = fromError(error);
-  } finally {
-    await connections.closeAll();
   }
   const promise = task?.publishes ? pipeline.promises.find((p) => p.dataset === task.publishes) ?? null : null;
-  const unmasked = toFinish(checkCompleteness(result, promise), claim, task, env);
-  // An error can quote a connection string; what is kept in the state store is masked.
-  const finish = unmasked.errorMessage ? { ...unmasked, errorMessage: maskSecrets(unmasked.errorMessage) } : unmasked;
+  const finish = maskFinish(toFinish(checkCompleteness(result, promise), claim, task, env), env.masker ?? NO_SECRETS);
   if (finish.errorMessage) {
     try {
       log.line("ERROR", `${finish.errorClass}: ${finish.errorMessage}`);
@@ -85,28 +85,35 @@ async function runTask(
   claim: ClaimedAttempt,
   log: AttemptLog,
   env: AttemptEnvironment,
-  connections: AttemptConnections,
 ): Promise<AttemptResult> {
   const watermarks = watermarksForRun(env.watermarks, claim.trigger, (line) => log.line("INFO", line));
   const upstream = task.kind !== "command" && task.upstream.length > 0 && env.upstreamSummaries ? await env.upstreamSummaries(claim.runId, task.upstream) : {};
-  const context = { ...buildContext(pipeline, claim, log, env.frozen ?? [], watermarks), upstream, connection: (name: string) => connections.get(name) };
-  if (task.kind === "sensor") return runSensor(task, context, claim, env);
-  if (task.kind === "function" || task.kind === "sql") {
-    return runFunctionTask({
-      fn: task.kind === "sql" ? (ctx) => runSqlTask(task, ctx, env.defaultCwd) : task.run!,
-      context,
+  const code = (entry: TaskEntry) =>
+    env.runner.call({
+      pipeline, task, entry, claim, log,
+      projectFrozen: env.frozen ?? [],
+      watermarks,
+      connections: env.connections ?? {},
+      upstream,
+      projectDir: env.defaultCwd,
       timeoutMs: task.policy.timeoutMs,
       graceMs: task.killGraceMs,
       cancel: env.cancel,
     });
+  if (task.kind === "sensor") return runSensor(task, claim, env, log, () => code("sensor"));
+  if (task.kind === "function") return code("run");
+  if (task.kind === "sql") return code("sql");
+  let argv = task.command as readonly string[];
+  if (typeof task.command === "function") {
+    const built = await code("command");
+    if (built.outcome !== "success") return built;
+    argv = built.summary!.argv as string[];
   }
-  const argv = typeof task.command === "function" ? task.command({ ...context, signal: new AbortController().signal }) : task.command!;
   return runCommandTask({
     argv,
     cwd: task.cwd ?? env.defaultCwd,
     env: {
-      ...(process.env as Record<string, string>),
-      ...task.env,
+      ...commandEnvironment(task, process.env),
       IDEM_RUN_ID: claim.runId,
       IDEM_PIPELINE: claim.pipelineId,
       IDEM_TASK: claim.taskId,
@@ -115,39 +122,13 @@ async function runTask(
       IDEM_INTERVAL_END: new Date(claim.intervalEnd).toISOString(),
       IDEM_TRY: String(claim.tryNumber),
     },
-    logFd: log.fd(),
+    log,
     scratchDir: join(env.scratchDir, String(claim.attemptId)),
     timeoutMs: task.policy.timeoutMs,
     killGraceMs: task.killGraceMs,
     dataErrorExitCodes: task.dataErrorExitCodes,
     cancel: env.cancel,
   });
-}
-
-export function buildContext(
-  pipeline: Pipeline,
-  claim: ClaimedAttempt,
-  log: AttemptLog,
-  projectFrozen: readonly FrozenPeriod[],
-  watermarks: WatermarkAccess,
-): Omit<TaskContext, "signal" | "upstream" | "connection"> {
-  const timezone = pipeline.schedule.timezone;
-  return {
-    runId: claim.runId,
-    pipelineId: claim.pipelineId,
-    taskId: claim.taskId,
-    businessDate: claim.businessDate,
-    interval: { start: toZoned(claim.intervalStart, timezone), end: toZoned(claim.intervalEnd, timezone) },
-    tryNumber: claim.tryNumber,
-    trigger: claim.trigger,
-    frozen: [...pipeline.frozen, ...projectFrozen],
-    watermarks,
-    params: { ...pipeline.params, ...claim.params },
-    log: log.logger(),
-    skip(reason: string): never {
-      throw new TaskSkipped(reason);
-    },
-  };
 }
 
 function toFinish(
@@ -224,6 +205,17 @@ function checkCompleteness(result: AttemptResult, promise: FreshnessPromise | nu
     errorMessage: `${promise.dataset} is not complete, so it is not published: ${verdict}`,
     retryable: false,
     exitCode: result.exitCode,
+  };
+}
+
+/** Error messages, skip reasons and summaries reach the store, the CLI and alerts: no secret may. */
+function maskFinish(finish: AttemptFinish, masker: SecretMasker): AttemptFinish {
+  if (masker.empty) return finish;
+  return {
+    ...finish,
+    errorMessage: finish.errorMessage === null ? null : masker.mask(finish.errorMessage),
+    skipReason: finish.skipReason === null ? null : masker.mask(finish.skipReason),
+    summary: finish.summary === null ? null : JSON.stringify(masker.maskDeep(JSON.parse(finish.summary))),
   };
 }
 
