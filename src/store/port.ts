@@ -704,17 +704,8 @@ export interface BackfillRecord extends Omit<NewBackfill, "items" | "at"> {
   endedAt: number | null;
 }
 
-export interface BackfillProgress {
-  /** Intervals the backfill will run (create + rerun). */
-  planned: number;
-  notStarted: number;
-  queued: number;
-  running: number;
-  succeeded: number;
-  failed: number;
-  /** Intervals it leaves or refuses. */
-  untouched: number;
-}
+export type { BackfillProgress } from "../core/policy/backfill-progress.ts";
+import type { BackfillProgress } from "../core/policy/backfill-progress.ts";
 
 /** Raised by any adapter for a request the store refuses (run busy, summary too large, ...). */
 export class StoreConflictError extends Error {
