@@ -83,12 +83,6 @@ export function durationsByTask(rows: readonly Row[]): Map<string, number[]> {
   return durations;
 }
 
-/** A watermark row's value in its kind; null when there is none. */
-export function watermarkValue(row: Row | undefined): string | number | null {
-  if (!row) return null;
-  return row.kind === "number" ? Number(row.value) : row.value;
-}
-
 /** Dataset waits (business_date, dataset) by business date. */
 export function datasetWaits(rows: readonly Row[]): Map<string, Set<string>> {
   const waits = new Map<string, Set<string>>();

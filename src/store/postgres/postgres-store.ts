@@ -5,7 +5,7 @@ import { backfillProgress } from "../../core/policy/backfill-progress.ts";
 import { planClaim, type ClaimCounts } from "../../core/policy/claim-plan.ts";
 import { planRerun } from "../../core/policy/rerun-plan.ts";
 import { endTry, nextTryNumber, reopenedByHand, runEnd, RunProgress, type TryEnd } from "../../core/policy/run-progress.ts";
-import { claimCandidate, datasetWaits, durationsByTask, poolUsage, waitingTasks, waitingTasksByParent, watermarkValue } from "../decision-rows.ts";
+import { claimCandidate, datasetWaits, durationsByTask, poolUsage, waitingTasks, waitingTasksByParent } from "../decision-rows.ts";
 import {
   MAX_SUMMARY_BYTES,
   StoreConflictError,
@@ -1132,7 +1132,8 @@ export class PostgresStore implements Store {
   // --- watermarks -------------------------------------------------------------------------------
 
   async getWatermark(pipelineId: string, taskId: string): Promise<string | number | null> {
-    return watermarkValue(await this.#first("selectWatermark", [pipelineId, taskId]));
+    const row = await this.#first("selectWatermark", [pipelineId, taskId]);
+    return row ? watermarkValue(row) : null;
   }
 
   async saveWatermark(pipelineId: string, taskId: string, value: string | number, at: number): Promise<void> {

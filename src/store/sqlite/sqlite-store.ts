@@ -5,7 +5,7 @@ import { backfillProgress } from "../../core/policy/backfill-progress.ts";
 import { planClaim } from "../../core/policy/claim-plan.ts";
 import { planRerun } from "../../core/policy/rerun-plan.ts";
 import { endTry, nextTryNumber, reopenedByHand, runEnd, RunProgress } from "../../core/policy/run-progress.ts";
-import { claimCandidate, datasetWaits, durationsByTask, poolUsage, waitingTasks, watermarkValue } from "../decision-rows.ts";
+import { claimCandidate, datasetWaits, durationsByTask, poolUsage, waitingTasks } from "../decision-rows.ts";
 import {
   MAX_SUMMARY_BYTES,
   StoreConflictError,
@@ -635,7 +635,8 @@ export class SqliteStore implements Store {
   }
 
   async getWatermark(pipelineId: string, taskId: string): Promise<string | number | null> {
-    return watermarkValue(this.#q.selectWatermark.get(pipelineId, taskId) as Row | undefined);
+    const row = this.#q.selectWatermark.get(pipelineId, taskId) as Row | undefined;
+    return row ? watermarkValue(row) : null;
   }
 
   async saveWatermark(pipelineId: string, taskId: string, value: string | number, at: number): Promise<void> {
