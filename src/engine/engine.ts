@@ -311,7 +311,9 @@ export class Engine {
   preview(pipelineId: string, count: number): Due[] {
     const pipeline = this.pipeline(pipelineId);
     const from = Math.max(this.clock.now(), pipeline.start === null ? -Infinity : pipeline.start - 1);
-    return pipeline.schedule.preview(from, count).filter((d) => pipeline.end === null || d.interval.start < pipeline.end);
+    // The interval containing start - 1 ends after start: it fires after `from`, but is not owned.
+    const owned = (d: Due) => (pipeline.start === null || d.interval.start >= pipeline.start) && (pipeline.end === null || d.interval.start < pipeline.end);
+    return pipeline.schedule.preview(from, count + 1).filter(owned).slice(0, count);
   }
 
   /** What the pipeline's `restate` window adds to each scheduled interval, from recent durations; null without one. */
@@ -435,6 +437,9 @@ export class Engine {
     this.#assertNotFrozen(pipeline, interval.businessDate, request.openFrozen);
     const actor = request.actor ?? defaultActor();
     const now = this.clock.now();
+    if (interval.end > now) {
+      throw new UsageError(`${interval.businessDate} has not ended yet (it ends at ${formatInstant(interval.end, pipeline.schedule.timezone)}); a run is for a closed interval`, { pipeline: pipelineId });
+    }
     await saveVersion(this.store, pipeline, now);
     const { run, created } = await this.store.createRunIfAbsent({
       runId: runIdFor(pipeline.id, interval), pipelineId, intervalStart: interval.start, intervalEnd: interval.end,
