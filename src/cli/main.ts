@@ -1,7 +1,7 @@
 // Every command is declared here at start (commander only) and imports its implementation when it
 // runs: see lazy.ts. Nothing below may import the engine, a store, a driver or the data plane.
 import { Command, CommanderError } from "commander";
-import { DataError, DefinitionError, DefinitionErrors, UsageError } from "../core/model/errors.ts";
+import { DataError, DefinitionError, DefinitionErrors, StoreUnavailableError, UsageError } from "../core/model/errors.ts";
 import { registerInspectCommands } from "./commands/inspect.ts";
 import { registerRunCommand } from "./commands/run.ts";
 import { registerValidateCommand } from "./commands/validate.ts";
@@ -14,8 +14,8 @@ import { registerMigrateCommand } from "./commands/migrate.ts";
 import { registerServeCommand } from "./commands/serve.ts";
 import { registerTokenCommands } from "./commands/tokens.ts";
 
-/** Exit codes: 0 success, 1 the run failed, 2 usage or definition error. */
-export const EXIT = { ok: 0, runFailed: 1, usage: 2 } as const;
+/** Exit codes: 0 success, 1 the run failed, 2 usage or definition error, 3 the state store is locked or out of reach. */
+export const EXIT = { ok: 0, runFailed: 1, usage: 2, storeUnavailable: 3 } as const;
 
 const program = new Command("idem")
   .description("Batch data pipelines that are safe to run twice.")
@@ -48,24 +48,37 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
-  process.exitCode = report(error, program.opts().verbose === true);
+  process.exitCode = await report(error, program.opts().verbose === true);
 }
-// A task abandoned after its timeout or grace period may still hold timers; it must not keep
-// the command alive. (stdout and stderr are synchronous for files and pipes on Linux.)
+// Nothing printed may be lost: a pipe to a slow reader takes what fits and Node queues the
+// rest, so wait for both streams to drain. Then exit, so that nothing left behind (a timer of
+// in-memory task code) keeps the command alive.
+await Promise.all([drained(process.stdout), drained(process.stderr)]);
 process.exit(process.exitCode ?? 0);
 
-function report(error: unknown, verbose: boolean): number {
+function drained(stream: NodeJS.WriteStream): Promise<void> {
+  if (stream.destroyed || stream.writableLength === 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    stream.once("close", resolve);
+    stream.write("", () => resolve());
+  });
+}
+
+async function report(error: unknown, verbose: boolean): Promise<number> {
   if (error instanceof CommanderError) {
     if (error.code === "commander.helpDisplayed" || error.code === "commander.version" || error.code === "commander.help") return EXIT.ok;
     return EXIT.usage; // commander already printed the one-line reason
   }
+  // Known secrets never reach the terminal, even inside an error message.
+  const { maskForOutput } = await import("./secrets.ts");
   if (error instanceof DefinitionErrors) {
-    for (const problem of error.problems) process.stderr.write(`idem: ${problem.message}\n`);
+    for (const problem of error.problems) process.stderr.write(`idem: ${maskForOutput(problem.message)}\n`);
   } else {
     const message = error instanceof Error ? error.message : String(error);
-    process.stderr.write(`idem: ${message.split("\n").join("\nidem: ")}\n`);
+    process.stderr.write(maskForOutput(`idem: ${message.split("\n").join("\nidem: ")}\n`));
   }
-  if (verbose && error instanceof Error && error.stack) process.stderr.write(error.stack + "\n");
+  if (verbose && error instanceof Error && error.stack) process.stderr.write(maskForOutput(error.stack) + "\n");
+  if (error instanceof StoreUnavailableError) return EXIT.storeUnavailable;
   if (error instanceof DefinitionError || error instanceof UsageError) return EXIT.usage;
   if (error instanceof DataError) return EXIT.runFailed;
   return EXIT.runFailed;

@@ -2,6 +2,8 @@ import { dirname, join } from "node:path";
 import { systemClock } from "../core/model/clock.ts";
 import type { Pipeline } from "../core/pipeline/types.ts";
 import type { Engine } from "../engine/engine.ts";
+import type { Store } from "../store/port.ts";
+import { registerSecrets } from "./secrets.ts";
 import type { ResolvedConfig } from "../engine/project/config.ts";
 import type { Cli, GlobalOptions } from "./lazy.ts";
 import { importTypeScript } from "./typescript-cache.ts";
@@ -21,11 +23,11 @@ export async function loadProjectConfig(options: GlobalOptions): Promise<Resolve
   return loadConfig(cwd, options.config, (file) => importTypeScript(file, projectDir));
 }
 
-/** The config and every pipeline file (which may run the user's code at import). */
+/** The config and every pipeline file (which may run the user's code at import); any broken file is an error (`idem validate`). */
 export async function loadProject(options: GlobalOptions): Promise<Project> {
   const config = await loadProjectConfig(options);
   const { loadPipelines } = await import("../engine/project/load-pipelines.ts");
-  return { config, pipelines: await loadPipelines(config.pipelinePaths, config.rootDir, (file) => importTypeScript(file, config.rootDir)) };
+  return { config, pipelines: await loadPipelines(config.pipelinePaths, config.rootDir, (file, version) => importTypeScript(file, config.rootDir, version)) };
 }
 
 export interface OpenOptions {
@@ -43,9 +45,32 @@ export type ProjectEngine = Engine & { config: ResolvedConfig };
  * lives where IDEM_STATE_URL says, else the config's `state`, else `<stateDir>/state.db`.
  */
 export async function openEngine(options: GlobalOptions, open: OpenOptions): Promise<ProjectEngine> {
-  const { config, pipelines } = open.pipelines ? await loadProject(options) : { config: await loadProjectConfig(options), pipelines: undefined };
-  const [{ openStore }, { Engine }] = await Promise.all([import("../store/open-store.ts"), import("../engine/engine.ts")]);
-  const store = await openStore(process.env.IDEM_STATE_URL?.trim() || config.state || join(config.stateDir, "state.db"));
+  const config = await loadProjectConfig(options);
+  // A broken pipeline file stops only itself: the catalog keeps the others and names it.
+  const catalog = open.pipelines
+    ? await (await import("../engine/project/catalog.ts")).PipelineCatalog.load(config.pipelinePaths, config.rootDir, (file, version) => importTypeScript(file, config.rootDir, version))
+    : undefined;
+  const [{ openStore }, { Engine }, { reportingStore, storeUnavailable }, { maskedStore }, { collectSecrets, referencedVariables, SecretMasker }] = await Promise.all([
+    import("../store/open-store.ts"), import("../engine/engine.ts"), import("../store/unavailable.ts"),
+    import("../engine/secrets/masked-store.ts"), import("../engine/secrets/masker.ts"),
+  ]);
+  const location = process.env.IDEM_STATE_URL?.trim() || config.state || join(config.stateDir, "state.db");
+  // Connections name their passwords by variable ("$WAREHOUSE_PASSWORD"): those are secrets too.
+  const connections = Object.values(config.connections).flatMap((c) => ("postgres" in c ? [c] : []));
+  const secrets = collectSecrets({
+    names: [...config.secrets, ...connections.flatMap((c) => [...referencedVariables(c.password), ...referencedVariables(c.postgres)])],
+    stateUrl: location,
+    urls: connections.map((c) => c.postgres),
+  });
+  registerSecrets(secrets);
+  const busyTimeoutMs = config.stateBusyTimeoutMs;
+  let opened: Store;
+  try {
+    opened = await openStore(location, { busyTimeoutMs });
+  } catch (error) {
+    throw storeUnavailable(error, location, busyTimeoutMs) ?? error;
+  }
+  const store = maskedStore(reportingStore(opened, location, busyTimeoutMs), new SecretMasker(secrets));
   try {
     await store.migrate();
     await store.ensurePools(Object.entries(config.pools).map(([name, slots]) => ({ name, slots })), systemClock.now());
@@ -54,7 +79,8 @@ export async function openEngine(options: GlobalOptions, open: OpenOptions): Pro
     throw error;
   }
   const engine = new Engine({
-    store, clock: systemClock, stateDir: config.stateDir, pipelines, projectDir: config.rootDir, frozen: config.frozen,
+    store, clock: systemClock, stateDir: config.stateDir, catalog, projectDir: config.rootDir, frozen: config.frozen,
+    secrets, logMaxBytes: config.logMaxBytes, taskMemoryMb: config.taskMemoryMb, workerLeaseMs: config.workerLeaseMs,
     watch: {
       notifiers: config.notifiers, defaultNotify: config.defaultNotify, intervalMs: config.checkerIntervalMs,
       graceMs: config.didNotRunGraceMs, staleMs: config.checkerStaleMs,
@@ -72,6 +98,7 @@ export async function withEngine<T>(cli: Cli, open: OpenOptions, fn: (engine: Pr
   try {
     return await fn(engine, cli.global.user);
   } finally {
+    await engine.close();
     await engine.store.close();
   }
 }

@@ -12,8 +12,10 @@ import { enableTypeScript } from "./typescript-loader.ts";
  * maps, so errors point at the original file and line. A file whose imports cannot be followed
  * (an `import()` of a computed path) is loaded through tsx instead.
  */
-export async function importTypeScript(file: string, projectDir: string): Promise<Record<string, unknown>> {
-  if (!COMPILED.test(file)) return import(pathToFileURL(file).href);
+export async function importTypeScript(file: string, projectDir: string, version: string | null = null): Promise<Record<string, unknown>> {
+  // A new version (a pipeline file changed while the scheduler runs) needs a new module URL.
+  const url = (path: string) => (version === null ? pathToFileURL(path).href : `${pathToFileURL(path).href}?v=${encodeURIComponent(version)}`);
+  if (!COMPILED.test(file)) return import(url(file));
   let entry: string | null = null;
   try {
     entry = await compileGraph(resolve(file), join(projectDir, ".idem", "cache", "ts"), projectDir);
@@ -22,10 +24,10 @@ export async function importTypeScript(file: string, projectDir: string): Promis
   }
   if (entry === null) {
     await enableTypeScript();
-    return import(pathToFileURL(file).href);
+    return import(url(file));
   }
   process.setSourceMapsEnabled(true);
-  return import(pathToFileURL(entry).href);
+  return import(url(entry));
 }
 
 const COMPILED = /\.(ts|mts|tsx)$/;

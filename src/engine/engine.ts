@@ -31,6 +31,11 @@ import { checkerHealth, freshnessReport, type CheckerHealth, type FreshnessRepor
 import { describeFrozen, frozenPeriodOf, type FrozenPeriod } from "../core/policy/frozen.ts";
 import { reachable } from "../core/graph/dag.ts";
 import { saveVersion, taskInstancesOf } from "./pipeline-records.ts";
+import { PipelineCatalog, type BrokenFile } from "./project/catalog.ts";
+import { TaskHostPool } from "./task-host/pool.ts";
+import { hostedRunner, type TaskCodeRunner } from "./executor/task-code-runner.ts";
+import { SecretMasker } from "./secrets/masker.ts";
+import { recoverDeadHolders } from "./worker/dead-holders.ts";
 
 /** A worker not seen for this long is taken for dead by `idem why`. */
 const WORKER_ALIVE_MS = 60_000;
@@ -49,6 +54,16 @@ export interface EngineOptions {
   random?: () => number;
   /** Frozen periods for every pipeline of the project (each pipeline may add its own). */
   frozen?: readonly FrozenPeriod[];
+  /** The pipelines as their files say now, with the files that did not load; overrides `pipelines`. */
+  catalog?: PipelineCatalog;
+  /** Task hosts: how much memory each may use. Only pipelines loaded from files run in them. */
+  taskMemoryMb?: number;
+  /** The cap of one attempt's log; null: none. */
+  logMaxBytes?: number | null;
+  /** Secret values: masked in attempt logs, results, incidents, alerts and the audit log. */
+  secrets?: readonly string[];
+  /** A worker (and `idem run`) that has not renewed an attempt's lease for this long is presumed dead. */
+  workerLeaseMs?: number;
   /** How the watchdog (freshness and "did not run" checks, alerts) runs in this project. */
   watch?: WatchSettings;
 }
@@ -112,6 +127,13 @@ export interface BackfillPlan {
   estimate: BackfillEstimate;
 }
 
+export interface Health {
+  /** "ok"; "degraded" when pipeline files did not load; the checker's status when it is not alive. */
+  status: "ok" | "degraded" | CheckerHealth["status"];
+  checker: CheckerHealth;
+  brokenFiles: BrokenFile[];
+}
+
 export interface RunResult {
   run: RunRecord;
   /** False when the run already existed and was run again. */
@@ -127,21 +149,26 @@ export class Engine {
   readonly store: Store;
   readonly clock: Clock;
   readonly stateDir: string;
-  readonly #pipelines: Map<string, Pipeline>;
+  readonly catalog: PipelineCatalog;
   readonly #pipelinesLoaded: boolean;
   readonly #projectDir: string;
+  readonly #options: EngineOptions;
+  #pool: TaskHostPool | null = null;
   readonly #random: () => number;
   readonly #frozen: readonly FrozenPeriod[];
   readonly #watch: WatchSettings;
   readonly workerId: string;
+  readonly masker: SecretMasker;
   #changeFeed: ChangeFeed | null = null;
 
   constructor(options: EngineOptions) {
+    this.masker = new SecretMasker(options.secrets ?? []);
     this.store = options.store;
     this.clock = options.clock;
     this.stateDir = options.stateDir;
-    this.#pipelines = new Map((options.pipelines ?? []).map((p) => [p.id, p]));
-    this.#pipelinesLoaded = options.pipelines !== undefined;
+    this.catalog = options.catalog ?? PipelineCatalog.of(options.pipelines ?? []);
+    this.#pipelinesLoaded = options.pipelines !== undefined || options.catalog !== undefined;
+    this.#options = options;
     this.#projectDir = options.projectDir ?? process.cwd();
     this.#random = options.random ?? Math.random;
     this.#frozen = options.frozen ?? [];
@@ -150,16 +177,57 @@ export class Engine {
   }
 
   pipelines(): Pipeline[] {
-    return [...this.#pipelines.values()];
+    return this.catalog.pipelines();
   }
 
   pipeline(id: string): Pipeline {
-    const found = this.#pipelines.get(id);
+    const found = this.catalog.get(id);
     if (!found) {
-      const known = [...this.#pipelines.keys()];
-      throw new NotFoundError("pipeline", `unknown pipeline "${id}"` + (known.length ? ` (known: ${known.join(", ")})` : " (no pipelines loaded)"));
+      const known = this.catalog.pipelines().map((p) => p.id);
+      const broken = this.catalog.brokenFiles();
+      throw new NotFoundError(
+        "pipeline",
+        `unknown pipeline "${id}"` + (known.length ? ` (known: ${known.join(", ")})` : " (no pipelines loaded)") +
+          (broken.length ? `; ${broken.length} pipeline file(s) did not load: ${broken.map((b) => b.message).join("; ")}` : ""),
+      );
     }
     return found;
+  }
+
+  /** Pipeline files that did not load (file, line, message): for health reports and logs. */
+  brokenFiles(): BrokenFile[] {
+    return this.catalog.brokenFiles();
+  }
+
+  /**
+   * Where task code runs: long-lived task hosts for pipelines loaded from files (started on
+   * first use, at most `size`), this process for pipelines that exist only in memory.
+   */
+  taskRunner(size: number): TaskCodeRunner {
+    if (!this.#pool) {
+      this.#pool = new TaskHostPool({
+        size,
+        cwd: this.#projectDir,
+        memoryMb: this.#options.taskMemoryMb,
+        logMaxBytes: this.#options.logMaxBytes ?? null,
+        secrets: this.#options.secrets ?? [],
+        preload: () => this.catalog.pipelines().map((p) => this.catalog.fileOf(p.id)).filter((f): f is string => !!f),
+      });
+      const pool = this.#pool;
+      this.catalog.onChange(() => pool.retire());
+    }
+    return hostedRunner(this.#pool, (id) => this.catalog.fileOf(id));
+  }
+
+  /** Starts task hosts ahead of the first attempt (after taskRunner). */
+  warmTaskHosts(count: number): void {
+    if (this.catalog.pipelines().some((p) => this.catalog.fileOf(p.id))) this.#pool?.warm(count);
+  }
+
+  /** Ends the task hosts (they would end with this process anyway). */
+  async close(): Promise<void> {
+    await this.#pool?.close();
+    this.#pool = null;
   }
 
   /** The interval a business date names under the pipeline's schedule. */
@@ -230,6 +298,8 @@ export class Engine {
       createdAt: now,
     });
     if (!created) {
+      // A previous `idem run` of this run killed on this host left attempts no one renews: they are lost now, not in a lease.
+      await recoverDeadHolders(this.store, now, { runId: run.runId });
       try {
         await this.store.rerun({ runId: run.runId, graphVersion: pipeline.version, tasks: taskInstancesOf(pipeline), params, at: now });
       } catch (error) {
@@ -255,11 +325,15 @@ export class Engine {
       stateDir: this.stateDir,
       workerId: this.workerId,
       concurrency: request.concurrency ?? 4,
+      leaseMs: this.#options.workerLeaseMs,
       defaultCwd: this.#projectDir,
       cancel: request.cancel,
       random: this.#random,
       frozen: this.#frozen,
       onAttempt: request.onAttempt,
+      runner: this.taskRunner(request.concurrency ?? 4),
+      logMaxBytes: this.#options.logMaxBytes,
+      masker: this.masker,
     });
     return { run: finished, created, tasks: inTaskOrder(pipeline, await this.store.listTaskInstances(run.runId)) };
   }
@@ -283,7 +357,7 @@ export class Engine {
   async taskInstances(runId: string): Promise<TaskInstanceRecord[]> {
     const run = await this.run(runId);
     const tasks = await this.store.listTaskInstances(runId);
-    const pipeline = this.#pipelines.get(run.pipelineId);
+    const pipeline = this.catalog.get(run.pipelineId);
     return pipeline ? inTaskOrder(pipeline, tasks) : tasks;
   }
 
@@ -292,8 +366,14 @@ export class Engine {
     return this.store.listAttempts(runId, taskId);
   }
 
-  /** The log of one attempt: the given try, or the latest. */
+  /** The log of one attempt (the given try, or the latest) as text: for small logs and tests. */
   async log(runId: string, taskId: string, tryNumber?: number): Promise<{ attempt: AttemptRecord; text: string }> {
+    const { attempt } = await this.logOf(runId, taskId, tryNumber);
+    return { attempt, text: existsSync(attempt.logPath) ? readFileSync(attempt.logPath, "utf8") : "" };
+  }
+
+  /** Which attempt's log to show (the given try, or the latest), and where it is. */
+  async logOf(runId: string, taskId: string, tryNumber?: number): Promise<{ attempt: AttemptRecord; path: string }> {
     const attempts = await this.attempts(runId, taskId);
     if (attempts.length === 0) {
       const tasks = await this.store.listTaskInstances(runId);
@@ -304,7 +384,13 @@ export class Engine {
     if (!attempt) {
       throw new NotFoundError("attempt", `task ${taskId} of run ${runId} has no try ${tryNumber} (tries: ${attempts.map((a) => a.tryNumber).join(", ")})`);
     }
-    return { attempt, text: existsSync(attempt.logPath) ? readFileSync(attempt.logPath, "utf8") : "" };
+    return { attempt, path: attempt.logPath };
+  }
+
+  /** Whether an attempt is still running: `idem logs --follow` reads on while it is. */
+  async attemptRunning(runId: string, taskId: string, attemptId: number): Promise<boolean> {
+    const attempts = await this.store.listAttempts(runId, taskId);
+    return attempts.find((a) => a.attemptId === attemptId)?.state === "running";
   }
 
   /** The next `count` runs the schedule will create after now. */
@@ -380,7 +466,7 @@ export class Engine {
   /** Why a run (or one task of it) is not running, in words; also for a run that does not exist yet. */
   async why(runId: string, taskId?: string): Promise<string[]> {
     const now = this.clock.now();
-    const tz = (id: string) => this.#pipelines.get(id)?.schedule.timezone ?? "UTC";
+    const tz = (id: string) => this.catalog.get(id)?.schedule.timezone ?? "UTC";
     const run = await this.store.getRun(runId);
     const pipelineId = runId.includes("@") ? runId.slice(0, runId.indexOf("@")) : runId;
     if (!run) return this.#whyNoRun(runId, pipelineId, now);
@@ -389,7 +475,7 @@ export class Engine {
         store: this.store,
         now,
         workerAliveMs: WORKER_ALIVE_MS,
-        maxActiveTasks: this.#pipelines.get(run.pipelineId)?.maxActiveTasks,
+        maxActiveTasks: this.catalog.get(run.pipelineId)?.maxActiveTasks,
         formatTime: (ms) => formatInstant(ms, tz(run.pipelineId)),
       },
       runId,
@@ -658,6 +744,16 @@ export class Engine {
       ...(this.#watch.graceMs === undefined ? {} : { graceMs: this.#watch.graceMs }),
       ...(log ? { log } : {}),
     });
+  }
+
+  /**
+   * Is this installation healthy: the scheduler's checker alive, and every pipeline file loaded?
+   * Every surface (CLI, HTTP) shows this; `brokenFiles` are those this process sees.
+   */
+  async installationHealth(): Promise<Health> {
+    const checker = await this.health();
+    const brokenFiles = this.brokenFiles();
+    return { status: checker.status === "ok" ? (brokenFiles.length ? "degraded" : "ok") : checker.status, checker, brokenFiles };
   }
 
   async incidents(query: { open?: boolean; limit?: number } = {}): Promise<Incident[]> {

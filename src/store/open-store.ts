@@ -7,11 +7,11 @@ import type { Store } from "./port.ts";
  * `sqlite:` prefix. Only the adapter named is imported, so a SQLite project never loads pg.
  * The caller migrates and closes it.
  */
-export async function openStore(location: string): Promise<Store> {
+export async function openStore(location: string, options: { busyTimeoutMs?: number } = {}): Promise<Store> {
   if (isPostgresUrl(location)) {
     const { PostgresStore } = await import("./postgres/postgres-store.ts");
     return new PostgresStore({ connectionString: location });
   }
   const { SqliteStore } = await import("./sqlite/sqlite-store.ts");
-  return new SqliteStore(sqlitePath(location));
+  return new SqliteStore(sqlitePath(location), options);
 }

@@ -414,6 +414,8 @@ export interface ClaimRequest {
   backfillId?: string;
   /** Where the attempt's log goes; stored on the attempt. */
   logPath: (runId: string, taskId: string, tryNumber: number) => string;
+  /** Claim only task instances of these pipelines: the ones the worker has loaded. */
+  pipelineIds?: readonly string[];
 }
 
 export interface ClaimedAttempt {

@@ -296,4 +296,49 @@ describe("crash recovery", () => {
     expect((await h.scheduler.tick()).leader).toBe(false);
     expect((await h.runs("leader")).map((r) => r.businessDate)).toEqual(["2026-09-01", "2026-09-02"]);
   });
+
+  it("keeps the lead through a tick longer than its lease: the leader renews while it works", async () => {
+    const p = pipeline("slow_tick", { schedule: london(), start: "2026-09-01" }, { t: { run: noop } });
+    h = await ScheduleHarness.open([p], "2026-09-01T00:00:00Z");
+    // The leader's store stalls inside the tick (a slow query, a busy machine) until released.
+    let release!: () => void;
+    const stall = new Promise<void>((r) => (release = r));
+    let stalled = false;
+    let renewals = 0;
+    const store = h.store;
+    const slowStore = new Proxy(store, {
+      get(target, key) {
+        const value = Reflect.get(target, key);
+        if (key === "countLiveRuns") return async (...args: unknown[]) => ((stalled = true), await stall, value.apply(target, args));
+        // Counted once written: the standby must not look before the renewal has landed.
+        if (key === "tryLead") return async (...args: unknown[]) => { const lead = await value.apply(target, args); renewals++; return lead; };
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const ttl = 300;
+    const told: string[] = [];
+    const onLeadChange = (who: string) => (leader: boolean, holder: string) => told.push(`${who}: ${leader ? "leads" : `stands by for ${holder}`}`);
+    const leader = new Scheduler({ store: slowStore, clock: h.clock, pipelines: [p], holder: "leader", leaseTtlMs: ttl, onLeadChange: onLeadChange("leader") });
+    const standby = new Scheduler({ store, clock: h.clock, pipelines: [p], holder: "standby", leaseTtlMs: ttl, onLeadChange: onLeadChange("standby") });
+    h.clock.set("2026-09-03T03:00:00Z");
+    const ticking = leader.tick();
+    const until = async (what: string, check: () => boolean) => {
+      for (const deadline = Date.now() + 10_000; !check(); await new Promise((r) => setTimeout(r, 5))) {
+        if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
+      }
+    };
+    await until("the tick to stall", () => stalled);
+    expect(told).toEqual(["leader: leads"]); // at once, not when the tick ends
+    // Five leases' worth of clock pass during the one tick; each step follows a renewal.
+    for (let step = 0; step < 5; step++) {
+      const seen = renewals;
+      await until("the leader to renew its lease during the tick", () => renewals > seen);
+      h.clock.advance((ttl * 2) / 3);
+      expect(await standby.tick()).toMatchObject({ leader: false, leaderHolder: "leader" });
+    }
+    release();
+    expect(await ticking).toMatchObject({ leader: true, runsCreated: 2 });
+    expect((await store.getLead("scheduler"))!).toMatchObject({ holder: "leader", term: 1 });
+    expect(told).toEqual(["leader: leads", "standby: stands by for leader"]);
+  });
 });

@@ -13,7 +13,7 @@ import { chownSync, mkdirSync, appendFileSync, rmSync, existsSync } from "node:f
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeProject, removeProject, repo, startProcess } from "../support/processes.ts";
+import { makeProject, removeProject, repo, startProcess, waitFor } from "../support/processes.ts";
 import { dropSchema, freshSchema, schemaUrl, testPostgresUrl } from "./postgres-support.ts";
 
 const DAYS = 30;
@@ -206,25 +206,18 @@ export const sales = pipeline("sales", { schedule: daily({ at: "00:00" }), start
           await client.end();
         }
       };
-      const until = async (what: string, check: () => Promise<boolean>, timeoutMs: number) => {
-        const deadline = Date.now() + timeoutMs;
-        while (!(await check().catch(() => false))) {
-          if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n${procs.map((p) => p.output().slice(-800)).join("\n---\n")}`);
-          await new Promise((r) => setTimeout(r, 100));
-        }
-      };
       const succeeded = async () => (await q<{ n: number }>("SELECT count(*)::int AS n FROM runs WHERE state = 'success'"))[0]?.n ?? 0;
 
       const survivor = c.start("h1", project, "worker");
       const doomed = c.start("h2", project, "worker");
       procs.push(survivor, doomed);
-      await until("both workers to register", async () => (await q("SELECT 1 FROM workers")).length === 2, 30_000);
+      await waitFor("both workers to register", async () => (await q("SELECT 1 FROM workers")).length === 2 || undefined, 30_000);
       procs.push(c.start("h1", project, "scheduler"));
-      await until("the h2 worker to be in the middle of a day, with days done", async () =>
-        (await succeeded()) >= 6 && (await q("SELECT 1 FROM attempts WHERE state = 'running' AND pid = $1", [doomed.child.pid])).length > 0, 60_000);
+      await waitFor("the h2 worker to be in the middle of a day, with days done", async () =>
+        ((await succeeded()) >= 6 && (await q("SELECT 1 FROM attempts WHERE state = 'running' AND pid = $1", [doomed.child.pid])).length > 0) || undefined, 60_000);
       const doomedPid = doomed.child.pid;
       await doomed.kill9();
-      await until(`all ${DAYS} days to succeed`, async () => (await succeeded()) === DAYS, 90_000);
+      await waitFor(`all ${DAYS} days to succeed`, async () => (await succeeded()) === DAYS || undefined, 90_000);
 
       const perDay = await q<{ business_date: string; n: number }>("SELECT business_date, count(*)::int AS n FROM runs GROUP BY business_date");
       expect(perDay).toHaveLength(DAYS);

@@ -1,18 +1,17 @@
 import { existsSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { makeProject, removeProject, startIdem, type Daemon } from "../support/processes.ts";
+import { makeProject, removeProject, startIdem, waitFor, type Daemon } from "../support/processes.ts";
 import { CuttableRelay, dropSchema, freshSchema, queryPg, schemaUrl, testPostgresUrl } from "./postgres-support.ts";
 
 const url = testPostgresUrl();
 
 let project: string | null = null;
 let schema: string | null = null;
-let relay: CuttableRelay | null = null;
+const relays: CuttableRelay[] = [];
 const daemons: Daemon[] = [];
 afterEach(async () => {
   await Promise.all(daemons.splice(0).map((d) => d.stop()));
-  await relay?.close();
-  relay = null;
+  await Promise.all(relays.splice(0).map((r) => r.close()));
   if (project) removeProject(project);
   if (schema) await dropSchema(url!, schema);
   project = schema = null;
@@ -33,16 +32,6 @@ function startWithStateUrl(stateUrl: string, ...args: string[]): Daemon {
   } finally {
     if (saved === undefined) delete process.env.IDEM_STATE_URL;
     else process.env.IDEM_STATE_URL = saved;
-  }
-}
-
-async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
   }
 }
 
@@ -68,14 +57,14 @@ export const catchup = pipeline("catchup", { schedule: daily({ at: "00:00" }), s
     const doomed = start("worker");
     const survivor = start("worker");
     const doomedPid = doomed.child.pid!;
-    await until("a few days done and the doomed worker busy", async () => {
+    await waitFor("a few days done and the doomed worker busy", async () => {
       const [done] = await q<{ n: number }>("SELECT count(*)::int AS n FROM runs WHERE state = 'success'");
       const busy = await q("SELECT 1 FROM attempts WHERE state = 'running' AND pid = $1", [doomedPid]);
       return done!.n >= 3 && busy.length > 0 ? true : undefined;
     });
     await doomed.kill9();
 
-    await until("all 20 days to succeed", async () => {
+    await waitFor("all 20 days to succeed", async () => {
       const [done] = await q<{ n: number }>("SELECT count(*)::int AS n FROM runs WHERE state = 'success'");
       return done!.n === 20 ? true : undefined;
     }, 60_000);
@@ -114,17 +103,17 @@ export const hourlyJob = pipeline("hourly_job", { schedule: hourly({ timezone: "
 `,
     });
     const first = startWithStateUrl(stateUrl, "scheduler");
-    await until("the first to lead", async () => (/leads/.test(first.output()) ? true : undefined));
+    await waitFor("the first to lead", async () => (/leads/.test(first.output()) ? true : undefined));
     const second = startWithStateUrl(stateUrl, "scheduler");
     startWithStateUrl(stateUrl, "worker");
-    await until("the second to stand by", async () => (/stands by/.test(second.output()) ? true : undefined));
-    await until("some runs", async () => ((await q("SELECT 1 FROM runs")).length >= 20 ? true : undefined));
+    await waitFor("the second to stand by", async () => (/stands by/.test(second.output()) ? true : undefined));
+    await waitFor("some runs", async () => ((await q("SELECT 1 FROM runs")).length >= 20 ? true : undefined));
     await first.kill9();
     const killedAt = Date.now();
-    await until("the standby to take over", async () => (/leads/.test(second.output()) ? true : undefined), 15_000);
+    await waitFor("the standby to take over", async () => (/leads/.test(second.output()) ? true : undefined), 15_000);
     expect(Date.now() - killedAt).toBeLessThan(5_000);
     const runsAtTakeover = (await q("SELECT 1 FROM runs")).length;
-    await until("more runs", async () => ((await q("SELECT 1 FROM runs")).length > runsAtTakeover + 10 ? true : undefined));
+    await waitFor("more runs", async () => ((await q("SELECT 1 FROM runs")).length > runsAtTakeover + 10 ? true : undefined));
 
     const twins = await q("SELECT interval_start FROM runs GROUP BY pipeline_id, interval_start HAVING count(*) > 1");
     expect(twins).toEqual([]);
@@ -136,11 +125,15 @@ export const hourlyJob = pipeline("hourly_job", { schedule: hourly({ timezone: "
 
   it("rides out PostgreSQL being out of reach for a while: the processes carry on and expired leases are retried", async () => {
     schema = freshSchema();
-    relay = new CuttableRelay(url!);
-    await relay.open();
+    // Each process reaches PostgreSQL through a relay of its own. The worker is cut off longer
+    // than its lease and longer than the scheduler: the scheduler, back first, finds the worker's
+    // leases expired and retries those attempts, and the worker, back later, is refused.
+    const [schedulerRelay, workerRelay] = [new CuttableRelay(url!), new CuttableRelay(url!)];
+    relays.push(schedulerRelay, workerRelay);
+    await Promise.all(relays.map((r) => r.open()));
     project = makeProject({
       "idem.config.ts": `import { defineConfig } from "idem";
-export default defineConfig({ state: ${JSON.stringify(schemaUrl(relay.url(url!), schema))}, workerLeaseMs: 1500, schedulerLeaseMs: 1500, concurrency: 4 });
+export default defineConfig({ workerLeaseMs: 1500, schedulerLeaseMs: 1500, concurrency: 4 });
 `,
       "pipelines/steady.ts": `
 import { pipeline, daily } from "idem";
@@ -150,18 +143,25 @@ export const steady = pipeline("steady", { schedule: daily({ at: "00:00" }), sta
 });
 `,
     });
-    const scheduler = start("scheduler");
-    const worker = start("worker");
-    await until("a few days done and work running", async () => {
+    const scheduler = startWithStateUrl(schemaUrl(schedulerRelay.url(url!), schema), "scheduler");
+    const worker = startWithStateUrl(schemaUrl(workerRelay.url(url!), schema), "worker");
+    await waitFor("a few days done and work running", async () => {
       const [done] = await q<{ n: number }>("SELECT count(*)::int AS n FROM runs WHERE state = 'success'");
       const busy = await q("SELECT 1 FROM attempts WHERE state = 'running'");
       return done!.n >= 2 && busy.length > 0 ? true : undefined;
     });
-    await relay.cut();
-    await new Promise((r) => setTimeout(r, 3_000)); // longer than the worker's lease
-    await relay.open();
+    await Promise.all([schedulerRelay.cut(), workerRelay.cut()]);
+    await new Promise((r) => setTimeout(r, 1_000));
+    await schedulerRelay.open();
+    // The worker cannot record or renew anything now: what it was running stays "running" until reaped.
+    await waitFor("the scheduler to find the cut-off worker's leases expired", async () => {
+      const [counts] = await q<{ running: number; lost: number }>(
+        "SELECT count(*) FILTER (WHERE state = 'running')::int AS running, count(*) FILTER (WHERE state = 'lost')::int AS lost FROM attempts");
+      return counts!.running === 0 && counts!.lost > 0 ? true : undefined;
+    });
+    await workerRelay.open();
 
-    await until("all 12 days to succeed", async () => {
+    await waitFor("all 12 days to succeed", async () => {
       const [done] = await q<{ n: number }>("SELECT count(*)::int AS n FROM runs WHERE state = 'success'");
       return done!.n === 12 ? true : undefined;
     }, 60_000);

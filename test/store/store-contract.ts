@@ -643,5 +643,16 @@ export function describeStoreContract(adapter: string, openStore: () => Promise<
         expect((await claim()).map((c) => c.runId)).toEqual(["p@2026-09-02"]);
       });
     });
+
+    describe("claiming only loaded pipelines", () => {
+      it("leaves task instances of pipelines the worker has not loaded for someone who has", async () => {
+        await createStandardRun();
+        const none = await store.claimReady({ workerId: "w1", pid: 1, limit: 10, now: T0, leaseMs: 30_000, logPath: LOG, pipelineIds: ["other"] });
+        expect(none).toEqual([]);
+        expect((await states()).a).toBe("queued");
+        const mine = await store.claimReady({ workerId: "w1", pid: 1, limit: 10, now: T0, leaseMs: 30_000, logPath: LOG, pipelineIds: ["other", "p"] });
+        expect(mine.map((c) => c.taskId)).toEqual(["a"]);
+      });
+    });
   });
 }

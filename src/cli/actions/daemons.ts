@@ -49,9 +49,11 @@ export async function daemon(cli: Cli, body: (engine: Engine, signal: AbortSigna
   };
   process.on("SIGTERM", () => onSignal("SIGTERM"));
   process.on("SIGINT", () => onSignal("SIGINT"));
+  for (const broken of engine.brokenFiles()) log(`pipeline file not loaded, its pipelines do not run: ${broken.message}`);
+  const reloading = watchPipelineFiles(engine, stop.signal);
   try {
     await engine.store.ensurePools(Object.entries(engine.config.pools).map(([name, slots]) => ({ name, slots })), engine.clock.now());
-    const server = healthPort === undefined ? null : await serveHealth(engine, wholeNumber(healthPort, "--health-port", 1));
+    const server = healthPort === undefined ? null : await serveHealth(engine, wholeNumber(healthPort, "--health-port", 0));
     const watchdog = engine.watchdog(role, log).run(stop.signal);
     try {
       await body(engine, stop.signal);
@@ -61,7 +63,41 @@ export async function daemon(cli: Cli, body: (engine: Engine, signal: AbortSigna
       server?.close();
     }
   } finally {
+    if (!stop.signal.aborted) stop.abort();
+    await reloading;
+    await engine.close();
     await engine.store.close();
+  }
+}
+
+/**
+ * Looks at the pipeline files every `reloadMs`: added, changed and removed files take effect
+ * without a restart. A file that breaks stops only its own pipelines, and says so in the log.
+ */
+async function watchPipelineFiles(engine: Engine, signal: AbortSignal): Promise<void> {
+  let broken = new Set(engine.brokenFiles().map((b) => b.message));
+  while (!signal.aborted) {
+    await engine.clock.sleep(engine.config.reloadMs, signal);
+    if (signal.aborted) break;
+    const before = new Map(engine.pipelines().map((p) => [p.id, p.version]));
+    let changed: boolean;
+    try {
+      changed = await engine.catalog.refresh();
+    } catch (error) {
+      log(`reloading pipeline files failed: ${(error as Error).message}`);
+      continue;
+    }
+    if (!changed) continue;
+    const after = new Map(engine.pipelines().map((p) => [p.id, p.version]));
+    const added = [...after.keys()].filter((id) => !before.has(id));
+    const removed = [...before.keys()].filter((id) => !after.has(id));
+    const updated = [...after.keys()].filter((id) => before.has(id) && before.get(id) !== after.get(id));
+    log(`pipeline files reloaded: ${after.size} pipeline(s)` +
+      (added.length ? `; added ${added.join(", ")}` : "") + (updated.length ? `; changed ${updated.join(", ")}` : "") + (removed.length ? `; removed ${removed.join(", ")}` : ""));
+    const now = new Set(engine.brokenFiles().map((b) => b.message));
+    for (const message of now) if (!broken.has(message)) log(`pipeline file not loaded, its pipelines do not run: ${message}`);
+    for (const message of broken) if (!now.has(message)) log(`pipeline file fixed: ${message.split(":")[0]}`);
+    broken = now;
   }
 }
 
@@ -72,24 +108,28 @@ async function runScheduler(engine: Engine, signal: AbortSignal): Promise<void> 
     store: engine.store,
     clock: engine.clock,
     pipelines: engine.pipelines(),
+    catalog: engine.catalog,
     holder,
     leaseTtlMs: engine.config.schedulerLeaseMs,
     frozen: engine.config.frozen,
     log,
     onWork: () => notifyWork(engine.stateDir),
+    onLeadChange: (leader, leaderHolder) => {
+      leading = leader;
+      log(leader ? `scheduler ${holder} leads` : `scheduler ${holder} stands by (leader: ${leaderHolder})`);
+    },
   });
   log(`scheduler ${holder}: ${engine.pipelines().length} pipeline(s)`);
   await scheduler.run(signal, {
     subscribe: (wake) => subscribeToWork(engine.store, engine.stateDir, wake),
-    onTick: (tick) => {
-      if (tick.leader === leading) return;
-      leading = tick.leader;
-      log(leading ? `scheduler ${holder} leads` : `scheduler ${holder} stands by (leader: ${tick.leaderHolder})`);
-    },
   });
 }
 
-/** GET /health: 200 with who runs the checker and how fresh its last pass is, and the scheduler's lead; 503 when either is down. */
+/**
+ * GET /health: 200 with the checker's health when the scheduler's heartbeat is fresh, 503 when
+ * not; `brokenFiles` lists pipeline files that did not load (their pipelines do not run, the
+ * others do, so they do not make the scheduler unhealthy).
+ */
 async function serveHealth(engine: Engine, port: number): Promise<Server> {
   const server = createServer((request, response) => {
     if (request.url !== "/health") {
@@ -97,14 +137,16 @@ async function serveHealth(engine: Engine, port: number): Promise<Server> {
       return;
     }
     engine
-      .health()
+      .installationHealth()
       .then((health) => {
-        response.writeHead(health.healthy ? 200 : 503, { "content-type": "application/json" }).end(JSON.stringify(health));
+        const body = { ...health.checker, brokenFiles: health.brokenFiles };
+        response.writeHead(health.checker.healthy ? 200 : 503, { "content-type": "application/json" }).end(JSON.stringify(body));
       })
       .catch((error) => response.writeHead(500).end(String(error)));
   });
   await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
-  log(`health on http://127.0.0.1:${port}/health`);
+  const address = server.address();
+  log(`health on http://127.0.0.1:${typeof address === "object" && address ? address.port : port}/health`);
   return server;
 }
 
@@ -115,6 +157,10 @@ async function runWorker(engine: Engine, signal: AbortSignal, flags: WorkerFlags
     store: engine.store,
     clock: engine.clock,
     pipelines: engine.pipelines(),
+    catalog: engine.catalog,
+    runner: engine.taskRunner(concurrency),
+    logMaxBytes: engine.config.logMaxBytes,
+    masker: engine.masker,
     stateDir: engine.stateDir,
     projectDir: engine.config.rootDir,
     workerId: engine.workerId,
@@ -124,13 +170,16 @@ async function runWorker(engine: Engine, signal: AbortSignal, flags: WorkerFlags
     graceMs: grace * 1000,
     limits: {
       parallelism: engine.config.parallelism,
-      maxActiveTasks: Object.fromEntries(engine.pipelines().map((p) => [p.id, p.maxActiveTasks])),
+      get maxActiveTasks() {
+        return Object.fromEntries(engine.pipelines().map((p) => [p.id, p.maxActiveTasks]));
+      },
     },
     log,
     onAttempt: (claim, outcome) =>
       log(`${claim.runId} ${claim.taskId} try ${claim.tryNumber}: ${outcome.taskState}${outcome.errorMessage ? ` (${outcome.errorMessage})` : ""}`),
   });
   log(`worker ${engine.workerId}: concurrency ${concurrency}`);
+  engine.warmTaskHosts(1);
   await worker.run(signal);
 }
 

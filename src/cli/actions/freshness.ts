@@ -43,12 +43,17 @@ export function incidents(cli: Cli, flags: { all?: boolean; json?: boolean }) {
   });
 }
 
+// Health loads the pipeline files: a file that does not load is part of the answer.
 export function health(cli: Cli, flags: { json?: boolean }) {
-  return withEngine(cli, { pipelines: false }, async (engine) => {
-    const health = await engine.health();
-    if (flags.json) printJson(health);
-    else console.log(healthLine(health));
-    if (!health.healthy) process.exitCode = 1;
+  return withEngine(cli, { pipelines: true }, async (engine) => {
+    const health = await engine.installationHealth();
+    const healthy = health.checker.healthy && health.brokenFiles.length === 0;
+    if (flags.json) printJson({ ...health.checker, status: health.status, healthy, checker: health.checker.status, brokenFiles: health.brokenFiles });
+    else {
+      console.log(healthLine(health.checker));
+      for (const broken of health.brokenFiles) console.log(RED(`BROKEN PIPELINE FILE: ${broken.message}`));
+    }
+    if (!healthy) process.exitCode = 1;
   });
 }
 

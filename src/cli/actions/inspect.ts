@@ -3,6 +3,7 @@ import { wholeNumber } from "../flags.ts";
 import { elapsed, isoTime, printJson, restated, table } from "../format.ts";
 import type { Cli } from "../lazy.ts";
 import { withEngine } from "../project.ts";
+import { streamLog, tailOffset } from "../../engine/logs/read-log.ts";
 
 const STATE_ONLY = { pipelines: false };
 
@@ -47,10 +48,15 @@ export function tasks(cli: Cli, runId: string, options: { json?: boolean }) {
   });
 }
 
-export function logs(cli: Cli, runId: string, taskId: string, options: { try?: string }) {
+export function logs(cli: Cli, runId: string, taskId: string, options: { try?: string; tail?: string; follow?: boolean }) {
   return withEngine(cli, STATE_ONLY, async (engine) => {
-    const { text } = await engine.log(runId, taskId, options.try === undefined ? undefined : wholeNumber(options.try, "--try"));
-    process.stdout.write(text);
+    const tail = options.tail === undefined ? undefined : wholeNumber(options.tail, "--tail", 0);
+    const { attempt, path } = await engine.logOf(runId, taskId, options.try === undefined ? undefined : wholeNumber(options.try, "--try"));
+    await streamLog(path, {
+      from: tail === undefined ? 0 : tailOffset(path, tail),
+      write: (chunk) => new Promise<void>((resolve) => (process.stdout.write(chunk) ? resolve() : process.stdout.once("drain", resolve))),
+      more: options.follow ? () => engine.attemptRunning(runId, taskId, attempt.attemptId) : undefined,
+    });
   });
 }
 

@@ -8,7 +8,7 @@ export function registerDaemonCommands(program: Command): void {
   program
     .command("scheduler")
     .description("create runs for due intervals and published datasets; recover lost attempts (one leads, others stand by); runs a watchdog")
-    .option("--health-port <port>", "serve GET /health on 127.0.0.1:<port>")
+    .option("--health-port <port>", "serve GET /health on 127.0.0.1:<port> (0: any free port, logged)")
     .action(lazy(actions, "scheduler"));
 
   program
@@ -24,7 +24,7 @@ export function registerDaemonCommands(program: Command): void {
     .description("scheduler, worker and the web UI in one process, for local use")
     .option("--concurrency <n>", "attempts at once (default: the config's concurrency)")
     .option("--grace <seconds>", "on SIGTERM, how long running attempts may finish", "30")
-    .option("--health-port <port>", "serve GET /health on 127.0.0.1:<port>")
+    .option("--health-port <port>", "serve GET /health on 127.0.0.1:<port> (0: any free port, logged)")
     .option("--host <address>", "address the web UI and API listen on", "127.0.0.1")
     .option("--port <port>", "port of the web UI and API (0: any free port)", "8080")
     .option("--allow-host <name...>", "more host names the Host header may carry")

@@ -20,8 +20,10 @@ export function registerInspectCommands(program: Command): void {
 
   program
     .command("logs <run> <task>")
-    .description("print the log of a task's latest attempt (or --try N)")
+    .description("print the log of a task's latest attempt (or --try N), streamed")
     .option("--try <n>", "which try")
+    .option("--tail <n>", "only the last N lines")
+    .option("-f, --follow", "keep printing while the attempt runs")
     .action(lazy(actions, "logs"));
 
   program

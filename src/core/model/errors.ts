@@ -30,6 +30,9 @@ export class DefinitionErrors extends DefinitionError {
   }
 }
 
+/** The state store cannot be used: locked by another process, or out of reach. */
+export class StoreUnavailableError extends IdemError {}
+
 /** A command-line or API argument that is wrong (unknown pipeline, bad date flag, ...). */
 export class UsageError extends IdemError {}
 

@@ -267,9 +267,26 @@ function resolveTask<P extends Params>(spec: TaskSpec<string, P> & { id: string 
     kind: "command",
     command: cmd.command as TaskDefinition["command"],
     cwd: cmd.cwd,
-    env: cmd.env,
+    ...commandEnv(cmd.env),
     dataErrorExitCodes: [...codes],
   };
+}
+
+function commandEnv(env: unknown): Pick<TaskDefinition, "env" | "envPolicy"> {
+  if (env === undefined) return {};
+  const strings = (value: unknown) => typeof value === "object" && value !== null && Object.values(value).every((v) => typeof v === "string");
+  if (typeof env === "object" && env !== null && typeof (env as { inherit?: unknown }).inherit === "boolean") {
+    const spec = env as { inherit: boolean; pass?: unknown; set?: unknown };
+    const unknownKeys = Object.keys(spec).filter((k) => !["inherit", "pass", "set"].includes(k));
+    if (unknownKeys.length) throw new DefinitionError(`\`env\`: unknown key ${unknownKeys[0]} (inherit, pass, set)`);
+    if (spec.pass !== undefined && (!Array.isArray(spec.pass) || !spec.pass.every((p) => typeof p === "string"))) {
+      throw new DefinitionError("`env.pass` must be an array of variable names");
+    }
+    if (spec.set !== undefined && !strings(spec.set)) throw new DefinitionError("`env.set` must map names to strings");
+    return { env: spec.set as Record<string, string> | undefined, envPolicy: { inherit: spec.inherit, pass: [...((spec.pass as string[]) ?? [])] } };
+  }
+  if (!strings(env)) throw new DefinitionError("`env` must map names to strings, or be { inherit, pass, set }");
+  return { env: env as Record<string, string> };
 }
 
 export function resolvePolicy(input: TaskPolicyInput, defaults: TaskPolicy): TaskPolicy {
@@ -316,6 +333,7 @@ function describeTask(task: TaskDefinition): Record<string, unknown> {
     command: typeof task.command === "function" ? "<function>" : task.command,
     cwd: task.cwd,
     env: task.env ? Object.keys(task.env).sort() : undefined,
+    envPolicy: task.envPolicy,
     dataErrorExitCodes: task.kind === "command" ? task.dataErrorExitCodes : undefined,
     killGraceMs: task.killGraceMs,
     produces: task.produces.length ? [...task.produces].sort() : undefined,

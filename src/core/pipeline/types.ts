@@ -102,11 +102,24 @@ export interface FunctionTaskSpec<K extends string, P extends Params> extends Ta
   run: TaskFunction<P>;
 }
 
+export interface CommandEnvSpec {
+  /** false: start from an empty environment (plus `pass`), not the worker's. */
+  inherit: boolean;
+  /** Variables of the worker's environment to hand on. */
+  pass?: readonly string[];
+  set?: Record<string, string>;
+}
+
 export interface CommandTaskSpec<K extends string, P extends Params> extends TaskSpecBase<K> {
   /** argv; the first element is the program. No shell unless you ask for one. */
   command: readonly string[] | ((ctx: TaskContext<P>) => readonly string[]);
   cwd?: string;
-  env?: Record<string, string>;
+  /**
+   * Variables for the command. A record adds them to the worker's environment (minus
+   * IDEM_STATE_URL); `{ inherit: false, pass: ["PATH"], set: {...} }` gives it only the named
+   * variables of the worker's environment and the ones set.
+   */
+  env?: Record<string, string> | CommandEnvSpec;
   /** Exit codes that mean "the data is wrong": the attempt fails with no retry. Default [65] (EX_DATAERR). */
   dataErrorExitCodes?: readonly number[];
 }
@@ -158,7 +171,10 @@ export interface TaskDefinition {
   run?: TaskFunction<any>;
   command?: CommandTaskSpec<string, any>["command"];
   cwd?: string;
+  /** Variables set for a command. */
   env?: Record<string, string>;
+  /** Whether a command starts from the worker's environment, and which of its variables it gets if not. */
+  envPolicy?: { inherit: boolean; pass: readonly string[] };
   dataErrorExitCodes: readonly number[];
   killGraceMs: number;
   produces: readonly string[];

@@ -1,5 +1,3 @@
-import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
 import type Database from "better-sqlite3";
 import { decimalParts, type Column, type ColumnType } from "../schema.ts";
 import { doubleQuote, ident, joinSql, render, sql, trusted, type BoundValue, type Sql, type SqlDialect } from "../sql.ts";
@@ -42,12 +40,9 @@ export interface SQLiteTarget extends Target {
 
 /** Opens (or creates) a SQLite database file in WAL mode, so readers never wait for a load. */
 export async function openSQLite(path: string): Promise<SQLiteTarget> {
-  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   // Imported here, so that importing idem/data loads no driver.
-  const { default: Database } = await import("better-sqlite3");
-  const db = new Database(path);
-  db.pragma("journal_mode = WAL");
-  db.pragma("busy_timeout = 10000");
+  const { openWalDatabase } = await import("../../sqlite/open-wal.ts");
+  const db = openWalDatabase(path);
   const prepare = (statement: Sql) => {
     const { text, params } = render(statement, dialect);
     return { stmt: db.prepare(text), params: params.map(bindable) };

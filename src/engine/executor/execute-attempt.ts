@@ -2,16 +2,18 @@ import { join } from "node:path";
 import type { Clock } from "../../core/model/clock.ts";
 import type { FrozenPeriod } from "../../core/policy/frozen.ts";
 import { retryDelay } from "../../core/policy/retry.ts";
-import { TaskSkipped } from "../../core/pipeline/skip.ts";
-import type { Pipeline, Summary, TaskContext, TaskDefinition, WatermarkAccess } from "../../core/pipeline/types.ts";
+import type { Pipeline, Summary, TaskDefinition, WatermarkAccess } from "../../core/pipeline/types.ts";
 import type { FreshnessPromise } from "../../core/pipeline/promise.ts";
-import { toZoned } from "../../core/time/dates.ts";
 import { MAX_SUMMARY_BYTES, type AttemptFinish, type ClaimedAttempt } from "../../store/port.ts";
 import { AttemptLog } from "./attempt-log.ts";
 import type { AttemptResult } from "./attempt-result.ts";
 import { runCommandTask } from "./run-command.ts";
-import { fromError, runFunctionTask } from "./run-function.ts";
+import { fromError } from "./run-function.ts";
 import { runSensor } from "./run-sensor.ts";
+import type { TaskCodeRunner } from "./task-code-runner.ts";
+import type { TaskEntry } from "../task-host/protocol.ts";
+import { commandEnvironment } from "./command-env.ts";
+import { NO_SECRETS, type SecretMasker } from "../secrets/masker.ts";
 import { watermarksForRun } from "./watermarks.ts";
 
 export interface AttemptEnvironment {
@@ -27,6 +29,12 @@ export interface AttemptEnvironment {
   frozen?: readonly FrozenPeriod[];
   /** The state store's watermarks, handed to task code. */
   watermarks: WatermarkAccess;
+  /** Where task code runs: the task hosts, or (pipelines with no file) this process. */
+  runner: TaskCodeRunner;
+  /** The cap of each attempt's log; null: none. */
+  logMaxBytes?: number | null;
+  /** Known secrets, masked in the log, the error message and the summary. */
+  masker?: SecretMasker;
 }
 
 /** Runs one claimed attempt to its end and says how to record it. Never throws for task errors. */
@@ -36,7 +44,7 @@ export async function executeAttempt(
   env: AttemptEnvironment,
 ): Promise<AttemptFinish> {
   const task = pipeline.tasks.get(claim.taskId);
-  const log = new AttemptLog(claim.logPath, env.clock);
+  const log = new AttemptLog(claim.logPath, env.clock, { maxBytes: env.logMaxBytes ?? null, masker: env.masker });
   let result: AttemptResult;
   try {
     if (!task) {
@@ -54,7 +62,7 @@ export async function executeAttempt(
     result = fromError(error);
   }
   const promise = task?.publishes ? pipeline.promises.find((p) => p.dataset === task.publishes) ?? null : null;
-  const finish = toFinish(checkCompleteness(result, promise), claim, task, env);
+  const finish = maskFinish(toFinish(checkCompleteness(result, promise), claim, task, env), env.masker ?? NO_SECRETS);
   if (finish.errorMessage) {
     try {
       log.line("ERROR", `${finish.errorClass}: ${finish.errorMessage}`);
@@ -74,24 +82,28 @@ async function runTask(
   env: AttemptEnvironment,
 ): Promise<AttemptResult> {
   const watermarks = watermarksForRun(env.watermarks, claim.trigger, (line) => log.line("INFO", line));
-  const context = buildContext(pipeline, claim, log, env.frozen ?? [], watermarks);
-  if (task.kind === "sensor") return runSensor(task, context, claim, env);
-  if (task.kind === "function") {
-    return runFunctionTask({
-      fn: task.run!,
-      context,
+  const code = (entry: TaskEntry) =>
+    env.runner.call({
+      pipeline, task, entry, claim, log,
+      projectFrozen: env.frozen ?? [],
+      watermarks,
       timeoutMs: task.policy.timeoutMs,
       graceMs: task.killGraceMs,
       cancel: env.cancel,
     });
+  if (task.kind === "sensor") return runSensor(task, claim, env, log, () => code("sensor"));
+  if (task.kind === "function") return code("run");
+  let argv = task.command as readonly string[];
+  if (typeof task.command === "function") {
+    const built = await code("command");
+    if (built.outcome !== "success") return built;
+    argv = built.summary!.argv as string[];
   }
-  const argv = typeof task.command === "function" ? task.command({ ...context, signal: new AbortController().signal }) : task.command!;
   return runCommandTask({
     argv,
     cwd: task.cwd ?? env.defaultCwd,
     env: {
-      ...(process.env as Record<string, string>),
-      ...task.env,
+      ...commandEnvironment(task, process.env),
       IDEM_RUN_ID: claim.runId,
       IDEM_PIPELINE: claim.pipelineId,
       IDEM_TASK: claim.taskId,
@@ -100,39 +112,13 @@ async function runTask(
       IDEM_INTERVAL_END: new Date(claim.intervalEnd).toISOString(),
       IDEM_TRY: String(claim.tryNumber),
     },
-    logFd: log.fd(),
+    log,
     scratchDir: join(env.scratchDir, String(claim.attemptId)),
     timeoutMs: task.policy.timeoutMs,
     killGraceMs: task.killGraceMs,
     dataErrorExitCodes: task.dataErrorExitCodes,
     cancel: env.cancel,
   });
-}
-
-export function buildContext(
-  pipeline: Pipeline,
-  claim: ClaimedAttempt,
-  log: AttemptLog,
-  projectFrozen: readonly FrozenPeriod[],
-  watermarks: WatermarkAccess,
-): Omit<TaskContext, "signal"> {
-  const timezone = pipeline.schedule.timezone;
-  return {
-    runId: claim.runId,
-    pipelineId: claim.pipelineId,
-    taskId: claim.taskId,
-    businessDate: claim.businessDate,
-    interval: { start: toZoned(claim.intervalStart, timezone), end: toZoned(claim.intervalEnd, timezone) },
-    tryNumber: claim.tryNumber,
-    trigger: claim.trigger,
-    frozen: [...pipeline.frozen, ...projectFrozen],
-    watermarks,
-    params: { ...pipeline.params, ...claim.params },
-    log: log.logger(),
-    skip(reason: string): never {
-      throw new TaskSkipped(reason);
-    },
-  };
 }
 
 function toFinish(
@@ -209,6 +195,17 @@ function checkCompleteness(result: AttemptResult, promise: FreshnessPromise | nu
     errorMessage: `${promise.dataset} is not complete, so it is not published: ${verdict}`,
     retryable: false,
     exitCode: result.exitCode,
+  };
+}
+
+/** Error messages, skip reasons and summaries reach the store, the CLI and alerts: no secret may. */
+function maskFinish(finish: AttemptFinish, masker: SecretMasker): AttemptFinish {
+  if (masker.empty) return finish;
+  return {
+    ...finish,
+    errorMessage: finish.errorMessage === null ? null : masker.mask(finish.errorMessage),
+    skipReason: finish.skipReason === null ? null : masker.mask(finish.skipReason),
+    summary: finish.summary === null ? null : JSON.stringify(masker.maskDeep(JSON.parse(finish.summary))),
   };
 }
 

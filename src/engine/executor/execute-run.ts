@@ -4,6 +4,8 @@ import type { Pipeline } from "../../core/pipeline/types.ts";
 import type { ClaimedAttempt, RunRecord, Store } from "../../store/port.ts";
 import { Worker } from "../worker/worker.ts";
 import { UsageError } from "../../core/model/errors.ts";
+import type { TaskCodeRunner } from "./task-code-runner.ts";
+import type { SecretMasker } from "../secrets/masker.ts";
 
 export interface ExecuteRunOptions {
   store: Store;
@@ -19,6 +21,9 @@ export interface ExecuteRunOptions {
   cancel?: AbortSignal;
   random?: () => number;
   frozen?: readonly FrozenPeriod[];
+  runner?: TaskCodeRunner;
+  logMaxBytes?: number | null;
+  masker?: SecretMasker;
   /** Called after each attempt is recorded; for progress output. */
   onAttempt?: (claim: ClaimedAttempt, outcome: { taskState: string | null; errorMessage: string | null }) => void;
 }
@@ -37,12 +42,15 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     workerId: options.workerId,
     concurrency: options.concurrency,
     projectDir: options.defaultCwd,
-    leaseMs: options.leaseMs ?? 60_000,
+    leaseMs: options.leaseMs ?? 30_000,
     runId: options.runId,
     pollMs: 250,
     random: options.random,
     frozen: options.frozen,
     onAttempt: options.onAttempt,
+    runner: options.runner,
+    logMaxBytes: options.logMaxBytes,
+    masker: options.masker,
   });
   const finished = async () => {
     const run = await options.store.getRun(options.runId);

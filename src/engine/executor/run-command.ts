@@ -1,91 +1,93 @@
-import { spawn } from "node:child_process";
-import { mkdirSync, readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { accessSync, constants, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { delimiter, isAbsolute, join, resolve } from "node:path";
 import { formatDuration } from "../../core/time/duration.ts";
 import type { AttemptResult } from "./attempt-result.ts";
+import type { AttemptLog } from "./attempt-log.ts";
 import { realSleep } from "./real-sleep.ts";
+import { signalGroup, spawnSupervised } from "./supervised-spawn.ts";
+import { stopReason } from "./stop-reason.ts";
 
 export interface CommandRunOptions {
   argv: readonly string[];
   cwd: string;
   env: Record<string, string>;
-  /** stdout and stderr both go here. */
-  logFd: number;
+  /** stdout and stderr both go here, masked and capped. */
+  log: AttemptLog;
   /** A scratch folder for the summary file. */
   scratchDir: string;
   timeoutMs: number | null;
   killGraceMs: number;
   dataErrorExitCodes: readonly number[];
+  /** Aborts the attempt (worker shutting down, lease lost); its reason says which. */
   cancel?: AbortSignal;
 }
 
 /**
- * Runs a command in its own process group, so a timeout kills everything it started:
- * SIGTERM to the group, then SIGKILL after the grace period.
+ * Runs a command in its own process group under the supervising shell (see supervised-spawn),
+ * so a timeout kills everything it started (SIGTERM to the group, then SIGKILL after the grace
+ * period) and so does the death of this process.
  */
 export async function runCommandTask(options: CommandRunOptions): Promise<AttemptResult> {
   mkdirSync(options.scratchDir, { recursive: true });
   const summaryFile = join(options.scratchDir, "summary.json");
   rmSync(summaryFile, { force: true });
   const [program, ...args] = options.argv as [string, ...string[]];
+  if (!findProgram(program, options.cwd, options.env.PATH)) {
+    return { outcome: "failed", errorClass: "SpawnError", errorMessage: `command not found: ${program}`, retryable: false, exitCode: null };
+  }
 
-  return new Promise<AttemptResult>((resolve) => {
-    let stopping: "Timeout" | "Cancelled" | null = null;
+  return new Promise<AttemptResult>((resolvePromise) => {
+    let stopping: { errorClass: string; message: string } | null = null;
     const stopTimers = new AbortController();
-    const child = spawn(program, args, {
+    const child = spawnSupervised([program, ...args], {
       cwd: options.cwd,
       env: { ...options.env, IDEM_SUMMARY_FILE: summaryFile },
-      stdio: ["ignore", options.logFd, options.logFd],
-      detached: true,
+      stdout: "pipe",
+      stderr: "pipe",
     });
+    child.stdout!.on("data", (chunk: Buffer) => options.log.write(chunk));
+    child.stderr!.on("data", (chunk: Buffer) => options.log.write(chunk));
 
-    const killGroup = (signal: NodeJS.Signals) => {
-      try {
-        if (child.pid) process.kill(-child.pid, signal);
-      } catch {
-        // the group is already gone
-      }
-    };
-    const stop = (why: "Timeout" | "Cancelled") => {
-      if (stopping || child.exitCode !== null) return;
+    const stop = (why: { errorClass: string; message: string }) => {
+      if (stopping || child.exitCode !== null || child.signalCode !== null) return;
       stopping = why;
-      killGroup("SIGTERM");
+      // A lost lease leaves no time for grace: the retry may start any moment.
+      if (why.errorClass === "LeaseLost") return void signalGroup(child.pid, "SIGKILL");
+      signalGroup(child.pid, "SIGTERM");
       void realSleep(options.killGraceMs, stopTimers.signal).then(() => {
-        if (!stopTimers.signal.aborted) killGroup("SIGKILL");
+        if (!stopTimers.signal.aborted) signalGroup(child.pid, "SIGKILL");
       });
     };
     if (options.timeoutMs !== null) {
       void realSleep(options.timeoutMs, stopTimers.signal).then(() => {
-        if (!stopTimers.signal.aborted) stop("Timeout");
+        if (!stopTimers.signal.aborted) stop({ errorClass: "Timeout", message: `timed out after ${formatDuration(options.timeoutMs!)}` });
       });
     }
-    const onCancel = () => stop("Cancelled");
+    const onCancel = () => stop(stopReason(options.cancel!));
     options.cancel?.addEventListener("abort", onCancel, { once: true });
+    if (options.cancel?.aborted) onCancel();
 
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
     const finish = (result: AttemptResult) => {
       stopTimers.abort();
       options.cancel?.removeEventListener("abort", onCancel);
-      resolve(result);
+      child.stdin?.end();
+      resolvePromise(result);
     };
 
     child.on("error", (error: NodeJS.ErrnoException) => {
-      const message = error.code === "ENOENT" ? `command not found: ${program}` : `could not start ${program}: ${error.message}`;
-      finish({ outcome: "failed", errorClass: "SpawnError", errorMessage: message, retryable: false, exitCode: null });
+      finish({ outcome: "failed", errorClass: "SpawnError", errorMessage: `could not start ${program}: ${error.message}`, retryable: false, exitCode: null });
     });
     child.on("exit", (code, signal) => {
+      exit = { code, signal };
       // Whatever the command left running in its group goes with it.
-      killGroup("SIGKILL");
-      if (stopping === "Timeout") {
-        return finish({
-          outcome: "failed",
-          errorClass: "Timeout",
-          errorMessage: `timed out after ${formatDuration(options.timeoutMs!)}`,
-          retryable: true,
-          exitCode: code,
-        });
-      }
-      if (stopping === "Cancelled") {
-        return finish({ outcome: "failed", errorClass: "Cancelled", errorMessage: "cancelled: worker is shutting down", retryable: true, exitCode: code });
+      signalGroup(child.pid, "SIGKILL");
+    });
+    // "close" comes after "exit" once stdout and stderr are drained: the log is then complete.
+    child.on("close", () => {
+      const { code, signal } = exit ?? { code: child.exitCode, signal: child.signalCode };
+      if (stopping) {
+        return finish({ outcome: "failed", errorClass: stopping.errorClass, errorMessage: stopping.message, retryable: true, exitCode: code });
       }
       if (signal) {
         return finish({ outcome: "failed", errorClass: "Signal", errorMessage: `killed by ${signal}`, retryable: true, exitCode: null });
@@ -117,4 +119,18 @@ export async function runCommandTask(options: CommandRunOptions): Promise<Attemp
       finish({ outcome: "success", summary, exitCode: 0 });
     });
   });
+}
+
+/** The program as execvp would find it: a path (relative to cwd), or a name on PATH. */
+function findProgram(program: string, cwd: string, path: string | undefined): boolean {
+  const executable = (file: string) => {
+    try {
+      accessSync(file, constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (program.includes("/")) return executable(isAbsolute(program) ? program : resolve(cwd, program));
+  return (path ?? "/usr/local/bin:/usr/bin:/bin").split(delimiter).some((dir) => dir && executable(join(resolve(cwd, dir), program)));
 }

@@ -4,6 +4,7 @@ import type { Summary, TaskContext, TaskFunction } from "../../core/pipeline/typ
 import { formatDuration } from "../../core/time/duration.ts";
 import type { AttemptResult } from "./attempt-result.ts";
 import { realSleep } from "./real-sleep.ts";
+import { stopReason } from "./stop-reason.ts";
 
 export interface FunctionRunOptions {
   fn: TaskFunction<any>;
@@ -22,7 +23,7 @@ type Settled = { kind: "returned"; value: Summary | void } | { kind: "threw"; er
 export async function runFunctionTask(options: FunctionRunOptions): Promise<AttemptResult> {
   const controller = new AbortController();
   const stopTimer = new AbortController();
-  const onCancel = () => controller.abort(new Error("worker is shutting down"));
+  const onCancel = () => controller.abort(options.cancel!.reason);
   options.cancel?.addEventListener("abort", onCancel, { once: true });
   if (options.cancel?.aborted) onCancel();
 
@@ -45,7 +46,8 @@ export async function runFunctionTask(options: FunctionRunOptions): Promise<Atte
   try {
     const first = await Promise.race([settled, timedOut, cancelled]);
     if (first === "timeout" || first === "cancelled") {
-      const why = first === "timeout" ? `timed out after ${formatDuration(options.timeoutMs!)}` : "cancelled: worker is shutting down";
+      const stop = first === "timeout" ? { errorClass: "Timeout", message: `timed out after ${formatDuration(options.timeoutMs!)}` } : stopReason(options.cancel!);
+      const why = stop.message;
       if (first === "timeout") controller.abort(new Error(why));
       const stopped = await Promise.race([
         settled.then(() => true),
@@ -53,7 +55,7 @@ export async function runFunctionTask(options: FunctionRunOptions): Promise<Atte
       ]);
       return {
         outcome: "failed",
-        errorClass: first === "timeout" ? "Timeout" : "Cancelled",
+        errorClass: stop.errorClass,
         errorMessage: stopped ? why : `${why}; it did not stop within ${formatDuration(options.graceMs)} of its signal`,
         retryable: true,
         exitCode: null,

@@ -1,9 +1,9 @@
-import type { TaskContext, TaskDefinition } from "../../core/pipeline/types.ts";
+import type { TaskDefinition } from "../../core/pipeline/types.ts";
 import { formatDuration } from "../../core/time/duration.ts";
 import type { ClaimedAttempt } from "../../store/port.ts";
 import type { AttemptResult } from "./attempt-result.ts";
 import type { AttemptEnvironment } from "./execute-attempt.ts";
-import { runFunctionTask } from "./run-function.ts";
+import type { AttemptLog } from "./attempt-log.ts";
 
 /**
  * Pokes a sensor. In reschedule mode one poke is one attempt: an unmet condition ends the attempt
@@ -12,22 +12,18 @@ import { runFunctionTask } from "./run-function.ts";
  */
 export async function runSensor(
   task: TaskDefinition,
-  context: Omit<TaskContext, "signal">,
   claim: ClaimedAttempt,
   env: AttemptEnvironment,
+  log: AttemptLog,
+  /** One call of the sensor's check; it answers `{ met }`. */
+  check: () => Promise<AttemptResult>,
 ): Promise<AttemptResult> {
   const policy = task.sensorPolicy!;
   const deadline = claim.firstStartedAt + policy.timeoutMs;
   let pokes = 0;
   for (;;) {
     pokes++;
-    const poke = await runFunctionTask({
-      fn: async (ctx) => ({ met: (await task.sensor!(ctx)) === true }),
-      context,
-      timeoutMs: task.policy.timeoutMs,
-      graceMs: task.killGraceMs,
-      cancel: env.cancel,
-    });
+    const poke = await check();
     if (poke.outcome !== "success") return poke;
     if (poke.summary?.met) return { outcome: "success", summary: { pokes }, exitCode: null };
 
@@ -42,7 +38,7 @@ export async function runSensor(
       ? Math.min(policy.maxPokeIntervalMs, Math.max(policy.pokeIntervalMs, waited))
       : policy.pokeIntervalMs;
     const pokeAt = Math.min(now + wait, deadline);
-    context.log.info(`condition not met; next poke at ${new Date(pokeAt).toISOString()}`);
+    log.line("INFO", `condition not met; next poke at ${new Date(pokeAt).toISOString()}`);
     if (policy.mode === "reschedule") return { outcome: "rescheduled", pokeAt, summary: { pokes } };
     await env.clock.sleep(pokeAt - now, env.cancel);
     if (env.cancel?.aborted) return { outcome: "rescheduled", pokeAt: env.clock.now(), summary: { pokes } };

@@ -4,6 +4,7 @@ import { pathToFileURL } from "node:url";
 import { DefinitionError } from "../../core/model/errors.ts";
 import { validateFrozenPeriods, type FrozenPeriod } from "../../core/policy/frozen.ts";
 import type { NotifierConfig } from "../freshness/notifiers.ts";
+import { DEFAULT_LOG_MAX_BYTES } from "../executor/attempt-log.ts";
 import { exactly, listOf, namedRecord, oneOf, text, trueOnly, variants, wholeNumber, type Check } from "./config-schema.ts";
 
 /**
@@ -58,6 +59,20 @@ export interface IdemConfig {
   workerLeaseMs?: number;
   /** A scheduler that has not renewed the leader lease for this long is replaced. Default 15 s. */
   schedulerLeaseMs?: number;
+  /**
+   * Names of environment variables whose values are secrets: masked (as ***) in attempt logs,
+   * error messages, summaries, incidents, alerts and the audit log. Every IDEM_SECRET_* variable,
+   * the state URL's password and the variables that connections' passwords name are secrets too.
+   */
+  secrets?: string[];
+  /** The most one attempt's log keeps: its first and last halves, with a marker between. Default 10 MiB. */
+  logMaxBytes?: number;
+  /** The heap limit of each task host process, in MiB: a task that needs more fails (TaskCrashed) alone. */
+  taskMemoryMb?: number;
+  /** How long a command waits for a locked SQLite state file before it gives up (exit code 3). Default 10 s. */
+  stateBusyTimeoutMs?: number;
+  /** How often the scheduler and workers look for added, changed and removed pipeline files. Default 2 s. */
+  reloadMs?: number;
   /** Databases by name, for SQL tasks (`connection: "warehouse"`) and `ctx.connection("warehouse")`. */
   connections?: Record<string, ConnectionConfig>;
 }
@@ -81,6 +96,11 @@ export interface ResolvedConfig {
   checkerStaleMs: number;
   checkerIntervalMs: number;
   didNotRunGraceMs: number;
+  secrets: string[];
+  logMaxBytes: number;
+  taskMemoryMb: number | undefined;
+  stateBusyTimeoutMs: number;
+  reloadMs: number;
   /** File paths made absolute; environment references still unread. */
   connections: Record<string, ConnectionConfig>;
 }
@@ -114,6 +134,11 @@ const configSchema: Check = exactly({
   workerLeaseMs: wholeNumber(100),
   schedulerLeaseMs: wholeNumber(100),
   pools: namedRecord("pool", wholeNumber(0)),
+  secrets: listOf(text),
+  logMaxBytes: wholeNumber(1024),
+  taskMemoryMb: wholeNumber(16),
+  stateBusyTimeoutMs: wholeNumber(0),
+  reloadMs: wholeNumber(100),
   connections: namedRecord(
     "connection",
     variants("connection", {
@@ -169,6 +194,11 @@ export async function loadConfig(cwd: string, explicitFile?: string, importModul
     checkerStaleMs,
     checkerIntervalMs,
     didNotRunGraceMs: config.didNotRunGraceMs ?? 10 * 60_000,
+    secrets: config.secrets ?? [],
+    logMaxBytes: config.logMaxBytes ?? DEFAULT_LOG_MAX_BYTES,
+    taskMemoryMb: config.taskMemoryMb,
+    stateBusyTimeoutMs: config.stateBusyTimeoutMs ?? 10_000,
+    reloadMs: config.reloadMs ?? 2_000,
     connections: Object.fromEntries(Object.entries(config.connections ?? {}).map(([name, c]) => [name, resolveConnection(c, rootDir)])),
   };
 }

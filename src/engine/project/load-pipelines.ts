@@ -4,47 +4,62 @@ import { pathToFileURL } from "node:url";
 import { DefinitionError, DefinitionErrors } from "../../core/model/errors.ts";
 import { isPipeline } from "../../core/pipeline/define.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
+import { PipelineCatalog } from "./catalog.ts";
 
 const PIPELINE_FILE = /\.(ts|mts|js|mjs)$/;
 const NOT_PIPELINE_FILE = /\.(test|spec|d)\.(ts|mts|js|mjs)$/;
 
 /**
- * Imports every pipeline file and collects the pipelines they export. All problems are gathered
- * and reported together, each naming its file. `importModule` imports one (TypeScript) file: the
- * host decides how (the CLI compiles and caches them).
+ * Imports every pipeline file (TypeScript loads directly) and collects the pipelines they
+ * export. All problems are gathered and reported together, each naming its file: for commands
+ * that need every file sound (`idem validate`). Long-running processes use the PipelineCatalog,
+ * which runs the sound files and reports the broken ones.
  */
-export async function loadPipelines(
-  paths: readonly string[],
-  rootDir: string,
-  importModule: (file: string) => Promise<Record<string, unknown>> = (file) => import(pathToFileURL(file).href),
-): Promise<Pipeline[]> {
-  const problems: DefinitionError[] = [];
-  const found = new Map<string, { pipeline: Pipeline; file: string }>();
-  for (const file of pipelineFiles(paths, problems, rootDir)) {
-    const shown = relative(rootDir, file) || file;
-    let module: Record<string, unknown>;
-    try {
-      module = await importModule(file);
-    } catch (error) {
-      problems.push(...asProblems(error, shown));
-      continue;
-    }
-    for (const value of Object.values(module)) {
-      if (!isPipeline(value)) continue;
-      const earlier = found.get(value.id);
-      if (earlier && earlier.pipeline !== value) {
-        problems.push(new DefinitionError(`pipeline ${value.id} is also defined in ${earlier.file}`, { file: shown }));
-        continue;
-      }
-      found.set(value.id, { pipeline: value, file: shown });
-    }
-  }
+export async function loadPipelines(paths: readonly string[], rootDir: string, importModule: ModuleImporter = importByUrl): Promise<Pipeline[]> {
+  const catalog = await PipelineCatalog.load(paths, rootDir, importModule);
+  const problems = catalog.problems();
   if (problems.length === 1) throw problems[0];
   if (problems.length > 1) throw new DefinitionErrors(problems);
-  return [...found.values()].map((f) => f.pipeline).sort((a, b) => a.id.localeCompare(b.id));
+  return catalog.pipelines();
 }
 
-function pipelineFiles(paths: readonly string[], problems: DefinitionError[], rootDir: string): string[] {
+/**
+ * Imports one (TypeScript) file: the host decides how (the CLI compiles and caches them).
+ * `version`, when given, must make a new module URL, so that a changed file is read again.
+ */
+export type ModuleImporter = (file: string, version: string | null) => Promise<Record<string, unknown>>;
+
+export const importByUrl: ModuleImporter = (file, version) => import(versioned(pathToFileURL(file).href, version));
+
+/** A module URL that differs for each version of a file (ES modules cannot be unloaded). */
+export function versioned(url: string, version: string | null): string {
+  return version === null ? url : `${url}?v=${encodeURIComponent(version)}`;
+}
+
+/** Imports one pipeline file. A file that does not compile or throws at import gives problems, never an exception. */
+export async function importPipelineFile(
+  file: string,
+  shown: string,
+  version: string | null,
+  importModule: ModuleImporter = importByUrl,
+): Promise<{ pipelines: Pipeline[]; problems: DefinitionError[] }> {
+  let module: Record<string, unknown>;
+  try {
+    module = await importModule(file, version);
+  } catch (error) {
+    return { pipelines: [], problems: asProblems(error, shown) };
+  }
+  const pipelines = [...new Set(Object.values(module).filter(isPipeline))];
+  const ids = new Set<string>();
+  const problems: DefinitionError[] = [];
+  for (const p of pipelines) {
+    if (ids.has(p.id)) problems.push(new DefinitionError(`pipeline ${p.id} is defined twice in this file`, { file: shown }));
+    ids.add(p.id);
+  }
+  return { pipelines: problems.length ? [] : pipelines, problems };
+}
+
+export function pipelineFiles(paths: readonly string[], problems: DefinitionError[], rootDir: string): string[] {
   const files: string[] = [];
   const walk = (path: string) => {
     for (const entry of readdirSync(path, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {

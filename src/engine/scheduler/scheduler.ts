@@ -6,6 +6,7 @@ import { describeFrozen, frozenPeriodOf, type FrozenPeriod } from "../../core/po
 import type { Interval } from "../../core/time/interval.ts";
 import type { BackfillItem, BackfillRecord, Store } from "../../store/port.ts";
 import { saveVersion, taskInstancesOf } from "../pipeline-records.ts";
+import type { PipelineCatalog } from "../project/catalog.ts";
 import { groupDatasetEvents } from "../../core/policy/data-trigger.ts";
 import { restateTrailingWindow, type RestateEnvironment } from "./restate.ts";
 
@@ -27,6 +28,13 @@ export interface SchedulerOptions {
   frozen?: readonly FrozenPeriod[];
   /** "backfills": only advance backfills (a CLI following one backfill); default "all". */
   scope?: "all" | "backfills";
+  /** The pipelines as their files say now (reloaded while the scheduler runs); overrides `pipelines`. */
+  catalog?: PipelineCatalog;
+  /**
+   * Told the moment this scheduler takes or loses the lead (before the tick that follows acts),
+   * with who leads: logs follow the lease, not the end of a long tick.
+   */
+  onLeadChange?: (leader: boolean, leaderHolder: string) => void;
 }
 
 export interface TickResult {
@@ -48,7 +56,9 @@ const MAX_LATEST_SCAN = 20_000;
  * interval, a cursor that only moves forward), so a deposed leader cannot create a twin.
  */
 export class Scheduler {
-  readonly #o: Required<Omit<SchedulerOptions, "log" | "onWork">> & Pick<SchedulerOptions, "log" | "onWork">;
+  readonly #o: Required<Omit<SchedulerOptions, "log" | "onWork" | "catalog" | "onLeadChange">> &
+    Pick<SchedulerOptions, "log" | "onWork" | "catalog" | "onLeadChange">;
+  #leading: boolean | null = null;
   readonly #savedVersions = new Set<string>();
 
   constructor(options: SchedulerOptions) {
@@ -65,18 +75,76 @@ export class Scheduler {
     this.#savedVersions.add(pipeline.version);
   }
 
+  #pipelines(): readonly Pipeline[] {
+    return this.#o.catalog?.pipelines() ?? this.#o.pipelines;
+  }
+
+  /** One round: take or renew the lead; the leader then acts, the others only report who leads. */
   async tick(): Promise<TickResult> {
     const { store, clock, holder, leaseTtlMs, tickMs } = this.#o;
     const now = clock.now();
     const lead = await store.tryLead({ role: "scheduler", holder, now, ttlMs: leaseTtlMs });
+    this.#noteLead(lead.leader, lead.holder);
     if (!lead.leader) {
       return { leader: false, leaderHolder: lead.holder, runsCreated: 0, attemptsLost: 0, nextTickAt: now + Math.min(tickMs, leaseTtlMs / 3) };
     }
+    const keepingLead = this.#keepLead();
+    let result: TickResult;
+    let lostTo: string | null = null;
+    try {
+      result = await this.#act(now);
+    } finally {
+      lostTo = await keepingLead.stop();
+    }
+    return lostTo === null ? result : { ...result, leader: false, leaderHolder: lostTo };
+  }
+
+  #noteLead(leader: boolean, leaderHolder: string): void {
+    if (leader === this.#leading) return;
+    this.#leading = leader;
+    this.#o.onLeadChange?.(leader, leaderHolder);
+  }
+
+  /**
+   * Renews the lease on a timer while the leader acts: a tick longer than the lease (a long
+   * catch-up, a slow store, a busy machine) must not hand the lead to a
+   * standby while this scheduler is alive and working. Renewing is tryLead again, which extends
+   * our own lease and takes nothing from a live holder. `stop` waits for a renewal in flight, so
+   * none lands after a resignation; it says who leads if this scheduler lost the lead meanwhile.
+   */
+  #keepLead(): { stop: () => Promise<string | null> } {
+    const { store, clock, holder, leaseTtlMs } = this.#o;
+    let inFlight: Promise<void> = Promise.resolve();
+    let lostTo: string | null = null;
+    const timer = setInterval(() => {
+      inFlight = inFlight.then(() =>
+        store.tryLead({ role: "scheduler", holder, now: clock.now(), ttlMs: leaseTtlMs }).then(
+          (lead) => {
+            if (!lead.leader) lostTo ??= lead.holder;
+            this.#noteLead(lead.leader, lead.holder);
+          },
+          (error) => this.#o.log?.(`renewing the scheduler lease failed: ${(error as Error).message}`),
+        ),
+      );
+    }, Math.max(50, leaseTtlMs / 3));
+    timer.unref();
+    return {
+      stop: async () => {
+        clearInterval(timer);
+        await inFlight;
+        return lostTo;
+      },
+    };
+  }
+
+  /** What the leader does in a tick. */
+  async #act(now: number): Promise<TickResult> {
+    const { holder, leaseTtlMs, tickMs } = this.#o;
     const attemptsLost = await this.#reapExpiredLeases(now);
     let runsCreated = 0;
     let nextTickAt = now + tickMs;
     runsCreated += await this.#advanceBackfills(now);
-    for (const pipeline of this.#o.scope === "all" ? this.#o.pipelines : []) {
+    for (const pipeline of this.#o.scope === "all" ? this.#pipelines() : []) {
       runsCreated += await this.#schedule(pipeline, now);
       if (pipeline.restate) runsCreated += await restateTrailingWindow(this.#restateEnvironment, pipeline, now);
       const next = pipeline.schedule.nextDue(now);
@@ -90,7 +158,7 @@ export class Scheduler {
    * Ticks until `signal` aborts, sleeping on the clock between ticks; `subscribe` lets other
    * processes wake it early (a run ended, so the run cap has room). Resigns the lease at the end.
    */
-  async run(signal: AbortSignal, hooks: { subscribe?: (wake: () => void) => Promise<() => void>; onTick?: (t: TickResult) => void } = {}): Promise<void> {
+  async run(signal: AbortSignal, hooks: { subscribe?: (wake: () => void) => Promise<() => void> } = {}): Promise<void> {
     let wake: () => void = () => {};
     const unsubscribe = await hooks.subscribe?.(() => wake());
     try {
@@ -104,7 +172,6 @@ export class Scheduler {
           await this.#o.clock.sleep(Math.min(this.#o.tickMs, 2_000), signal);
           continue;
         }
-        hooks.onTick?.(result);
         const early = new AbortController();
         const onAbort = () => early.abort();
         signal.addEventListener("abort", onAbort, { once: true });
@@ -232,7 +299,7 @@ export class Scheduler {
     let started = 0;
     for (const backfill of await store.listBackfills({ live: true })) {
       if (backfill.state !== "running") continue;
-      const pipeline = this.#o.pipelines.find((p) => p.id === backfill.pipelineId);
+      const pipeline = this.#pipelines().find((p) => p.id === backfill.pipelineId);
       if (!pipeline) continue;
       const live = await store.countLiveBackfillRuns(backfill.backfillId);
       const room = backfill.maxActiveRuns - live;
@@ -297,7 +364,7 @@ export class Scheduler {
     const { store } = this.#o;
     let lost = 0;
     for (const expired of await store.listExpiredAttempts(now, 500)) {
-      const task = this.#o.pipelines.find((p) => p.id === expired.pipelineId)?.tasks.get(expired.taskId);
+      const task = this.#pipelines().find((p) => p.id === expired.pipelineId)?.tasks.get(expired.taskId);
       const retryAt = now + (task ? retryDelay(task.policy, expired.tryNumber + 1, this.#o.random) : 0);
       const outcome = await store.loseAttempt({ attemptId: expired.attemptId, now, retryAt });
       if (outcome.accepted) {

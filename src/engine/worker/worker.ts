@@ -10,6 +10,11 @@ import { storeWatermarks } from "../executor/watermarks.ts";
 import { attemptLogPath } from "../executor/log-paths.ts";
 import { realSleep } from "../executor/real-sleep.ts";
 import { notifyWork, subscribeToWork } from "./wakeup.ts";
+import { inlineRunner, type TaskCodeRunner } from "../executor/task-code-runner.ts";
+import { stopError } from "../executor/stop-reason.ts";
+import { DEFINITION_CHANGED } from "../task-host/protocol.ts";
+import type { SecretMasker } from "../secrets/masker.ts";
+import type { PipelineCatalog } from "../project/catalog.ts";
 
 export interface WorkerOptions {
   store: Store;
@@ -37,7 +42,16 @@ export interface WorkerOptions {
   frozen?: readonly FrozenPeriod[];
   log?: (line: string) => void;
   onAttempt?: (claim: ClaimedAttempt, outcome: { taskState: string | null; errorMessage: string | null }) => void;
+  /** Where task code runs. Default: in this process (only for pipelines with no file). */
+  runner?: TaskCodeRunner;
+  /** The pipelines as files say now: refreshed while the worker runs. Overrides `pipelines`. */
+  catalog?: PipelineCatalog;
+  logMaxBytes?: number | null;
+  masker?: SecretMasker;
 }
+
+/** How long a handed-back attempt waits before it may be claimed again (by anyone). */
+const HAND_BACK_DELAY_MS = 1_000;
 
 /**
  * Claims eligible task instances and runs them, many at a time, in this long-lived process:
@@ -48,6 +62,8 @@ export class Worker {
   readonly #o: WorkerOptions & { leaseMs: number; pollMs: number; graceMs: number };
   readonly #pipelines: Map<string, Pipeline>;
   readonly #inFlight = new Map<number, Promise<void>>();
+  /** Per running attempt: how to stop it, and until when its lease is known to hold. */
+  readonly #leases = new Map<number, { stop: AbortController; until: number }>();
   readonly #cancel = new AbortController();
   readonly #watermarks;
   #wake: () => void = () => (this.#wokenEarly = true);
@@ -61,6 +77,14 @@ export class Worker {
     // Every running attempt listens for the shutdown signal.
     setMaxListeners(0, this.#cancel.signal);
     this.#pipelines = new Map(options.pipelines.map((p) => [p.id, p]));
+  }
+
+  #pipeline(id: string): Pipeline | undefined {
+    return this.#o.catalog ? this.#o.catalog.get(id) : this.#pipelines.get(id);
+  }
+
+  #loadedIds(): string[] | undefined {
+    return this.#o.catalog?.pipelines().map((p) => p.id);
   }
 
   /**
@@ -92,6 +116,7 @@ export class Worker {
             runId: this.#o.runId,
             backfillId: this.#o.backfillId,
             limits: this.#o.limits,
+            pipelineIds: this.#loadedIds(),
             logPath: (r, t, n) => attemptLogPath(this.#o.stateDir, r, t, n),
           }), signal) ?? [];
           claimed.forEach((c) => this.#start(c));
@@ -148,30 +173,41 @@ export class Worker {
   }
 
   #start(claim: ClaimedAttempt): void {
-    const pipeline = this.#pipelines.get(claim.pipelineId);
+    const stop = new AbortController();
+    setMaxListeners(0, stop.signal);
+    const onShutdown = () => stop.abort(this.#cancel.signal.reason);
+    this.#cancel.signal.addEventListener("abort", onShutdown, { once: true });
+    this.#leases.set(claim.attemptId, { stop, until: claim.leaseExpiresAt });
     const work = (async () => {
+      const pipeline = this.#pipeline(claim.pipelineId);
       let finish: AttemptFinish;
       if (!pipeline) {
-        finish = {
-          attemptId: claim.attemptId, workerId: this.#o.workerId, now: this.#o.clock.now(), outcome: "failed",
-          retryable: false, retryAt: null, exitCode: null, errorClass: "DefinitionError",
-          errorMessage: `pipeline ${claim.pipelineId} is not loaded by worker ${this.#o.workerId}`, summary: null, skipReason: null,
-        };
+        // Claimed before a reload dropped it: not ours to judge; someone who has it runs it.
+        finish = this.#handBack(claim, `pipeline ${claim.pipelineId} is not loaded by worker ${this.#o.workerId}`);
       } else {
         finish = await executeAttempt(pipeline, claim, {
           clock: this.#o.clock,
           workerId: this.#o.workerId,
           scratchDir: join(this.#o.stateDir, "tmp"),
           defaultCwd: this.#o.projectDir ?? process.cwd(),
-          cancel: this.#cancel.signal,
+          cancel: stop.signal,
           random: this.#o.random,
           frozen: this.#o.frozen,
           watermarks: this.#watermarks,
+          runner: this.#o.runner ?? inlineRunner,
+          logMaxBytes: this.#o.logMaxBytes,
+          masker: this.#o.masker,
         });
       }
       if (finish.errorClass === "Cancelled") {
         // Handed back on shutdown: the same try runs again elsewhere, at once.
         finish = { ...finish, outcome: "rescheduled", retryAt: this.#o.clock.now() };
+      } else if (finish.errorClass === DEFINITION_CHANGED) {
+        // The file changed between our load and the task host's: load it again, and let the
+        // attempt run on the definition as it is now, without using up a try.
+        this.#o.log?.(`${claim.runId} ${claim.taskId}: ${finish.errorMessage}; handing it back and reloading`);
+        void this.#o.catalog?.refresh();
+        finish = { ...finish, outcome: "rescheduled", retryAt: this.#o.clock.now() + HAND_BACK_DELAY_MS };
       }
       const outcome = await this.#retrying(`record ${claim.runId} ${claim.taskId}`, () => this.#o.store.finishAttempt(finish));
       if (!outcome) return; // the lease will run out and the attempt will be retried elsewhere
@@ -183,10 +219,22 @@ export class Worker {
         this.#failure ??= error;
       })
       .finally(() => {
+        this.#cancel.signal.removeEventListener("abort", onShutdown);
         this.#inFlight.delete(claim.attemptId);
+        this.#leases.delete(claim.attemptId);
         this.#wake();
       });
     this.#inFlight.set(claim.attemptId, work);
+  }
+
+  /** An attempt given back untouched: rescheduled, the same try, claimable again shortly. */
+  #handBack(claim: ClaimedAttempt, why: string): AttemptFinish {
+    this.#o.log?.(`${claim.runId} ${claim.taskId}: ${why}; handing it back`);
+    return {
+      attemptId: claim.attemptId, workerId: this.#o.workerId, now: this.#o.clock.now(), outcome: "rescheduled",
+      retryable: false, retryAt: this.#o.clock.now() + HAND_BACK_DELAY_MS, exitCode: null, errorClass: DEFINITION_CHANGED,
+      errorMessage: why, summary: null, skipReason: null,
+    };
   }
 
   async #drain(): Promise<void> {
@@ -195,7 +243,7 @@ export class Worker {
     const settled = Promise.allSettled(this.#inFlight.values()).then(() => true);
     if (!(await Promise.race([settled, realSleep(this.#o.graceMs).then(() => false)]))) {
       this.#o.log?.(`handing back ${this.#inFlight.size} attempt(s)`);
-      this.#cancel.abort();
+      this.#cancel.abort(stopError("Cancelled", "cancelled: worker is shutting down"));
       await settled;
     }
   }
@@ -220,14 +268,32 @@ export class Worker {
     }
   }
 
+  /**
+   * Renews the worker's record and every running attempt's lease. An attempt whose lease is not
+   * ours any more, or that we could not renew for so long that it may soon be taken for lost, is
+   * killed now: an attempt never runs past its lease, so its retry never runs beside it.
+   */
   async #heartbeat(): Promise<void> {
-    const { store, clock, workerId } = this.#o;
+    const { store, clock, workerId, leaseMs } = this.#o;
     const now = clock.now();
     try {
       await store.heartbeatWorker({ workerId, host: hostname(), pid: process.pid, concurrency: this.#o.concurrency, at: now });
-      for (const attemptId of this.#inFlight.keys()) await store.renewLease(attemptId, workerId, now + this.#o.leaseMs);
     } catch (error) {
       this.#o.log?.(`heartbeat failed: ${(error as Error).message}`);
+    }
+    for (const [attemptId, lease] of this.#leases) {
+      let renewed: boolean | null = null;
+      try {
+        renewed = await store.renewLease(attemptId, workerId, now + leaseMs);
+      } catch (error) {
+        this.#o.log?.(`lease renewal of attempt ${attemptId} failed: ${(error as Error).message}`);
+      }
+      if (renewed === true) lease.until = now + leaseMs;
+      else if (renewed === false && this.#leases.has(attemptId)) {
+        lease.stop.abort(stopError("LeaseLost", "the attempt's lease was taken away (recorded as lost); stopped so that its retry runs alone"));
+      } else if (renewed === null && lease.until - clock.now() < leaseMs / 3 + 250) {
+        lease.stop.abort(stopError("LeaseLost", `its lease could not be renewed and runs out at ${new Date(lease.until).toISOString()}; stopped before that`));
+      }
     }
   }
 }

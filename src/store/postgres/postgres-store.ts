@@ -1435,10 +1435,15 @@ function choose(candidates: Row[], request: ClaimRequest, limits: ClaimLimits, c
   const chosen: Row[] = [];
   let passedOver = false;
   let considered = 0;
+  const loaded = request.pipelineIds ? new Set(request.pipelineIds) : null;
   for (const c of candidates) {
     if (chosen.length >= request.limit) break;
     if (limits.parallelism !== undefined && running >= limits.parallelism) break;
     considered++;
+    if (loaded && !loaded.has(c.pipeline_id)) {
+      passedOver = true;
+      continue;
+    }
     const cap = limits.maxActiveTasks?.[c.pipeline_id];
     if (cap !== undefined && (runningByPipeline.get(c.pipeline_id) ?? 0) >= cap) {
       passedOver = true;

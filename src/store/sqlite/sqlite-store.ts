@@ -1,7 +1,5 @@
 import { rowMappers } from "../row-mappers.ts";
-import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { decideTrigger, isSettledByUpstream, type TriggerRule, type UpstreamCounts } from "../../core/policy/trigger-rules.ts";
 import type { RunState, TaskState } from "../../core/model/states.ts";
 import {
@@ -52,6 +50,7 @@ import {
   type WatermarkRecord,
 } from "../port.ts";
 import { assertRestatable } from "../restatable.ts";
+import { openWalDatabase } from "../../sqlite/open-wal.ts";
 import { MIGRATIONS } from "./migrations.ts";
 import { SQL } from "./sql.ts";
 
@@ -68,12 +67,9 @@ export class SqliteStore implements Store {
   readonly db: Database.Database;
   #sql: Statements | null = null;
 
-  constructor(path: string) {
-    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-    this.db = new Database(path);
-    this.db.pragma("journal_mode = WAL");
+  constructor(path: string, options: { busyTimeoutMs?: number } = {}) {
+    this.db = openWalDatabase(path, options.busyTimeoutMs);
     this.db.pragma("synchronous = NORMAL");
-    this.db.pragma("busy_timeout = 10000");
     this.db.pragma("foreign_keys = ON");
   }
 
@@ -229,9 +225,11 @@ export class SqliteStore implements Store {
 
       const claimed: ClaimedAttempt[] = [];
       const runs = new Map<string, Row>();
+      const loaded = request.pipelineIds ? new Set(request.pipelineIds) : null;
       for (const c of candidates) {
         if (claimed.length >= request.limit) break;
         if (limits.parallelism !== undefined && running >= limits.parallelism) break;
+        if (loaded && !loaded.has(c.pipeline_id)) continue;
         const cap = limits.maxActiveTasks?.[c.pipeline_id];
         if (cap !== undefined && (runningByPipeline.get(c.pipeline_id) ?? 0) >= cap) continue;
         if (c.pool !== null) {

@@ -1,0 +1,147 @@
+/**
+ * A task host: a long-lived child process of a worker that imports pipeline files once and runs
+ * one attempt's task code at a time, so user code never runs in the loop that keeps leases
+ * alive. The worker owns timeouts and kills this process when an attempt must stop and does
+ * not; see pool.ts.
+ */
+import { pathToFileURL } from "node:url";
+import { systemClock } from "../../core/model/clock.ts";
+import { isPipeline } from "../../core/pipeline/define.ts";
+import type { Pipeline, Summary, WatermarkAccess } from "../../core/pipeline/types.ts";
+import { AttemptLog } from "../executor/attempt-log.ts";
+import { buildContext } from "../executor/task-context.ts";
+import { fromError } from "../executor/run-function.ts";
+import type { AttemptResult } from "../executor/attempt-result.ts";
+import { SecretMasker } from "../secrets/masker.ts";
+import { DEFINITION_CHANGED, type FromHost, type RunMessage, type ToHost } from "./protocol.ts";
+
+const send = (message: FromHost) => process.send!(message);
+const modules = new Map<string, Promise<Record<string, unknown>>>();
+let current: { controller: AbortController; log: AttemptLog } | null = null;
+let nextRequest = 1;
+const pending = new Map<number, { resolve: (v: string | number | null) => void; reject: (e: Error) => void }>();
+
+// The worker is gone (its pipe closed): nothing here may outlive it.
+process.on("disconnect", () => process.exit(0));
+for (const event of ["uncaughtException", "unhandledRejection"] as const) {
+  process.on(event, (error: unknown) => {
+    const e = error instanceof Error ? error : new Error(String(error));
+    try {
+      current?.log.line("ERROR", `${e.name}: ${e.message} (thrown outside the task's promise)`);
+      current?.log.close();
+      send({ type: "crash", errorClass: e.name || "Error", message: e.message });
+    } finally {
+      process.exit(70);
+    }
+  });
+}
+
+// Task code that prints goes to its attempt's log, like a command's output.
+for (const stream of [process.stdout, process.stderr]) {
+  const original = stream.write.bind(stream);
+  stream.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    if (!current) return (original as (...a: unknown[]) => boolean)(chunk, ...rest);
+    current.log.write(typeof chunk === "string" ? chunk : Buffer.from(chunk));
+    const callback = rest.find((r) => typeof r === "function") as (() => void) | undefined;
+    callback?.();
+    return true;
+  }) as typeof stream.write;
+}
+
+const watermarks: WatermarkAccess = {
+  get: (pipelineId, taskId) => ask("get", pipelineId, taskId),
+  save: async (pipelineId, taskId, value) => void (await ask("save", pipelineId, taskId, value)),
+};
+
+function ask(op: "get" | "save", pipelineId: string, taskId: string, value?: string | number): Promise<string | number | null> {
+  const id = nextRequest++;
+  return new Promise((resolve, reject) => {
+    pending.set(id, { resolve, reject });
+    send({ type: "watermark", id, op, pipelineId, taskId, value });
+  });
+}
+
+process.on("message", (message: ToHost) => {
+  if (message.type === "run") void run(message);
+  else if (message.type === "preload") for (const file of message.files) void moduleOf(file).catch(() => {});
+  else if (message.type === "abort") {
+    const error = new Error(message.message);
+    error.name = message.errorClass;
+    current?.controller.abort(error);
+  } else if (message.type === "watermark-reply") {
+    const waiting = pending.get(message.id);
+    pending.delete(message.id);
+    if (message.error !== undefined) waiting?.reject(new Error(message.error));
+    else waiting?.resolve(message.value ?? null);
+  }
+});
+
+async function run(message: RunMessage): Promise<void> {
+  const log = new AttemptLog(message.claim.logPath, systemClock, { maxBytes: message.logMaxBytes, masker: new SecretMasker(message.secrets) });
+  const controller = new AbortController();
+  current = { controller, log };
+  let result: AttemptResult;
+  try {
+    const pipeline = await pipelineIn(message);
+    if (typeof pipeline === "string") {
+      result = { outcome: "failed", errorClass: DEFINITION_CHANGED, errorMessage: pipeline, retryable: true, exitCode: null };
+    } else {
+      result = await call(pipeline, message, log, controller.signal);
+    }
+  } catch (error) {
+    result = fromError(error);
+  }
+  current = null;
+  log.close();
+  try {
+    send({ type: "done", result });
+  } catch (error) {
+    send({
+      type: "done",
+      result: { outcome: "failed", errorClass: "SummaryError", errorMessage: `summary is not JSON: ${(error as Error).message}`, retryable: false, exitCode: null },
+    });
+  }
+}
+
+function moduleOf(file: string): Promise<Record<string, unknown>> {
+  let module = modules.get(file);
+  if (!module) {
+    module = import(pathToFileURL(file).href) as Promise<Record<string, unknown>>;
+    modules.set(file, module);
+  }
+  return module;
+}
+
+/** The pipeline as the worker loaded it, or why it is not there any more. */
+async function pipelineIn(message: RunMessage): Promise<Pipeline | string> {
+  const exports = await moduleOf(message.file);
+  const pipeline = Object.values(exports).find((v): v is Pipeline => isPipeline(v) && v.id === message.claim.pipelineId);
+  if (!pipeline) return `pipeline ${message.claim.pipelineId} is no longer in ${message.file}`;
+  if (pipeline.version !== message.version) {
+    return `${message.file} changed: pipeline ${pipeline.id} is version ${pipeline.version} now, the worker loaded ${message.version}`;
+  }
+  return pipeline;
+}
+
+async function call(pipeline: Pipeline, message: RunMessage, log: AttemptLog, signal: AbortSignal): Promise<AttemptResult> {
+  const task = pipeline.tasks.get(message.claim.taskId);
+  if (!task) return { outcome: "failed", errorClass: DEFINITION_CHANGED, errorMessage: `pipeline ${pipeline.id} has no task ${message.claim.taskId} now`, retryable: true, exitCode: null };
+  const context = { ...buildContext(pipeline, message.claim, log, message.projectFrozen, watermarks), signal };
+  if (message.timed) send({ type: "started" });
+  if (message.entry === "run") return success(await task.run!(context));
+  if (message.entry === "sensor") return success({ met: (await task.sensor!(context)) === true });
+  const command = task.command as (ctx: typeof context) => readonly string[];
+  return success({ argv: [...command(context)] });
+}
+
+function success(value: Summary | void): AttemptResult {
+  const summary = value ?? null;
+  try {
+    if (summary !== null) JSON.stringify(summary); // fails here, not in send
+  } catch (error) {
+    return { outcome: "failed", errorClass: "SummaryError", errorMessage: `summary is not JSON: ${(error as Error).message}`, retryable: false, exitCode: null };
+  }
+  return { outcome: "success", summary, exitCode: null };
+}
+
+send({ type: "ready" });

@@ -1,0 +1,40 @@
+import type { FrozenPeriod } from "../../core/policy/frozen.ts";
+import type { ClaimedAttempt } from "../../store/port.ts";
+import type { AttemptResult } from "../executor/attempt-result.ts";
+
+/** Which piece of task code to call: a function task, a sensor's check, or a command's argv builder. */
+export type TaskEntry = "run" | "sensor" | "command";
+
+/** The worker asks a task host to run one attempt's code. */
+export interface RunMessage {
+  type: "run";
+  file: string;
+  /** The graph version the worker loaded; the host refuses to run another. */
+  version: string;
+  entry: TaskEntry;
+  claim: ClaimedAttempt;
+  projectFrozen: readonly FrozenPeriod[];
+  logMaxBytes: number | null;
+  secrets: readonly string[];
+  /** The attempt has a timeout: say when the task code starts, for it counts from there. */
+  timed: boolean;
+}
+
+export type ToHost =
+  | RunMessage
+  /** Import these pipeline files now, ahead of their first attempt. */
+  | { type: "preload"; files: readonly string[] }
+  | { type: "abort"; errorClass: string; message: string }
+  | { type: "watermark-reply"; id: number; value?: string | number | null; error?: string };
+
+export type FromHost =
+  | { type: "ready" }
+  /** The pipeline file is loaded and the task code is being called: its timeout counts from here. */
+  | { type: "started" }
+  | { type: "done"; result: AttemptResult }
+  | { type: "watermark"; id: number; op: "get" | "save"; pipelineId: string; taskId: string; value?: string | number }
+  /** An error thrown outside the task's own promise: the host exits right after. */
+  | { type: "crash"; errorClass: string; message: string };
+
+/** The error class of an attempt whose pipeline file changed under it: handed back, not failed. */
+export const DEFINITION_CHANGED = "DefinitionChanged";
