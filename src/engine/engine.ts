@@ -3,7 +3,7 @@ import { open, type FileHandle } from "node:fs/promises";
 import { hostname, userInfo } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { Clock } from "../core/model/clock.ts";
-import { ConflictError, DefinitionError, NotFoundError, UsageError } from "../core/model/errors.ts";
+import { ConflictError, DefinitionError, IntervalNotEndedError, NotFoundError, UsageError } from "../core/model/errors.ts";
 import { runIdFor } from "../core/model/run-id.ts";
 import type { Params, Pipeline } from "../core/pipeline/types.ts";
 import { addDays, formatInstant, parseBusinessDate, parseInstant, startOfDay } from "../core/time/dates.ts";
@@ -524,7 +524,10 @@ export class Engine {
     const actor = request.actor ?? defaultActor();
     const now = this.clock.now();
     if (interval.end > now) {
-      throw new UsageError(`${interval.businessDate} has not ended yet (it ends at ${formatInstant(interval.end, pipeline.schedule.timezone)}); a run is for a closed interval`, { pipeline: pipelineId });
+      throw new IntervalNotEndedError(
+        `${interval.businessDate} is in the future: its interval ends at ${formatInstant(interval.end, pipeline.schedule.timezone)}; a run is for a closed interval`,
+        { pipeline: pipelineId },
+      );
     }
     await saveVersion(this.store, pipeline, now);
     const { run, created } = await this.store.createRunIfAbsent({
