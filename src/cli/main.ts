@@ -10,6 +10,7 @@ import { registerActionCommands, registerOperateCommands } from "./commands/oper
 import { registerBackfillCommands } from "./commands/backfill.ts";
 import { registerFreshnessCommands } from "./commands/freshness.ts";
 import { registerHistoryCommand } from "./commands/history.ts";
+import { registerFrozenCommand } from "./commands/frozen.ts";
 import { registerMigrateCommand } from "./commands/migrate.ts";
 import { registerServeCommand } from "./commands/serve.ts";
 import { registerTokenCommands } from "./commands/tokens.ts";
@@ -34,6 +35,7 @@ registerActionCommands(program);
 registerBackfillCommands(program);
 registerFreshnessCommands(program);
 registerHistoryCommand(program);
+registerFrozenCommand(program);
 registerMigrateCommand(program);
 registerDaemonCommands(program);
 registerServeCommand(program);

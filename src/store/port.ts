@@ -213,6 +213,34 @@ export interface Store {
    * `headStart` (a frozen period). True the first time for that head; false when already noted.
    */
   noteRestateRefusal(request: { runId: string; headStart: number; note: string }): Promise<boolean>;
+
+  // --- frozen periods as recorded -------------------------------------------------------------
+
+  /** The frozen periods last recorded for a scope (a pipeline id, or "*" for the project); null before the first. */
+  recordedFrozenPeriods(scope: string): Promise<RecordedFrozenPeriods | null>;
+  /**
+   * Records a scope's frozen periods and, in the same transaction, the audit entry of the change,
+   * only while the recorded text is still `expected` (null: nothing recorded yet). Null when
+   * another process recorded first: read again and decide again.
+   */
+  recordFrozenPeriods(request: RecordFrozenPeriods): Promise<AuditEntry | null>;
+}
+
+export interface RecordedFrozenPeriods {
+  scope: string;
+  /** The periods as JSON text, in the engine's canonical form (compared as text). */
+  periods: string;
+  graphVersion: string | null;
+  recordedAt: number;
+}
+
+export interface RecordFrozenPeriods {
+  scope: string;
+  expected: string | null;
+  periods: string;
+  graphVersion: string | null;
+  at: number;
+  audit: NewAuditEntry;
 }
 
 export type TokenRole = "viewer" | "operator";

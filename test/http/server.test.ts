@@ -125,6 +125,7 @@ describe("the events stream", () => {
       const listener = await SseClient.open(`${second.url}/api/v1/events`, headers);
       clients.push(listener);
       await listener.waitFor((e) => e.event === "hello");
+      h.clock.set("2026-09-12T03:00:00Z"); // 2026-09-11 has ended; the scheduler does not tick
       const triggered = await fetch(`${first}/api/v1/pipelines/sales/runs`, {
         method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify({ date: "2026-09-11", reason: "from the first server" }),
       });

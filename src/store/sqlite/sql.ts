@@ -334,4 +334,12 @@ export const SQL = {
                     restated_at = ?, restate_note = NULL, restate_note_for = NULL
     WHERE run_id = ?`,
   noteRestateRefusal: `UPDATE runs SET restate_note = ?, restate_note_for = ? WHERE run_id = ? AND restate_note_for IS NOT ?`,
+
+  // Frozen periods as last recorded: a compare-and-set, so that of several processes that see the
+  // same change, one records it (and its audit entry) and the others find it already recorded.
+  selectRecordedFrozen: `SELECT * FROM frozen_periods WHERE scope = ?`,
+  switchRecordedFrozen: `
+    INSERT INTO frozen_periods (scope, periods, graph_version, recorded_at) VALUES (@scope, @periods, @graphVersion, @at)
+    ON CONFLICT (scope) DO UPDATE SET periods = excluded.periods, graph_version = excluded.graph_version, recorded_at = excluded.recorded_at
+    WHERE frozen_periods.periods = @expected`,
 } as const;
