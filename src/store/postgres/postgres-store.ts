@@ -1,3 +1,4 @@
+import type { RecordFrozenPeriods, RecordedFrozenPeriods } from "../port.ts";
 import { rowMappers, watermarkValue } from "../row-mappers.ts";
 import pg from "pg";
 import type { RunState, TaskState } from "../../core/model/states.ts";
@@ -1234,6 +1235,24 @@ export class PostgresStore implements Store {
       const row = (await tx.send("selectWatermark", [pipelineId, taskId])).rows[0];
       await tx.send("upsertWatermark", [pipelineId, taskId, String(value), typeof value === "number" ? "number" : "text", at]);
       return { set: true as const, previous: row ? watermarkValue(row) : null };
+    });
+  }
+
+  async recordedFrozenPeriods(scope: string): Promise<RecordedFrozenPeriods | null> {
+    const row = await this.#first("selectRecordedFrozen", [scope]);
+    return row ? { scope: row.scope, periods: row.periods, graphVersion: row.graph_version, recordedAt: Number(row.recorded_at) } : null;
+  }
+
+  /** Safe to run again after a broken connection: a second try finds the periods switched and writes nothing. */
+  async recordFrozenPeriods(r: RecordFrozenPeriods): Promise<AuditEntry | null> {
+    return this.#tx(async (tx) => {
+      const switched = await tx.send("switchRecordedFrozen", [r.scope, r.periods, r.graphVersion, r.at, r.expected]);
+      if (switched.rowCount === 0) return null;
+      const e = r.audit;
+      const inserted = await tx.first("insertAudit", [
+        e.at, e.actor, e.action, e.pipelineId, e.runId ?? null, e.taskId ?? null, e.reason ?? null, e.graphVersion ?? null, JSON.stringify(e.details ?? {}),
+      ]);
+      return toAuditEntry(inserted!);
     });
   }
 }

@@ -590,6 +590,15 @@ export const SQL = {
       AND ($3::boolean IS NULL OR (resolved_at IS NULL) = $3)
     ORDER BY opened_at DESC, incident_key DESC LIMIT $4`,
   selectWatermarks: `SELECT * FROM watermarks WHERE $1::text IS NULL OR pipeline_id = $1 ORDER BY pipeline_id, task_id`,
+
+  // Frozen periods as last recorded: a compare-and-set, so that of several processes that see the
+  // same change, one records it (and its audit entry) and the others find it already recorded. A
+  // racing insert of the same scope waits for the first and then finds the WHERE false.
+  selectRecordedFrozen: `SELECT * FROM frozen_periods WHERE scope = $1`,
+  switchRecordedFrozen: `
+    INSERT INTO frozen_periods (scope, periods, graph_version, recorded_at) VALUES ($1, $2, $3, $4)
+    ON CONFLICT (scope) DO UPDATE SET periods = EXCLUDED.periods, graph_version = EXCLUDED.graph_version, recorded_at = EXCLUDED.recorded_at
+    WHERE frozen_periods.periods = $5`,
 } as const;
 
 export type StatementName = keyof typeof SQL;
@@ -634,14 +643,14 @@ export const STATE_COPY = {
   tables: [
     "pipeline_versions", "task_edges", "pipelines", "runs", "task_instances", "attempts", "audit_log",
     "skipped_intervals", "pools", "dataset_events", "dataset_waits", "backfills", "backfill_items",
-    "freshness", "freshness_history", "incidents", "alert_outbox", "watermarks", "api_tokens",
+    "freshness", "freshness_history", "incidents", "alert_outbox", "watermarks", "api_tokens", "frozen_periods",
   ],
   /** Emptied before a forced copy: every table of the target's state. */
   cleared: [
     "pipeline_versions", "task_edges", "pipelines", "runs", "task_instances", "attempts", "audit_log",
     "skipped_intervals", "pools", "dataset_events", "dataset_waits", "backfills", "backfill_items",
     "freshness", "freshness_history", "incidents", "alert_outbox", "watermarks", "workers", "leases",
-    "api_tokens", "change_events",
+    "api_tokens", "change_events", "frozen_periods",
   ],
   /** The change feed's triggers stand aside: copied history is not a change anybody watches. */
   quietFeed: `SET LOCAL idem.copying = 'on'`,

@@ -359,4 +359,12 @@ export const SQL = {
     WHERE r.pipeline_id = ? AND r.state IN ('queued', 'running')
       AND ti.state NOT IN ('success', 'failed', 'skipped', 'upstream_failed')
     ORDER BY r.run_id LIMIT 1`,
+
+  // Frozen periods as last recorded: a compare-and-set, so that of several processes that see the
+  // same change, one records it (and its audit entry) and the others find it already recorded.
+  selectRecordedFrozen: `SELECT * FROM frozen_periods WHERE scope = ?`,
+  switchRecordedFrozen: `
+    INSERT INTO frozen_periods (scope, periods, graph_version, recorded_at) VALUES (@scope, @periods, @graphVersion, @at)
+    ON CONFLICT (scope) DO UPDATE SET periods = excluded.periods, graph_version = excluded.graph_version, recorded_at = excluded.recorded_at
+    WHERE frozen_periods.periods = @expected`,
 } as const;

@@ -1,3 +1,4 @@
+import type { RecordFrozenPeriods, RecordedFrozenPeriods } from "../port.ts";
 import { rowMappers, watermarkValue } from "../row-mappers.ts";
 import type Database from "better-sqlite3";
 import type { RunState, TaskState } from "../../core/model/states.ts";
@@ -785,6 +786,23 @@ export class SqliteStore implements Store {
         return { set: true as const, previous: row ? watermarkValue(row) : null };
       })
       .immediate();
+  }
+
+  async recordedFrozenPeriods(scope: string): Promise<RecordedFrozenPeriods | null> {
+    const row = this.#q.selectRecordedFrozen.get(scope) as Row | undefined;
+    return row ? { scope: row.scope, periods: row.periods, graphVersion: row.graph_version, recordedAt: row.recorded_at } : null;
+  }
+
+  async recordFrozenPeriods(r: RecordFrozenPeriods): Promise<AuditEntry | null> {
+    return this.db.transaction(() => {
+      const switched = this.#q.switchRecordedFrozen.run({ scope: r.scope, periods: r.periods, graphVersion: r.graphVersion, at: r.at, expected: r.expected });
+      if (switched.changes === 0) return null;
+      const e = r.audit;
+      return toAuditEntry(this.#q.insertAudit.get({
+        at: e.at, actor: e.actor, action: e.action, pipelineId: e.pipelineId, runId: e.runId ?? null, taskId: e.taskId ?? null,
+        reason: e.reason ?? null, graphVersion: e.graphVersion ?? null, details: JSON.stringify(e.details ?? {}),
+      }) as Row);
+    }).immediate();
   }
 }
 
