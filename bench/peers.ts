@@ -212,7 +212,7 @@ async function idemChain(kind: Kind, pgUrl: string | null) {
     const hops: number[] = [];
     for (const [round, day] of ["2026-01-01", "2026-01-02"].entries()) {
       const start = Date.parse(`${day}T00:00:00Z`);
-      await saveVersion(p.store, chain, Date.now());
+      await saveVersion(p.store, chain, Date.now(), "bench");
       await p.store.createRunIfAbsent({
         runId: `chain@${day}`, pipelineId: "chain", intervalStart: start, intervalEnd: start + 86_400_000, businessDate: day,
         graphVersion: chain.version, trigger: "manual", triggeredBy: "bench", reason: null, params: {}, tasks: taskInstancesOf(chain), createdAt: Date.now(),

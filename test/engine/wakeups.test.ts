@@ -106,7 +106,7 @@ describe("what wakes the scheduler", () => {
       (await store.listRuns({ pipelineId: "days" })).filter((r) => r.state === "success").length === 3);
     const before = ticks();
     const now = Date.now();
-    await saveVersion(store, wide, now);
+    await saveVersion(store, wide, now, "test");
     await store.createRunIfAbsent({
       runId: "wide@1", pipelineId: "wide", intervalStart: 0, intervalEnd: 1, businessDate: "1970-01-01", graphVersion: wide.version,
       trigger: "manual", triggeredBy: "test", reason: null, params: {}, tasks: taskInstancesOf(wide), createdAt: now,
@@ -190,7 +190,7 @@ describe("the worker's wake-up files", () => {
     const schedulerBefore = mtime(schedulerWakeupFile(stateDir));
     await new Promise((r) => setTimeout(r, 50)); // past the file system's time resolution
     const now = Date.now();
-    await saveVersion(store, wide, now);
+    await saveVersion(store, wide, now, "test");
     await store.createRunIfAbsent({
       runId: "wide@2", pipelineId: "wide", intervalStart: 0, intervalEnd: 1, businessDate: "1970-01-01", graphVersion: wide.version,
       trigger: "manual", triggeredBy: "test", reason: null, params: {}, tasks: taskInstancesOf(wide), createdAt: now,

@@ -366,6 +366,19 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     `,
   },
   {
+    version: 14,
+    name: "frozen periods as last recorded, per pipeline and for the project",
+    sql: `
+      -- scope: a pipeline id, or '*' for the project's periods; periods: the canonical JSON text
+      CREATE TABLE frozen_periods (
+        scope         TEXT COLLATE "C" PRIMARY KEY,
+        periods       TEXT NOT NULL,
+        graph_version TEXT,
+        recorded_at   BIGINT NOT NULL
+      );
+    `,
+  },
+  {
     version: 16,
     name: "the scheduler's channel: notified when a run ends, a dataset is published, a backfill or a pause changes",
     sql: `

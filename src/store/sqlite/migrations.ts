@@ -358,6 +358,19 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     `,
   },
   {
+    version: 14,
+    name: "frozen periods as last recorded, per pipeline and for the project",
+    sql: `
+      -- scope: a pipeline id, or '*' for the project's periods; periods: the canonical JSON text
+      CREATE TABLE frozen_periods (
+        scope         TEXT PRIMARY KEY,
+        periods       TEXT NOT NULL,
+        graph_version TEXT,
+        recorded_at   INTEGER NOT NULL
+      );
+    `,
+  },
+  {
     version: 16,
     name: "claim order on the queued row: a background-work flag (backfill or restatement) in the claim indexes",
     sql: `
