@@ -95,9 +95,15 @@ export const SQL = {
   childInstances: `
     SELECT t.* FROM task_edges c JOIN task_instances t ON t.run_id = ? AND t.task_id = c.child
     WHERE c.graph_version = ? AND c.parent = ? ORDER BY t.task_id`,
+  /**
+   * "Anything failed?" is asked only once nothing is live: no index covers failing states, so
+   * asked on every finish it read the whole run each time (quadratic in a big run). The live
+   * probe reads task_instances_live_by_run and stops at the first row.
+   */
   runProgress: `
-    SELECT EXISTS (SELECT 1 FROM task_instances WHERE run_id = @runId AND state IN ${sqlList(LIVE_TASK_STATES)}) AS live,
-           EXISTS (SELECT 1 FROM task_instances WHERE run_id = @runId AND state IN ${sqlList(FAILING_TASK_STATES)}) AS failed`,
+    SELECT live, CASE WHEN live THEN 0
+                      ELSE EXISTS (SELECT 1 FROM task_instances WHERE run_id = @runId AND state IN ${sqlList(FAILING_TASK_STATES)}) END AS failed
+    FROM (SELECT EXISTS (SELECT 1 FROM task_instances WHERE run_id = @runId AND state IN ${sqlList(LIVE_TASK_STATES)}) AS live)`,
   nextRetryAt: `
     SELECT min(next_try_at) AS at FROM task_instances
     WHERE run_id = ? AND state IN ('up_for_retry', 'up_for_reschedule')`,
