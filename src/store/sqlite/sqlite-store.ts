@@ -5,53 +5,15 @@ import { backfillProgress } from "../../core/policy/backfill-progress.ts";
 import { planClaim } from "../../core/policy/claim-plan.ts";
 import { planRerun } from "../../core/policy/rerun-plan.ts";
 import { endTry, nextTryNumber, reopenedByHand, runEnd, RunProgress } from "../../core/policy/run-progress.ts";
-import { claimCandidate, datasetWaits, durationsByTask, poolUsage, waitingTasks, watermarkValue } from "../decision-rows.ts";
+import { assertSummaryFits, claimCandidate, datasetWaits, FAR, isCurrentAttempt, durationsByTask, poolUsage, waitingTasks, watermarkValue } from "../decision-rows.ts";
 import {
-  MAX_SUMMARY_BYTES,
-  StoreConflictError,
-  type AttemptFinish,
-  type AttemptRecord,
-  type AuditEntry,
-  type AuditQuery,
-  type ClaimRequest,
-  type ClaimedAttempt,
-  type FinishOutcome,
-  type NewAuditEntry,
-  type NewPipelineVersion,
-  type NewRun,
-  type NewTaskInstance,
-  type PipelineVersionRecord,
-  type RerunRequest,
-  type RunQuery,
-  type RunRecord,
-  type Store,
-  type TaskInstanceRecord,
-  type PipelineState,
-  type PauseRequest,
-  type SkipIntervalsRequest,
-  type SkippedInterval,
-  type PoolUsage,
-  type WorkerRecord,
-  type ExpiredAttempt,
-  type Leadership,
-  type DatasetEvent,
-  type TaskActionRequest,
-  type NewBackfill,
-  type BackfillRecord,
-  type BackfillItem,
-  type BackfillProgress,
-  type BackfillState,
-  type FreshnessRecord,
-  type FreshnessPublication,
-  type NewIncident,
-  type Incident,
-  type OutboxAlert,
-  type NewApiToken,
-  type ApiTokenRecord,
-  type ChangeEvent,
-  type RunPageQuery,
-  type AuditPageQuery,
-  type WatermarkRecord,
+  StoreConflictError, type AttemptFinish, type AttemptRecord, type AuditEntry, type AuditQuery, type ClaimRequest,
+  type ClaimedAttempt, type FinishOutcome, type NewAuditEntry, type NewPipelineVersion, type NewRun, type NewTaskInstance,
+  type PipelineVersionRecord, type RerunRequest, type RunQuery, type RunRecord, type Store, type TaskInstanceRecord, type PipelineState,
+  type PauseRequest, type SkipIntervalsRequest, type SkippedInterval, type PoolUsage, type WorkerRecord, type ExpiredAttempt,
+  type Leadership, type DatasetEvent, type TaskActionRequest, type NewBackfill, type BackfillRecord, type BackfillItem,
+  type BackfillProgress, type BackfillState, type FreshnessRecord, type FreshnessPublication, type NewIncident, type Incident,
+  type OutboxAlert, type NewApiToken, type ApiTokenRecord, type ChangeEvent, type RunPageQuery, type AuditPageQuery, type WatermarkRecord
 } from "../port.ts";
 import { assertRestatable } from "../restatable.ts";
 import { openWalDatabase } from "../../sqlite/open-wal.ts";
@@ -221,46 +183,20 @@ export class SqliteStore implements Store {
         { ...limits, limit: request.limit, now: request.now, pipelineIds: request.pipelineIds },
         { running, runningByPipeline, pools },
       );
-      const runs = new Map<string, Row>();
-      return plan.chosen.map((c) => this.#startAttempt(c.row, request, runs));
+      return plan.chosen.map((c) => this.#startAttempt(c.row, request));
     }).immediate();
   }
 
-  #startAttempt(c: Row, request: ClaimRequest, runs: Map<string, Row>): ClaimedAttempt {
+  #startAttempt(c: Row, request: ClaimRequest): ClaimedAttempt {
     const q = this.#q;
     const tryNumber = nextTryNumber({ state: c.state, tryNumber: c.try_number });
-    const logPath = request.logPath(c.run_id, c.task_id, tryNumber);
     const leaseExpiresAt = request.now + request.leaseMs;
-    const attemptId = Number(
-      q.insertAttempt.run(c.run_id, c.task_id, tryNumber, request.workerId, request.pid, request.now, leaseExpiresAt, logPath)
-        .lastInsertRowid,
-    );
+    const logPath = request.logPath(c.run_id, c.task_id, tryNumber);
+    const started = q.insertAttempt.run(c.run_id, c.task_id, tryNumber, request.workerId, request.pid, request.now, leaseExpiresAt, logPath);
+    const attemptId = Number(started.lastInsertRowid);
     q.startTaskInstance.run(tryNumber, attemptId, request.now, c.run_id, c.task_id);
-    let run = runs.get(c.run_id);
-    if (!run) {
-      q.markRunRunning.run(request.now, c.run_id);
-      run = q.selectRun.get(c.run_id) as Row;
-      runs.set(c.run_id, run);
-    }
-    const ti = q.selectTaskInstance.get(c.run_id, c.task_id) as Row;
-    return {
-      attemptId,
-      runId: c.run_id,
-      pipelineId: run.pipeline_id,
-      taskId: c.task_id,
-      tryNumber,
-      maxTries: c.max_tries,
-      intervalStart: run.interval_start,
-      intervalEnd: run.interval_end,
-      businessDate: run.business_date,
-      graphVersion: run.graph_version,
-      params: JSON.parse(run.params),
-      logPath,
-      leaseExpiresAt,
-      firstStartedAt: ti.started_at,
-      trigger: run.trigger_kind,
-      backfillId: run.backfill_id,
-    };
+    q.markRunRunning.run(request.now, c.run_id);
+    return toClaimedAttempt(q.selectClaimed.get(attemptId) as Row, leaseExpiresAt);
   }
 
   async renewLease(attemptId: number, workerId: string, leaseExpiresAt: number): Promise<boolean> {
@@ -268,15 +204,11 @@ export class SqliteStore implements Store {
   }
 
   async finishAttempt(f: AttemptFinish): Promise<FinishOutcome> {
-    if (f.summary !== null && Buffer.byteLength(f.summary) > MAX_SUMMARY_BYTES) {
-      throw new StoreConflictError(
-        `summary is ${Buffer.byteLength(f.summary)} bytes; the store keeps at most ${MAX_SUMMARY_BYTES} (counts, not data)`,
-      );
-    }
+    assertSummaryFits(f.summary);
     return this.db.transaction((): FinishOutcome => {
       const q = this.#q;
       const a = q.selectAttemptForFinish.get(f.attemptId) as Row | undefined;
-      if (!this.#isCurrent(a, f.attemptId) || a!.worker_id !== f.workerId) {
+      if (!isCurrentAttempt(a, f.attemptId) || a!.worker_id !== f.workerId) {
         return { accepted: false, taskState: (a?.ti_state as TaskState) ?? null, runState: null };
       }
       q.finishAttempt.run({
@@ -307,11 +239,6 @@ export class SqliteStore implements Store {
       }
       return this.#endTry(a!, f.outcome, f.outcome === "failed" && f.retryable ? f.retryAt : null, f.skipReason, f.now);
     }).immediate();
-  }
-
-  /** The attempt is still the one its task instance is running. */
-  #isCurrent(a: Row | undefined, attemptId: number): boolean {
-    return !!a && a.state === "running" && a.ti_state === "running" && a.current_attempt_id === attemptId;
   }
 
   /** Ends a try: a retry if one is allowed, else a final state that flows downstream. */
@@ -418,7 +345,7 @@ export class SqliteStore implements Store {
   async loseAttempt(r: { attemptId: number; now: number; retryAt: number | null }): Promise<FinishOutcome> {
     return this.db.transaction((): FinishOutcome => {
       const a = this.#q.selectAttemptForFinish.get(r.attemptId) as Row | undefined;
-      if (!this.#isCurrent(a, r.attemptId) || a!.lease_expires_at === null || a!.lease_expires_at >= r.now) {
+      if (!isCurrentAttempt(a, r.attemptId) || a!.lease_expires_at === null || a!.lease_expires_at >= r.now) {
         return { accepted: false, taskState: (a?.ti_state as TaskState) ?? null, runState: null };
       }
       this.#q.loseAttempt.run(r.now, `worker ${a!.worker_id} stopped renewing its lease: presumed dead`, r.attemptId);
@@ -774,12 +701,10 @@ export class SqliteStore implements Store {
   }
 }
 
-/** Beyond any epoch-millisecond time or id: the open end of a range. */
-const FAR = 8.64e15;
 
 // SQLite keeps booleans as 0/1 and JSON as text.
 const {
   toSkippedInterval, toWorker, toExpiredAttempt, toDatasetEvent, toFreshness, toFreshnessPublication, toOutboxAlert, toAuditEntry,
   toPipelineState, toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt,
-  toApiToken, toChangeEvent, toWatermark } = rowMappers({ bool: (v) => v === 1, json: (v) => (v === null ? null : JSON.parse(v as string)) });
+  toApiToken, toChangeEvent, toWatermark, toClaimedAttempt } = rowMappers({ bool: (v) => v === 1, json: (v) => (v === null ? null : JSON.parse(v as string)) });
 
