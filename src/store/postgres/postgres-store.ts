@@ -1,23 +1,20 @@
-import { rowMappers } from "../row-mappers.ts";
 import pg from "pg";
 import type { RunState, TaskState } from "../../core/model/states.ts";
-import { backfillProgress } from "../../core/policy/backfill-progress.ts";
 import { planClaim } from "../../core/policy/claim-plan.ts";
 import { planRerun } from "../../core/policy/rerun-plan.ts";
 import { endTry, nextTryNumber, reopenedByHand, runEnd, RunProgress, type TryEnd } from "../../core/policy/run-progress.ts";
-import { assertSummaryFits, claimCandidate, datasetWaits, FAR, isCurrentAttempt, durationsByTask, poolUsage, waitingTasks, waitingTasksByParent, watermarkValue } from "../decision-rows.ts";
+import { assertSummaryFits, claimCandidate, datasetWaits, isCurrentAttempt, waitingTasks, waitingTasksByParent } from "../decision-rows.ts";
 import {
-  StoreConflictError, type AttemptFinish, type AttemptRecord, type AuditEntry, type AuditQuery, type ClaimRequest,
-  type ClaimedAttempt, type DatasetEvent, type ExpiredAttempt, type FinishOutcome, type Leadership, type NewAuditEntry,
-  type NewPipelineVersion, type NewRun, type NewTaskInstance, type PauseRequest, type PipelineState, type PipelineVersionRecord,
-  type PoolUsage, type RerunRequest, type RunQuery, type RunRecord, type SkipIntervalsRequest, type SkippedInterval, type Store,
-  type TaskInstanceRecord, type WorkerRecord, type TaskActionRequest, type NewBackfill, type BackfillRecord, type BackfillItem,
-  type BackfillProgress, type BackfillState, type FreshnessRecord, type FreshnessPublication, type NewIncident, type Incident,
-  type OutboxAlert, type NewApiToken, type ApiTokenRecord, type ChangeEvent, type RunPageQuery, type AuditPageQuery, type WatermarkRecord
+  StoreConflictError, type AttemptFinish, type AuditEntry, type ClaimRequest,
+  type ClaimedAttempt, type FinishOutcome, type Leadership, type NewAuditEntry,
+  type NewPipelineVersion, type NewRun, type NewTaskInstance, type PauseRequest, type PipelineState, type RerunRequest, type RunRecord, type SkipIntervalsRequest, type Store,
+  type TaskInstanceRecord, type TaskActionRequest, type NewBackfill, type BackfillRecord, type BackfillState, type NewIncident, type Incident,
+  type NewApiToken, type ApiTokenRecord
 } from "../port.ts";
 import { clientConfig, quoteIdent, resolveTarget, type ConnectionTarget } from "./connection.ts";
 import { GroupCommit } from "./group-commit.ts";
 import { ClaimLocks } from "./claim-locks.ts";
+import { mappers, PostgresReads } from "./reads.ts";
 import { AfterCommit, observed, Transactions, type Tx } from "./transaction.ts";
 import { WorkListener } from "./listener.ts";
 import { assertRestatable } from "../restatable.ts";
@@ -54,7 +51,7 @@ export interface PostgresStoreOptions {
  * surely did not happen) until `reconnectWithinMs`; after that, or when COMMIT's fate is
  * unknown, it fails as an ordinary error, which the engine's loops retry in their own way.
  */
-export class PostgresStore implements Store {
+export class PostgresStore extends PostgresReads implements Store {
   readonly pool: pg.Pool;
   readonly schema: string;
   readonly #target: ConnectionTarget;
@@ -63,8 +60,7 @@ export class PostgresStore implements Store {
   readonly #listeners = new Set<WorkListener>();
   readonly #log: ((line: string) => void) | undefined;
   readonly #reconnectWithinMs: number;
-  readonly #db: Transactions;
-  readonly #groupCommit = new GroupCommit((finishes) => this.#announcing(this.#db.tx((tx) => this.#recordFinishes(tx, finishes))));
+  readonly #groupCommit = new GroupCommit((finishes) => this.#announcing(this.db.tx((tx) => this.#recordFinishes(tx, finishes))));
   /**
    * Work announcements seen by this process: notifications on its channel, and its own writes
    * that may have made work claimable (a finish frees a slot even when it queues nothing).
@@ -72,6 +68,7 @@ export class PostgresStore implements Store {
   #heard = 0;
 
   constructor(options: PostgresStoreOptions) {
+    super();
     this.#target = resolveTarget(options.connectionString, options.schema);
     this.schema = this.#target.schema;
     this.#applicationName = options.applicationName ?? `idem:${this.schema}`;
@@ -91,7 +88,7 @@ export class PostgresStore implements Store {
     // "error" on the client, which would end the process. The next statement on it fails
     // instead, as a connection error, and the connection is discarded.
     this.pool.on("connect", (client) => client.on("error", () => {}));
-    this.#db = new Transactions(this.pool, this.#reconnectWithinMs);
+    this.db = new Transactions(this.pool, this.#reconnectWithinMs);
   }
 
   // --- plumbing -----------------------------------------------------------------------------
@@ -155,20 +152,15 @@ export class PostgresStore implements Store {
   // --- pipeline versions and runs ---------------------------------------------------------------
 
   async savePipelineVersion(v: NewPipelineVersion): Promise<void> {
-    await this.#db.tx(async (tx) => {
+    await this.db.tx(async (tx) => {
       const inserted = await tx.send("insertPipelineVersion", [v.pipelineId, v.version, JSON.stringify(v.definition), v.createdAt]);
       if (inserted.rowCount === 0 || v.edges.length === 0) return;
       await tx.send("insertEdges", [v.version, v.edges.map((e) => e.parent), v.edges.map((e) => e.child)]);
     });
   }
 
-  async getPipelineVersion(pipelineId: string, version: string): Promise<PipelineVersionRecord | null> {
-    const row = await this.#db.first("selectPipelineVersion", [pipelineId, version]);
-    return row ? { pipelineId: row.pipeline_id, version: row.version, definition: row.definition, createdAt: row.created_at } : null;
-  }
-
   async createRunIfAbsent(run: NewRun): Promise<{ run: RunRecord; created: boolean }> {
-    return this.#announcing(this.#db.tx(async (tx) => {
+    return this.#announcing(this.db.tx(async (tx) => {
       if (run.cursor !== undefined) {
         void tx.send("insertPipelineState", [run.pipelineId, run.createdAt]);
         void tx.send("advanceCursor", [run.pipelineId, run.cursor]);
@@ -205,7 +197,7 @@ export class PostgresStore implements Store {
   }
 
   async rerun(request: RerunRequest): Promise<RunRecord> {
-    return this.#announcing(this.#db.tx(async (tx) => {
+    return this.#announcing(this.db.tx(async (tx) => {
       const run = await tx.first("lockRun", [request.runId]);
       if (!run) throw new StoreConflictError(`no run ${request.runId}`);
       if (request.restate) assertRestatable(run, request.restate.endedBefore);
@@ -255,7 +247,7 @@ export class PostgresStore implements Store {
   }
 
   async #claimOnce(request: ClaimRequest): Promise<ClaimedAttempt[]> {
-    return this.#db.tx(async (tx) => {
+    return this.db.tx(async (tx) => {
       const limits = request.limits ?? {};
       // Lock only as many rows as wanted, so concurrent claimers find the rest; look further
       // only when some candidates did not fit their pool or their pipeline's cap.
@@ -311,7 +303,7 @@ export class PostgresStore implements Store {
   }
 
   async renewLease(attemptId: number, workerId: string, leaseExpiresAt: number): Promise<boolean> {
-    return (await this.#db.idempotent("renewLease", [leaseExpiresAt, attemptId, workerId])).rowCount === 1;
+    return (await this.db.idempotent("renewLease", [leaseExpiresAt, attemptId, workerId])).rowCount === 1;
   }
 
   // --- finishing ------------------------------------------------------------------------------
@@ -412,7 +404,7 @@ export class PostgresStore implements Store {
 
   /** One attempt on its own: a sensor's reschedule, or a success that records datasets. */
   async #finishOne(f: AttemptFinish): Promise<FinishOutcome> {
-    return this.#announcing(this.#db.tx(async (tx): Promise<FinishOutcome> => {
+    return this.#announcing(this.db.tx(async (tx): Promise<FinishOutcome> => {
       const a = await tx.first("lockAttemptForFinish", [f.attemptId]);
       if (!isCurrentAttempt(a, f.attemptId) || a!.worker_id !== f.workerId) {
         return { accepted: false, taskState: (a?.ti_state as TaskState) ?? null, runState: null };
@@ -509,67 +501,32 @@ export class PostgresStore implements Store {
     return state;
   }
 
-  async getRun(runId: string): Promise<RunRecord | null> {
-    const row = await this.#db.first("selectRun", [runId]);
-    return row ? toRun(row) : null;
-  }
-
-  async listRuns(query: RunQuery): Promise<RunRecord[]> {
-    const limit = query.limit ?? 100;
-    const rows = query.pipelineId ? await this.#db.rows("selectRunsOfPipeline", [query.pipelineId, limit]) : await this.#db.rows("selectRuns", [limit]);
-    const runs = rows.map(toRun);
-    return query.states ? runs.filter((r) => query.states!.includes(r.state)) : runs;
-  }
-
-  async listTaskInstances(runId: string): Promise<TaskInstanceRecord[]> {
-    return (await this.#db.rows("selectTaskInstances", [runId])).map(toTaskInstance);
-  }
-
-  async listAttempts(runId: string, taskId?: string): Promise<AttemptRecord[]> {
-    const rows = taskId ? await this.#db.rows("selectAttemptsOfTask", [runId, taskId]) : await this.#db.rows("selectAttempts", [runId]);
-    return rows.map(toAttempt);
-  }
-
-  async nextRetryAt(runId: string): Promise<number | null> {
-    return ((await this.#db.first("nextRetryAt", [runId]))?.at as number | null) ?? null;
-  }
-
   async appendAudit(e: NewAuditEntry): Promise<AuditEntry> {
-    const inserted = await this.#db.write("insertAudit", [
+    const inserted = await this.db.write("insertAudit", [
       e.at, e.actor, e.action, e.pipelineId, e.runId ?? null, e.taskId ?? null, e.reason ?? null, e.graphVersion ?? null,
       JSON.stringify(e.details ?? {}),
     ]);
     return toAuditEntry(inserted.rows[0]!);
   }
 
-  async listAudit(query: AuditQuery): Promise<AuditEntry[]> {
-    const limit = query.limit ?? 100;
-    const rows = query.pipelineId ? await this.#db.rows("selectAuditOfPipeline", [query.pipelineId, limit]) : await this.#db.rows("selectAudit", [limit]);
-    return rows.map(toAuditEntry);
-  }
-
   // --- scheduling -----------------------------------------------------------------------------
 
   async pipelineState(pipelineId: string, at: number): Promise<PipelineState> {
-    return this.#db.tx(async (tx) => {
+    return this.db.tx(async (tx) => {
       void tx.send("insertPipelineState", [pipelineId, at]);
       return toPipelineState((await tx.first("selectPipelineState", [pipelineId]))!);
     });
   }
 
   async setPaused(r: PauseRequest): Promise<PipelineState> {
-    return this.#db.tx(async (tx) => {
+    return this.db.tx(async (tx) => {
       void tx.send("insertPipelineState", [r.pipelineId, r.at]);
       return toPipelineState((await tx.first("setPaused", [r.pipelineId, r.paused, r.note, r.actor, r.at]))!);
     });
   }
 
-  async countLiveRuns(pipelineId: string): Promise<number> {
-    return (await this.#db.first("countLiveRuns", [pipelineId]))!.n;
-  }
-
   async skipIntervals(r: SkipIntervalsRequest): Promise<void> {
-    await this.#db.tx(async (tx) => {
+    await this.db.tx(async (tx) => {
       void tx.send("insertPipelineState", [r.pipelineId, r.at]);
       if (r.intervals.length > 0) {
         void tx.send("insertSkippedIntervals", [
@@ -581,57 +538,33 @@ export class PostgresStore implements Store {
     });
   }
 
-  async ledger(pipelineId: string, from: number, to: number): Promise<{ runs: RunRecord[]; skipped: SkippedInterval[] }> {
-    const [runs, skipped] = await Promise.all([
-      this.#db.rows("selectRunsInRange", [pipelineId, from, to]),
-      this.#db.rows("selectSkippedInRange", [pipelineId, from, to]),
-    ]);
-    return {
-      runs: runs.map(toRun),
-      skipped: skipped.map(toSkippedInterval),
-    };
-  }
-
   // --- pools ----------------------------------------------------------------------------------
 
   async setPool(pool: { name: string; slots: number; description?: string | null; at: number }): Promise<void> {
-    await this.#db.idempotent("upsertPool", [pool.name, pool.slots, pool.description ?? null, pool.at]);
+    await this.db.idempotent("upsertPool", [pool.name, pool.slots, pool.description ?? null, pool.at]);
   }
 
   async ensurePools(pools: readonly { name: string; slots: number }[], at: number): Promise<void> {
     if (pools.length === 0) return;
-    await this.#db.idempotent("insertPoolsIfAbsent", [pools.map((p) => p.name), pools.map((p) => p.slots), at]);
+    await this.db.idempotent("insertPoolsIfAbsent", [pools.map((p) => p.name), pools.map((p) => p.slots), at]);
   }
 
   async deletePool(name: string): Promise<boolean> {
-    return (await this.#db.write("deletePool", [name])).rowCount === 1;
-  }
-
-  async listPools(): Promise<PoolUsage[]> {
-    const [poolRows, holders] = await Promise.all([this.#db.rows("selectPools"), this.#db.rows("selectPoolHolders")]);
-    return poolUsage(poolRows, holders);
+    return (await this.db.write("deletePool", [name])).rowCount === 1;
   }
 
   // --- workers, leases, leadership --------------------------------------------------------------
 
   async heartbeatWorker(w: { workerId: string; host: string; pid: number; concurrency: number; at: number }): Promise<void> {
-    await this.#db.idempotent("upsertWorker", [w.workerId, w.host, w.pid, w.concurrency, w.at]);
+    await this.db.idempotent("upsertWorker", [w.workerId, w.host, w.pid, w.concurrency, w.at]);
   }
 
   async removeWorker(workerId: string): Promise<void> {
-    await this.#db.idempotent("deleteWorker", [workerId]);
-  }
-
-  async listWorkers(): Promise<WorkerRecord[]> {
-    return (await this.#db.rows("selectWorkers")).map(toWorker);
-  }
-
-  async listExpiredAttempts(now: number, limit: number): Promise<ExpiredAttempt[]> {
-    return (await this.#db.rows("selectExpiredAttempts", [now, limit])).map(toExpiredAttempt);
+    await this.db.idempotent("deleteWorker", [workerId]);
   }
 
   async loseAttempt(r: { attemptId: number; now: number; retryAt: number | null }): Promise<FinishOutcome> {
-    return this.#announcing(this.#db.tx(async (tx): Promise<FinishOutcome> => {
+    return this.#announcing(this.db.tx(async (tx): Promise<FinishOutcome> => {
       const a = await tx.first("lockAttemptForFinish", [r.attemptId]);
       if (!isCurrentAttempt(a, r.attemptId) || a!.lease_expires_at === null || a!.lease_expires_at >= r.now) {
         return { accepted: false, taskState: (a?.ti_state as TaskState) ?? null, runState: null };
@@ -644,25 +577,20 @@ export class PostgresStore implements Store {
   }
 
   async tryLead(r: { role: string; holder: string; now: number; ttlMs: number }): Promise<Leadership> {
-    return this.#db.tx(async (tx) => {
+    return this.db.tx(async (tx) => {
       const taken = await tx.first("tryLead", [r.role, r.holder, r.now + r.ttlMs, r.now]);
       return toLeadership(taken ?? (await tx.first("selectLease", [r.role]))!, r.holder);
     });
   }
 
   async resignLead(role: string, holder: string): Promise<void> {
-    await this.#db.idempotent("resignLease", [role, holder]);
-  }
-
-  async getLead(role: string): Promise<Leadership | null> {
-    const row = await this.#db.first("selectLease", [role]);
-    return row ? toLeadership(row, row.holder) : null;
+    await this.db.idempotent("resignLease", [role, holder]);
   }
 
   // --- datasets -------------------------------------------------------------------------------
 
   async collectDatasetEvents(pipelineId: string, datasets: readonly string[]): Promise<Map<string, Set<string>>> {
-    return this.#db.tx(async (tx) => {
+    return this.db.tx(async (tx) => {
       void tx.send("insertPipelineState", [pipelineId, 0]);
       const cursor = (await tx.first("lockPipelineState", [pipelineId]))!.event_cursor as number;
       // Waits for transactions still writing events: an id below `upTo` that committed later
@@ -680,13 +608,7 @@ export class PostgresStore implements Store {
   }
 
   async consumeDatasetWaits(pipelineId: string, businessDate: string): Promise<void> {
-    await this.#db.idempotent("deleteDatasetWaits", [pipelineId, businessDate]);
-  }
-
-  async listDatasetEvents(query: { dataset?: string; limit?: number }): Promise<DatasetEvent[]> {
-    const limit = query.limit ?? 100;
-    const rows = query.dataset ? await this.#db.rows("selectDatasetEventsOf", [query.dataset, limit]) : await this.#db.rows("selectDatasetEvents", [limit]);
-    return rows.map(toDatasetEvent);
+    await this.db.idempotent("deleteDatasetWaits", [pipelineId, businessDate]);
   }
 
   // --- operator actions -------------------------------------------------------------------------
@@ -700,7 +622,7 @@ export class PostgresStore implements Store {
   }
 
   async #settleByHand(r: TaskActionRequest, state: "success" | "failed" | "skipped", reason: string | null): Promise<TaskInstanceRecord> {
-    return this.#announcing(this.#db.tx(async (tx) => {
+    return this.#announcing(this.db.tx(async (tx) => {
       const run = await tx.first("lockRun", [r.runId]);
       if (!run) throw new StoreConflictError(`no run ${r.runId}`);
       const ti = await tx.first("lockTaskInstance", [r.runId, r.taskId]);
@@ -731,7 +653,7 @@ export class PostgresStore implements Store {
   // --- backfills ------------------------------------------------------------------------------
 
   async createBackfill(b: NewBackfill): Promise<{ backfill: BackfillRecord; created: boolean }> {
-    return this.#db.tx(async (tx) => {
+    return this.db.tx(async (tx) => {
       const taskIds = b.taskIds ? JSON.stringify(b.taskIds) : null;
       void tx.send("lockBackfillRequests", [KEYS.backfillRequests(this.schema, b.pipelineId)]);
       const same = await tx.first("selectSameLiveBackfill", [b.pipelineId, b.fromDate, b.toDate, b.reprocess, taskIds ?? ""]);
@@ -756,53 +678,18 @@ export class PostgresStore implements Store {
     });
   }
 
-  async getBackfill(backfillId: string): Promise<BackfillRecord | null> {
-    const row = await this.#db.first("selectBackfill", [backfillId]);
-    return row ? toBackfill(row) : null;
-  }
-
-  async listBackfills(query: { pipelineId?: string; live?: boolean; limit?: number }): Promise<BackfillRecord[]> {
-    const rows = query.live
-      ? await this.#db.rows("selectLiveBackfills")
-      : query.pipelineId
-        ? await this.#db.rows("selectBackfillsOf", [query.pipelineId, query.limit ?? 50])
-        : await this.#db.rows("selectBackfills", [query.limit ?? 50]);
-    return rows.map(toBackfill).filter((b) => !query.pipelineId || b.pipelineId === query.pipelineId);
-  }
-
-  async backfillItems(backfillId: string): Promise<BackfillItem[]> {
-    return (await this.#db.rows("selectBackfillItems", [backfillId])).map(toBackfillItem);
-  }
-
-  async pendingBackfillItems(backfillId: string, limit: number): Promise<BackfillItem[]> {
-    return (await this.#db.rows("selectPendingBackfillItems", [backfillId, limit])).map(toBackfillItem);
-  }
-
   async markBackfillItemStarted(backfillId: string, seq: number): Promise<void> {
-    await this.#db.idempotent("markBackfillItemStarted", [backfillId, seq]);
-  }
-
-  async countLiveBackfillRuns(backfillId: string): Promise<number> {
-    return (await this.#db.first("countLiveBackfillRuns", [backfillId]))!.n;
-  }
-
-  async backfillProgress(backfillId: string): Promise<BackfillProgress> {
-    const [[counts], states] = await Promise.all([
-      this.#db.rows("backfillItemCounts", [backfillId]),
-      this.#db.rows("backfillRunStates", [backfillId]),
-    ]);
-    const items = counts && { planned: counts.planned, notStarted: counts.not_started, untouched: counts.untouched };
-    return backfillProgress(items, states as { state: RunState; n: number }[]);
+    await this.db.idempotent("markBackfillItemStarted", [backfillId, seq]);
   }
 
   async setBackfillState(backfillId: string, state: BackfillState, at: number): Promise<BackfillRecord> {
-    const row = (await this.#db.idempotent("setBackfillState", [backfillId, state, at])).rows[0];
+    const row = (await this.db.idempotent("setBackfillState", [backfillId, state, at])).rows[0];
     if (!row) throw new StoreConflictError(`no backfill ${backfillId}`);
     return toBackfill(row);
   }
 
   async cancelBackfill(backfillId: string, reason: string, at: number): Promise<BackfillRecord> {
-    return this.#db.tx(async (tx) => {
+    return this.db.tx(async (tx) => {
       const backfill = await tx.first("setBackfillState", [backfillId, "cancelled", at]);
       if (!backfill) throw new StoreConflictError(`no backfill ${backfillId}`);
       for (const { run_id } of await tx.rows("selectLiveRunsOfBackfill", [backfillId])) {
@@ -815,22 +702,10 @@ export class PostgresStore implements Store {
     });
   }
 
-  async taskDurations(pipelineId: string, perTask: number): Promise<Map<string, number[]>> {
-    return durationsByTask(await this.#db.rows("taskDurations", [pipelineId, perTask]));
-  }
-
   // --- freshness, incidents, alerts -------------------------------------------------------------
 
-  async listFreshness(dataset: string, fromDate: string, toDate: string): Promise<FreshnessRecord[]> {
-    return (await this.#db.rows("selectFreshnessRange", [dataset, fromDate, toDate])).map(toFreshness);
-  }
-
-  async freshnessHistory(dataset: string, businessDate: string): Promise<FreshnessPublication[]> {
-    return (await this.#db.rows("selectFreshnessHistory", [dataset, businessDate])).map(toFreshnessPublication);
-  }
-
   async openIncident(i: NewIncident): Promise<boolean> {
-    return this.#db.tx(async (tx) => {
+    return this.db.tx(async (tx) => {
       const opened = await tx.first("insertIncident", [
         i.key, i.kind, i.dataset, i.pipelineId, i.businessDate, i.runId, i.message, JSON.stringify(i.notify), i.at,
       ]);
@@ -840,7 +715,7 @@ export class PostgresStore implements Store {
   }
 
   async resolveIncident(key: string, at: number, resolution: string): Promise<boolean> {
-    return this.#db.tx(async (tx) => {
+    return this.db.tx(async (tx) => {
       const resolved = await tx.first("resolveIncident", [key, at, resolution]);
       if (resolved) this.#queueAlerts(tx, toIncident(resolved), "resolve", at);
       return resolved !== undefined;
@@ -852,69 +727,31 @@ export class PostgresStore implements Store {
     void tx.send("insertAlerts", [incident.key, event, [...incident.notify], JSON.stringify({ event, ...incident }), at]);
   }
 
-  async listIncidents(query: { open?: boolean; limit?: number }): Promise<Incident[]> {
-    return (await this.#db.rows(query.open ? "selectOpenIncidents" : "selectIncidents", [query.limit ?? 100])).map(toIncident);
-  }
-
-  async dueAlerts(now: number, limit: number): Promise<OutboxAlert[]> {
-    return (await this.#db.rows("selectDueAlerts", [now, limit])).map(toOutboxAlert);
-  }
-
   async recordAlertDelivery(id: number, result: { at: number; error?: string; nextAttemptAt?: number }): Promise<void> {
-    if (result.error === undefined) await this.#db.write("alertDelivered", [id, result.at]);
-    else await this.#db.write("alertFailed", [id, result.error, result.nextAttemptAt ?? result.at]);
-  }
-
-  async failedRunsSince(since: number): Promise<RunRecord[]> {
-    return (await this.#db.rows("selectFailedRunsSince", [since])).map(toRun);
+    if (result.error === undefined) await this.db.write("alertDelivered", [id, result.at]);
+    else await this.db.write("alertFailed", [id, result.error, result.nextAttemptAt ?? result.at]);
   }
 
   // --- watermarks -------------------------------------------------------------------------------
 
-  async getWatermark(pipelineId: string, taskId: string): Promise<string | number | null> {
-    return watermarkValue(await this.#db.first("selectWatermark", [pipelineId, taskId]));
-  }
-
   async saveWatermark(pipelineId: string, taskId: string, value: string | number, at: number): Promise<void> {
-    await this.#db.idempotent("upsertWatermark", [pipelineId, taskId, String(value), typeof value === "number" ? "number" : "text", at]);
+    await this.db.idempotent("upsertWatermark", [pipelineId, taskId, String(value), typeof value === "number" ? "number" : "text", at]);
   }
 
   // --- API tokens -------------------------------------------------------------------------------
 
   async createToken(token: NewApiToken): Promise<ApiTokenRecord> {
-    const inserted = await this.#db.write("insertToken", [token.tokenHash, token.name, token.role, token.at, token.createdBy]);
+    const inserted = await this.db.write("insertToken", [token.tokenHash, token.name, token.role, token.at, token.createdBy]);
     if (inserted.rows.length === 0) throw new StoreConflictError(`a token named "${token.name}" exists; revoke it first`);
     return toApiToken(inserted.rows[0]!);
   }
 
-  async findToken(tokenHash: string): Promise<ApiTokenRecord | null> {
-    const row = await this.#db.first("selectLiveToken", [tokenHash]);
-    return row ? toApiToken(row) : null;
-  }
-
-  async listTokens(query: { includeRevoked?: boolean }): Promise<ApiTokenRecord[]> {
-    return (await this.#db.rows(query.includeRevoked ? "selectAllTokens" : "selectLiveTokens")).map(toApiToken);
-  }
-
   async revokeToken(request: { name: string; by: string; at: number }): Promise<ApiTokenRecord | null> {
-    const row = (await this.#db.write("revokeToken", [request.at, request.by, request.name])).rows[0];
+    const row = (await this.db.write("revokeToken", [request.at, request.by, request.name])).rows[0];
     return row ? toApiToken(row) : null;
-  }
-
-  async hasTokens(): Promise<boolean> {
-    return (await this.#db.first("anyLiveToken"))!.found === true;
   }
 
   // --- the change feed --------------------------------------------------------------------------
-
-  async readChanges(afterId: number, limit: number): Promise<ChangeEvent[]> {
-    return (await this.#db.rows("selectChanges", [afterId, limit])).map(toChangeEvent);
-  }
-
-  async changeBounds(): Promise<{ newest: number; oldest: number | null }> {
-    const row = (await this.#db.first("changeBounds"))!;
-    return { newest: row.newest, oldest: row.oldest };
-  }
 
   async watchChanges(onChange: () => void): Promise<() => Promise<void>> {
     const listener = new WorkListener(clientConfig(this.#target, `${this.#applicationName}:changes`), KEYS.changes(this.schema), onChange, this.#log);
@@ -928,48 +765,9 @@ export class PostgresStore implements Store {
 
   // --- pages of history -------------------------------------------------------------------------
 
-  async pageRuns(query: RunPageQuery): Promise<RunRecord[]> {
-    const rows = await this.#db.rows("pageRuns", [
-      query.pipelineId, Math.min(query.beforeStart ?? FAR, query.toStart ?? FAR), query.fromStart ?? -FAR,
-      query.states ? [...query.states] : null, query.triggers ? [...query.triggers] : null, query.limit,
-    ]);
-    return rows.map(toRun);
-  }
-
-  async taskInstancesOfRuns(runIds: readonly string[]): Promise<TaskInstanceRecord[]> {
-    if (runIds.length === 0) return [];
-    return (await this.#db.rows("taskInstancesOfRuns", [[...runIds]])).map(toTaskInstance);
-  }
-
-  async pageAudit(query: AuditPageQuery): Promise<AuditEntry[]> {
-    const rows = await this.#db.rows("pageAudit", [
-      query.beforeId ?? FAR, query.fromAt ?? -FAR, query.toAt ?? FAR, query.pipelineId ?? null, query.actor ?? null, query.action ?? null, query.limit,
-    ]);
-    return rows.map(toAuditEntry);
-  }
-
-  async pageDatasetEvents(query: { dataset?: string; beforeId?: number; limit: number }): Promise<DatasetEvent[]> {
-    return (await this.#db.rows("pageDatasetEvents", [query.beforeId ?? FAR, query.dataset ?? null, query.limit])).map(toDatasetEvent);
-  }
-
-  async pageIncidents(query: { open?: boolean; before?: { openedAt: number; key: string }; limit: number }): Promise<Incident[]> {
-    const rows = await this.#db.rows("pageIncidents", [query.before?.openedAt ?? FAR, query.before?.key ?? "", query.open ?? null, query.limit]);
-    return rows.map(toIncident);
-  }
-
-  async listWatermarks(pipelineId?: string): Promise<WatermarkRecord[]> {
-    return (await this.#db.rows("selectWatermarks", [pipelineId ?? null])).map(toWatermark);
-  }
-
   async noteRestateRefusal(r: { runId: string; headStart: number; note: string }): Promise<boolean> {
-    return (await this.#db.first("noteRestateRefusal", [r.runId, r.note, r.headStart])) !== undefined;
+    return (await this.db.first("noteRestateRefusal", [r.runId, r.note, r.headStart])) !== undefined;
   }
 }
 
-
-// PostgreSQL hands back booleans and jsonb columns already decoded.
-const {
-  toSkippedInterval, toWorker, toExpiredAttempt, toDatasetEvent, toFreshness, toFreshnessPublication, toOutboxAlert, toAuditEntry,
-  toPipelineState, toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt,
-  toApiToken, toChangeEvent, toWatermark, toClaimedAttempt } = rowMappers({ bool: (v) => v === true, json: (v) => v });
-
+const { toAuditEntry, toPipelineState, toLeadership, toIncident, toBackfill, toRun, toTaskInstance, toApiToken, toClaimedAttempt } = mappers;
