@@ -2,7 +2,7 @@ import pg from "pg";
 import type { RunState, TaskState } from "../../core/model/states.ts";
 import { planClaim } from "../../core/policy/claim-plan.ts";
 import { planRerun } from "../../core/policy/rerun-plan.ts";
-import { endTry, nextTryNumber, reopenedByHand, runEnd, RunProgress, type TryEnd } from "../../core/policy/run-progress.ts";
+import { endTry, endTryKnown, nextTryNumber, reopenedByHand, runEnd, RunProgress, type TryEnd } from "../../core/policy/run-progress.ts";
 import { assertSummaryFits, claimCandidate, datasetWaits, isCurrentAttempt, waitingTasks, waitingTasksByParent } from "../decision-rows.ts";
 import {
   StoreConflictError, type AttemptFinish, type AuditEntry, type ClaimRequest,
@@ -316,29 +316,30 @@ export class PostgresStore extends PostgresReads implements Store {
 
   async #recordFinishes(tx: Tx, finishes: AttemptFinish[]): Promise<FinishOutcome[] | AfterCommit<FinishOutcome[]>> {
     const ids = finishes.map((f) => f.attemptId);
-    // One round trip: the attempts still current, locked with their runs, and the waiting
-    // children of their tasks with their parents' states.
-    const locked = tx.rows("lockAttemptsForFinish", [ids, finishes.map((f) => f.workerId)]);
-    const children = tx.rows("waitingChildrenOfAttempts", [ids]);
-    const [lockedRows, childRows] = await Promise.all([locked, children]);
-    const current = new Map(lockedRows.map((r) => [Number(r.attempt_id), r]));
-
+    const retryAt = (f: AttemptFinish) => (f.outcome === "failed" && f.retryable ? f.retryAt : null);
+    const outcome = (f: AttemptFinish) => f.outcome as "success" | "failed" | "skipped";
     const ends = new Map<number, TryEnd>();
     for (const f of finishes) {
-      const a = current.get(f.attemptId);
-      if (!a) continue;
-      const outcome = f.outcome as "success" | "failed" | "skipped";
-      ends.set(f.attemptId, endTry({ tryNumber: a.try_number, maxTries: a.max_tries }, outcome, f.outcome === "failed" && f.retryable ? f.retryAt : null, f.skipReason, f.now));
+      const known = endTryKnown(outcome(f), retryAt(f), f.skipReason, f.now);
+      if (known) ends.set(f.attemptId, known);
     }
-    const done = finishes.filter((f) => ends.has(f.attemptId));
+    // One round trip: the attempts still current, locked with their runs; the waiting children of
+    // their tasks with their parents' states; the ends that need no row (no retry asked for); and
+    // whether anything in their runs is still live after those.
+    const locked = tx.rows("lockAttemptsForFinish", [ids, finishes.map((f) => f.workerId)]);
+    const children = tx.rows("waitingChildrenOfAttempts", [ids]);
+    this.#sendEnds(tx, finishes.filter((f) => ends.has(f.attemptId)), ends);
+    const progressed = tx.rows("runsProgressOfAttempts", [ids]);
+    const [lockedRows, childRows, progressRows] = await Promise.all([locked, children, progressed]);
+    const current = new Map(lockedRows.map((r) => [Number(r.attempt_id), r]));
+    // The rest needed the tries left: decided now, written with the decisions.
+    const late = finishes.filter((f) => current.has(f.attemptId) && !ends.has(f.attemptId));
+    for (const f of late) {
+      const a = current.get(f.attemptId)!;
+      ends.set(f.attemptId, endTry({ tryNumber: a.try_number, maxTries: a.max_tries }, outcome(f), retryAt(f), f.skipReason, f.now));
+    }
+    this.#sendEnds(tx, late, ends);
     const endOf = (f: AttemptFinish) => ends.get(f.attemptId)!;
-    if (done.length > 0) {
-      void tx.send("finishAttempts", [
-        done.map((f) => f.attemptId), done.map((f) => f.outcome), done.map((f) => f.now), done.map((f) => f.exitCode),
-        done.map((f) => f.errorClass), done.map((f) => f.errorMessage), done.map((f) => f.summary), done.map((f) => endOf(f).state),
-        done.map((f) => endOf(f).nextTryAt), done.map((f) => endOf(f).reason), done.map((f) => endOf(f).endedAt),
-      ]);
-    }
 
     const runs = new Map<string, { graphVersion: string; progress: RunProgress }>();
     const childrenOfRun = new Map<string, Row[]>();
@@ -377,13 +378,20 @@ export class PostgresStore extends PostgresReads implements Store {
     }
     for (const [runId, run] of runs) if (this.#sendSettlements(tx, runId, run.progress)) madeEligible = true;
 
-    // Only a run that may have ended is asked; when none may, COMMIT goes out with the writes.
-    const mayEnd = [...runs].filter(([runId, run]) => !retrying.has(runId) && !run.progress.keepsRunLive).map(([runId]) => runId);
-    const progress = mayEnd.length > 0 ? await tx.rows("runsProgress", [mayEnd]) : [];
+    // The progress read with the first round trip holds, unless a late end or a decision that
+    // settled a task without running it changed a run after it; such a run is read again, unless
+    // the decisions show it live. When none is, COMMIT goes out with the writes.
+    const changed = new Set(late.map((f) => current.get(f.attemptId)!.run_id as string));
+    for (const [runId, run] of runs) if (run.progress.settledWithoutRunning) changed.add(runId);
+    const again = [...changed].filter((runId) => !retrying.has(runId) && !runs.get(runId)!.progress.keepsRunLive);
+    const live = new Map<string, Row>(progressRows.map((p) => [p.run_id, p]));
+    for (const runId of changed) live.delete(runId);
+    for (const p of again.length > 0 ? await tx.rows("runsProgress", [again]) : []) live.set(p.run_id, p);
     const runStates = new Map<string, RunState>();
-    for (const p of progress) {
-      const state = runEnd(p as { live: boolean; failed: boolean });
-      if (state) runStates.set(p.run_id, state);
+    for (const runId of runs.keys()) {
+      const p = live.get(runId);
+      const state = p ? runEnd(p as { live: boolean; failed: boolean }) : null;
+      if (state) runStates.set(runId, state);
     }
     const ending = [...runStates.keys()];
     const endedAt = (runId: string) => finishes[lastOfRun.get(runId)!]!.now;
@@ -400,6 +408,17 @@ export class PostgresStore extends PostgresReads implements Store {
         return { accepted: true, taskState: endOf(f).state, runState: lastOfRun.get(a.run_id) === i ? (runStates.get(a.run_id) ?? null) : null };
       });
     });
+  }
+
+  /** Sends attempts' ends (fenced in SQL: an attempt no longer current is left alone), in one statement. */
+  #sendEnds(tx: Tx, finishes: readonly AttemptFinish[], ends: ReadonlyMap<number, TryEnd>): void {
+    if (finishes.length === 0) return;
+    const end = (f: AttemptFinish) => ends.get(f.attemptId)!;
+    void tx.send("finishAttempts", [
+      finishes.map((f) => f.attemptId), finishes.map((f) => f.workerId), finishes.map((f) => f.outcome), finishes.map((f) => f.now),
+      finishes.map((f) => f.exitCode), finishes.map((f) => f.errorClass), finishes.map((f) => f.errorMessage), finishes.map((f) => f.summary),
+      finishes.map((f) => end(f).state), finishes.map((f) => end(f).nextTryAt), finishes.map((f) => end(f).reason), finishes.map((f) => end(f).endedAt),
+    ]);
   }
 
   /** One attempt on its own: a sensor's reschedule, or a success that records datasets. */
