@@ -23,6 +23,12 @@ export const SQL = {
   selectRunByInterval: `SELECT * FROM runs WHERE pipeline_id = ? AND interval_start = ? AND interval_end = ?`,
   selectRunsOfPipeline: `SELECT * FROM runs WHERE pipeline_id = ? ORDER BY interval_start DESC LIMIT ?`,
   selectRuns: `SELECT * FROM runs ORDER BY created_at DESC LIMIT ?`,
+  /** A started attempt, as core's claim hands it to the worker (the same columns as PostgreSQL's startAttempts). */
+  selectClaimed: `
+    SELECT a.attempt_id, a.run_id, a.task_id, a.try_number, a.log_path, t.max_tries, t.started_at, r.pipeline_id, r.interval_start,
+           r.interval_end, r.business_date, r.graph_version, r.params, r.trigger_kind, r.backfill_id
+    FROM attempts a JOIN task_instances t ON t.run_id = a.run_id AND t.task_id = a.task_id JOIN runs r ON r.run_id = a.run_id
+    WHERE a.attempt_id = ?`,
   markRunRunning: `UPDATE runs SET state = 'running', started_at = coalesce(started_at, ?) WHERE run_id = ? AND state = 'queued'`,
   finishRun: `UPDATE runs SET state = ?, ended_at = ? WHERE run_id = ?`,
   requeueRun: `
