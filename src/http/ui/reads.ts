@@ -11,6 +11,18 @@ export interface GridRow {
   runId: string | null;
   status: ExpectedStatus;
   note: string | null;
+  /** How often the schedule restated the run (its trailing window), when last, and why it last did not (a frozen date). */
+  restate: Restatements | null;
+}
+
+export interface Restatements {
+  count: number;
+  lastAt: number | null;
+  note: string | null;
+}
+
+function restatements(count: number, lastAt: number | null, note: string | null): Restatements | null {
+  return count > 0 || note !== null ? { count, lastAt, note } : null;
 }
 
 /**
@@ -25,12 +37,12 @@ export async function gridOf(engine: Engine, pipelineId: string, range: { fromDa
   const tasks = await engine.taskInstancesOfRuns(runs.map((r) => r.runId));
   let rows: GridRow[];
   if (p.schedule.kind === "manual") {
-    rows = runs.map((r) => ({ businessDate: r.businessDate, runId: r.runId, status: r.state, note: null }));
+    rows = runs.map((r) => ({ businessDate: r.businessDate, runId: r.runId, status: r.state, note: null, restate: restatements(r.restateCount, r.restatedAt, r.restateNote) }));
   } else {
     const seen = new Set(expected.map((e) => e.runId));
-    rows = expected.map((e) => ({ businessDate: e.interval.businessDate, runId: e.runId, status: e.status, note: e.note }));
+    rows = expected.map((e) => ({ businessDate: e.interval.businessDate, runId: e.runId, status: e.status, note: e.note, restate: restatements(e.restateCount, e.lastRestatedAt, e.restateNote) }));
     // Runs for intervals the schedule does not name (an older schedule, a manual date) still show.
-    for (const r of runs) if (!seen.has(r.runId)) rows.push({ businessDate: r.businessDate, runId: r.runId, status: r.state, note: null });
+    for (const r of runs) if (!seen.has(r.runId)) rows.push({ businessDate: r.businessDate, runId: r.runId, status: r.state, note: null, restate: restatements(r.restateCount, r.restatedAt, r.restateNote) });
   }
   rows.sort((a, b) => (a.businessDate < b.businessDate ? 1 : a.businessDate > b.businessDate ? -1 : 0));
   return { rows, tasks };

@@ -53,6 +53,8 @@ import {
 import { clientConfig, isConnectionError, isTransientConflict, quoteIdent, resolveTarget, type ConnectionTarget } from "./connection.ts";
 import { WorkListener } from "./listener.ts";
 import { assertRestatable } from "../restatable.ts";
+import { toAlertRecord } from "../alert-rows.ts";
+import type { AlertPageQuery, AlertRecord } from "../port.ts";
 import { MIGRATIONS } from "./migrations.ts";
 import { KEYS, SESSION_SQL, SQL, type StatementName } from "./sql.ts";
 
@@ -1243,6 +1245,15 @@ export class PostgresStore implements Store {
 
   async noteRestateRefusal(r: { runId: string; headStart: number; note: string }): Promise<boolean> {
     return (await this.#first("noteRestateRefusal", [r.runId, r.note, r.headStart])) !== undefined;
+  }
+
+  async pageAlerts(query: AlertPageQuery): Promise<AlertRecord[]> {
+    const rows = await this.#rows("pageAlerts", [query.beforeId ?? FAR, query.pipelineId ?? null, query.incidentKey ?? null, query.state ?? null, query.limit]);
+    return rows.map(toAlertRecord);
+  }
+
+  async auditOfRun(query: { runId: string; actions?: readonly string[]; limit: number }): Promise<AuditEntry[]> {
+    return (await this.#rows("auditOfRun", [query.runId, query.actions ? [...query.actions] : null, query.limit])).map(toAuditEntry);
   }
 }
 

@@ -605,6 +605,20 @@ export const SQL = {
       AND ($3::boolean IS NULL OR (resolved_at IS NULL) = $3)
     ORDER BY opened_at DESC, incident_key DESC LIMIT $4`,
   selectWatermarks: `SELECT * FROM watermarks WHERE $1::text IS NULL OR pipeline_id = $1 ORDER BY pipeline_id, task_id`,
+
+  // --- alerts sent, a run's audit trail ---
+  // Keyset over the outbox's primary key, newest first; the filters are checked on the way.
+  pageAlerts: `
+    SELECT a.id, a.incident_key, a.event, a.notifier, a.tries, a.next_attempt_at, a.delivered_at, a.last_error,
+           i.kind, i.pipeline_id, i.dataset, i.business_date, i.message, i.opened_at, i.resolved_at
+    FROM alert_outbox a JOIN incidents i ON i.incident_key = a.incident_key
+    WHERE a.id < $1
+      AND ($2::text IS NULL OR i.pipeline_id = $2)
+      AND ($3::text IS NULL OR a.incident_key = $3)
+      AND ($4::text IS NULL OR (CASE WHEN a.delivered_at IS NOT NULL THEN 'sent' WHEN a.tries > 0 THEN 'failed' ELSE 'queued' END) = $4)
+    ORDER BY a.id DESC LIMIT $5`,
+  auditOfRun: `
+    SELECT * FROM audit_log WHERE run_id = $1 AND ($2::text[] IS NULL OR action = ANY($2)) ORDER BY id DESC LIMIT $3`,
 } as const;
 
 export type StatementName = keyof typeof SQL;

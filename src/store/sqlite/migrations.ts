@@ -357,4 +357,11 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       ALTER TABLE freshness_history ADD COLUMN trigger_kind TEXT;
     `,
   },
+  {
+    version: 11,
+    name: "a run's audit trail by run (the run page's restatement history)",
+    sql: `
+      CREATE INDEX audit_log_by_run ON audit_log (run_id, id);
+    `,
+  },
 ];

@@ -334,4 +334,19 @@ export const SQL = {
                     restated_at = ?, restate_note = NULL, restate_note_for = NULL
     WHERE run_id = ?`,
   noteRestateRefusal: `UPDATE runs SET restate_note = ?, restate_note_for = ? WHERE run_id = ? AND restate_note_for IS NOT ?`,
+
+  // --- alerts sent, a run's audit trail ---
+  // Keyset over the outbox's primary key, newest first; the filters are checked on the way.
+  pageAlerts: `
+    SELECT a.id, a.incident_key, a.event, a.notifier, a.tries, a.next_attempt_at, a.delivered_at, a.last_error,
+           i.kind, i.pipeline_id, i.dataset, i.business_date, i.message, i.opened_at, i.resolved_at
+    FROM alert_outbox a JOIN incidents i ON i.incident_key = a.incident_key
+    WHERE a.id < @before
+      AND (@pipelineId IS NULL OR i.pipeline_id = @pipelineId)
+      AND (@incidentKey IS NULL OR a.incident_key = @incidentKey)
+      AND (@state IS NULL OR (CASE WHEN a.delivered_at IS NOT NULL THEN 'sent' WHEN a.tries > 0 THEN 'failed' ELSE 'queued' END) = @state)
+    ORDER BY a.id DESC LIMIT @limit`,
+  auditOfRun: `
+    SELECT * FROM audit_log WHERE run_id = @runId AND (@actions IS NULL OR action IN (SELECT value FROM json_each(@actions)))
+    ORDER BY id DESC LIMIT @limit`,
 } as const;

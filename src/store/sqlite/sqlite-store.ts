@@ -50,6 +50,8 @@ import {
   type WatermarkRecord,
 } from "../port.ts";
 import { assertRestatable } from "../restatable.ts";
+import { toAlertRecord } from "../alert-rows.ts";
+import type { AlertPageQuery, AlertRecord } from "../port.ts";
 import { openWalDatabase } from "../../sqlite/open-wal.ts";
 import { MIGRATIONS } from "./migrations.ts";
 import { SQL } from "./sql.ts";
@@ -864,6 +866,16 @@ export class SqliteStore implements Store {
 
   async noteRestateRefusal(r: { runId: string; headStart: number; note: string }): Promise<boolean> {
     return this.#q.noteRestateRefusal.run(r.note, r.headStart, r.runId, r.headStart).changes === 1;
+  }
+
+  async pageAlerts(query: AlertPageQuery): Promise<AlertRecord[]> {
+    return (this.#q.pageAlerts.all({
+      before: query.beforeId ?? FAR, pipelineId: query.pipelineId ?? null, incidentKey: query.incidentKey ?? null, state: query.state ?? null, limit: query.limit,
+    }) as Row[]).map(toAlertRecord);
+  }
+
+  async auditOfRun(query: { runId: string; actions?: readonly string[]; limit: number }): Promise<AuditEntry[]> {
+    return (this.#q.auditOfRun.all({ runId: query.runId, actions: query.actions ? JSON.stringify(query.actions) : null, limit: query.limit }) as Row[]).map(toAuditEntry);
   }
 }
 
