@@ -18,7 +18,7 @@ import type { RunState, TriggerKind } from "../core/model/states.ts";
 import { hashToken, newTokenSecret } from "./tokens.ts";
 import { ChangeFeed } from "./changes/change-feed.ts";
 import { StoreConflictError } from "../store/port.ts";
-import type { AlertRecord, AlertState } from "../store/port.ts";
+import type { AlertRecord, AlertState, TaskStateCell } from "../store/port.ts";
 import { executeRun } from "./executor/execute-run.ts";
 import { DEFAULT_DID_NOT_RUN_GRACE_MS, expectedRuns, recentIntervalsFrom, type ExpectedRun } from "./scheduler/ledger.ts";
 import { Watchdog } from "./freshness/watchdog.ts";
@@ -863,6 +863,11 @@ export class Engine {
   /** The task instances of several runs at once (a grid's cells). */
   async taskInstancesOfRuns(runIds: readonly string[]): Promise<TaskInstanceRecord[]> {
     return this.store.taskInstancesOfRuns(runIds);
+  }
+
+  /** Only the state of each task instance of these runs (a grid's cells), in one query. */
+  async taskStatesOfRuns(runIds: readonly string[]): Promise<TaskStateCell[]> {
+    return this.store.taskStatesOfRuns(runIds);
   }
 
   /** One page of the audit log, newest first; `from` and `to` are instants or dates (a date is midnight UTC). */

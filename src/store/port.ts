@@ -220,6 +220,14 @@ export interface Store {
   pageAlerts(query: AlertPageQuery): Promise<AlertRecord[]>;
   /** A run's audit entries, newest first, optionally only some actions (its restatements, say). */
   auditOfRun(query: { runId: string; actions?: readonly string[]; limit: number }): Promise<AuditEntry[]>;
+  /** Only the state of each task instance of these runs, in one query: a grid's 3,650 cells without the rest of each row. */
+  taskStatesOfRuns(runIds: readonly string[]): Promise<TaskStateCell[]>;
+}
+
+export interface TaskStateCell {
+  runId: string;
+  taskId: string;
+  state: TaskState;
 }
 
 /** queued: not tried yet; failed: the last try failed and another is due at nextAttemptAt; sent: delivered. */

@@ -705,6 +705,20 @@ export function describeStoreContract(adapter: string, openStore: () => Promise<
         expect((await store.auditOfRun({ runId: "p@2026-09-01", actions: ["restate", "restate-refused"], limit: 2 })).map((e) => e.reason)).toEqual([`restate ${T0 + 5}`, `restate-refused ${T0 + 3}`]);
         expect(await store.auditOfRun({ runId: "p@2026-09-03", limit: 10 })).toEqual([]);
       });
+
+      it("reads only the state of each task instance of some runs, in one query", async () => {
+        const edges = await saveGraph();
+        await store.createRunIfAbsent(newRun({ tasks: tasksOf(["a", "b", "c", "d"], edges) }));
+        await store.createRunIfAbsent(newRun({ businessDate: "2026-09-02", runId: "p@2026-09-02", tasks: tasksOf(["a"]) }));
+        const [a] = await claim(1, T0, "p@2026-09-01");
+        await store.finishAttempt(finish(a!));
+        const cells = await store.taskStatesOfRuns(["p@2026-09-01", "p@2026-09-02", "nope"]);
+        expect(cells.map((c) => `${c.runId} ${c.taskId} ${c.state}`).sort()).toEqual([
+          "p@2026-09-01 a success", "p@2026-09-01 b queued", "p@2026-09-01 c scheduled", "p@2026-09-01 d queued", "p@2026-09-02 a queued",
+        ]);
+        expect(Object.keys(cells[0]!).sort()).toEqual(["runId", "state", "taskId"]);
+        expect(await store.taskStatesOfRuns([])).toEqual([]);
+      });
     });
   });
 }

@@ -54,7 +54,7 @@ import { clientConfig, isConnectionError, isTransientConflict, quoteIdent, resol
 import { WorkListener } from "./listener.ts";
 import { assertRestatable } from "../restatable.ts";
 import { toAlertRecord } from "../alert-rows.ts";
-import type { AlertPageQuery, AlertRecord } from "../port.ts";
+import type { AlertPageQuery, AlertRecord, TaskStateCell } from "../port.ts";
 import { MIGRATIONS } from "./migrations.ts";
 import { KEYS, SESSION_SQL, SQL, type StatementName } from "./sql.ts";
 
@@ -1254,6 +1254,11 @@ export class PostgresStore implements Store {
 
   async auditOfRun(query: { runId: string; actions?: readonly string[]; limit: number }): Promise<AuditEntry[]> {
     return (await this.#rows("auditOfRun", [query.runId, query.actions ? [...query.actions] : null, query.limit])).map(toAuditEntry);
+  }
+
+  async taskStatesOfRuns(runIds: readonly string[]): Promise<TaskStateCell[]> {
+    if (runIds.length === 0) return [];
+    return (await this.#rows("taskStatesOfRuns", [[...runIds]])).map((r) => ({ runId: r.run_id, taskId: r.task_id, state: r.state }));
   }
 }
 

@@ -51,7 +51,7 @@ import {
 } from "../port.ts";
 import { assertRestatable } from "../restatable.ts";
 import { toAlertRecord } from "../alert-rows.ts";
-import type { AlertPageQuery, AlertRecord } from "../port.ts";
+import type { AlertPageQuery, AlertRecord, TaskStateCell } from "../port.ts";
 import { openWalDatabase } from "../../sqlite/open-wal.ts";
 import { MIGRATIONS } from "./migrations.ts";
 import { SQL } from "./sql.ts";
@@ -876,6 +876,11 @@ export class SqliteStore implements Store {
 
   async auditOfRun(query: { runId: string; actions?: readonly string[]; limit: number }): Promise<AuditEntry[]> {
     return (this.#q.auditOfRun.all({ runId: query.runId, actions: query.actions ? JSON.stringify(query.actions) : null, limit: query.limit }) as Row[]).map(toAuditEntry);
+  }
+
+  async taskStatesOfRuns(runIds: readonly string[]): Promise<TaskStateCell[]> {
+    if (runIds.length === 0) return [];
+    return (this.#q.taskStatesOfRuns.all(JSON.stringify(runIds)) as Row[]).map((r) => ({ runId: r.run_id, taskId: r.task_id, state: r.state }));
   }
 }
 

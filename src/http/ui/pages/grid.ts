@@ -1,7 +1,7 @@
 import { UsageError } from "../../../core/model/errors.ts";
 import { addDays, localDate, parseBusinessDate } from "../../../core/time/dates.ts";
 import type { Engine } from "../../../engine/engine.ts";
-import type { TaskInstanceRecord } from "../../../store/port.ts";
+import type { TaskStateCell } from "../../../store/port.ts";
 import { escapeHtml, html, raw, seg, type Html } from "../html.ts";
 import { badge, links, page, plural, stateLabel, type View } from "../parts.ts";
 import { pipelineHeader } from "./pipeline-tabs.ts";
@@ -32,7 +32,7 @@ export async function gridPage(engine: Engine, view: View, pipelineId: string): 
   const from = addDays(to, -(days - 1));
   const [state, grid] = await Promise.all([engine.pipelineState(p.id), gridOf(engine, p.id, { fromDate: from, toDate: to })]);
   const taskIds = [...p.tasks.keys()];
-  const byRun = new Map<string, Map<string, TaskInstanceRecord>>();
+  const byRun = new Map<string, Map<string, TaskStateCell>>();
   for (const t of grid.tasks) {
     let row = byRun.get(t.runId);
     if (!row) byRun.set(t.runId, (row = new Map()));
