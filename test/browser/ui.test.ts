@@ -196,6 +196,9 @@ describe("the web UI in Chromium", () => {
     expect(history).toEqual([3, 2, 1].map((n) => [`↻${n} restated after 2026-11-${26 + n} ran`, `restating the last 3 interval(s) after 2026-11-${26 + n} ran`, "all"]));
     expect(await page.textContent("dl.kv")).toMatch(/Restated\s*↻3 3 times, last at/);
     await shot(page, "run-restated");
+    await page.goto(server.url + `/ui/pipelines/${SHOP}/ledger?month=2026-11`);
+    expect(await page.locator(`.day[data-date="2026-11-26"]`).getAttribute("aria-label")).toBe("2026-11-26: ran: success · restated 3 times, last at 2026-11-30 07:10 UTC");
+    expect(await page.locator(`.day[data-date="2026-11-25"]`).getAttribute("aria-label")).not.toContain("restated");
     await context.close();
   });
 
