@@ -118,7 +118,7 @@ async function follow(engine: ProjectEngine, backfillId: string, plan: BackfillP
     const worker = new Worker({
       store: engine.store, clock: engine.clock, pipelines: engine.pipelines(), stateDir: engine.stateDir, projectDir: engine.config.rootDir,
       workerId: engine.workerId, backfillId, concurrency: Math.max(engine.config.concurrency, plan.maxActiveRuns),
-      leaseMs: engine.config.workerLeaseMs, frozen: engine.config.frozen, graceMs: 5_000,
+      leaseMs: engine.config.workerLeaseMs, frozen: engine.config.frozen, connections: engine.config.connections, graceMs: 5_000,
       limits: { parallelism: engine.config.parallelism, maxActiveTasks: Object.fromEntries(engine.pipelines().map((p) => [p.id, p.maxActiveTasks])) },
     });
     background.push(worker.run(stop.signal));
