@@ -31,7 +31,7 @@ export const MISSING_DATE = "2026-10-14";
 export const RESTATED = { "2026-11-26": 3, "2026-11-27": 2, "2026-11-28": 1 } as const;
 /** The late publication that raised an incident, and its alerts. */
 export const LATE_INCIDENT = { key: "late:marts.daily_sales:2026-11-16", date: "2026-11-16", notify: ["ops_webhook", "log"], error: "webhook ops_webhook: HTTP 503" } as const;
-export const FROZEN = { from: "2026-06-01", to: "2026-06-30", reason: "June closed by finance (audited 2026-07-08)" };
+export const FROZEN = { from: "2026-06-01", to: "2026-06-30", owner: "finance-controlling", reason: "June closed by finance (audited 2026-07-08)" };
 export const WAREHOUSE_TASKS = [
   "extract_orders", "extract_customers", "extract_payments", "stage_orders", "stage_customers",
   "join_payments", "build_facts", "check_facts", "publish_marts", "export_report",
@@ -141,7 +141,7 @@ type Outcome = { outcome: "success" | "failed"; retryable: boolean; error?: [str
 async function seedRun(store: Store, dir: string, p: Pipeline, date: string, mode: "done" | "running"): Promise<void> {
   const interval = p.schedule.intervalForDate(date);
   const firesAt = p.schedule.firesAt(interval);
-  await saveVersion(store, p, firesAt);
+  await saveVersion(store, p, firesAt, "seed");
   const runId = runIdFor(p.id, interval);
   await store.createRunIfAbsent({
     runId, pipelineId: p.id, intervalStart: interval.start, intervalEnd: interval.end, businessDate: date, graphVersion: p.version,

@@ -372,4 +372,17 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       CREATE INDEX audit_log_by_run ON audit_log (run_id, id);
     `,
   },
+  {
+    version: 14,
+    name: "frozen periods as last recorded, per pipeline and for the project",
+    sql: `
+      -- scope: a pipeline id, or '*' for the project's periods; periods: the canonical JSON text
+      CREATE TABLE frozen_periods (
+        scope         TEXT COLLATE "C" PRIMARY KEY,
+        periods       TEXT NOT NULL,
+        graph_version TEXT,
+        recorded_at   BIGINT NOT NULL
+      );
+    `,
+  },
 ];
