@@ -18,6 +18,7 @@ import type { RunState, TriggerKind } from "../core/model/states.ts";
 import { hashToken, newTokenSecret } from "./tokens.ts";
 import { ChangeFeed } from "./changes/change-feed.ts";
 import { StoreConflictError } from "../store/port.ts";
+import type { AlertRecord, AlertState, TaskStateCell } from "../store/port.ts";
 import { executeRun } from "./executor/execute-run.ts";
 import { DEFAULT_DID_NOT_RUN_GRACE_MS, expectedRuns, recentIntervalsFrom, type ExpectedRun } from "./scheduler/ledger.ts";
 import { Watchdog } from "./freshness/watchdog.ts";
@@ -958,6 +959,11 @@ export class Engine {
     return this.store.taskInstancesOfRuns(runIds);
   }
 
+  /** Only the state of each task instance of these runs (a grid's cells), in one query. */
+  async taskStatesOfRuns(runIds: readonly string[]): Promise<TaskStateCell[]> {
+    return this.store.taskStatesOfRuns(runIds);
+  }
+
   /** One page of the audit log, newest first; `from` and `to` are instants or dates (a date is midnight UTC). */
   async auditPage(query: { pipelineId?: string; actor?: string; action?: string; from?: string; to?: string; limit: number; after?: number }): Promise<Page<AuditEntry, number>> {
     if (query.pipelineId) this.pipeline(query.pipelineId);
@@ -979,6 +985,19 @@ export class Engine {
   async incidentsPage(query: { open?: boolean; limit: number; after?: { openedAt: number; key: string } }): Promise<Page<Incident, { openedAt: number; key: string }>> {
     const rows = await this.store.pageIncidents({ open: query.open, before: query.after, limit: query.limit + 1 });
     return pageOf(rows, query.limit, (i) => ({ openedAt: i.openedAt, key: i.key }));
+  }
+
+  /** A page of alerts queued for incidents, newest first: notifier, open or resolve, queued / failed / sent, tries, last error. */
+  async alertsPage(query: { pipelineId?: string; incidentKey?: string; state?: AlertState; limit: number; after?: number }): Promise<Page<AlertRecord, number>> {
+    if (query.pipelineId) this.pipeline(query.pipelineId);
+    const rows = await this.store.pageAlerts({ pipelineId: query.pipelineId, incidentKey: query.incidentKey, state: query.state, beforeId: query.after, limit: query.limit + 1 });
+    return pageOf(rows, query.limit, (a) => a.id);
+  }
+
+  /** A run's audit trail, newest first (every restatement and refusal, clear, mark, ...); `actions` narrows it. */
+  async runAudit(runId: string, query: { actions?: readonly string[]; limit?: number } = {}): Promise<AuditEntry[]> {
+    await this.run(runId);
+    return this.store.auditOfRun({ runId, actions: query.actions, limit: query.limit ?? 100 });
   }
 
   async datasetEventsPage(query: { dataset?: string; limit: number; after?: number }): Promise<Page<DatasetEvent, number>> {

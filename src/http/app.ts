@@ -7,6 +7,7 @@ import { problem } from "./problem.ts";
 import { hostAllowList, idemSecureHeaders, sameOriginWrites } from "./security.ts";
 import { apiRoutes } from "./api/index.ts";
 import { uiRoutes } from "./ui/index.ts";
+import { healthRoutes } from "./health.ts";
 
 export interface AppOptions {
   /** Where unexpected errors are written (default: stderr). */
@@ -15,7 +16,7 @@ export interface AppOptions {
 
 /**
  * The whole HTTP surface: the JSON API under /api/v1, the login exchange under /auth, and the
- * web UI at /. Every request passes, in order: the Host allow-list, secure headers, the
+ * web UI at /, and GET /health (no token). Every request passes, in order: the Host allow-list, secure headers, the
  * cross-origin check for writes, who is asking, and the CSRF check for writes made with a cookie.
  */
 export function buildApp(deps: AppDeps, options: AppOptions = {}): Hono<AppEnv> {
@@ -26,6 +27,7 @@ export function buildApp(deps: AppDeps, options: AppOptions = {}): Hono<AppEnv> 
   app.use(sameOriginWrites());
   app.use(resolvePrincipal(deps));
   app.use(requireCsrf());
+  app.route("/", healthRoutes(deps));
   app.route("/auth", sessionRoutes(deps));
   app.route("/api/v1", apiRoutes(deps));
   app.route("/", uiRoutes(deps));

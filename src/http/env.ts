@@ -28,6 +28,11 @@ export interface AppDeps {
   tokens: TokenVerifier;
   /** Signs CSRF tokens of the local user and of anonymous login forms; random per process. */
   secret: Buffer;
+  /**
+   * How often a long-lived response (the events stream, a followed log) checks that its
+   * credentials still hold; one revoked meanwhile ends it. Default 5 s.
+   */
+  credentialRecheckMs?: number;
 }
 
 export interface AppEnv {
@@ -36,6 +41,8 @@ export interface AppEnv {
     principal: Principal | null;
     /** The value forms must send back as the `_csrf` field (or scripts as the X-CSRF-Token header). */
     csrfToken: string;
+    /** True while the credentials this request came with still hold (the token is not revoked, ...). */
+    stillAllowed: () => Promise<boolean>;
   };
 }
 
@@ -46,3 +53,6 @@ export function principalOf(c: Context<AppEnv>): Principal | null {
 export function csrfTokenOf(c: Context<AppEnv>): string {
   return c.get("csrfToken");
 }
+
+/** The default of `AppDeps.credentialRecheckMs`. */
+export const CREDENTIAL_RECHECK_MS = 5_000;

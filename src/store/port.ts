@@ -228,6 +228,15 @@ export interface Store {
     { set: true; previous: string | number | null } | { set: false; liveRunId: string }
   >;
 
+  // --- alerts sent and a run's audit trail (the HTTP API and the web UI) ----------------------
+
+  /** One page of alerts, newest queued first (by id), each with its incident's kind and subject. */
+  pageAlerts(query: AlertPageQuery): Promise<AlertRecord[]>;
+  /** A run's audit entries, newest first, optionally only some actions (its restatements, say). */
+  auditOfRun(query: { runId: string; actions?: readonly string[]; limit: number }): Promise<AuditEntry[]>;
+  /** Only the state of each task instance of these runs, in one query: a grid's 3,650 cells without the rest of each row. */
+  taskStatesOfRuns(runIds: readonly string[]): Promise<TaskStateCell[]>;
+
   // --- frozen periods as recorded -------------------------------------------------------------
 
   /** The frozen periods last recorded for a scope (a pipeline id, or "*" for the project); null before the first. */
@@ -266,6 +275,48 @@ export interface RecordFrozenPeriods {
   graphVersion: string | null;
   at: number;
   audit: NewAuditEntry;
+}
+
+
+export interface TaskStateCell {
+  runId: string;
+  taskId: string;
+  state: TaskState;
+}
+
+/** queued: not tried yet; failed: the last try failed and another is due at nextAttemptAt; sent: delivered. */
+export type AlertState = "queued" | "failed" | "sent";
+export const ALERT_STATES: readonly AlertState[] = ["queued", "failed", "sent"];
+
+export interface AlertPageQuery {
+  pipelineId?: string;
+  incidentKey?: string;
+  state?: AlertState;
+  /** The cursor: alerts with a smaller id. */
+  beforeId?: number;
+  limit: number;
+}
+
+/** One alert for one incident event and one notifier, as the outbox holds it. */
+export interface AlertRecord {
+  id: number;
+  incidentKey: string;
+  incidentKind: IncidentKind;
+  pipelineId: string | null;
+  dataset: string | null;
+  businessDate: string | null;
+  message: string;
+  event: "open" | "resolve";
+  notifier: string;
+  state: AlertState;
+  /** Delivery attempts made so far. */
+  tries: number;
+  lastError: string | null;
+  /** When the incident opened (an "open" alert) or resolved (a "resolve" alert): when it was queued. */
+  queuedAt: number;
+  /** When the next delivery attempt is due; null once sent. */
+  nextAttemptAt: number | null;
+  deliveredAt: number | null;
 }
 
 export type TokenRole = "viewer" | "operator";

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addDays } from "../../src/core/time/dates.ts";
 import { launchChromium } from "../support/chromium.ts";
 import {
-  FIRST_DATE, FROZEN, LAST_DUE_DATE, MISSING_DATE, WAREHOUSE, WAREHOUSE_TASKS, failsCheck, retriesPayments, seedStore, type Seeded,
+  FIRST_DATE, FROZEN, LAST_DUE_DATE, LATE_INCIDENT, MISSING_DATE, RESTATED, SHOP, WAREHOUSE, WAREHOUSE_TASKS, failsCheck, retriesPayments, seedStore, type Seeded,
 } from "../support/ui-seed.ts";
 import { startUiServer, UI_LOCAL_USER } from "../support/ui-server.ts";
 
@@ -173,6 +173,58 @@ describe("the web UI in Chromium", () => {
     await page.goto(server.url + "/ui");
     await shot(page, "on-call");
     await context.close();
+  });
+
+  it("marks restated business dates in the grid with a glyph, a count and a title, and lists each restatement on the run page", async () => {
+    const { context, page } = await open(`/ui/pipelines/${SHOP}/grid?days=30&to=${LAST_DUE_DATE}`);
+    const rows = await page.$$eval("table.grid tbody tr[data-run]", (trs) =>
+      trs.map((tr) => {
+        const marker = tr.querySelector("th .rst");
+        return { runId: tr.getAttribute("data-run")!, text: marker?.textContent ?? null, title: marker?.getAttribute("title") ?? null };
+      }),
+    );
+    expect(rows).toHaveLength(29);
+    // The last restatement of each came after 2026-11-29 ran (02:00 in New York, 07:00 UTC), 10 minutes later.
+    const restated = Object.fromEntries(Object.entries(RESTATED).map(([date, times]) => [`${SHOP}@${date}`, [`↻${times}`, `restated ${times === 1 ? "once" : `${times} times`}, last at 2026-11-30 07:10 UTC`]]));
+    for (const row of rows) expect([row.runId, row.text, row.title]).toEqual([row.runId, ...(restated[row.runId] ?? [null, null])]);
+    expect(await page.textContent(".toolbar.counts")).toContain("↻ restated 3");
+    await shot(page, "grid-restated");
+
+    await page.click(`tr[data-run="${SHOP}@2026-11-26"] th a`);
+    await page.waitForURL(/\/ui\/runs\//);
+    const history = await page.$$eval("#restatements tbody tr", (trs) => trs.map((tr) => [...tr.querySelectorAll("td")].slice(1).map((td) => td.textContent?.replace(/\s+/g, " ").trim())));
+    expect(history).toEqual([3, 2, 1].map((n) => [`↻${n} restated after 2026-11-${26 + n} ran`, `restating the last 3 interval(s) after 2026-11-${26 + n} ran`, "all"]));
+    expect(await page.textContent("dl.kv")).toMatch(/Restated\s*↻3 3 times, last at/);
+    await shot(page, "run-restated");
+    await page.goto(server.url + `/ui/pipelines/${SHOP}/ledger?month=2026-11`);
+    expect(await page.locator(`.day[data-date="2026-11-26"]`).getAttribute("aria-label")).toBe("2026-11-26: ran: success · restated 3 times, last at 2026-11-30 07:10 UTC");
+    expect(await page.locator(`.day[data-date="2026-11-25"]`).getAttribute("aria-label")).not.toContain("restated");
+    await context.close();
+  });
+
+  it("lists the alerts an incident sent on the freshness page: notifier, kind, state, tries, last error; filtered by incident and state in the URL", async () => {
+    const { context, page } = await open("/ui/freshness");
+    const alertRows = () => page.$$eval("#alerts tbody tr", (trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent?.replace(/\s+/g, " ").trim())));
+    const incidentRow = page.locator("table.t tbody tr", { hasText: LATE_INCIDENT.date }).filter({ hasText: "published at last" });
+    await incidentRow.locator("a", { hasText: "ops_webhook, log" }).click();
+    await page.waitForURL(/incident=/);
+    const all = await alertRows();
+    expect(all.map((r) => [r[1], r[2], r[4], r[5], r[7]])).toEqual([
+      ["log", "resolve", "sent", "1", ""],
+      ["ops_webhook", "resolve", "failed", "1", LATE_INCIDENT.error],
+      ["log", "open", "sent", "1", ""],
+      ["ops_webhook", "open", "failed", "1", LATE_INCIDENT.error],
+    ]);
+    expect(all[1]![6]).toMatch(/^next try 2026-11-30 14:10 UTC$/);
+    await page.click("#alerts .seg a:text-is('failed')");
+    await page.waitForURL(/alerts=failed/);
+    const url = page.url();
+    await context.close();
+    const again = await open(new URL(url).pathname + new URL(url).search);
+    const failed = await again.page.$$eval("#alerts tbody tr", (trs) => trs.map((tr) => tr.querySelectorAll("td")[1]?.textContent?.trim()));
+    expect(failed).toEqual(["ops_webhook", "ops_webhook"]);
+    await again.page.locator("#alerts").screenshot({ path: join(SHOTS, "freshness-alerts.png"), animations: "disabled" });
+    await again.context.close();
   });
 
   it("moves timestamps with the zone selector but never a business date", async () => {

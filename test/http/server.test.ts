@@ -34,8 +34,8 @@ afterEach(async () => {
   await h?.close();
 });
 
-async function serve(): Promise<RunningServer> {
-  server = await startServer({ engine: h.engine, tokens: h.engine, secret: randomBytes(32) }, { host: "127.0.0.1", port: 0, localUser: "ana", log: () => {} });
+async function serve(credentialRecheckMs?: number): Promise<RunningServer> {
+  server = await startServer({ engine: h.engine, tokens: h.engine, secret: randomBytes(32), credentialRecheckMs }, { host: "127.0.0.1", port: 0, localUser: "ana", log: () => {} });
   return server;
 }
 
@@ -99,6 +99,27 @@ describe("the events stream", () => {
     expect(ids).toEqual([...ids].sort((a, b) => a - b));
     expect(ids[0]).toBe(Number(created.id) + 1);
     expect(done.data.runId).toBe("sales@2026-09-10");
+  });
+
+  it("ends an open stream soon after its token is revoked, saying so, and refuses the reconnect", async () => {
+    const { url } = await serve(100);
+    const bob = (await h.engine.createToken({ name: "bob", role: "viewer", actor: "root" })).secret;
+    const revoked = await SseClient.open(`${url}/api/v1/events`, { authorization: `Bearer ${bob}` });
+    const kept = await SseClient.open(`${url}/api/v1/events`, { authorization: `Bearer ${token}` });
+    clients.push(revoked, kept);
+    await revoked.waitFor((e) => e.event === "hello");
+    await kept.waitFor((e) => e.event === "hello");
+    await new Promise((resolve) => setTimeout(resolve, 300)); // a few checks pass while the token holds
+    expect(revoked.endedByServer).toBe(false);
+
+    await h.engine.revokeToken("bob", { actor: "root" });
+    const notice = await revoked.waitFor((e) => e.event === "revoked", 5_000);
+    expect(notice.data.detail).toContain("revoked");
+    await revoked.waitForEnd(5_000);
+    expect(kept.endedByServer).toBe(false);
+    const again = await fetch(`${url}/api/v1/events`, { headers: { authorization: `Bearer ${bob}` } });
+    expect(again.status).toBe(401);
+    await again.body?.cancel();
   });
 
   it("tells a client whose Last-Event-ID the store does not know to reload; refuses a malformed one", async () => {

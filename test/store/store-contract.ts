@@ -812,5 +812,71 @@ export function describeStoreContract(adapter: string, openStore: () => Promise<
         });
       });
     });
+
+    describe("alerts sent and a run's audit trail", () => {
+      const incident = (key: string, pipelineId: string | null, notify: string[], at: number) => ({
+        key, kind: "late" as const, dataset: "orders", pipelineId, businessDate: "2026-09-01", runId: null, message: `${key} is late`, notify, at,
+      });
+
+      it("pages alerts newest first with their incident, state, tries and last error, filtered by pipeline, incident and state", async () => {
+        await store.openIncident(incident("late:a", "p", ["hook", "log"], T0));
+        await store.openIncident(incident("late:b", "q", ["hook"], T0 + 10));
+        await store.resolveIncident("late:a", T0 + 20, "published");
+        const due = await store.dueAlerts(T0 + 20, 10);
+        const byName = (event: string, key: string, notifier: string) => due.find((a) => a.event === event && a.incidentKey === key && a.notifier === notifier)!;
+        await store.recordAlertDelivery(byName("open", "late:a", "log").id, { at: T0 + 1 });
+        await store.recordAlertDelivery(byName("open", "late:a", "hook").id, { at: T0 + 2, error: "webhook hook: HTTP 503", nextAttemptAt: T0 + 30_000 });
+
+        const all = await store.pageAlerts({ limit: 10 });
+        expect(all.map((a) => [a.event, a.incidentKey, a.notifier, a.state])).toEqual([
+          ["resolve", "late:a", "log", "queued"],
+          ["resolve", "late:a", "hook", "queued"],
+          ["open", "late:b", "hook", "queued"],
+          ["open", "late:a", "log", "sent"],
+          ["open", "late:a", "hook", "failed"],
+        ]);
+        expect(all.at(-1)).toMatchObject({
+          incidentKind: "late", pipelineId: "p", dataset: "orders", businessDate: "2026-09-01", message: "late:a is late",
+          tries: 1, lastError: "webhook hook: HTTP 503", queuedAt: T0, nextAttemptAt: T0 + 30_000, deliveredAt: null,
+        });
+        expect(all[3]).toMatchObject({ tries: 1, lastError: null, deliveredAt: T0 + 1, nextAttemptAt: null });
+        expect(all[0]).toMatchObject({ queuedAt: T0 + 20, tries: 0 });
+
+        const firstTwo = await store.pageAlerts({ limit: 2 });
+        const rest = await store.pageAlerts({ limit: 10, beforeId: firstTwo.at(-1)!.id });
+        expect([...firstTwo, ...rest].map((a) => a.id)).toEqual(all.map((a) => a.id));
+        expect((await store.pageAlerts({ limit: 10, pipelineId: "q" })).map((a) => a.incidentKey)).toEqual(["late:b"]);
+        expect((await store.pageAlerts({ limit: 10, incidentKey: "late:a", state: "queued" })).map((a) => a.event)).toEqual(["resolve", "resolve"]);
+        expect((await store.pageAlerts({ limit: 10, state: "failed" })).map((a) => a.notifier)).toEqual(["hook"]);
+        expect((await store.pageAlerts({ limit: 10, state: "sent" })).map((a) => a.notifier)).toEqual(["log"]);
+      });
+
+      it("reads one run's audit entries newest first, optionally only some actions", async () => {
+        const entry = (at: number, action: string, runId: string | null) => store.appendAudit({ at, actor: "scheduler", action, pipelineId: "p", runId, reason: `${action} ${at}` });
+        await entry(T0, "restate", "p@2026-09-01");
+        await entry(T0 + 1, "clear", "p@2026-09-01");
+        await entry(T0 + 2, "restate", "p@2026-09-02");
+        await entry(T0 + 3, "restate-refused", "p@2026-09-01");
+        await entry(T0 + 4, "pause", null);
+        await entry(T0 + 5, "restate", "p@2026-09-01");
+        expect((await store.auditOfRun({ runId: "p@2026-09-01", limit: 10 })).map((e) => e.at - T0)).toEqual([5, 3, 1, 0]);
+        expect((await store.auditOfRun({ runId: "p@2026-09-01", actions: ["restate", "restate-refused"], limit: 2 })).map((e) => e.reason)).toEqual([`restate ${T0 + 5}`, `restate-refused ${T0 + 3}`]);
+        expect(await store.auditOfRun({ runId: "p@2026-09-03", limit: 10 })).toEqual([]);
+      });
+
+      it("reads only the state of each task instance of some runs, in one query", async () => {
+        const edges = await saveGraph();
+        await store.createRunIfAbsent(newRun({ tasks: tasksOf(["a", "b", "c", "d"], edges) }));
+        await store.createRunIfAbsent(newRun({ businessDate: "2026-09-02", runId: "p@2026-09-02", tasks: tasksOf(["a"]) }));
+        const [a] = await claim(1, T0, "p@2026-09-01");
+        await store.finishAttempt(finish(a!));
+        const cells = await store.taskStatesOfRuns(["p@2026-09-01", "p@2026-09-02", "nope"]);
+        expect(cells.map((c) => `${c.runId} ${c.taskId} ${c.state}`).sort()).toEqual([
+          "p@2026-09-01 a success", "p@2026-09-01 b queued", "p@2026-09-01 c scheduled", "p@2026-09-01 d queued", "p@2026-09-02 a queued",
+        ]);
+        expect(Object.keys(cells[0]!).sort()).toEqual(["runId", "state", "taskId"]);
+        expect(await store.taskStatesOfRuns([])).toEqual([]);
+      });
+    });
   });
 }

@@ -4,6 +4,8 @@ export class SseClient {
   readonly #abort = new AbortController();
   #waiters: (() => void)[] = [];
   status = 0;
+  /** Set when the server ended the stream (not when this client closed it). */
+  endedByServer = false;
 
   static async open(url: string, headers: Record<string, string>): Promise<SseClient> {
     const client = new SseClient();
@@ -34,8 +36,26 @@ export class SseClient {
           for (const wake of this.#waiters.splice(0)) wake();
         }
       }
+      this.endedByServer = true;
     } catch {
       // aborted
+    }
+    for (const wake of this.#waiters.splice(0)) wake();
+  }
+
+  /** Waits until the server ends the stream, up to `ms`; says what it saw when it gives up. */
+  async waitForEnd(ms = 10_000): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (!this.endedByServer) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`the stream was still open after ${ms} ms; saw: ${JSON.stringify(this.events.map((e) => e.event))}`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.min(left, 50));
+        this.#waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
     }
   }
 

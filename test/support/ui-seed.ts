@@ -17,7 +17,9 @@ import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
  * store's own claim and finish operations (so every state is one the engine can reach): daily
  * successes, failures (a data error that stops the run), retries that succeed on try 2, late
  * publications, one day the scheduler passed over (missing), a frozen month, and today's run
- * still running. The UI tests and the grid benchmark read it.
+ * still running; the shop pipeline restates its last 3 days (so its newest dates were restated),
+ * and a late publication raised an incident whose alerts were sent (one webhook failing). The UI
+ * tests and the grid benchmark read it.
  */
 export const SEED_NOW = Date.parse("2026-11-30T14:00:00Z");
 export const WAREHOUSE = "warehouse_daily";
@@ -25,6 +27,10 @@ export const SHOP = "shop_orders";
 export const FIRST_DATE = "2025-11-30";
 export const LAST_DUE_DATE = "2026-11-29";
 export const MISSING_DATE = "2026-10-14";
+/** The shop's dates restated by its trailing window, and how often each: after each of the 3 days that followed it ran. */
+export const RESTATED = { "2026-11-26": 3, "2026-11-27": 2, "2026-11-28": 1 } as const;
+/** The late publication that raised an incident, and its alerts. */
+export const LATE_INCIDENT = { key: "late:marts.daily_sales:2026-11-16", date: "2026-11-16", notify: ["ops_webhook", "log"], error: "webhook ops_webhook: HTTP 503" } as const;
 export const FROZEN = { from: "2026-06-01", to: "2026-06-30", owner: "finance-controlling", reason: "June closed by finance (audited 2026-07-08)" };
 export const WAREHOUSE_TASKS = [
   "extract_orders", "extract_customers", "extract_payments", "stage_orders", "stage_customers",
@@ -77,7 +83,7 @@ export function seedPipelines(): Pipeline[] {
   );
   const shop = pipeline(
     SHOP,
-    { schedule: daily({ at: "02:00", timezone: "America/New_York" }), start: "2026-11-01", description: "The shop's order files into DuckDB", owner: "shop-team" },
+    { schedule: daily({ at: "02:00", timezone: "America/New_York" }), start: "2026-11-01", description: "The shop's order files into DuckDB", owner: "shop-team", restate: { last: 3 } },
     { load_day: { run: noop }, check_day: { after: ["load_day"], run: noop }, export: { after: ["check_day"], run: noop } },
   );
   return [warehouse, shop];
@@ -108,7 +114,14 @@ export async function seedStore(options: { days?: number } = {}): Promise<Seeded
     if (date === MISSING_DATE) continue;
     await seedRun(store, dir, warehouse, date, date === LAST_DUE_DATE ? "running" : "done");
   }
-  for (let date = "2026-11-01"; date <= LAST_DUE_DATE; date = addDays(date, 1)) await seedRun(store, dir, shop, date, "done");
+  for (let date = "2026-11-01"; date <= LAST_DUE_DATE; date = addDays(date, 1)) {
+    await seedRun(store, dir, shop, date, "done");
+    for (const [restated, times] of Object.entries(RESTATED)) {
+      const after = dayIndex(date) - dayIndex(restated);
+      if (after >= 1 && after <= times) await seedRestatement(store, dir, shop, restated, date, after);
+    }
+  }
+  await seedLateIncident(store);
   await store.heartbeatWorker({ workerId: "etl-1:4242", host: "etl-1", pid: 4242, concurrency: 8, at: SEED_NOW - 5_000 });
   await store.tryLead({ role: "scheduler", holder: "etl-1:4100", now: SEED_NOW - 3_000, ttlMs: 60_000 });
   await engine.pause(SHOP, { actor: "carol", note: "upstream file format change, waiting for the shop team" });
@@ -134,7 +147,39 @@ async function seedRun(store: Store, dir: string, p: Pipeline, date: string, mod
     runId, pipelineId: p.id, intervalStart: interval.start, intervalEnd: interval.end, businessDate: date, graphVersion: p.version,
     trigger: "schedule", triggeredBy: null, reason: null, params: {}, tasks: taskInstancesOf(p), createdAt: firesAt, cursor: interval.end,
   });
-  let t = mode === "running" ? SEED_NOW - 12 * 60_000 : firesAt + 4_000 + (publishesLate(date) && p.id === WAREHOUSE ? 5 * 3_600_000 : 0);
+  await workRun(store, dir, p, date, runId, mode === "running" ? SEED_NOW - 12 * 60_000 : firesAt + 4_000 + (publishesLate(date) && p.id === WAREHOUSE ? 5 * 3_600_000 : 0), mode);
+}
+
+/** The schedule restating `date` after `head` ran, as the scheduler does: the run reset, audited, run again. */
+async function seedRestatement(store: Store, dir: string, p: Pipeline, date: string, head: string, restatement: number): Promise<void> {
+  const headInterval = p.schedule.intervalForDate(head);
+  const headFires = p.schedule.firesAt(headInterval);
+  const runId = runIdFor(p.id, p.schedule.intervalForDate(date));
+  const at = headFires + 10 * 60_000;
+  const reason = `restating the last ${p.restate!.last} interval(s) after ${head} ran`;
+  await store.rerun({ runId, graphVersion: p.version, tasks: taskInstancesOf(p), params: {}, at, restate: { triggeredBy: "scheduler", reason, endedBefore: headFires } });
+  await store.appendAudit({
+    at, actor: "scheduler", action: "restate", pipelineId: p.id, runId, reason, graphVersion: p.version,
+    details: { businessDate: date, after: head, restatement, tasks: "all" },
+  });
+  await workRun(store, dir, p, date, runId, at + 1_000, "done");
+}
+
+async function seedLateIncident(store: Store): Promise<void> {
+  const deadlineAt = Date.parse(`${addDays(LATE_INCIDENT.date, 1)}T06:00:00Z`);
+  await store.openIncident({
+    key: LATE_INCIDENT.key, kind: "late", dataset: "marts.daily_sales", pipelineId: WAREHOUSE, businessDate: LATE_INCIDENT.date, runId: null,
+    message: `marts.daily_sales for ${LATE_INCIDENT.date} is not published; its deadline was D+1 06:00 (Europe/London)`, notify: [...LATE_INCIDENT.notify], at: deadlineAt,
+  });
+  await store.resolveIncident(LATE_INCIDENT.key, deadlineAt + 3_600_000, "published at last");
+  for (const alert of await store.dueAlerts(deadlineAt + 3_600_000, 10)) {
+    if (alert.notifier === "log") await store.recordAlertDelivery(alert.id, { at: deadlineAt + 2_000 });
+    else await store.recordAlertDelivery(alert.id, { at: deadlineAt + 2_000, error: LATE_INCIDENT.error, nextAttemptAt: SEED_NOW + 600_000 });
+  }
+}
+
+async function workRun(store: Store, dir: string, p: Pipeline, date: string, runId: string, from: number, mode: "done" | "running"): Promise<void> {
+  let t = from;
   const logPath = (run: string, task: string, n: number) => join(dir, "logs", run.replace(/[^A-Za-z0-9_.@-]/g, "_"), `${task}.${n}.log`);
   for (let round = 0; round < 40; round++) {
     const claims = await store.claimReady({ workerId: "etl-1:4242", pid: 4242, limit: 10, now: t, leaseMs: 120_000, runId, logPath });

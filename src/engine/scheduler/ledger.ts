@@ -5,6 +5,7 @@ import type { Pipeline } from "../../core/pipeline/types.ts";
 import type { Interval } from "../../core/time/interval.ts";
 import type { PipelineState, Store } from "../../store/port.ts";
 import { schedulerPresence } from "./presence.ts";
+import { duesBetween } from "./due-cache.ts";
 
 export type ExpectedStatus = "success" | "failed" | "running" | "queued" | "skipped" | "pending" | "missing" | "not_due";
 
@@ -55,7 +56,7 @@ export async function expectedRuns(
   const from = Math.max(range.from, owned);
   const to = Math.min(range.to, pipeline.end ?? Infinity);
   if (!(to > from)) return [];
-  const intervals = pipeline.schedule.intervalsBetween(from, to);
+  const dues = duesBetween(pipeline.schedule, from, to);
   const { runs, skipped } = await store.ledger(pipeline.id, from, to);
   const runAt = new Map(runs.map((r) => [`${r.intervalStart}/${r.intervalEnd}`, r]));
   const skipAt = new Map(skipped.map((s) => [`${s.intervalStart}/${s.intervalEnd}`, s]));
@@ -64,9 +65,8 @@ export async function expectedRuns(
   const graceMs = options.graceMs ?? DEFAULT_DID_NOT_RUN_GRACE_MS;
   let lastProgressAt: number | null | undefined;
   const out: ExpectedRun[] = [];
-  for (const interval of intervals) {
+  for (const { interval, firesAt } of dues) {
     const key = `${interval.start}/${interval.end}`;
-    const firesAt = pipeline.schedule.firesAt(interval);
     const run = runAt.get(key);
     const none = { cause: null, didNotRun: false, trigger: null, restateCount: 0, lastRestatedAt: null, restateNote: null };
     if (run) {

@@ -2,7 +2,8 @@ import type { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import { z } from "zod";
 import type { ChangeEvent } from "../../store/port.ts";
-import type { AppDeps, AppEnv } from "../env.ts";
+import { CREDENTIAL_RECHECK_MS, type AppDeps, type AppEnv } from "../env.ts";
+import { watchCredentials } from "../auth/principal.ts";
 import { FieldError } from "../problem.ts";
 import { addRoute, type AnyRouteSpec } from "./route.ts";
 
@@ -23,10 +24,10 @@ export function eventPayload(change: ChangeEvent): Record<string, unknown> {
   };
 }
 
-export function eventRoutes(api: Hono<AppEnv>, registry: AnyRouteSpec[], { engine }: AppDeps): void {
+export function eventRoutes(api: Hono<AppEnv>, registry: AnyRouteSpec[], { engine, credentialRecheckMs }: AppDeps): void {
   addRoute(api, registry, {
     method: "get", path: "/events", tag: "events",
-    summary: "Server-sent events: run, task and incident changes. Reconnecting with Last-Event-ID replays what was missed; `reset` means reload",
+    summary: "Server-sent events: run, task and incident changes. Reconnecting with Last-Event-ID replays what was missed; `reset` means reload; `revoked` (then the end of the stream) means the token was revoked",
     query: z.object({
       pipeline: z.string().optional().describe("only this pipeline's changes"),
       lastEventId: z.string().optional().describe("for clients that cannot send the Last-Event-ID header"),
@@ -60,7 +61,15 @@ export function eventRoutes(api: Hono<AppEnv>, registry: AnyRouteSpec[], { engin
         const keepalive = setInterval(() => {
           writing = writing.then(() => out.write(": keepalive\n\n")).then(() => {}).catch(() => {});
         }, KEEPALIVE_MS);
-        await new Promise<void>((resolve) => out.onAbort(resolve));
+        await new Promise<void>((resolve) => {
+          out.onAbort(resolve);
+          // A revoked token (or the first token created, for the local user) ends the stream.
+          const stopWatching = watchCredentials(c, credentialRecheckMs ?? CREDENTIAL_RECHECK_MS, () => {
+            send({ event: "revoked", data: JSON.stringify({ detail: "the credentials of this stream were revoked; sign in again" }) });
+            void writing.then(resolve);
+          });
+          out.onAbort(stopWatching);
+        });
         clearInterval(keepalive);
         unsubscribe();
       });

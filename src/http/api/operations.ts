@@ -1,6 +1,6 @@
 import type { Hono } from "hono";
 import { z } from "zod";
-import type { AuditEntry } from "../../store/port.ts";
+import { ALERT_STATES, type AlertState, type AuditEntry } from "../../store/port.ts";
 import type { AppDeps, AppEnv } from "../env.ts";
 import { toApi } from "./json.ts";
 import { addRoute, type AnyRouteSpec } from "./route.ts";
@@ -61,11 +61,12 @@ export function operationRoutes(api: Hono<AppEnv>, registry: AnyRouteSpec[], { e
 
   addRoute(api, registry, {
     method: "get", path: "/health", tag: "freshness",
-    summary: "Who runs the freshness checker and how long ago its last pass was, and whether a scheduler leads",
-    responds: { status: 200, description: "{ status, holder, lastPassAgeMs, scheduler, healthy, message }; 503 with the same body when the checker is stale or no scheduler leads" },
+    summary: "Who runs the freshness checker and how long ago its last pass was, whether a scheduler leads, and the pipeline files that did not load",
+    responds: { status: 200, description: "{ status, checker, holder, lastPassAgeMs, scheduler, healthy, message, brokenFiles: [{ file, line, message }] }; 503 with the same body when the checker is stale, no scheduler leads or a file did not load" },
     handle: async (c) => {
-      const health = await engine.health();
-      return c.json(toApi(health), health.healthy ? 200 : 503);
+      const health = await engine.installationHealth();
+      const healthy = health.checker.healthy && health.brokenFiles.length === 0;
+      return c.json(toApi({ ...health.checker, status: health.status, checker: health.checker.status, healthy, brokenFiles: health.brokenFiles }), healthy ? 200 : 503);
     },
   });
 
@@ -83,6 +84,23 @@ export function operationRoutes(api: Hono<AppEnv>, registry: AnyRouteSpec[], { e
     responds: { status: 200, description: "{ items: [incident], next_cursor }" },
     handle: async (c, { query }) => {
       const page = await engine.incidentsPage({ open: query.open, limit: query.limit, after: decodeCursor(query.cursor, z.object({ openedAt: z.number(), key: z.string() })) });
+      return c.json({ items: toApi(page.items), next_cursor: encodeCursor(page.next) });
+    },
+  });
+
+  addRoute(api, registry, {
+    method: "get", path: "/alerts", tag: "freshness",
+    summary: "A page of alerts sent (or being sent) for incidents, newest first: notifier, kind (open/resolve), state (queued/failed/sent), tries, last error, times",
+    query: z.object({
+      pipeline: z.string().min(1).optional().describe("only alerts of this pipeline's incidents"),
+      incident: z.string().min(1).optional().describe("only alerts of this incident (its key)"),
+      state: z.enum(ALERT_STATES as [AlertState, ...AlertState[]]).optional().describe("queued: not tried yet; failed: the last try failed, another is due; sent: delivered"),
+      limit: pageLimit,
+      cursor,
+    }),
+    responds: { status: 200, description: "{ items: [alert], next_cursor }" },
+    handle: async (c, { query }) => {
+      const page = await engine.alertsPage({ pipelineId: query.pipeline, incidentKey: query.incident, state: query.state, limit: query.limit, after: decodeCursor(query.cursor, z.number().int()) });
       return c.json({ items: toApi(page.items), next_cursor: encodeCursor(page.next) });
     },
   });

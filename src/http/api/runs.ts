@@ -3,7 +3,8 @@ import { stream } from "hono/streaming";
 import { z } from "zod";
 import { NotFoundError } from "../../core/model/errors.ts";
 import type { AuditEntry, TaskInstanceRecord } from "../../store/port.ts";
-import type { AppDeps, AppEnv } from "../env.ts";
+import { CREDENTIAL_RECHECK_MS, type AppDeps, type AppEnv } from "../env.ts";
+import { watchCredentials } from "../auth/principal.ts";
 import { toApi } from "./json.ts";
 import { addRoute, type AnyRouteSpec } from "./route.ts";
 import { attemptParams, flag, reason, runParams, taskParams } from "./schemas.ts";
@@ -13,7 +14,7 @@ const MAX_LOG_SLICE = 1024 * 1024;
 /** How often a followed log is read again while its attempt runs. */
 const FOLLOW_POLL_MS = 250;
 
-export function runRoutes(api: Hono<AppEnv>, registry: AnyRouteSpec[], { engine }: AppDeps): void {
+export function runRoutes(api: Hono<AppEnv>, registry: AnyRouteSpec[], { engine, credentialRecheckMs }: AppDeps): void {
   addRoute(api, registry, {
     method: "get", path: "/runs/:runId", tag: "runs", summary: "A run: interval, trigger, who and why, and its task instances",
     params: runParams,
@@ -43,6 +44,20 @@ export function runRoutes(api: Hono<AppEnv>, registry: AnyRouteSpec[], { engine 
     params: runParams,
     responds: { status: 200, description: "{ lines: [string] }" },
     handle: async (c, { params }) => c.json({ lines: await engine.why(params.runId) }),
+  });
+
+  addRoute(api, registry, {
+    method: "get", path: "/runs/:runId/audit", tag: "audit",
+    summary: "The run's audit trail, newest first: every restatement (and refusal), trigger, clear, skip and mark, with actor and reason",
+    params: runParams,
+    query: z.object({
+      action: z.union([z.string(), z.array(z.string())]).optional()
+        .transform((v) => (v === undefined ? undefined : (Array.isArray(v) ? v : [v]).flatMap((s) => s.split(",")).map((s) => s.trim()).filter(Boolean)))
+        .describe("only these actions, e.g. restate,restate-refused (comma-separated or repeated)"),
+      limit: z.coerce.number().int().min(1).max(1000).default(100).describe("entries at most (1-1000)"),
+    }),
+    responds: { status: 200, description: "{ items: [audit entry] }" },
+    handle: async (c, { params, query }) => c.json(toApi({ items: await engine.runAudit(params.runId, { actions: query.action, limit: query.limit }) })),
   });
 
   addRoute(api, registry, {
@@ -109,6 +124,8 @@ export function runRoutes(api: Hono<AppEnv>, registry: AnyRouteSpec[], { engine 
           let offset = query.offset;
           let open = true;
           out.onAbort(() => void (open = false));
+          const stopWatching = watchCredentials(c, credentialRecheckMs ?? CREDENTIAL_RECHECK_MS, () => void (open = false));
+          out.onAbort(stopWatching);
           while (open) {
             const slice = await at(offset, MAX_LOG_SLICE);
             if (slice.bytes.length > 0) {
@@ -119,6 +136,7 @@ export function runRoutes(api: Hono<AppEnv>, registry: AnyRouteSpec[], { engine 
             if (slice.ended) break;
             await out.sleep(FOLLOW_POLL_MS);
           }
+          stopWatching();
         });
       }
       const slice = await at(query.offset, query.length);

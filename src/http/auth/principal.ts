@@ -34,30 +34,62 @@ export function resolvePrincipal(deps: AppDeps): MiddlewareHandler<AppEnv> {
       const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
       const token = match ? await tokens.verifyToken(match[1]!) : null;
       if (!token) return problem(c, 401, match ? "the bearer token is unknown or revoked" : "Authorization must be \"Bearer <token>\"", { field: "Authorization" });
-      setPrincipal(c, { actor: token.name, role: token.role, mayAct: token.role === "operator", localUser: false, via: "bearer" }, sign(token.hash, "session"));
+      setPrincipal(c, { actor: token.name, role: token.role, mayAct: token.role === "operator", localUser: false, via: "bearer" }, sign(token.hash, "session"), stillValid(tokens, match![1]!, token.hash));
       return next();
     }
     const cookie = getCookie(c, SESSION_COOKIE);
     if (cookie) {
       const token = await tokens.verifyToken(cookie);
       if (token) {
-        setPrincipal(c, { actor: token.name, role: token.role, mayAct: token.role === "operator", localUser: false, via: "cookie" }, sign(token.hash, "session"));
+        setPrincipal(c, { actor: token.name, role: token.role, mayAct: token.role === "operator", localUser: false, via: "cookie" }, sign(token.hash, "session"), stillValid(tokens, cookie, token.hash));
         return next();
       }
     }
     if (deps.localUser !== null && !(await tokens.hasTokens())) {
-      setPrincipal(c, { actor: deps.localUser, role: "operator", mayAct: true, localUser: true, via: "local" }, sign(deps.secret, `local:${deps.localUser}`));
+      // The local user may act only while no token exists: the first token created ends it.
+      setPrincipal(c, { actor: deps.localUser, role: "operator", mayAct: true, localUser: true, via: "local" }, sign(deps.secret, `local:${deps.localUser}`), async () => !(await tokens.hasTokens()));
       return next();
     }
     c.set("principal", null);
     c.set("csrfToken", sign(deps.secret, "anonymous"));
+    c.set("stillAllowed", async () => true);
     return next();
   };
 }
 
-function setPrincipal(c: Context<AppEnv>, principal: Principal, csrfToken: string): void {
+function setPrincipal(c: Context<AppEnv>, principal: Principal, csrfToken: string, stillAllowed: () => Promise<boolean>): void {
   c.set("principal", principal);
   c.set("csrfToken", csrfToken);
+  c.set("stillAllowed", stillAllowed);
+}
+
+/** The same token, still not revoked (a revoked one verifies as null). */
+function stillValid(tokens: TokenVerifier, secret: string, hash: string): () => Promise<boolean> {
+  return async () => (await tokens.verifyToken(secret))?.hash === hash;
+}
+
+/**
+ * Ends a long-lived response once its credentials no longer hold: checks every `everyMs` and
+ * calls `onRevoked` once. A failed check (the store unreachable) keeps the stream; the next decides.
+ * Returns the function that stops checking.
+ */
+export function watchCredentials(c: Context<AppEnv>, everyMs: number, onRevoked: () => void): () => void {
+  const stillAllowed = c.get("stillAllowed");
+  let checking = false;
+  const timer = setInterval(() => {
+    if (checking) return;
+    checking = true;
+    stillAllowed()
+      .then((ok) => {
+        if (!ok) {
+          clearInterval(timer);
+          onRevoked();
+        }
+      }, () => {})
+      .finally(() => (checking = false));
+  }, everyMs);
+  timer.unref?.();
+  return () => clearInterval(timer);
 }
 
 function sign(key: string | Buffer, purpose: string): string {

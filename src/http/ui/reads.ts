@@ -1,7 +1,7 @@
 import { addDays } from "../../core/time/dates.ts";
 import type { Engine } from "../../engine/engine.ts";
 import type { ExpectedStatus } from "../../engine/scheduler/ledger.ts";
-import type { TaskInstanceRecord } from "../../store/port.ts";
+import type { TaskStateCell } from "../../store/port.ts";
 
 /** More runs than a grid can show (a year of an hourly schedule is 8,760). */
 const MAX_GRID_RUNS = 10_000;
@@ -11,26 +11,38 @@ export interface GridRow {
   runId: string | null;
   status: ExpectedStatus;
   note: string | null;
+  /** How often the schedule restated the run (its trailing window), when last, and why it last did not (a frozen date). */
+  restate: Restatements | null;
+}
+
+export interface Restatements {
+  count: number;
+  lastAt: number | null;
+  note: string | null;
+}
+
+function restatements(count: number, lastAt: number | null, note: string | null): Restatements | null {
+  return count > 0 || note !== null ? { count, lastAt, note } : null;
 }
 
 /**
  * The grid's rows, newest first: every interval the schedule says was due in the range (so a
  * missing day is a row too), or, for a manual pipeline, its runs; and their task instances.
  */
-export async function gridOf(engine: Engine, pipelineId: string, range: { fromDate: string; toDate: string }): Promise<{ rows: GridRow[]; tasks: TaskInstanceRecord[] }> {
+export async function gridOf(engine: Engine, pipelineId: string, range: { fromDate: string; toDate: string }): Promise<{ rows: GridRow[]; tasks: TaskStateCell[] }> {
   const p = engine.pipeline(pipelineId);
   const expected = await engine.expected(pipelineId, { from: range.fromDate, to: addDays(range.toDate, 1) });
-  // Two queries whatever the range: the runs, then every task instance of them.
+  // Two queries whatever the range: the runs, then the state of every task instance of them.
   const { items: runs } = await engine.runsPage(pipelineId, { fromDate: range.fromDate, toDate: range.toDate, limit: MAX_GRID_RUNS });
-  const tasks = await engine.taskInstancesOfRuns(runs.map((r) => r.runId));
+  const tasks = await engine.taskStatesOfRuns(runs.map((r) => r.runId));
   let rows: GridRow[];
   if (p.schedule.kind === "manual") {
-    rows = runs.map((r) => ({ businessDate: r.businessDate, runId: r.runId, status: r.state, note: null }));
+    rows = runs.map((r) => ({ businessDate: r.businessDate, runId: r.runId, status: r.state, note: null, restate: restatements(r.restateCount, r.restatedAt, r.restateNote) }));
   } else {
     const seen = new Set(expected.map((e) => e.runId));
-    rows = expected.map((e) => ({ businessDate: e.interval.businessDate, runId: e.runId, status: e.status, note: e.note }));
+    rows = expected.map((e) => ({ businessDate: e.interval.businessDate, runId: e.runId, status: e.status, note: e.note, restate: restatements(e.restateCount, e.lastRestatedAt, e.restateNote) }));
     // Runs for intervals the schedule does not name (an older schedule, a manual date) still show.
-    for (const r of runs) if (!seen.has(r.runId)) rows.push({ businessDate: r.businessDate, runId: r.runId, status: r.state, note: null });
+    for (const r of runs) if (!seen.has(r.runId)) rows.push({ businessDate: r.businessDate, runId: r.runId, status: r.state, note: null, restate: restatements(r.restateCount, r.restatedAt, r.restateNote) });
   }
   rows.sort((a, b) => (a.businessDate < b.businessDate ? 1 : a.businessDate > b.businessDate ? -1 : 0));
   return { rows, tasks };

@@ -8,6 +8,8 @@ import type {
 } from "../port.ts";
 import { rowMappers, watermarkValue } from "../row-mappers.ts";
 import type { Transactions } from "./transaction.ts";
+import { toAlertRecord } from "../alert-rows.ts";
+import type { AlertPageQuery, AlertRecord, TaskStateCell } from "../port.ts";
 
 /** PostgreSQL hands back booleans and jsonb columns already decoded. */
 export const mappers = rowMappers({ bool: (v) => v === true, json: (v) => v });
@@ -216,5 +218,19 @@ export class PostgresReads {
 
   async listWatermarks(pipelineId?: string): Promise<WatermarkRecord[]> {
     return (await this.db.rows("selectWatermarks", [pipelineId ?? null])).map(toWatermark);
+  }
+
+  async pageAlerts(query: AlertPageQuery): Promise<AlertRecord[]> {
+    const rows = await this.db.rows("pageAlerts", [query.beforeId ?? FAR, query.pipelineId ?? null, query.incidentKey ?? null, query.state ?? null, query.limit]);
+    return rows.map(toAlertRecord);
+  }
+
+  async auditOfRun(query: { runId: string; actions?: readonly string[]; limit: number }): Promise<AuditEntry[]> {
+    return (await this.db.rows("auditOfRun", [query.runId, query.actions ? [...query.actions] : null, query.limit])).map(toAuditEntry);
+  }
+
+  async taskStatesOfRuns(runIds: readonly string[]): Promise<TaskStateCell[]> {
+    if (runIds.length === 0) return [];
+    return (await this.db.rows("taskStatesOfRuns", [[...runIds]])).map((r) => ({ runId: r.run_id, taskId: r.task_id, state: r.state }));
   }
 }

@@ -618,6 +618,21 @@ export const SQL = {
     INSERT INTO frozen_periods (scope, periods, graph_version, recorded_at) VALUES ($1, $2, $3, $4)
     ON CONFLICT (scope) DO UPDATE SET periods = EXCLUDED.periods, graph_version = EXCLUDED.graph_version, recorded_at = EXCLUDED.recorded_at
     WHERE frozen_periods.periods = $5`,
+
+  // --- alerts sent, a run's audit trail ---
+  // Keyset over the outbox's primary key, newest first; the filters are checked on the way.
+  pageAlerts: `
+    SELECT a.id, a.incident_key, a.event, a.notifier, a.tries, a.next_attempt_at, a.delivered_at, a.last_error,
+           i.kind, i.pipeline_id, i.dataset, i.business_date, i.message, i.opened_at, i.resolved_at
+    FROM alert_outbox a JOIN incidents i ON i.incident_key = a.incident_key
+    WHERE a.id < $1
+      AND ($2::text IS NULL OR i.pipeline_id = $2)
+      AND ($3::text IS NULL OR a.incident_key = $3)
+      AND ($4::text IS NULL OR (CASE WHEN a.delivered_at IS NOT NULL THEN 'sent' WHEN a.tries > 0 THEN 'failed' ELSE 'queued' END) = $4)
+    ORDER BY a.id DESC LIMIT $5`,
+  auditOfRun: `
+    SELECT * FROM audit_log WHERE run_id = $1 AND ($2::text[] IS NULL OR action = ANY($2)) ORDER BY id DESC LIMIT $3`,
+  taskStatesOfRuns: `SELECT run_id, task_id, state FROM task_instances WHERE run_id = ANY($1::text[])`,
 } as const;
 
 export type StatementName = keyof typeof SQL;

@@ -358,6 +358,13 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     `,
   },
   {
+    version: 11,
+    name: "a run's audit trail by run (the run page's restatement history)",
+    sql: `
+      CREATE INDEX audit_log_by_run ON audit_log (run_id, id);
+    `,
+  },
+  {
     version: 14,
     name: "frozen periods as last recorded, per pipeline and for the project",
     sql: `

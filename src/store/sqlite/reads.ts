@@ -9,6 +9,8 @@ import type {
 } from "../port.ts";
 import { rowMappers, watermarkValue, type Row } from "../row-mappers.ts";
 import type { SQL } from "./sql.ts";
+import { toAlertRecord } from "../alert-rows.ts";
+import type { AlertPageQuery, AlertRecord, TaskStateCell } from "../port.ts";
 
 export type Statements = { [K in keyof typeof SQL]: Database.Statement };
 
@@ -233,5 +235,20 @@ export class SqliteReads {
 
   async listWatermarks(pipelineId?: string): Promise<WatermarkRecord[]> {
     return (this.q.selectWatermarks.all({ pipelineId: pipelineId ?? null }) as Row[]).map(toWatermark);
+  }
+
+  async pageAlerts(query: AlertPageQuery): Promise<AlertRecord[]> {
+    return (this.q.pageAlerts.all({
+      before: query.beforeId ?? FAR, pipelineId: query.pipelineId ?? null, incidentKey: query.incidentKey ?? null, state: query.state ?? null, limit: query.limit,
+    }) as Row[]).map(toAlertRecord);
+  }
+
+  async auditOfRun(query: { runId: string; actions?: readonly string[]; limit: number }): Promise<AuditEntry[]> {
+    return (this.q.auditOfRun.all({ runId: query.runId, actions: query.actions ? JSON.stringify(query.actions) : null, limit: query.limit }) as Row[]).map(toAuditEntry);
+  }
+
+  async taskStatesOfRuns(runIds: readonly string[]): Promise<TaskStateCell[]> {
+    if (runIds.length === 0) return [];
+    return (this.q.taskStatesOfRuns.all(JSON.stringify(runIds)) as Row[]).map((r) => ({ runId: r.run_id, taskId: r.task_id, state: r.state }));
   }
 }

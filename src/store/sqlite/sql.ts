@@ -386,4 +386,20 @@ export const SQL = {
     INSERT INTO frozen_periods (scope, periods, graph_version, recorded_at) VALUES (@scope, @periods, @graphVersion, @at)
     ON CONFLICT (scope) DO UPDATE SET periods = excluded.periods, graph_version = excluded.graph_version, recorded_at = excluded.recorded_at
     WHERE frozen_periods.periods = @expected`,
+
+  // --- alerts sent, a run's audit trail ---
+  // Keyset over the outbox's primary key, newest first; the filters are checked on the way.
+  pageAlerts: `
+    SELECT a.id, a.incident_key, a.event, a.notifier, a.tries, a.next_attempt_at, a.delivered_at, a.last_error,
+           i.kind, i.pipeline_id, i.dataset, i.business_date, i.message, i.opened_at, i.resolved_at
+    FROM alert_outbox a JOIN incidents i ON i.incident_key = a.incident_key
+    WHERE a.id < @before
+      AND (@pipelineId IS NULL OR i.pipeline_id = @pipelineId)
+      AND (@incidentKey IS NULL OR a.incident_key = @incidentKey)
+      AND (@state IS NULL OR (CASE WHEN a.delivered_at IS NOT NULL THEN 'sent' WHEN a.tries > 0 THEN 'failed' ELSE 'queued' END) = @state)
+    ORDER BY a.id DESC LIMIT @limit`,
+  auditOfRun: `
+    SELECT * FROM audit_log WHERE run_id = @runId AND (@actions IS NULL OR action IN (SELECT value FROM json_each(@actions)))
+    ORDER BY id DESC LIMIT @limit`,
+  taskStatesOfRuns: `SELECT run_id, task_id, state FROM task_instances WHERE run_id IN (SELECT value FROM json_each(?))`,
 } as const;

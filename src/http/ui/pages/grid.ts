@@ -1,11 +1,11 @@
 import { UsageError } from "../../../core/model/errors.ts";
 import { addDays, localDate, parseBusinessDate } from "../../../core/time/dates.ts";
 import type { Engine } from "../../../engine/engine.ts";
-import type { TaskInstanceRecord } from "../../../store/port.ts";
+import type { TaskStateCell } from "../../../store/port.ts";
 import { escapeHtml, html, raw, seg, type Html } from "../html.ts";
 import { badge, links, page, plural, stateLabel, type View } from "../parts.ts";
 import { pipelineHeader } from "./pipeline-tabs.ts";
-import { gridOf } from "../reads.ts";
+import { gridOf, type Restatements } from "../reads.ts";
 
 export const GRID_SPANS = [30, 90, 365] as const;
 const WEEKDAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
@@ -32,7 +32,7 @@ export async function gridPage(engine: Engine, view: View, pipelineId: string): 
   const from = addDays(to, -(days - 1));
   const [state, grid] = await Promise.all([engine.pipelineState(p.id), gridOf(engine, p.id, { fromDate: from, toDate: to })]);
   const taskIds = [...p.tasks.keys()];
-  const byRun = new Map<string, Map<string, TaskInstanceRecord>>();
+  const byRun = new Map<string, Map<string, TaskStateCell>>();
   for (const t of grid.tasks) {
     let row = byRun.get(t.runId);
     if (!row) byRun.set(t.runId, (row = new Map()));
@@ -42,6 +42,7 @@ export async function gridPage(engine: Engine, view: View, pipelineId: string): 
   for (const t of grid.tasks) counts.set(t.state, (counts.get(t.state) ?? 0) + 1);
   const missing = grid.rows.filter((r) => r.status === "missing").length;
   if (missing) counts.set("missing", missing);
+  const restated = grid.rows.filter((r) => r.restate && r.restate.count > 0).length;
 
   const rows = only ? grid.rows.filter((r) => r.status === "failed" || r.status === "missing" || [...(byRun.get(r.runId ?? "")?.values() ?? [])].some((t) => t.state === "failed" || t.state === "upstream_failed")) : grid.rows;
   let month = "";
@@ -62,7 +63,7 @@ export async function gridPage(engine: Engine, view: View, pipelineId: string): 
           ? `<td><a class="c s-${t.state}" href="${base}${seg(id)}" title="${stateLabel(t.state)}" aria-label="${id}: ${stateLabel(t.state)}"></a></td>`
           : `<td><span class="c s-none"></span></td>`;
       }
-      body += `<tr data-run="${r.runId}"><th><a href="/ui/runs/${seg(r.runId)}">${date}</a><span class="wd">${weekday}</span></th><td class="rs"><a class="c s-${r.status}" data-rs="${r.runId}" href="/ui/runs/${seg(r.runId)}" aria-label="run: ${stateLabel(r.status)}"></a></td>${tds}</tr>`;
+      body += `<tr data-run="${r.runId}"><th><a href="/ui/runs/${seg(r.runId)}">${date}</a><span class="wd">${weekday}</span>${r.restate ? restateMarker(r.restate) : ""}</th><td class="rs"><a class="c s-${r.status}" data-rs="${r.runId}" href="/ui/runs/${seg(r.runId)}" aria-label="run: ${stateLabel(r.status)}"></a></td>${tds}</tr>`;
     } else {
       const title = `${stateLabel(r.status)}${r.note ? `: ${r.note}` : ""}`;
       const link = links.ledger(p.id, { month: date.slice(0, 7) });
@@ -78,7 +79,7 @@ export async function gridPage(engine: Engine, view: View, pipelineId: string): 
 <span class="sp"></span>
 <span class="muted"><span class="date">${from}</span> → <span class="date">${to}</span> · ${plural(grid.rows.length, "interval")}</span>
 </div>
-<div class="toolbar counts">${[...LEGEND].filter((s) => counts.get(s)).map((s) => html`<span class="b s-${s}">${stateLabel(s)} <b>${(counts.get(s) ?? 0).toLocaleString("en")}</b></span>`)}</div>`;
+<div class="toolbar counts">${[...LEGEND].filter((s) => counts.get(s)).map((s) => html`<span class="b s-${s}">${stateLabel(s)} <b>${(counts.get(s) ?? 0).toLocaleString("en")}</b></span>`)}${restated ? html`<span class="rst" title="business dates the schedule ran again as part of its trailing window (restate)">↻ restated <b>${restated.toLocaleString("en")}</b></span>` : ""}</div>`;
 
   const attention = grid.rows.filter((r) => r.status === "failed" || r.status === "missing");
   const side = html`<aside class="panel gridside"><h2>In this range</h2>
@@ -99,6 +100,23 @@ ${toolbar}
 <tbody>${raw(body)}</tbody></table>
 ${rows.length === 0 ? html`<div class="empty">${only ? "No failed or missing interval in this range." : "No interval of this schedule falls in this range."}</div>` : ""}
 </div>${side}</div>
-<div class="legend" aria-label="legend">${LEGEND.map((s) => html`<span class="b s-${s}">${stateLabel(s)}</span>`)}</div>`;
+<div class="legend" aria-label="legend">${LEGEND.map((s) => html`<span class="b s-${s}">${stateLabel(s)}</span>`)}${p.restate ? html`<span class="rst">↻n restated n times (hover for when)</span><span class="rst">↻! a restatement was refused</span>` : ""}</div>`;
   return page(view, { title: `${p.id} grid`, active: "pipelines", body: content });
+}
+
+/**
+ * A restated business date: "↻2" (restated twice) or "↻!" (the latest restatement was refused,
+ * a frozen date), with the count, the last time and the note in its title, never colour alone.
+ */
+function restateMarker(r: Restatements): string {
+  const parts: string[] = [];
+  if (r.count > 0) parts.push(`restated ${r.count === 1 ? "once" : `${r.count} times`}${r.lastAt !== null ? `, last at ${utcMinute(r.lastAt)}` : ""}`);
+  if (r.note) parts.push(`not restated: ${r.note}`);
+  const title = escapeHtml(parts.join("; "));
+  return `<span class="rst" title="${title}" aria-label="${title}">↻${r.count > 0 ? r.count : ""}${r.note ? "!" : ""}</span>`;
+}
+
+function utcMinute(ms: number): string {
+  const iso = new Date(ms).toISOString();
+  return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
 }

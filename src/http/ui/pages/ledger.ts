@@ -55,7 +55,7 @@ export async function ledgerPage(engine: Engine, view: View, pipelineId: string)
       const list = byDate.get(date) ?? [];
       const worst = SEVERITY.find((s) => list.some((e) => e.status === s)) ?? null;
       const freeze = frozenPeriodOf(frozen, date);
-      const label = `${date}: ${worst ? STATUS_WORDS[worst] : "no interval"}${list.length > 1 ? ` (${list.length} intervals)` : ""}${list.find((e) => e.note)?.note ? ` (${list.find((e) => e.note)!.note})` : ""}${freeze ? ` · frozen by ${freeze.owner}: ${freeze.reason}` : ""}`;
+      const label = `${date}: ${worst ? STATUS_WORDS[worst] : "no interval"}${list.length > 1 ? ` (${list.length} intervals)` : ""}${list.find((e) => e.note)?.note ? ` (${list.find((e) => e.note)!.note})` : ""}${freeze ? ` · frozen by ${freeze.owner}: ${freeze.reason}` : ""}${restatedWords(list)}`;
       const cls = `day${worst ? ` s-${worst}` : ""}${freeze ? " frozen" : ""}`;
       const single = list.length === 1 ? list[0]! : null;
       const href = single?.runId ? links.run(single.runId) : list.length > 1 ? links.grid(p.id, { days: 30, to: date }) : null;
@@ -135,4 +135,12 @@ function monthBefore(month: string, n: number): string {
   const [y, m] = month.split("-").map(Number) as [number, number];
   const index = y * 12 + (m - 1) - n;
   return `${Math.floor(index / 12)}-${String((index % 12) + 1).padStart(2, "0")}`;
+}
+
+/** " · restated 3 times, last at 2026-11-30 07:10 UTC" for a day whose run the trailing window ran again. */
+function restatedWords(list: readonly ExpectedRun[]): string {
+  const e = list.find((x) => x.restateCount > 0 || x.restateNote);
+  if (!e) return "";
+  const last = e.lastRestatedAt !== null ? `, last at ${new Date(e.lastRestatedAt).toISOString().slice(0, 16).replace("T", " ")} UTC` : "";
+  return `${e.restateCount > 0 ? ` · restated ${e.restateCount === 1 ? "once" : `${e.restateCount} times`}${last}` : ""}${e.restateNote ? ` · not restated: ${e.restateNote}` : ""}`;
 }

@@ -4,10 +4,15 @@ import { html, seg, type Html } from "../html.ts";
 import { actionForm, at, badge, links, page, pageHead, stateLabel, took, type View } from "../parts.ts";
 import { gantt } from "../gantt.ts";
 
+/** The audit actions of the schedule's trailing window: a restatement, and one refused (a frozen date). */
+const RESTATE_ACTIONS = ["restate", "restate-refused"] as const;
+
 /** A run: its interval, who triggered it and why, a Gantt of attempts, why anything is not running, and actions. */
 export async function runPage(engine: Engine, view: View, runId: string): Promise<Html> {
   const run = await engine.run(runId);
-  const [tasks, attempts, why] = await Promise.all([engine.taskInstances(runId), engine.attempts(runId), engine.why(runId)]);
+  const [tasks, attempts, why, restatements] = await Promise.all([
+    engine.taskInstances(runId), engine.attempts(runId), engine.why(runId), engine.runAudit(runId, { actions: RESTATE_ACTIONS, limit: 50 }),
+  ]);
   let pipeline: Pipeline | null = null;
   try {
     pipeline = engine.pipeline(run.pipelineId);
@@ -25,6 +30,7 @@ export async function runPage(engine: Engine, view: View, runId: string): Promis
 <dt>Why</dt><dd>${run.reason ?? html`<span class="faint">no reason given</span>`}</dd>
 <dt>Created</dt><dd>${at(run.createdAt, true)}</dd>
 <dt>Ran</dt><dd>${at(run.startedAt, true)} → ${run.endedAt ? at(run.endedAt, true) : html`<span class="faint">not finished</span>`} · ${took(run.startedAt, run.endedAt, now)}</dd>
+${run.restateCount > 0 || run.restateNote ? html`<dt>Restated</dt><dd><span class="rst">↻${run.restateCount}</span> ${run.restateCount === 1 ? "once" : `${run.restateCount} times`}${run.restatedAt ? html`, last at ${at(run.restatedAt, true)}` : ""}${run.restateNote ? html`<div class="muted">not restated: ${run.restateNote}</div>` : ""}</dd>` : ""}
 <dt>Graph version</dt><dd><code>${run.graphVersion.slice(0, 12)}</code></dd>
 ${Object.keys(run.params).length ? html`<dt>Params</dt><dd><code>${JSON.stringify(run.params)}</code></dd>` : ""}
 </dl>`;
@@ -57,6 +63,9 @@ ${pipeline ? html`<p class="muted">Skip or mark one task from its <a href="${lin
 <div class="panel"><h2>Why</h2><ul class="why">${why.map((line) => html`<li>${line}</li>`)}</ul></div>
 <div class="panel"><h2>Attempts</h2>${gantt(tasks.map((t) => t.taskId), attempts, now)}</div>
 <div class="panel flush"><h2>Task instances</h2>${table}</div>
+${restatements.length ? html`<div class="panel flush" id="restatements"><h2>Restatements</h2><table class="t"><thead><tr><th>When</th><th>What</th><th>Why</th><th>Tasks</th></tr></thead><tbody>
+${restatements.map((e) => html`<tr><td>${at(e.at, true)}</td><td>${e.action === "restate" ? html`<span class="rst">↻${String(e.details.restatement ?? "")}</span> restated after <span class="date">${String(e.details.after ?? "")}</span> ran` : html`<span class="rst">↻!</span> not restated after <span class="date">${String(e.details.after ?? "")}</span> ran`}</td>
+<td>${e.reason ?? ""}</td><td class="mono">${Array.isArray(e.details.tasks) ? (e.details.tasks as string[]).join(", ") : e.action === "restate" ? "all" : ""}</td></tr>`)}</tbody></table></div>` : ""}
 </div><div>
 <div class="panel"><h2>Run</h2>${facts}</div>
 <div class="panel"><h2>Actions</h2>${actions}</div>
