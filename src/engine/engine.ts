@@ -19,7 +19,6 @@ import { hashToken, newTokenSecret } from "./tokens.ts";
 import { ChangeFeed } from "./changes/change-feed.ts";
 import { StoreConflictError } from "../store/port.ts";
 import type { AlertRecord, AlertState, TaskStateCell } from "../store/port.ts";
-import { executeRun } from "./executor/execute-run.ts";
 import { DEFAULT_DID_NOT_RUN_GRACE_MS, expectedRuns, recentIntervalsFrom, type ExpectedRun } from "./scheduler/ledger.ts";
 import { Watchdog } from "./freshness/watchdog.ts";
 import type { NotifierConfig } from "./freshness/notifiers.ts";
@@ -38,7 +37,6 @@ import { PipelineCatalog, type BrokenFile } from "./project/catalog.ts";
 import { TaskHostPool } from "./task-host/pool.ts";
 import { hostedRunner, type TaskCodeRunner } from "./executor/task-code-runner.ts";
 import { SecretMasker } from "./secrets/masker.ts";
-import { recoverDeadHolders } from "./worker/dead-holders.ts";
 
 /** A worker not seen for this long is taken for dead by `idem why`. */
 const WORKER_ALIVE_MS = 60_000;
@@ -307,6 +305,7 @@ export class Engine {
     });
     if (!created) {
       // A previous `idem run` of this run killed on this host left attempts no one renews: they are lost now, not in a lease.
+      const { recoverDeadHolders } = await import("./worker/dead-holders.ts");
       await recoverDeadHolders(this.store, now, { runId: run.runId });
       try {
         await this.store.rerun({ runId: run.runId, graphVersion: pipeline.version, tasks: taskInstancesOf(pipeline), params, at: now });
@@ -325,6 +324,8 @@ export class Engine {
       graphVersion: pipeline.version,
       details: { businessDate: interval.businessDate, params, ...(request.openFrozen ? { openFrozen: request.openFrozen } : {}) },
     });
+    // the executor loads only for a command that runs an interval (`idem run`), not for every engine
+    const { executeRun } = await import("./executor/execute-run.ts");
     const finished = await executeRun({
       store: this.store,
       pipeline,

@@ -52,6 +52,7 @@ export const refunds = pipeline("refunds", { schedule: manual(), start: "2026-09
 
 export const broken = pipeline("broken", { schedule: manual(), start: "2026-09-01" }, {
   typo: { sql: { file: "sql/typo.sql" }, connection: "warehouse" },
+  inline: { sql: "SELECT 1;\\nSELECT nope FROM nowhere", connection: "warehouse" },
 });
 
 export const leaky = pipeline("leaky", { schedule: manual(), start: "2026-09-01" }, {
@@ -97,7 +98,8 @@ describe("SQL tasks on named connections", () => {
   it("a failing statement gives the database's message with the file and line", () => {
     const { code, out } = idem(project, "run", "broken", "--date", "2026-09-01");
     expect(code).toBe(1);
-    expect(out).toMatch(/typo\s+try 1\s+failed\s+sql\/typo\.sql:3: (Failed to extract statements: )?Parser Error: syntax error at or near "SELEC"/);
+    expect(out).toMatch(/typo\s+try 1\s+failed\s+sql\/typo\.sql:3, task typo: (Failed to extract statements: )?Parser Error: syntax error at or near "SELEC"/);
+    expect(out).toMatch(/inline\s+try 1\s+failed\s+task inline, line 2 of its sql: Catalog Error: Table with name nowhere does not exist/);
   });
 
   it("masks connection secrets in what idem prints and records", () => {

@@ -57,7 +57,7 @@ console.log(typeof a.pipeline, typeof a.daily, typeof b.replaceWhere, typeof b.o
 
   it("makes a project with idem init that validates, runs, and whose unit test passes", () => {
     const idem = join(root, "node_modules/.bin/idem");
-    const created = sh(idem, ["init", "shop"], root);
+    const created = sh("npx", ["--no", "idem", "init", "shop"], root);
     expect(created.err).toBe("");
     expect(created.out).toMatch(/^created shop: package\.json, idem\.config\.ts, pipelines\/hello\.ts, test\/hello\.test\.ts, \.gitignore, tsconfig\.json/);
     const project = join(root, "shop");
@@ -83,8 +83,36 @@ console.log(typeof a.pipeline, typeof a.daily, typeof b.replaceWhere, typeof b.o
     expect(unit.code, unit.out + unit.err).toBe(0);
     expect(unit.out).toMatch(/# pass 1/);
 
+    // SQL tasks on a named DuckDB connection, in the task host of the installed package; a
+    // function task reads what the load reported (ctx.upstream) and the table (ctx.connection)
+    writeFileSync(join(project, "idem.config.ts"), `import type { IdemConfig } from "idem";
+export default { connections: { warehouse: { duckdb: ".idem/warehouse.duckdb" } } } satisfies IdemConfig;
+`);
+    writeFileSync(join(project, "pipelines/sales.ts"), `import { manual, pipeline, type SummaryOf, type TaskContext } from "idem";
+import { sql } from "idem/data";
+export async function compare(ctx: TaskContext<{}, { load: { rowsAffected: number } }>) {
+  const warehouse = await ctx.connection("warehouse");
+  const [row] = await warehouse.query(sql\`SELECT count(*)::INTEGER AS n FROM sales WHERE day = CAST(\${ctx.businessDate} AS DATE)\`);
+  return { inTable: Number(row!.n), reported: ctx.upstream.load?.rowsAffected ?? null };
+}
+export type CompareSummary = SummaryOf<typeof compare>;
+export const sales = pipeline("sales", { schedule: manual(), start: "2026-09-01" }, {
+  setup: { sql: "CREATE TABLE IF NOT EXISTS sales (day DATE, n INTEGER)", connection: "warehouse" },
+  load: { after: ["setup"], connection: "warehouse", sql: "DELETE FROM sales WHERE day = CAST($business_date AS DATE); INSERT INTO sales SELECT CAST($business_date AS DATE), i FROM range(4) t(i)" },
+  compare: { after: ["load"], run: compare },
+});
+`);
+    const sold = sh(idem, ["run", "sales", "--date", "2026-09-01"], project);
+    expect(sold.err).toBe("");
+    expect(sold.code).toBe(0);
+    const tasks = JSON.parse(sh(idem, ["tasks", "sales@2026-09-01", "--json"], project).out) as { taskId: string; lastAttempt: { summary: unknown } }[];
+    expect(Object.fromEntries(tasks.map((t) => [t.taskId, t.lastAttempt.summary]))).toMatchObject({
+      load: { rowsAffected: 4, statements: 2 },
+      compare: { inTable: 4, reported: 4 },
+    });
+
     // the types resolve through `exports` as an editor would see them
-    const tsc = sh(process.execPath, [join(repo, "node_modules/typescript/bin/tsc"), "--noEmit", "--strict", "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022", "--skipLibCheck", "idem.config.ts", "pipelines/hello.ts"], project);
+    const tsc = sh(process.execPath, [join(repo, "node_modules/typescript/bin/tsc"), "--noEmit", "--strict", "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022", "--skipLibCheck", "idem.config.ts", "pipelines/hello.ts", "pipelines/sales.ts"], project);
     expect(tsc.out + tsc.err).toBe("");
     expect(existsSync(join(project, ".idem/state.db"))).toBe(true);
   });

@@ -25,17 +25,22 @@ function parametersOf(ctx: Omit<TaskContext, "signal">): Record<string, SqlValue
 export async function runSqlTask(task: TaskDefinition, ctx: Omit<TaskContext, "signal">, projectDir: string): Promise<Summary> {
   const source = task.sql!;
   const file = source.file === null ? null : resolve(projectDir, source.file);
-  const shown = file === null ? `task ${task.id}` : relative(projectDir, file) || file;
+  const shownFile = file === null ? null : relative(projectDir, file) || file;
+  // Where, as every error of idem says it: "file:line, task id" for a .sql file, "task id" for a statement.
+  const several = source.text?.trim().includes("\n") ?? false;
+  const at = (line?: number) =>
+    shownFile === null ? `task ${task.id}${line && several ? `, line ${line} of its sql` : ""}` : `${line ? `${shownFile}:${line}` : shownFile}, task ${task.id}`;
+  const shown = at();
   let text: string;
   try {
     text = source.text ?? readFileSync(file!, "utf8");
   } catch (error) {
-    throw new DefinitionError(`cannot read ${shown}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw new DefinitionError(`${shown}: cannot read the file: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
   const values = parametersOf(ctx);
   const statements = splitSql(text).map((s) => {
     const unknown = s.params.find((p) => !(p in values));
-    if (unknown) throw new DefinitionError(`${shown}:${s.line}: unknown parameter $${unknown} (known: ${Object.keys(values).map((k) => `$${k}`).join(", ")})`);
+    if (unknown) throw new DefinitionError(`${at(s.line)}: unknown parameter $${unknown} (known: ${Object.keys(values).map((k) => `$${k}`).join(", ")})`);
     return { line: s.line, sql: new Sql(s.strings, s.params.map((p) => values[p]!)) };
   });
   if (statements.length === 0) throw new DefinitionError(`${shown}: no SQL statement`);
@@ -61,7 +66,7 @@ export async function runSqlTask(task: TaskDefinition, ctx: Omit<TaskContext, "s
   } catch (error) {
     if (error instanceof DataError) throw error;
     const explained = target.explainError(error);
-    const message = `${shown}:${current.line}: ${explained?.message ?? (error as Error).message.split("\n")[0]}`;
+    const message = `${at(current.line)}: ${explained?.message ?? (error as Error).message.split("\n")[0]}`;
     if (explained?.isData) throw new DataError(message);
     throw new Error(message);
   }

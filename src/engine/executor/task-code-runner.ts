@@ -8,7 +8,6 @@ import type { TaskEntry } from "../task-host/protocol.ts";
 import type { AttemptLog } from "./attempt-log.ts";
 import type { AttemptResult } from "./attempt-result.ts";
 import { runFunctionTask } from "./run-function.ts";
-import { runSqlTask } from "./run-sql.ts";
 import { buildContext } from "./task-context.ts";
 
 export interface TaskCodeCall {
@@ -64,7 +63,8 @@ type TaskCode = (ctx: Omit<TaskContext, "signal"> & { signal?: AbortSignal }) =>
 export function taskCode(task: TaskDefinition, entry: TaskEntry, projectDir: string): TaskCode {
   if (entry === "run") return task.run! as TaskCode;
   if (entry === "sensor") return async (ctx) => ({ met: (await task.sensor!(ctx as TaskContext)) === true });
-  if (entry === "sql") return (ctx) => runSqlTask(task, ctx, projectDir);
+  // loaded on a SQL task's first attempt: commands that only open an engine do not pay for it
+  if (entry === "sql") return async (ctx) => (await import("./run-sql.ts")).runSqlTask(task, ctx, projectDir);
   return (ctx) => ({ argv: [...(task.command as (c: typeof ctx) => readonly string[])(ctx)] });
 }
 
