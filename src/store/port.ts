@@ -238,6 +238,17 @@ export interface Store {
    * another process recorded first: read again and decide again.
    */
   recordFrozenPeriods(request: RecordFrozenPeriods): Promise<AuditEntry | null>;
+
+  // --- the scheduler's wake-ups ---------------------------------------------------------------
+
+  /**
+   * Calls `onWake` soon after any process changes what the scheduler acts on: a run ended (the
+   * run cap has room; a restatement or a backfill may go on), a dataset was published, a
+   * backfill was requested or changed state, a pipeline was paused or resumed. Not after every
+   * task's finish. Adapters without a channel of their own (SQLite) leave it out; the engine
+   * then watches a file in the state directory, which workers and the engine's actions touch.
+   */
+  watchScheduling?(onWake: () => void): Promise<() => Promise<void>>;
 }
 
 export interface RecordedFrozenPeriods {

@@ -775,7 +775,12 @@ export class PostgresStore extends PostgresReads implements Store {
   // --- the change feed --------------------------------------------------------------------------
 
   async watchChanges(onChange: () => void): Promise<() => Promise<void>> {
-    const listener = new WorkListener(clientConfig(this.#target, `${this.#applicationName}:changes`), KEYS.changes(this.schema), onChange, this.#log);
+    return this.#listen("changes", KEYS.changes(this.schema), onChange);
+  }
+
+  /** A LISTEN connection of its own on `channel`, named `<application>:<purpose>` for pg_stat_activity. */
+  async #listen(purpose: string, channel: string, onNotify: () => void): Promise<() => Promise<void>> {
+    const listener = new WorkListener(clientConfig(this.#target, `${this.#applicationName}:${purpose}`), channel, onNotify, this.#log);
     this.#listeners.add(listener);
     await listener.start();
     return async () => {
@@ -817,6 +822,13 @@ export class PostgresStore extends PostgresReads implements Store {
       ]);
       return toAuditEntry(inserted!);
     });
+  }
+
+  // --- the scheduler's wake-ups ---------------------------------------------------------------
+
+  /** Notified by triggers (migration 16) in the transactions that end a run, publish, or change a backfill or a pause. */
+  async watchScheduling(onWake: () => void): Promise<() => Promise<void>> {
+    return this.#listen("scheduling", KEYS.scheduling(this.schema), onWake);
   }
 }
 

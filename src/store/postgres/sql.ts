@@ -649,6 +649,8 @@ export const KEYS = {
   channel: (schema: string) => `idem_work_${schema}`.slice(0, 63),
   /** Where the change feed's trigger notifies (migration 6 builds the same name from the table's schema). */
   changes: (schema: string) => `idem_changes_${schema}`.slice(0, 63),
+  /** Where the scheduler's triggers notify (migration 16 builds the same name from the table's schema). */
+  scheduling: (schema: string) => `idem_scheduler_${schema}`.slice(0, 63),
 } as const;
 
 /**
@@ -673,11 +675,8 @@ export const STATE_COPY = {
   ],
   /** The change feed's triggers stand aside: copied history is not a change anybody watches. */
   quietFeed: `SET LOCAL idem.copying = 'on'`,
-  /** What the SQLite side reads; task instances learn from their run whether it belongs to a backfill. */
-  sourceRows: (table: string) =>
-    table === "task_instances"
-      ? `SELECT t.*, (r.backfill_id IS NOT NULL OR r.trigger_kind = 'restate') AS from_backfill FROM task_instances t LEFT JOIN runs r ON r.run_id = t.run_id`
-      : `SELECT * FROM ${table}`,
+  /** What the SQLite side reads (migration 16 gave its task instances their from_backfill flag too). */
+  sourceRows: (table: string) => `SELECT * FROM ${table}`,
   sourceHasTable: `SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`,
   targetColumns: `
     SELECT table_name, column_name, data_type FROM information_schema.columns
