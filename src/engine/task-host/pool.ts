@@ -186,8 +186,6 @@ export class TaskHostPool {
         entry: request.entry,
         claim: request.claim,
         projectFrozen: request.projectFrozen,
-        logMaxBytes: this.#o.logMaxBytes,
-        secrets: this.#o.secrets,
         timed: request.timeoutMs !== null,
       });
       if (request.cancel?.aborted) onCancel();
@@ -242,6 +240,7 @@ export class TaskHostPool {
     });
     child.on("message", (message: FromHost) => {
       if (message.type === "ready") {
+        this.#send(host, { type: "init", logMaxBytes: this.#o.logMaxBytes, secrets: this.#o.secrets });
         const files = this.#o.preload?.() ?? [];
         if (files.length) this.#send(host, { type: "preload", files });
         markReady(true);

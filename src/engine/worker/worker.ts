@@ -104,6 +104,9 @@ export class Worker {
     try {
       while (!signal.aborted) {
         if (this.#failure) throw this.#failure;
+        // Let results that already arrived be recorded first, so one claim fills several free
+        // slots: claims are the costly step, and task hosts answer one message at a time.
+        if (this.#inFlight.size > 0 && this.#inFlight.size < this.#o.concurrency) await new Promise((r) => setImmediate(r));
         const free = this.#o.concurrency - this.#inFlight.size;
         let claimed: ClaimedAttempt[] = [];
         if (free > 0) {
@@ -159,16 +162,18 @@ export class Worker {
       this.#wokenEarly = false;
       return Promise.resolve();
     }
+    // A plain timer, not an aborted sleep: this runs once per recorded attempt, and aborting a
+    // signal (a DOMException with its stack) costs more than the claim it waits for.
     return new Promise<void>((resolve) => {
-      const stop = new AbortController();
+      let timer: NodeJS.Timeout | NodeJS.Immediate;
       const done = () => {
-        stop.abort();
+        if (maxMs > 0) clearTimeout(timer as NodeJS.Timeout);
+        else clearImmediate(timer as NodeJS.Immediate);
         this.#wake = () => (this.#wokenEarly = true);
         resolve();
       };
       this.#wake = done;
-      if (maxMs > 0) void realSleep(maxMs, stop.signal).then(done);
-      else setImmediate(done);
+      timer = maxMs > 0 ? setTimeout(done, maxMs) : setImmediate(done);
     });
   }
 
