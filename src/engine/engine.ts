@@ -33,6 +33,7 @@ import { reachable } from "../core/graph/dag.ts";
 import { saveVersion, taskInstancesOf } from "./pipeline-records.ts";
 import { PipelineCatalog, type BrokenFile } from "./project/catalog.ts";
 import { TaskHostPool } from "./task-host/pool.ts";
+import { taskProcessEnvironment, withheldVariables } from "./executor/command-env.ts";
 import { hostedRunner, type TaskCodeRunner } from "./executor/task-code-runner.ts";
 import { SecretMasker } from "./secrets/masker.ts";
 import { recoverDeadHolders } from "./worker/dead-holders.ts";
@@ -66,6 +67,8 @@ export interface EngineOptions {
   workerLeaseMs?: number;
   /** How the watchdog (freshness and "did not run" checks, alerts) runs in this project. */
   watch?: WatchSettings;
+  /** Where the state store is (a file or a URL): task processes do not see it or its password. */
+  stateUrl?: string;
 }
 
 export interface WatchSettings {
@@ -159,10 +162,13 @@ export class Engine {
   readonly #watch: WatchSettings;
   readonly workerId: string;
   readonly masker: SecretMasker;
+  /** Variables of this process that task processes do not inherit (see command-env.ts). */
+  readonly withheldEnv: readonly string[];
   #changeFeed: ChangeFeed | null = null;
 
   constructor(options: EngineOptions) {
     this.masker = new SecretMasker(options.secrets ?? []);
+    this.withheldEnv = withheldVariables(process.env, options.stateUrl ?? null);
     this.store = options.store;
     this.clock = options.clock;
     this.stateDir = options.stateDir;
@@ -208,6 +214,7 @@ export class Engine {
       this.#pool = new TaskHostPool({
         size,
         cwd: this.#projectDir,
+        env: taskProcessEnvironment(process.env, this.withheldEnv),
         memoryMb: this.#options.taskMemoryMb,
         logMaxBytes: this.#options.logMaxBytes ?? null,
         secrets: this.#options.secrets ?? [],
@@ -334,6 +341,7 @@ export class Engine {
       runner: this.taskRunner(request.concurrency ?? 4),
       logMaxBytes: this.#options.logMaxBytes,
       masker: this.masker,
+      withheldEnv: this.withheldEnv,
     });
     return { run: finished, created, tasks: inTaskOrder(pipeline, await this.store.listTaskInstances(run.runId)) };
   }

@@ -24,6 +24,7 @@ export interface ExecuteRunOptions {
   runner?: TaskCodeRunner;
   logMaxBytes?: number | null;
   masker?: SecretMasker;
+  withheldEnv?: readonly string[];
   /** Called after each attempt is recorded; for progress output. */
   onAttempt?: (claim: ClaimedAttempt, outcome: { taskState: string | null; errorMessage: string | null }) => void;
 }
@@ -51,6 +52,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     runner: options.runner,
     logMaxBytes: options.logMaxBytes,
     masker: options.masker,
+    withheldEnv: options.withheldEnv,
   });
   const finished = async () => {
     const run = await options.store.getRun(options.runId);

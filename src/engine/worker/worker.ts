@@ -48,6 +48,8 @@ export interface WorkerOptions {
   catalog?: PipelineCatalog;
   logMaxBytes?: number | null;
   masker?: SecretMasker;
+  /** Variables commands do not inherit unless they name them (the state URL and password). */
+  withheldEnv?: readonly string[];
 }
 
 /** How long a handed-back attempt waits before it may be claimed again (by anyone). */
@@ -202,6 +204,7 @@ export class Worker {
           runner: this.#o.runner ?? inlineRunner,
           logMaxBytes: this.#o.logMaxBytes,
           masker: this.#o.masker,
+          withheldEnv: this.#o.withheldEnv,
         });
       }
       if (finish.errorClass === "Cancelled") {
