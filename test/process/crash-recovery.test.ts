@@ -1,13 +1,12 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
-import { makeProject, projectDaemons, queryState, repo, waitFor } from "../support/processes.ts";
+import { makeProject, processHarness, queryState, repo, waitFor } from "../support/processes.ts";
 
 
-const here = projectDaemons();
+const here = processHarness();
 const start = here.start;
-afterEach(() => here.cleanUp());
 
 const CONFIG = `import { defineConfig } from "idem";
 export default defineConfig({ workerLeaseMs: 1500, schedulerLeaseMs: 1500, concurrency: 8 });

@@ -1,11 +1,10 @@
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { makeProject, projectDaemons, queryState, repo, waitFor } from "../support/processes.ts";
+import { describe, expect, it } from "vitest";
+import { makeProject, processHarness, queryState, repo, waitFor } from "../support/processes.ts";
 
-const here = projectDaemons();
+const here = processHarness();
 const start = here.start;
-afterEach(() => here.cleanUp());
 
 function idem(...args: string[]) {
   const r = spawnSync(process.execPath, [join(repo, "bin/idem.js"), ...args], { cwd: here.project, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" }, timeout: 30_000 });

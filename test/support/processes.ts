@@ -158,24 +158,3 @@ export function processHarness() {
   });
   return harness;
 }
-
-/**
- * The project a process test works in and the daemons it started there: `start` runs `idem
- * <args>` in it, `cleanUp` (for afterEach) stops every daemon and removes the project.
- */
-export function projectDaemons() {
-  const daemons: Daemon[] = [];
-  const self = {
-    project: "",
-    start(...args: string[]): Daemon {
-      const daemon = startIdem(self.project, ...args);
-      daemons.push(daemon);
-      return daemon;
-    },
-    async cleanUp(): Promise<void> {
-      await Promise.all(daemons.splice(0).map((d) => d.stop()));
-      if (self.project) removeProject(self.project);
-    },
-  };
-  return self;
-}
