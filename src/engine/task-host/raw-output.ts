@@ -1,6 +1,7 @@
 import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import { NO_SECRETS, type SecretMasker } from "../secrets/masker.ts";
+import { TailRing } from "../logs/tail-ring.ts";
 
 /**
  * What a task host writes to its own stdout and stderr file descriptors during an attempt,
@@ -14,18 +15,15 @@ export class RawOutput {
   readonly #path: string;
   readonly #masker: SecretMasker;
   readonly #headLimit: number;
-  readonly #tailLimit: number;
   #fd: number | null = null;
   #written = 0;
-  #tail: Buffer[] = [];
-  #tailBytes = 0;
-  #dropped = 0;
+  readonly #tail: TailRing;
 
   constructor(path: string, maxBytes: number | null, masker: SecretMasker = NO_SECRETS) {
     this.#path = path;
     this.#masker = masker;
     this.#headLimit = maxBytes === null ? Infinity : Math.floor(maxBytes / 2);
-    this.#tailLimit = maxBytes === null ? 0 : maxBytes - Math.floor(maxBytes / 2);
+    this.#tail = new TailRing(maxBytes === null ? 0 : maxBytes - Math.floor(maxBytes / 2));
   }
 
   write(chunk: Buffer): void {
@@ -38,33 +36,21 @@ export class RawOutput {
       this.#written += now.length;
       bytes = bytes.subarray(now.length);
     }
-    if (bytes.length === 0) return;
-    this.#tail.push(Buffer.from(bytes));
-    this.#tailBytes += bytes.length;
-    while (this.#tailBytes > this.#tailLimit) {
-      const first = this.#tail[0]!;
-      const over = this.#tailBytes - this.#tailLimit;
-      const cut = Math.min(first.length, over);
-      if (cut === first.length) this.#tail.shift();
-      else this.#tail[0] = first.subarray(cut);
-      this.#tailBytes -= cut;
-      this.#dropped += cut;
-    }
+    this.#tail.push(bytes);
   }
 
   /** The attempt ended: the kept last half goes after the first. */
   close(): void {
-    if (this.#tailBytes > 0) {
-      if (this.#dropped > 0) {
+    if (this.#tail.bytes > 0) {
+      if (this.#tail.dropped > 0) {
         this.#append(Buffer.from(
-          `\n[idem: ${this.#dropped} bytes of the task process's own output dropped here; kept the first ${this.#written} ` +
-            `and the last ${this.#tailBytes} (logMaxBytes)]\n`,
+          `\n[idem: ${this.#tail.dropped} bytes of the task process's own output dropped here; kept the first ${this.#written} ` +
+            `and the last ${this.#tail.bytes} (logMaxBytes)]\n`,
         ));
       }
-      for (const chunk of this.#tail) this.#append(chunk);
+      for (const chunk of this.#tail.chunks) this.#append(chunk);
     }
-    this.#tail = [];
-    this.#tailBytes = 0;
+    this.#tail.clear();
     if (this.#fd !== null) closeSync(this.#fd);
     this.#fd = null;
   }
