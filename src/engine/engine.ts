@@ -739,7 +739,7 @@ export class Engine {
     return new Watchdog({
       store: this.store,
       clock: this.clock,
-      pipelines: this.pipelines(),
+      pipelines: () => this.pipelines(),
       holder: `${role} ${this.workerId}`,
       notifiers: { log: { log: true }, ...this.#watch.notifiers },
       defaultNotify: this.#watch.defaultNotify ?? ["log"],
