@@ -94,6 +94,8 @@ export interface RunRequest {
   openFrozen?: string;
   cancel?: AbortSignal;
   onAttempt?: (claim: ClaimedAttempt, outcome: { taskState: string | null; errorMessage: string | null }) => void;
+  /** Look at the pipeline files this often while the run runs, as workers do (`reloadMs`). */
+  reloadMs?: number;
 }
 
 export interface BackfillRequest {
@@ -324,9 +326,12 @@ export class Engine {
       graphVersion: pipeline.version,
       details: { businessDate: interval.businessDate, params, ...(request.openFrozen ? { openFrozen: request.openFrozen } : {}) },
     });
+    // Like a worker: each attempt runs the task's code as its file says when it starts.
+    const reload = request.reloadMs ? setInterval(() => void this.catalog.refresh().catch(() => {}), request.reloadMs) : null;
     const finished = await executeRun({
       store: this.store,
       pipeline,
+      catalog: this.catalog,
       runId: run.runId,
       clock: this.clock,
       stateDir: this.stateDir,
@@ -342,7 +347,7 @@ export class Engine {
       logMaxBytes: this.#options.logMaxBytes,
       masker: this.masker,
       withheldEnv: this.withheldEnv,
-    });
+    }).finally(() => reload && clearInterval(reload));
     return { run: finished, created, tasks: inTaskOrder(pipeline, await this.store.listTaskInstances(run.runId)) };
   }
 
