@@ -119,7 +119,8 @@ async function follow(engine: ProjectEngine, backfillId: string, plan: BackfillP
     const worker = new Worker({
       store: engine.store, clock: engine.clock, pipelines: engine.pipelines(), stateDir: engine.stateDir, projectDir: engine.config.rootDir,
       // Task code runs in task hosts here too, never in this loop.
-      runner: engine.taskRunner(concurrency), logMaxBytes: engine.config.logMaxBytes, masker: engine.masker, withheldEnv: engine.withheldEnv,
+      // A host started after a pipeline file changed finds a new version: the catalog is reloaded then.
+      catalog: engine.catalog, runner: engine.taskRunner(concurrency), logMaxBytes: engine.config.logMaxBytes, masker: engine.masker, withheldEnv: engine.withheldEnv,
       workerId: engine.workerId, backfillId, concurrency,
       leaseMs: engine.config.workerLeaseMs, frozen: engine.config.frozen, graceMs: 5_000,
       limits: { parallelism: engine.config.parallelism, maxActiveTasks: Object.fromEntries(engine.pipelines().map((p) => [p.id, p.maxActiveTasks])) },
