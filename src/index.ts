@@ -8,6 +8,8 @@ export type {
   TaskSpec,
   TaskLogger,
   Summary,
+  SummaryOf,
+  SqlTaskSpec,
   Params,
   TaskPolicyInput,
 } from "./core/pipeline/types.ts";
@@ -15,6 +17,6 @@ export { daily, hourly, weekly, monthly, cron, manual } from "./core/time/index.
 export type { Timetable, Interval, DstPolicy } from "./core/time/index.ts";
 export { DataError, DefinitionError } from "./core/model/errors.ts";
 export type { TriggerRule } from "./core/policy/trigger-rules.ts";
-export { defineConfig, type IdemConfig } from "./engine/project/config.ts";
+export { defineConfig, type IdemConfig, type ConnectionConfig } from "./engine/project/config.ts";
 export { fileExists, sqlReturnsRow } from "./engine/sensors/checks.ts";
 export type { SensorCheck } from "./core/pipeline/types.ts";

@@ -1,10 +1,11 @@
 import { Temporal } from "temporal-polyfill";
 import { TaskSkipped } from "./core/pipeline/skip.ts";
-import type { Params, TaskContext, TaskFunction, Summary } from "./core/pipeline/types.ts";
+import type { Params, TaskContext, Summary } from "./core/pipeline/types.ts";
 import { parseBusinessDate } from "./core/time/dates.ts";
 import { memoryWatermarkStore } from "./data/watermark.ts";
+import type { Target } from "./data/target.ts";
 
-export interface TestContextOptions<P extends Params> {
+export interface TestContextOptions<P extends Params, U extends Record<string, Summary> = Record<string, Summary>> {
   businessDate: string;
   timezone?: string;
   params?: P;
@@ -15,13 +16,19 @@ export interface TestContextOptions<P extends Params> {
   trigger?: TaskContext["trigger"];
   frozen?: TaskContext["frozen"];
   watermarks?: TaskContext["watermarks"];
+  /** What the upstream tasks returned, as `ctx.upstream`. */
+  upstream?: Partial<U>;
+  /** Targets `ctx.connection(name)` hands out (an `openDuckDB(":memory:")`, say); the test closes them. */
+  connections?: Record<string, Target>;
 }
 
 /**
  * A task context for unit-testing a task function without any scheduler or store:
  * the interval is the business date's calendar day, log lines are collected in `lines`.
  */
-export function testContext<P extends Params = Params>(options: TestContextOptions<P>): TaskContext<P> & { lines: string[] } {
+export function testContext<P extends Params = Params, U extends Record<string, Summary> = Record<string, Summary>>(
+  options: TestContextOptions<P, U>,
+): TaskContext<P, U> & { lines: string[] } {
   const timezone = options.timezone ?? "UTC";
   const date = Temporal.PlainDate.from(parseBusinessDate(options.businessDate));
   const lines: string[] = [];
@@ -39,6 +46,12 @@ export function testContext<P extends Params = Params>(options: TestContextOptio
     frozen: options.frozen ?? [],
     watermarks: options.watermarks ?? memoryWatermarkStore(),
     params: (options.params ?? {}) as P,
+    upstream: options.upstream ?? ({} as Partial<U>),
+    async connection(name: string) {
+      const target = options.connections?.[name];
+      if (!target) throw new Error(`testContext: no connection "${name}" (give it in connections)`);
+      return target;
+    },
     log: { info: record("INFO"), warn: record("WARN"), error: record("ERROR") },
     signal: options.signal ?? new AbortController().signal,
     skip(reason: string): never {
@@ -49,10 +62,10 @@ export function testContext<P extends Params = Params>(options: TestContextOptio
 }
 
 /** Runs a task function with a test context; a skip comes back as `{ skipped: reason }`. */
-export async function runTask<P extends Params>(
-  fn: TaskFunction<P>,
-  options: TestContextOptions<P>,
-): Promise<{ summary: Summary | void; skipped?: string; lines: string[] }> {
+export async function runTask<P extends Params, U extends Record<string, Summary> = Record<string, Summary>, S extends Summary | void = Summary | void>(
+  fn: (ctx: TaskContext<P, U>) => Promise<S> | S,
+  options: TestContextOptions<P, U>,
+): Promise<{ summary: S | undefined; skipped?: string; lines: string[] }> {
   const ctx = testContext(options);
   try {
     return { summary: await fn(ctx), lines: ctx.lines };

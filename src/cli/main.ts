@@ -11,6 +11,9 @@ import { registerBackfillCommands } from "./commands/backfill.ts";
 import { registerFreshnessCommands } from "./commands/freshness.ts";
 import { registerHistoryCommand } from "./commands/history.ts";
 import { registerMigrateCommand } from "./commands/migrate.ts";
+import { registerInitCommand } from "./commands/init.ts";
+import { registerAttemptsCommand } from "./commands/attempts.ts";
+import { registerWatermarksCommands } from "./commands/watermarks.ts";
 import { registerServeCommand } from "./commands/serve.ts";
 import { registerTokenCommands } from "./commands/tokens.ts";
 
@@ -26,9 +29,12 @@ const program = new Command("idem")
   .exitOverride()
   .configureOutput({ writeErr: (text) => process.stderr.write(text) });
 
+registerInitCommand(program);
 registerValidateCommand(program);
 registerRunCommand(program);
 registerInspectCommands(program);
+registerAttemptsCommand(program);
+registerWatermarksCommands(program);
 registerOperateCommands(program);
 registerActionCommands(program);
 registerBackfillCommands(program);

@@ -5,6 +5,7 @@ import type { Engine } from "../engine/engine.ts";
 import type { Store } from "../store/port.ts";
 import { registerSecrets } from "./secrets.ts";
 import type { ResolvedConfig } from "../engine/project/config.ts";
+import type { PipelineCheck } from "../engine/project/catalog.ts";
 import type { Cli, GlobalOptions } from "./lazy.ts";
 import { importTypeScript } from "./typescript-cache.ts";
 
@@ -26,8 +27,14 @@ export async function loadProjectConfig(options: GlobalOptions): Promise<Resolve
 /** The config and every pipeline file (which may run the user's code at import); any broken file is an error (`idem validate`). */
 export async function loadProject(options: GlobalOptions): Promise<Project> {
   const config = await loadProjectConfig(options);
-  const { loadPipelines } = await import("../engine/project/load-pipelines.ts");
-  return { config, pipelines: await loadPipelines(config.pipelinePaths, config.rootDir, (file, version) => importTypeScript(file, config.rootDir, version)) };
+  const [{ loadPipelines }, check] = await Promise.all([import("../engine/project/load-pipelines.ts"), pipelineCheck(config)]);
+  return { config, pipelines: await loadPipelines(config.pipelinePaths, config.rootDir, (file, version) => importTypeScript(file, config.rootDir, version), check) };
+}
+
+/** A SQL task whose connection the config does not have stops its pipeline when the file loads. */
+async function pipelineCheck(config: ResolvedConfig): Promise<PipelineCheck | undefined> {
+  const { connectionProblems } = await import("../engine/connections/connections.ts");
+  return (pipeline, file) => connectionProblems(pipeline, config.connections, file);
 }
 
 export interface OpenOptions {
@@ -48,7 +55,7 @@ export async function openEngine(options: GlobalOptions, open: OpenOptions): Pro
   const config = await loadProjectConfig(options);
   // A broken pipeline file stops only itself: the catalog keeps the others and names it.
   const catalog = open.pipelines
-    ? await (await import("../engine/project/catalog.ts")).PipelineCatalog.load(config.pipelinePaths, config.rootDir, (file, version) => importTypeScript(file, config.rootDir, version))
+    ? await (await import("../engine/project/catalog.ts")).PipelineCatalog.load(config.pipelinePaths, config.rootDir, (file, version) => importTypeScript(file, config.rootDir, version), await pipelineCheck(config))
     : undefined;
   const [{ openStore }, { Engine }, { reportingStore, storeUnavailable }, { maskedStore }, { collectSecrets, referencedVariables, SecretMasker }] = await Promise.all([
     import("../store/open-store.ts"), import("../engine/engine.ts"), import("../store/unavailable.ts"),
@@ -62,6 +69,8 @@ export async function openEngine(options: GlobalOptions, open: OpenOptions): Pro
     stateUrl: location,
     urls: connections.map((c) => c.postgres),
   });
+  // A password written in the config itself (no "$NAME") is a secret as it stands.
+  secrets.push(...connections.flatMap((c) => (c.password && referencedVariables(c.password).length === 0 ? [c.password] : [])));
   registerSecrets(secrets);
   const busyTimeoutMs = config.stateBusyTimeoutMs;
   let opened: Store;
@@ -79,7 +88,7 @@ export async function openEngine(options: GlobalOptions, open: OpenOptions): Pro
     throw error;
   }
   const engine = new Engine({
-    store, clock: systemClock, stateDir: config.stateDir, catalog, projectDir: config.rootDir, frozen: config.frozen,
+    store, clock: systemClock, stateDir: config.stateDir, catalog, projectDir: config.rootDir, frozen: config.frozen, connections: config.connections,
     secrets, stateUrl: location, logMaxBytes: config.logMaxBytes, taskMemoryMb: config.taskMemoryMb, workerLeaseMs: config.workerLeaseMs,
     watch: {
       notifiers: config.notifiers, defaultNotify: config.defaultNotify, intervalMs: config.checkerIntervalMs,

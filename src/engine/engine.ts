@@ -31,6 +31,7 @@ import { checkerHealth, freshnessReport, type CheckerHealth, type FreshnessRepor
 import { describeFrozen, frozenPeriodOf, type FrozenPeriod } from "../core/policy/frozen.ts";
 import { reachable } from "../core/graph/dag.ts";
 import { saveVersion, taskInstancesOf } from "./pipeline-records.ts";
+import type { ConnectionConfig } from "./project/config.ts";
 import { PipelineCatalog, type BrokenFile } from "./project/catalog.ts";
 import { TaskHostPool } from "./task-host/pool.ts";
 import { taskProcessEnvironment, withheldVariables } from "./executor/command-env.ts";
@@ -55,6 +56,8 @@ export interface EngineOptions {
   random?: () => number;
   /** Frozen periods for every pipeline of the project (each pipeline may add its own). */
   frozen?: readonly FrozenPeriod[];
+  /** The project's named connections, for SQL tasks and `ctx.connection(name)`. */
+  connections?: Record<string, ConnectionConfig>;
   /** The pipelines as their files say now, with the files that did not load; overrides `pipelines`. */
   catalog?: PipelineCatalog;
   /** Task hosts: how much memory each may use. Only pipelines loaded from files run in them. */
@@ -161,6 +164,7 @@ export class Engine {
   #pool: TaskHostPool | null = null;
   readonly #random: () => number;
   readonly #frozen: readonly FrozenPeriod[];
+  readonly connections: Record<string, ConnectionConfig>;
   readonly #watch: WatchSettings;
   readonly workerId: string;
   readonly masker: SecretMasker;
@@ -180,6 +184,7 @@ export class Engine {
     this.#projectDir = options.projectDir ?? process.cwd();
     this.#random = options.random ?? Math.random;
     this.#frozen = options.frozen ?? [];
+    this.connections = options.connections ?? {};
     this.#watch = options.watch ?? {};
     this.workerId = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
   }
@@ -342,6 +347,7 @@ export class Engine {
       cancel: request.cancel,
       random: this.#random,
       frozen: this.#frozen,
+      connections: this.connections,
       onAttempt: request.onAttempt,
       runner: this.taskRunner(request.concurrency ?? 4),
       logMaxBytes: this.#options.logMaxBytes,
@@ -768,6 +774,34 @@ export class Engine {
     return this.store.listIncidents(query);
   }
 
+  /** Saved watermarks of incremental loads, by pipeline then task. */
+  async watermarks(pipelineId?: string): Promise<WatermarkRecord[]> {
+    if (pipelineId !== undefined && this.#pipelinesLoaded) this.pipeline(pipelineId);
+    return this.store.listWatermarks(pipelineId);
+  }
+
+  /**
+   * Sets a task's watermark by hand (to reload from an earlier point, say), audited; refused
+   * while a live run still has that task to finish. The value keeps the saved one's type: a
+   * number stays a number.
+   */
+  async setWatermark(pipelineId: string, taskId: string, text: string, request: { reason: string; actor?: string }): Promise<{ previous: string | number | null; value: string | number }> {
+    const pipeline = this.pipeline(pipelineId);
+    if (!pipeline.tasks.has(taskId)) {
+      throw new UsageError(`pipeline ${pipelineId} has no task "${taskId}": a watermark belongs to the task that loads incrementally (tasks: ${[...pipeline.tasks.keys()].join(", ")})`);
+    }
+    const current = await this.store.getWatermark(pipelineId, taskId);
+    const numeric = text.trim() !== "" && Number.isFinite(Number(text));
+    if (typeof current === "number" && !numeric) throw new UsageError(`watermark ${pipelineId} ${taskId} is a number (${current}); ${JSON.stringify(text)} is not one`);
+    const value = typeof current === "number" || (current === null && numeric) ? Number(text) : text;
+    const result = await this.store.setWatermarkByHand({ pipelineId, taskId, value, at: this.clock.now() });
+    if (!result.set) {
+      throw new UsageError(`run ${result.liveRunId} is live and has ${taskId} still to finish, so it owns the watermark: set it once that run is done`, { pipeline: pipelineId });
+    }
+    await this.#audit(request.actor ?? defaultActor(), "watermark-set", pipeline, null, taskId, request.reason, { previous: result.previous, value });
+    return { previous: result.previous, value };
+  }
+
   #assertOwned(pipeline: Pipeline, interval: Interval): void {
     if (pipeline.start !== null && interval.start < pipeline.start) {
       throw new UsageError(`${interval.businessDate} is before the pipeline's start (${pipeline.definition.start === null ? "" : new Date(pipeline.start).toISOString()})`, { pipeline: pipeline.id });
@@ -922,11 +956,6 @@ export class Engine {
       for (const promise of pipeline.promises) entry(promise.dataset).promisedBy.push(pipeline.id);
     }
     return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
-  }
-
-  async watermarks(pipelineId?: string): Promise<WatermarkRecord[]> {
-    if (pipelineId) this.pipeline(pipelineId);
-    return this.store.listWatermarks(pipelineId);
   }
 
   /** Workers that have sent a heartbeat, with whether they look alive now. */

@@ -213,6 +213,17 @@ export interface Store {
    * `headStart` (a frozen period). True the first time for that head; false when already noted.
    */
   noteRestateRefusal(request: { runId: string; headStart: number; note: string }): Promise<boolean>;
+
+  // --- watermarks by hand ---------------------------------------------------------------------
+
+  /**
+   * Sets a watermark by hand, in one transaction with the check that no live run (queued or
+   * running) of the pipeline still has that task to finish; when one has, nothing is written
+   * and that run is named. The caller audits it.
+   */
+  setWatermarkByHand(request: { pipelineId: string; taskId: string; value: string | number; at: number }): Promise<
+    { set: true; previous: string | number | null } | { set: false; liveRunId: string }
+  >;
 }
 
 export type TokenRole = "viewer" | "operator";

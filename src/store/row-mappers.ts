@@ -272,3 +272,8 @@ export function rowMappers(decode: RowDecoding) {
     toPipelineState, toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt,
     toApiToken, toChangeEvent, toWatermark };
 }
+
+/** A watermark is stored as text with its kind, the same in every adapter. */
+export function watermarkValue(row: Record<string, unknown>): string | number {
+  return row.kind === "number" ? Number(row.value) : (row.value as string);
+}

@@ -51,7 +51,7 @@ describe("history", () => {
 describe("the write context", () => {
   it("is taken from any object with the task context's fields", () => {
     const ctx = { runId: "r", pipelineId: "p", taskId: "t", tryNumber: 2, businessDate: "2026-09-01", params: {}, log: {} };
-    expect(writeContextFrom(ctx, { batchId: "b-7" })).toEqual({ runId: "r", pipelineId: "p", taskId: "t", tryNumber: 2, businessDate: "2026-09-01", batchId: "b-7" });
+    expect(writeContextFrom(ctx, { batchId: "b-7" })).toEqual({ runId: "r", pipelineId: "p", taskId: "t", tryNumber: 2, businessDate: "2026-09-01", batchId: "b-7", trigger: null });
     expect(() => writeContextFrom({ ...ctx, runId: "" })).toThrow(DefinitionError);
   });
 });

@@ -19,7 +19,7 @@ describe("incremental loads inside idem", () => {
           try {
             const result = await incrementalLoad({
               target, table: "events", columns: { id: "bigint", version: "bigint" }, key: "id", watermarkColumn: "version", lookback: 0,
-              store: ctx.watermarks, context: writeContextFrom(ctx), isBackfill: ctx.trigger === "backfill",
+              store: ctx.watermarks, context: writeContextFrom(ctx),
               source: (since) => {
                 reads.push(since);
                 return { sql: since === null ? sql`SELECT id, version FROM src` : sql`SELECT id, version FROM src WHERE version > ${since}` };

@@ -627,6 +627,22 @@ export function describeStoreContract(adapter: string, openStore: () => Promise<
       });
     });
 
+    describe("watermarks by hand", () => {
+      it("refuses while a live run has the task still to finish, and sets it once that task is done", async () => {
+        await store.saveWatermark("p", "a", 10, T0);
+        await createStandardRun();
+        expect(await store.setWatermarkByHand({ pipelineId: "p", taskId: "a", value: 5, at: T0 + 5 })).toEqual({ set: false, liveRunId: "p@2026-09-01" });
+        expect(await store.getWatermark("p", "a")).toBe(10);
+        const [a] = await claim();
+        await store.finishAttempt(finish(a!));
+        // task a is done although its run is still live: the watermark is no longer in use
+        expect(await store.setWatermarkByHand({ pipelineId: "p", taskId: "a", value: 5, at: T0 + 5 })).toEqual({ set: true, previous: 10 });
+        expect(await store.getWatermark("p", "a")).toBe(5);
+        expect(await store.setWatermarkByHand({ pipelineId: "p", taskId: "new", value: "x", at: T0 + 6 })).toEqual({ set: true, previous: null });
+        expect(await store.setWatermarkByHand({ pipelineId: "other", taskId: "b", value: 1, at: T0 + 6 })).toEqual({ set: true, previous: null });
+      });
+    });
+
     describe("claims limited to one backfill", () => {
       it("claim only the task instances of that backfill's runs, leaving other queued runs alone", async () => {
         await saveGraph();

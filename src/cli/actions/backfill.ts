@@ -122,7 +122,7 @@ async function follow(engine: ProjectEngine, backfillId: string, plan: BackfillP
       // A host started after a pipeline file changed finds a new version: the catalog is reloaded then.
       catalog: engine.catalog, runner: engine.taskRunner(concurrency), logMaxBytes: engine.config.logMaxBytes, masker: engine.masker, withheldEnv: engine.withheldEnv,
       workerId: engine.workerId, backfillId, concurrency,
-      leaseMs: engine.config.workerLeaseMs, frozen: engine.config.frozen, graceMs: 5_000,
+      leaseMs: engine.config.workerLeaseMs, frozen: engine.config.frozen, connections: engine.config.connections, graceMs: 5_000,
       limits: { parallelism: engine.config.parallelism, maxActiveTasks: Object.fromEntries(engine.pipelines().map((p) => [p.id, p.maxActiveTasks])) },
     });
     background.push(worker.run(stop.signal));

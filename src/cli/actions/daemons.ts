@@ -167,7 +167,7 @@ async function runWorker(engine: Engine, signal: AbortSignal, flags: WorkerFlags
     workerId: engine.workerId,
     concurrency,
     leaseMs: engine.config.workerLeaseMs,
-    frozen: engine.config.frozen,
+    frozen: engine.config.frozen, connections: engine.config.connections,
     graceMs: grace * 1000,
     limits: {
       parallelism: engine.config.parallelism,

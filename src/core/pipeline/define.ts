@@ -1,4 +1,6 @@
 import { createHash } from "node:crypto";
+import { basename } from "node:path";
+import { fileURLToPath } from "node:url";
 import { DefinitionError, DefinitionErrors, type ErrorPlace } from "../model/errors.ts";
 import { isValidId } from "../model/ids.ts";
 import { findGraphProblems, downstreamMap, topologicalOrder } from "../graph/dag.ts";
@@ -18,6 +20,7 @@ import type {
   TaskDefinition,
   TaskPolicy,
   TaskPolicyInput,
+  SqlTaskSpec,
   TaskSpec,
 } from "./types.ts";
 
@@ -209,8 +212,9 @@ function resolveTask<P extends Params>(spec: TaskSpec<string, P> & { id: string 
   const hasRun = "run" in spec && spec.run !== undefined;
   const hasCommand = "command" in spec && spec.command !== undefined;
   const hasSensor = "sensor" in spec && spec.sensor !== undefined;
-  if (Number(hasRun) + Number(hasCommand) + Number(hasSensor) !== 1) {
-    throw new DefinitionError("needs exactly one of `run` (a function), `command` (an argv array) or `sensor` (a condition)");
+  const hasSql = "sql" in spec && spec.sql !== undefined;
+  if (Number(hasRun) + Number(hasCommand) + Number(hasSensor) + Number(hasSql) !== 1) {
+    throw new DefinitionError("needs exactly one of `run` (a function), `command` (an argv array), `sensor` (a condition) or `sql` (a statement or { file })");
   }
   if (hasRun && typeof (spec as { run: unknown }).run !== "function") throw new DefinitionError("`run` must be a function");
   const policy = resolvePolicy(spec, defaults);
@@ -230,6 +234,7 @@ function resolveTask<P extends Params>(spec: TaskSpec<string, P> & { id: string 
   };
   if (typeof base.restate !== "boolean") throw new DefinitionError(`restate must be true or false, not ${JSON.stringify(spec.restate)}`);
   if (hasRun) return { ...base, kind: "function", run: (spec as { run: TaskDefinition["run"] }).run };
+  if (hasSql) return { ...base, kind: "sql", ...resolveSql(spec as SqlTaskSpec<string>) };
   if (hasSensor) {
     const sensor = spec as Extract<TaskSpec<string, P>, { sensor: unknown }>;
     if (typeof sensor.sensor !== "function") throw new DefinitionError("`sensor` must be a function returning true when the condition is met");
@@ -270,6 +275,24 @@ function resolveTask<P extends Params>(spec: TaskSpec<string, P> & { id: string 
     ...commandEnv(cmd.env),
     dataErrorExitCodes: [...codes],
   };
+}
+
+function resolveSql(spec: SqlTaskSpec<string>): Pick<TaskDefinition, "sql" | "connection" | "check"> {
+  if (typeof spec.connection !== "string" || spec.connection === "") throw new DefinitionError("a SQL task needs `connection`: the name of a connection in idem.config.ts");
+  if (spec.check !== undefined && typeof spec.check !== "boolean") throw new DefinitionError("`check` must be true or false");
+  const given = spec.sql;
+  let sql: TaskDefinition["sql"];
+  if (typeof given === "string") {
+    if (given.trim() === "") throw new DefinitionError("`sql` is empty");
+    sql = { text: given, file: null };
+  } else if (given && typeof given === "object" && (typeof given.file === "string" || given.file instanceof URL)) {
+    // A relative path is relative to the project (the folder of idem.config.ts); a file URL
+    // (new URL("./load.sql", import.meta.url)) is relative to the pipeline file.
+    const file = given.file instanceof URL ? fileURLToPath(given.file) : given.file;
+    if (!file.endsWith(".sql")) throw new DefinitionError(`sql file ${JSON.stringify(file)}: expected a .sql file`);
+    sql = { text: null, file };
+  } else throw new DefinitionError("`sql` must be a statement or { file: \"path.sql\" }");
+  return { sql, connection: spec.connection, check: spec.check ?? false };
 }
 
 function commandEnv(env: unknown): Pick<TaskDefinition, "env" | "envPolicy"> {
@@ -340,6 +363,10 @@ function describeTask(task: TaskDefinition): Record<string, unknown> {
     publishes: task.publishes ?? undefined,
     restate: task.restate ? undefined : false,
     sensorPolicy: task.sensorPolicy,
+    // a file's name, not its absolute path: the version must not depend on where the project is
+    sql: task.sql ? (task.sql.file === null ? task.sql.text : { file: basename(task.sql.file) }) : undefined,
+    connection: task.connection,
+    check: task.check || undefined,
   };
 }
 

@@ -3,6 +3,7 @@ import type { TriggerRule } from "../policy/trigger-rules.ts";
 import type { Timetable } from "../time/timetable.ts";
 import type { FrozenPeriod } from "../policy/frozen.ts";
 import type { FreshnessPromise, FreshnessPromiseInput } from "./promise.ts";
+import type { Target } from "../../data/target.ts";
 import type { RestatePolicy } from "../policy/restate.ts";
 
 /** A small JSON object a task returns: counts, not data. */
@@ -14,8 +15,14 @@ export interface TaskLogger {
   error(message: string, fields?: Record<string, unknown>): void;
 }
 
-/** Everything a task needs to know about the work it is doing; never "today". */
-export interface TaskContext<P extends Params = Params> {
+/** The summary a task function returns, for typing `ctx.upstream`: `SummaryOf<typeof loadDay>`. */
+export type SummaryOf<F extends (...args: never[]) => unknown> = Exclude<Awaited<ReturnType<F>>, void | undefined>;
+
+/**
+ * Everything a task needs to know about the work it is doing; never "today". `U` types
+ * `ctx.upstream`: `TaskContext<MyParams, { load_day: SummaryOf<typeof loadDay> }>`.
+ */
+export interface TaskContext<P extends Params = Params, U extends Record<string, Summary> = Record<string, Summary>> {
   runId: string;
   pipelineId: string;
   taskId: string;
@@ -34,6 +41,17 @@ export interface TaskContext<P extends Params = Params> {
   /** The state store's watermarks, for incremental loads (`incrementalLoad({ store: ctx.watermarks })`). */
   watermarks: WatermarkAccess;
   params: P;
+  /**
+   * The summaries the tasks this one runs after (`after`) returned in this run: what a check
+   * compares with what the load reported. A task that ended without a summary (a command with
+   * no summary file, a skip) is absent.
+   */
+  upstream: Readonly<Partial<U>>;
+  /**
+   * A connection named in idem.config.ts (`connections`), opened on first use and closed when
+   * the attempt ends.
+   */
+  connection(name: string): Promise<Target>;
   log: TaskLogger;
   /** Fires when the attempt times out or the worker shuts down; pass it to anything cancellable. */
   signal: AbortSignal;
@@ -99,7 +117,21 @@ interface TaskSpecBase<K extends string> extends TaskPolicyInput {
 }
 
 export interface FunctionTaskSpec<K extends string, P extends Params> extends TaskSpecBase<K> {
-  run: TaskFunction<P>;
+  // A method, so that a function typed for its upstream (TaskContext<P, { load: ... }>) fits.
+  run(ctx: TaskContext<P>): Promise<Summary | void> | Summary | void;
+}
+
+/**
+ * A SQL task: a statement (or several, `;`-separated), or a `.sql` file, run in one transaction
+ * against a connection of idem.config.ts. `$business_date`, `$interval_start`, `$interval_end`
+ * (ISO instants), `$run_id` and `$try_number` are bound as parameters, never pasted into the
+ * text. The summary is `{ rowsAffected }`. With `check: true` the statement is a query for
+ * offending rows: any row makes a data error, which is not retried.
+ */
+export interface SqlTaskSpec<K extends string> extends TaskSpecBase<K> {
+  sql: string | { file: string | URL };
+  connection: string;
+  check?: boolean;
 }
 
 export interface CommandEnvSpec {
@@ -149,9 +181,10 @@ export interface SensorTaskSpec<K extends string, P extends Params> extends Task
 export type TaskSpec<K extends string = string, P extends Params = Params> =
   | FunctionTaskSpec<K, P>
   | CommandTaskSpec<K, P>
-  | SensorTaskSpec<K, P>;
+  | SensorTaskSpec<K, P>
+  | SqlTaskSpec<K>;
 
-export type TaskKind = "function" | "command" | "sensor";
+export type TaskKind = "function" | "command" | "sensor" | "sql";
 
 export interface SensorPolicy {
   pokeIntervalMs: number;
@@ -184,6 +217,9 @@ export interface TaskDefinition {
   restate: boolean;
   sensor?: SensorCheck<any>;
   sensorPolicy?: SensorPolicy;
+  sql?: { text: string; file: null } | { text: null; file: string };
+  connection?: string;
+  check?: boolean;
 }
 
 export type CatchupPolicy = "all" | "latest";

@@ -1,8 +1,15 @@
+import type { RunTrigger, WriteContext } from "../context.ts";
 import type { Source } from "../source.ts";
 import { compareWatermarks, subtractLookback, type Watermark, type WatermarkStore } from "../watermark.ts";
 import { mergeByKey, type MergeByKeyOptions, type MergeSummary } from "./merge.ts";
 
-export interface IncrementalOptions extends Omit<MergeByKeyOptions, "source" | "whenMissingFromSource" | "watermarkColumn"> {
+export interface IncrementalOptions extends Omit<MergeByKeyOptions, "source" | "whenMissingFromSource" | "watermarkColumn" | "context"> {
+  /**
+   * Who is writing, with the run's trigger: `writeContextFrom(ctx)`. The loader reads the trigger
+   * itself, so a backfill or a restatement loads its rows but never moves the watermark; a
+   * context built by hand must say `trigger` (null outside idem) or it does not type-check.
+   */
+  context: WriteContext & { trigger: RunTrigger | null };
   /** The source of rows newer than `since` (null on the first run: read everything). */
   source: (since: Watermark | null) => Source;
   /** The column whose maximum over the staged rows becomes the next watermark. */
@@ -10,9 +17,7 @@ export interface IncrementalOptions extends Omit<MergeByKeyOptions, "source" | "
   /** How far before the saved watermark to read again, for rows that arrive late. */
   lookback?: number | string;
   store: WatermarkStore;
-  /** A backfill rewrites old intervals; it must not move the watermark. */
-  isBackfill?: boolean;
-  /** Set false to load without moving the watermark (isBackfill implies it). */
+  /** Set false to load without moving the watermark (a backfill never moves it anyway). */
   moveWatermark?: boolean;
 }
 
@@ -33,7 +38,8 @@ export async function incrementalLoad(options: IncrementalOptions): Promise<Incr
   const since = before === null ? null : subtractLookback(before, options.lookback);
   const result = await mergeByKey({ ...options, source: options.source(since), whenMissingFromSource: "keep", watermarkColumn: options.watermarkColumn }, "incremental");
   const seen = result.stagedMaximum ?? null;
-  const move = !options.isBackfill && options.moveWatermark !== false && seen !== null && (before === null || compareWatermarks(seen, before) > 0);
+  const rewritesOldIntervals = context.trigger === "backfill" || context.trigger === "restate";
+  const move = !rewritesOldIntervals && options.moveWatermark !== false && seen !== null && (before === null || compareWatermarks(seen, before) > 0);
   if (move) {
     await store.save(context.pipelineId, context.taskId, seen);
     await options.onStep?.("watermarked", { table: options.table });

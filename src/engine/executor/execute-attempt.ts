@@ -15,6 +15,7 @@ import type { TaskEntry } from "../task-host/protocol.ts";
 import { commandEnvironment } from "./command-env.ts";
 import { NO_SECRETS, type SecretMasker } from "../secrets/masker.ts";
 import { watermarksForRun } from "./watermarks.ts";
+import type { ConnectionConfig } from "../project/config.ts";
 
 export interface AttemptEnvironment {
   clock: Clock;
@@ -29,6 +30,10 @@ export interface AttemptEnvironment {
   frozen?: readonly FrozenPeriod[];
   /** The state store's watermarks, handed to task code. */
   watermarks: WatermarkAccess;
+  /** The project's named connections, for SQL tasks and `ctx.connection(name)`. */
+  connections?: Record<string, ConnectionConfig>;
+  /** The summaries the given tasks of a run returned (their latest successful attempt). */
+  upstreamSummaries?: (runId: string, taskIds: readonly string[]) => Promise<Record<string, Summary>>;
   /** Where task code runs: the task hosts, or (pipelines with no file) this process. */
   runner: TaskCodeRunner;
   /** The cap of each attempt's log; null: none. */
@@ -84,17 +89,22 @@ async function runTask(
   env: AttemptEnvironment,
 ): Promise<AttemptResult> {
   const watermarks = watermarksForRun(env.watermarks, claim.trigger, (line) => log.line("INFO", line));
+  const upstream = task.kind !== "command" && task.upstream.length > 0 && env.upstreamSummaries ? await env.upstreamSummaries(claim.runId, task.upstream) : {};
   const code = (entry: TaskEntry) =>
     env.runner.call({
       pipeline, task, entry, claim, log,
       projectFrozen: env.frozen ?? [],
       watermarks,
+      connections: env.connections ?? {},
+      upstream,
+      projectDir: env.defaultCwd,
       timeoutMs: task.policy.timeoutMs,
       graceMs: task.killGraceMs,
       cancel: env.cancel,
     });
   if (task.kind === "sensor") return runSensor(task, claim, env, log, () => code("sensor"));
   if (task.kind === "function") return code("run");
+  if (task.kind === "sql") return code("sql");
   let argv = task.command as readonly string[];
   if (typeof task.command === "function") {
     const built = await code("command");

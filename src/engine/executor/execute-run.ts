@@ -3,6 +3,7 @@ import type { FrozenPeriod } from "../../core/policy/frozen.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
 import type { ClaimedAttempt, RunRecord, Store } from "../../store/port.ts";
 import { Worker } from "../worker/worker.ts";
+import type { ConnectionConfig } from "../project/config.ts";
 import { DefinitionError, UsageError } from "../../core/model/errors.ts";
 import type { PipelineCatalog } from "../project/catalog.ts";
 import type { TaskCodeRunner } from "./task-code-runner.ts";
@@ -22,6 +23,7 @@ export interface ExecuteRunOptions {
   cancel?: AbortSignal;
   random?: () => number;
   frozen?: readonly FrozenPeriod[];
+  connections?: Record<string, ConnectionConfig>;
   runner?: TaskCodeRunner;
   logMaxBytes?: number | null;
   masker?: SecretMasker;
@@ -51,6 +53,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     pollMs: 250,
     random: options.random,
     frozen: options.frozen,
+    connections: options.connections,
     onAttempt: options.onAttempt,
     runner: options.runner,
     logMaxBytes: options.logMaxBytes,

@@ -1,4 +1,4 @@
-import { DataError } from "../../core/model/errors.ts";
+import { DataError, DefinitionError } from "../../core/model/errors.ts";
 import { TaskSkipped } from "../../core/pipeline/skip.ts";
 import type { Summary, TaskContext, TaskFunction } from "../../core/pipeline/types.ts";
 import { formatDuration } from "../../core/time/duration.ts";
@@ -73,6 +73,10 @@ export function fromError(error: unknown): AttemptResult {
   if (error instanceof TaskSkipped) return { outcome: "skipped", reason: error.reason, summary: null, exitCode: null };
   if (error instanceof DataError) {
     return { outcome: "failed", errorClass: "DataError", errorMessage: error.message, retryable: false, exitCode: null };
+  }
+  // A task that is wrong as written (a SQL task naming an unknown parameter) fails the same way on every try.
+  if (error instanceof DefinitionError) {
+    return { outcome: "failed", errorClass: "DefinitionError", errorMessage: error.message, retryable: false, exitCode: null };
   }
   const e = error instanceof Error ? error : new Error(String(error));
   return { outcome: "failed", errorClass: e.name || "Error", errorMessage: e.message, retryable: true, exitCode: null };

@@ -1,11 +1,14 @@
 import type { FrozenPeriod } from "../../core/policy/frozen.ts";
-import type { Pipeline, TaskDefinition, WatermarkAccess } from "../../core/pipeline/types.ts";
+import type { Pipeline, Summary, TaskContext, TaskDefinition, WatermarkAccess } from "../../core/pipeline/types.ts";
+import type { ConnectionConfig } from "../project/config.ts";
+import { AttemptConnections } from "../connections/connections.ts";
 import type { ClaimedAttempt } from "../../store/port.ts";
 import type { TaskHostPool } from "../task-host/pool.ts";
 import type { TaskEntry } from "../task-host/protocol.ts";
 import type { AttemptLog } from "./attempt-log.ts";
 import type { AttemptResult } from "./attempt-result.ts";
 import { runFunctionTask } from "./run-function.ts";
+import { runSqlTask } from "./run-sql.ts";
 import { buildContext } from "./task-context.ts";
 
 export interface TaskCodeCall {
@@ -16,14 +19,19 @@ export interface TaskCodeCall {
   log: AttemptLog;
   projectFrozen: readonly FrozenPeriod[];
   watermarks: WatermarkAccess;
+  /** The project's connections, opened where the task code runs. */
+  connections: Record<string, ConnectionConfig>;
+  upstream: Record<string, Summary>;
+  projectDir: string;
   timeoutMs: number | null;
   graceMs: number;
   cancel?: AbortSignal;
 }
 
 /**
- * Calls one piece of task code (a function task, a sensor's check, a command's argv builder) and
- * says how it ended. A sensor's check answers `{ met }`, an argv builder `{ argv }`.
+ * Calls one piece of task code (a function task, a sensor's check, a command's argv builder, a
+ * SQL task's statements) and says how it ended. A sensor's check answers `{ met }`, an argv
+ * builder `{ argv }`.
  */
 export interface TaskCodeRunner {
   call(request: TaskCodeCall): Promise<AttemptResult>;
@@ -34,21 +42,31 @@ export interface TaskCodeRunner {
  * host could import (the engine API in tests, `idem/testing`): a busy loop here blocks the loop.
  */
 export const inlineRunner: TaskCodeRunner = {
-  call(request) {
-    const { task } = request;
-    const fn =
-      request.entry === "run" ? task.run!
-      : request.entry === "sensor" ? async (ctx: Parameters<NonNullable<TaskDefinition["sensor"]>>[0]) => ({ met: (await task.sensor!(ctx)) === true })
-      : (ctx: Parameters<NonNullable<TaskDefinition["run"]>>[0]) => ({ argv: [...(task.command as (c: typeof ctx) => readonly string[])(ctx)] });
-    return runFunctionTask({
-      fn,
-      context: buildContext(request.pipeline, request.claim, request.log, request.projectFrozen, request.watermarks),
-      timeoutMs: request.timeoutMs,
-      graceMs: request.graceMs,
-      cancel: request.cancel,
-    });
+  async call(request) {
+    const connections = new AttemptConnections(request.connections);
+    try {
+      return await runFunctionTask({
+        fn: taskCode(request.task, request.entry, request.projectDir),
+        context: buildContext(request.pipeline, request.claim, request.log, request.projectFrozen, request.watermarks, request.upstream, connections),
+        timeoutMs: request.timeoutMs,
+        graceMs: request.graceMs,
+        cancel: request.cancel,
+      });
+    } finally {
+      await connections.closeAll();
+    }
   },
 };
+
+type TaskCode = (ctx: Omit<TaskContext, "signal"> & { signal?: AbortSignal }) => Promise<Summary | void> | Summary | void;
+
+/** The function that runs an entry of a task, the same in this process and in a task host. */
+export function taskCode(task: TaskDefinition, entry: TaskEntry, projectDir: string): TaskCode {
+  if (entry === "run") return task.run! as TaskCode;
+  if (entry === "sensor") return async (ctx) => ({ met: (await task.sensor!(ctx as TaskContext)) === true });
+  if (entry === "sql") return (ctx) => runSqlTask(task, ctx, projectDir);
+  return (ctx) => ({ argv: [...(task.command as (c: typeof ctx) => readonly string[])(ctx)] });
+}
 
 /** Task code in the pool's task hosts, for every pipeline loaded from a file. */
 export function hostedRunner(pool: TaskHostPool, fileOf: (pipelineId: string) => string | undefined): TaskCodeRunner {
@@ -56,17 +74,8 @@ export function hostedRunner(pool: TaskHostPool, fileOf: (pipelineId: string) =>
     call(request) {
       const file = fileOf(request.pipeline.id);
       if (!file) return inlineRunner.call(request);
-      return pool.call({
-        file,
-        version: request.pipeline.version,
-        entry: request.entry,
-        claim: request.claim,
-        projectFrozen: request.projectFrozen,
-        watermarks: request.watermarks,
-        timeoutMs: request.timeoutMs,
-        graceMs: request.graceMs,
-        cancel: request.cancel,
-      });
+      const { pipeline, task: _task, log: _log, ...call } = request;
+      return pool.call({ ...call, file, version: pipeline.version });
     },
   };
 }

@@ -1,9 +1,10 @@
 import type { FrozenPeriod } from "../../core/policy/frozen.ts";
 import { TaskSkipped } from "../../core/pipeline/skip.ts";
-import type { Pipeline, TaskContext, WatermarkAccess } from "../../core/pipeline/types.ts";
+import type { Pipeline, Summary, TaskContext, WatermarkAccess } from "../../core/pipeline/types.ts";
 import { toZoned } from "../../core/time/dates.ts";
 import type { ClaimedAttempt } from "../../store/port.ts";
 import type { AttemptLog } from "./attempt-log.ts";
+import type { AttemptConnections } from "../connections/connections.ts";
 
 /** What task code sees of its attempt, built the same way in the worker and in a task host. */
 export function buildContext(
@@ -12,6 +13,8 @@ export function buildContext(
   log: AttemptLog,
   projectFrozen: readonly FrozenPeriod[],
   watermarks: WatermarkAccess,
+  upstream: Record<string, Summary>,
+  connections: AttemptConnections,
 ): Omit<TaskContext, "signal"> {
   const timezone = pipeline.schedule.timezone;
   let interval: TaskContext["interval"] | undefined;
@@ -29,6 +32,8 @@ export function buildContext(
     frozen: [...pipeline.frozen, ...projectFrozen],
     watermarks,
     params: { ...pipeline.params, ...claim.params },
+    upstream,
+    connection: (name: string) => connections.get(name),
     log: log.logger(),
     skip(reason: string): never {
       throw new TaskSkipped(reason);

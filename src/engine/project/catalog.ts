@@ -11,6 +11,9 @@ export interface BrokenFile {
   message: string;
 }
 
+/** Problems of a pipeline that loaded but cannot run in this project (a SQL task's unknown connection, say). */
+export type PipelineCheck = (pipeline: Pipeline, file: { path: string; shown: string }) => DefinitionError[];
+
 interface LoadedFile {
   stamp: string;
   pipelines: Pipeline[];
@@ -40,15 +43,18 @@ export class PipelineCatalog {
   readonly #listeners = new Set<() => void>();
 
   readonly #import: ModuleImporter;
+  readonly #check: PipelineCheck | undefined;
 
-  private constructor(paths: readonly string[], rootDir: string, importModule: ModuleImporter) {
+  private constructor(paths: readonly string[], rootDir: string, importModule: ModuleImporter, check?: PipelineCheck) {
     this.#paths = paths;
     this.#rootDir = rootDir;
     this.#import = importModule;
+    this.#check = check;
   }
 
-  static async load(paths: readonly string[], rootDir: string, importModule: ModuleImporter = importByUrl): Promise<PipelineCatalog> {
-    const catalog = new PipelineCatalog(paths, rootDir, importModule);
+  /** `check` leaves out (and reports) a pipeline that loaded but cannot run here. */
+  static async load(paths: readonly string[], rootDir: string, importModule: ModuleImporter = importByUrl, check?: PipelineCheck): Promise<PipelineCatalog> {
+    const catalog = new PipelineCatalog(paths, rootDir, importModule, check);
     await catalog.refresh();
     return catalog;
   }
@@ -117,7 +123,13 @@ export class PipelineCatalog {
       // with everyone else's); later ones need a new URL to be read again.
       const version = this.#imported.has(file) ? stamp : null;
       this.#imported.add(file);
-      const { pipelines, problems } = await importPipelineFile(file, shown, version, this.#import);
+      const loaded = await importPipelineFile(file, shown, version, this.#import);
+      const problems = [...loaded.problems];
+      const pipelines = loaded.pipelines.filter((pipeline) => {
+        const found = this.#check?.(pipeline, { path: file, shown }) ?? [];
+        problems.push(...found);
+        return found.length === 0;
+      });
       this.#files.set(file, { stamp, pipelines, problems });
       changed = true;
     }

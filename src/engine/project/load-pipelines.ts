@@ -4,7 +4,7 @@ import { pathToFileURL } from "node:url";
 import { DefinitionError, DefinitionErrors } from "../../core/model/errors.ts";
 import { isPipeline } from "../../core/pipeline/define.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
-import { PipelineCatalog } from "./catalog.ts";
+import { PipelineCatalog, type PipelineCheck } from "./catalog.ts";
 
 const PIPELINE_FILE = /\.(ts|mts|js|mjs)$/;
 const NOT_PIPELINE_FILE = /\.(test|spec|d)\.(ts|mts|js|mjs)$/;
@@ -15,8 +15,8 @@ const NOT_PIPELINE_FILE = /\.(test|spec|d)\.(ts|mts|js|mjs)$/;
  * that need every file sound (`idem validate`). Long-running processes use the PipelineCatalog,
  * which runs the sound files and reports the broken ones.
  */
-export async function loadPipelines(paths: readonly string[], rootDir: string, importModule: ModuleImporter = importByUrl): Promise<Pipeline[]> {
-  const catalog = await PipelineCatalog.load(paths, rootDir, importModule);
+export async function loadPipelines(paths: readonly string[], rootDir: string, importModule: ModuleImporter = importByUrl, check?: PipelineCheck): Promise<Pipeline[]> {
+  const catalog = await PipelineCatalog.load(paths, rootDir, importModule, check);
   const problems = catalog.problems();
   if (problems.length === 1) throw problems[0];
   if (problems.length > 1) throw new DefinitionErrors(problems);

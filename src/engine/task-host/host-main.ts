@@ -11,6 +11,8 @@ import type { Pipeline, Summary, TaskContext, WatermarkAccess } from "../../core
 import { AttemptLog } from "../executor/attempt-log.ts";
 import { buildContext } from "../executor/task-context.ts";
 import { fromError } from "../executor/run-function.ts";
+import { taskCode } from "../executor/task-code-runner.ts";
+import { AttemptConnections } from "../connections/connections.ts";
 import type { AttemptResult } from "../executor/attempt-result.ts";
 import { SecretMasker } from "../secrets/masker.ts";
 import { DEFINITION_CHANGED, type FromHost, type RunMessage, type ToHost } from "./protocol.ts";
@@ -132,13 +134,15 @@ async function pipelineIn(message: RunMessage): Promise<Pipeline | string> {
 async function call(pipeline: Pipeline, message: RunMessage, log: AttemptLog, signal: AbortSignal): Promise<AttemptResult> {
   const task = pipeline.tasks.get(message.claim.taskId);
   if (!task) return { outcome: "failed", errorClass: DEFINITION_CHANGED, errorMessage: `pipeline ${pipeline.id} has no task ${message.claim.taskId} now`, retryable: true, exitCode: null };
-  // Not spread: that would read the lazy interval.
-  const context = Object.assign(buildContext(pipeline, message.claim, log, message.projectFrozen, watermarks) as TaskContext, { signal });
-  if (message.timed) send({ type: "started" });
-  if (message.entry === "run") return success(await task.run!(context));
-  if (message.entry === "sensor") return success({ met: (await task.sensor!(context)) === true });
-  const command = task.command as (ctx: typeof context) => readonly string[];
-  return success({ argv: [...command(context)] });
+  const connections = new AttemptConnections(message.connections);
+  try {
+    // Not spread: that would read the lazy interval.
+    const context = Object.assign(buildContext(pipeline, message.claim, log, message.projectFrozen, watermarks, message.upstream, connections) as TaskContext, { signal });
+    if (message.timed) send({ type: "started" });
+    return success(await taskCode(task, message.entry, message.projectDir)(context));
+  } finally {
+    await connections.closeAll();
+  }
 }
 
 function success(value: Summary | void): AttemptResult {

@@ -2,11 +2,10 @@ import type { ChildProcess } from "node:child_process";
 import { createRequire } from "node:module";
 import { extname } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { FrozenPeriod } from "../../core/policy/frozen.ts";
-import type { WatermarkAccess } from "../../core/pipeline/types.ts";
 import { formatDuration } from "../../core/time/duration.ts";
 import type { ClaimedAttempt } from "../../store/port.ts";
 import type { AttemptResult } from "../executor/attempt-result.ts";
+import type { TaskCodeCall } from "../executor/task-code-runner.ts";
 import { stopReason } from "../executor/stop-reason.ts";
 import { signalGroup, spawnSupervised } from "../executor/supervised-spawn.ts";
 import type { FromHost, TaskEntry, ToHost } from "./protocol.ts";
@@ -34,19 +33,8 @@ const LOAD_ALLOWANCE_MS = 60_000;
 /** After a host exits: how long its last output may take to arrive before the attempt is settled without it. */
 const DRAIN_MS = 1_000;
 
-export interface HostCall {
-  file: string;
-  version: string;
-  entry: TaskEntry;
-  claim: ClaimedAttempt;
-  projectFrozen: readonly FrozenPeriod[];
-  watermarks: WatermarkAccess;
-  /** Real milliseconds. */
-  timeoutMs: number | null;
-  /** After a timeout or a cancel: how long the task has to honour its signal before its host is killed. */
-  graceMs: number;
-  cancel?: AbortSignal;
-}
+/** One attempt's task code, as a task host is asked to run it: the pipeline named by its file and version. */
+export type HostCall = Omit<TaskCodeCall, "pipeline" | "task" | "log"> & { file: string; version: string };
 
 interface Host {
   child: ChildProcess;
@@ -193,6 +181,9 @@ export class TaskHostPool {
         entry: request.entry,
         claim: request.claim,
         projectFrozen: request.projectFrozen,
+        connections: request.connections,
+        upstream: request.upstream,
+        projectDir: request.projectDir,
         timed: request.timeoutMs !== null,
       });
       if (request.cancel?.aborted) onCancel();

@@ -1,9 +1,11 @@
 import type { FrozenPeriod } from "../../core/policy/frozen.ts";
+import type { Summary } from "../../core/pipeline/types.ts";
 import type { ClaimedAttempt } from "../../store/port.ts";
+import type { ConnectionConfig } from "../project/config.ts";
 import type { AttemptResult } from "../executor/attempt-result.ts";
 
-/** Which piece of task code to call: a function task, a sensor's check, or a command's argv builder. */
-export type TaskEntry = "run" | "sensor" | "command";
+/** Which piece of task code to call: a function task, a sensor's check, a command's argv builder, or a SQL task's statements. */
+export type TaskEntry = "run" | "sensor" | "command" | "sql";
 
 /** The worker asks a task host to run one attempt's code. */
 export interface RunMessage {
@@ -14,6 +16,12 @@ export interface RunMessage {
   entry: TaskEntry;
   claim: ClaimedAttempt;
   projectFrozen: readonly FrozenPeriod[];
+  /** The project's connections as configured (environment references unexpanded): the host opens them. */
+  connections: Record<string, ConnectionConfig>;
+  /** `ctx.upstream`, read by the worker from the state store. */
+  upstream: Record<string, Summary>;
+  /** Where a SQL task's relative `.sql` file is. */
+  projectDir: string;
   /** The attempt has a timeout: say when the task code starts, for it counts from there. */
   timed: boolean;
 }

@@ -7,6 +7,8 @@ import type { Pipeline } from "../../core/pipeline/types.ts";
 import type { AttemptFinish, ClaimLimits, ClaimedAttempt, Store } from "../../store/port.ts";
 import { executeAttempt } from "../executor/execute-attempt.ts";
 import { storeWatermarks } from "../executor/watermarks.ts";
+import { upstreamSummaries } from "../executor/upstream.ts";
+import type { ConnectionConfig } from "../project/config.ts";
 import { attemptLogPath } from "../executor/log-paths.ts";
 import { realSleep } from "../executor/real-sleep.ts";
 import { notifyWork, subscribeToWork } from "./wakeup.ts";
@@ -40,6 +42,8 @@ export interface WorkerOptions {
   random?: () => number;
   /** Frozen periods of the whole project, handed to task code for its loaders. */
   frozen?: readonly FrozenPeriod[];
+  /** The project's named connections (idem.config.ts), for SQL tasks and `ctx.connection`. */
+  connections?: Record<string, ConnectionConfig>;
   log?: (line: string) => void;
   onAttempt?: (claim: ClaimedAttempt, outcome: { taskState: string | null; errorMessage: string | null }) => void;
   /** Where task code runs. Default: in this process (only for pipelines with no file). */
@@ -201,6 +205,8 @@ export class Worker {
           random: this.#o.random,
           frozen: this.#o.frozen,
           watermarks: this.#watermarks,
+          connections: this.#o.connections,
+          upstreamSummaries: (runId, taskIds) => upstreamSummaries(this.#o.store, runId, taskIds),
           runner: this.#o.runner ?? inlineRunner,
           logMaxBytes: this.#o.logMaxBytes,
           masker: this.#o.masker,

@@ -1,4 +1,4 @@
-import { rowMappers } from "../row-mappers.ts";
+import { rowMappers, watermarkValue } from "../row-mappers.ts";
 import pg from "pg";
 import type { RunState, TaskState } from "../../core/model/states.ts";
 import { decideTrigger, isSettledByUpstream, type TriggerRule, type UpstreamCounts } from "../../core/policy/trigger-rules.ts";
@@ -1243,6 +1243,17 @@ export class PostgresStore implements Store {
 
   async noteRestateRefusal(r: { runId: string; headStart: number; note: string }): Promise<boolean> {
     return (await this.#first("noteRestateRefusal", [r.runId, r.note, r.headStart])) !== undefined;
+  }
+
+  async setWatermarkByHand(request: { pipelineId: string; taskId: string; value: string | number; at: number }): Promise<{ set: true; previous: string | number | null } | { set: false; liveRunId: string }> {
+    const { pipelineId, taskId, value, at } = request;
+    return this.#tx(async (tx) => {
+      const owner = (await tx.send("selectWatermarkOwner", [taskId, pipelineId])).rows[0];
+      if (owner) return { set: false as const, liveRunId: owner.run_id as string };
+      const row = (await tx.send("selectWatermark", [pipelineId, taskId])).rows[0];
+      await tx.send("upsertWatermark", [pipelineId, taskId, String(value), typeof value === "number" ? "number" : "text", at]);
+      return { set: true as const, previous: row ? watermarkValue(row) : null };
+    });
   }
 }
 

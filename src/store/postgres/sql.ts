@@ -558,6 +558,12 @@ export const SQL = {
   upsertWatermark: `
     INSERT INTO watermarks (pipeline_id, task_id, value, kind, updated_at) VALUES ($1, $2, $3, $4, $5)
     ON CONFLICT (pipeline_id, task_id) DO UPDATE SET value = excluded.value, kind = excluded.kind, updated_at = excluded.updated_at`,
+  // A live run whose instance of the task has not finished owns the watermark (the runs_live index).
+  selectWatermarkOwner: `
+    SELECT r.run_id FROM runs r JOIN task_instances ti ON ti.run_id = r.run_id AND ti.task_id = $1
+    WHERE r.pipeline_id = $2 AND r.state IN ('queued', 'running')
+      AND ti.state NOT IN ('success', 'failed', 'skipped', 'upstream_failed')
+    ORDER BY r.run_id LIMIT 1`,
 
   // --- API tokens ---
   insertToken: `

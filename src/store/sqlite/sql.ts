@@ -334,4 +334,11 @@ export const SQL = {
                     restated_at = ?, restate_note = NULL, restate_note_for = NULL
     WHERE run_id = ?`,
   noteRestateRefusal: `UPDATE runs SET restate_note = ?, restate_note_for = ? WHERE run_id = ? AND restate_note_for IS NOT ?`,
+
+  // A live run whose instance of the task has not finished owns the watermark (the runs_live index).
+  selectWatermarkOwner: `
+    SELECT r.run_id FROM runs r JOIN task_instances ti ON ti.run_id = r.run_id AND ti.task_id = ?
+    WHERE r.pipeline_id = ? AND r.state IN ('queued', 'running')
+      AND ti.state NOT IN ('success', 'failed', 'skipped', 'upstream_failed')
+    ORDER BY r.run_id LIMIT 1`,
 } as const;

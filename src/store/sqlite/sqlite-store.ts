@@ -1,4 +1,4 @@
-import { rowMappers } from "../row-mappers.ts";
+import { rowMappers, watermarkValue } from "../row-mappers.ts";
 import type Database from "better-sqlite3";
 import { decideTrigger, isSettledByUpstream, type TriggerRule, type UpstreamCounts } from "../../core/policy/trigger-rules.ts";
 import type { RunState, TaskState } from "../../core/model/states.ts";
@@ -864,6 +864,19 @@ export class SqliteStore implements Store {
 
   async noteRestateRefusal(r: { runId: string; headStart: number; note: string }): Promise<boolean> {
     return this.#q.noteRestateRefusal.run(r.note, r.headStart, r.runId, r.headStart).changes === 1;
+  }
+
+  async setWatermarkByHand(request: { pipelineId: string; taskId: string; value: string | number; at: number }): Promise<{ set: true; previous: string | number | null } | { set: false; liveRunId: string }> {
+    const { pipelineId, taskId, value, at } = request;
+    return this.db
+      .transaction(() => {
+        const owner = this.#q.selectWatermarkOwner.get(taskId, pipelineId) as Row | undefined;
+        if (owner) return { set: false as const, liveRunId: owner.run_id as string };
+        const row = this.#q.selectWatermark.get(pipelineId, taskId) as Row | undefined;
+        this.#q.upsertWatermark.run(pipelineId, taskId, String(value), typeof value === "number" ? "number" : "text", at);
+        return { set: true as const, previous: row ? watermarkValue(row) : null };
+      })
+      .immediate();
   }
 }
 

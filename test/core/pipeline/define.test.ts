@@ -119,7 +119,7 @@ describe("a pipeline that cannot be accepted", () => {
       "pipeline etl: maxActiveRuns must be a whole number >= 1, not 0",
       "pipeline etl, task a: retries must be a whole number >= 0, not -1",
       'pipeline etl, task b: unknown trigger rule "sometimes" (one of all_success, all_done, one_success, none_failed, none_failed_min_one_success, always)',
-      "pipeline etl, task c: needs exactly one of `run` (a function), `command` (an argv array) or `sensor` (a condition)",
+      "pipeline etl, task c: needs exactly one of `run` (a function), `command` (an argv array), `sensor` (a condition) or `sql` (a statement or { file })",
       'pipeline etl, task b: depends on unknown task "zz"',
     ]);
   });

@@ -1,0 +1,68 @@
+import { readFileSync } from "node:fs";
+import { relative, resolve } from "node:path";
+import { DataError, DefinitionError } from "../../core/model/errors.ts";
+import type { Summary, TaskContext, TaskDefinition } from "../../core/pipeline/types.ts";
+import { Sql, type SqlValue } from "../../data/sql.ts";
+import { splitSql } from "./sql-text.ts";
+
+/** The parameters a SQL task may name; all bound as values. */
+function parametersOf(ctx: Omit<TaskContext, "signal">): Record<string, SqlValue> {
+  return {
+    business_date: ctx.businessDate,
+    interval_start: ctx.interval.start.toInstant().toString(),
+    interval_end: ctx.interval.end.toInstant().toString(),
+    run_id: ctx.runId,
+    try_number: ctx.tryNumber,
+  };
+}
+
+/**
+ * A SQL task's body, run like a function task (timeout, cancel): every statement in one
+ * transaction on the task's connection, the rows they changed as the summary. A check query's
+ * rows, or an error the database blames on the data, is a data error; other database errors
+ * fail the attempt with the database's message and may be retried.
+ */
+export async function runSqlTask(task: TaskDefinition, ctx: Omit<TaskContext, "signal">, projectDir: string): Promise<Summary> {
+  const source = task.sql!;
+  const file = source.file === null ? null : resolve(projectDir, source.file);
+  const shown = file === null ? `task ${task.id}` : relative(projectDir, file) || file;
+  let text: string;
+  try {
+    text = source.text ?? readFileSync(file!, "utf8");
+  } catch (error) {
+    throw new DefinitionError(`cannot read ${shown}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  const values = parametersOf(ctx);
+  const statements = splitSql(text).map((s) => {
+    const unknown = s.params.find((p) => !(p in values));
+    if (unknown) throw new DefinitionError(`${shown}:${s.line}: unknown parameter $${unknown} (known: ${Object.keys(values).map((k) => `$${k}`).join(", ")})`);
+    return { line: s.line, sql: new Sql(s.strings, s.params.map((p) => values[p]!)) };
+  });
+  if (statements.length === 0) throw new DefinitionError(`${shown}: no SQL statement`);
+  if (task.check && statements.length !== 1) throw new DefinitionError(`${shown}: a check is one query, not ${statements.length} statements`);
+  const target = await ctx.connection(task.connection!);
+  let current = statements[0]!;
+  try {
+    if (task.check) {
+      const rows = await target.query(current.sql);
+      if (rows.length > 0) {
+        throw new DataError(`${shown}: check found ${rows.length} offending row(s), first ${JSON.stringify(rows[0], (_k, v) => (typeof v === "bigint" ? String(v) : v))}`);
+      }
+      return { offendingRows: 0 };
+    }
+    let rowsAffected = 0;
+    await target.transaction(async () => {
+      for (const statement of statements) {
+        current = statement;
+        rowsAffected += await target.exec(statement.sql);
+      }
+    });
+    return statements.length === 1 ? { rowsAffected } : { rowsAffected, statements: statements.length };
+  } catch (error) {
+    if (error instanceof DataError) throw error;
+    const explained = target.explainError(error);
+    const message = `${shown}:${current.line}: ${explained?.message ?? (error as Error).message.split("\n")[0]}`;
+    if (explained?.isData) throw new DataError(message);
+    throw new Error(message);
+  }
+}
