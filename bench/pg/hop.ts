@@ -41,7 +41,7 @@ try {
   const pids = new Set<number>();
   for (const [round, day] of ["2026-01-01", "2026-01-02"].entries()) {
     const start = Date.parse(`${day}T00:00:00Z`);
-    await saveVersion(store, chain, Date.now());
+    await saveVersion(store, chain, Date.now(), "bench");
     await store.createRunIfAbsent({
       runId: `chain@${day}`, pipelineId: "chain", intervalStart: start, intervalEnd: start + 86_400_000, businessDate: day,
       graphVersion: chain.version, trigger: "manual", triggeredBy: "bench", reason: null, params: {}, tasks: taskInstancesOf(chain), createdAt: Date.now(),

@@ -10,6 +10,7 @@ import { registerActionCommands, registerOperateCommands } from "./commands/oper
 import { registerBackfillCommands } from "./commands/backfill.ts";
 import { registerFreshnessCommands } from "./commands/freshness.ts";
 import { registerHistoryCommand } from "./commands/history.ts";
+import { registerFrozenCommand } from "./commands/frozen.ts";
 import { registerMigrateCommand } from "./commands/migrate.ts";
 import { registerInitCommand } from "./commands/init.ts";
 import { registerAttemptsCommand } from "./commands/attempts.ts";
@@ -40,6 +41,7 @@ registerActionCommands(program);
 registerBackfillCommands(program);
 registerFreshnessCommands(program);
 registerHistoryCommand(program);
+registerFrozenCommand(program);
 registerMigrateCommand(program);
 registerDaemonCommands(program);
 registerServeCommand(program);

@@ -4,6 +4,8 @@ import { DataError, DefinitionError } from "../core/model/errors.ts";
 export interface FrozenPeriod {
   from: string;
   to: string;
+  /** Who answers for the period (the engine's periods always name one). */
+  owner?: string;
   reason: string;
 }
 
@@ -37,7 +39,7 @@ export function guardFrozen(
     if (openFrozen) return openFrozen.reason.trim();
     const touched = range.from === range.to ? range.from : `${range.from}..${range.to}`;
     throw new FrozenPeriodError(
-      `${what}: ${touched} is in the frozen period ${hit.from}..${hit.to} (${hit.reason}); pass openFrozen: { reason } to write it anyway`,
+      `${what}: ${touched} is in the frozen period ${hit.from}..${hit.to} (${hit.owner ? `${hit.owner}: ` : ""}${hit.reason}); pass openFrozen: { reason } to write it anyway`,
     );
   }
   return null;

@@ -3,7 +3,7 @@ import { open, type FileHandle } from "node:fs/promises";
 import { hostname, userInfo } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { Clock } from "../core/model/clock.ts";
-import { ConflictError, DefinitionError, NotFoundError, UsageError } from "../core/model/errors.ts";
+import { ConflictError, DefinitionError, IntervalNotEndedError, NotFoundError, UsageError } from "../core/model/errors.ts";
 import { runIdFor } from "../core/model/run-id.ts";
 import type { Params, Pipeline } from "../core/pipeline/types.ts";
 import { addDays, formatInstant, parseBusinessDate, parseInstant, startOfDay } from "../core/time/dates.ts";
@@ -23,7 +23,7 @@ import { DEFAULT_DID_NOT_RUN_GRACE_MS, expectedRuns, recentIntervalsFrom, type E
 import { Watchdog } from "./freshness/watchdog.ts";
 import type { NotifierConfig } from "./freshness/notifiers.ts";
 import { explainRun } from "./why.ts";
-import { planBackfill, type Reprocess } from "./backfill/plan.ts";
+import { IN_THE_FUTURE, planBackfill, rangesOf, type Reprocess } from "./backfill/plan.ts";
 import { estimateBackfill, type BackfillEstimate } from "./backfill/estimate.ts";
 import { estimateRestatement, type RestateEstimate } from "./backfill/restate-estimate.ts";
 import { notifyWork } from "./worker/wakeup.ts";
@@ -31,6 +31,7 @@ import { checkerHealth, freshnessReport, type CheckerHealth, type FreshnessRepor
 import { describeFrozen, frozenPeriodOf, type FrozenPeriod } from "../core/policy/frozen.ts";
 import { reachable } from "../core/graph/dag.ts";
 import { saveVersion, taskInstancesOf } from "./pipeline-records.ts";
+import { FROZEN_CHANGE_ACTION, recordFrozenPeriods } from "./frozen-records.ts";
 import type { ConnectionConfig } from "./project/config.ts";
 import { PipelineCatalog, type BrokenFile } from "./project/catalog.ts";
 import { TaskHostPool } from "./task-host/pool.ts";
@@ -294,7 +295,8 @@ export class Engine {
     this.#assertNotFrozen(pipeline, interval.businessDate, request.openFrozen);
     const actor = request.actor ?? defaultActor();
     const now = this.clock.now();
-    await saveVersion(this.store, pipeline, now);
+    await saveVersion(this.store, pipeline, now, actor);
+    await this.#recordProjectFrozen(actor, now);
     const params = request.params ?? {};
     const runId = runIdFor(pipeline.id, interval);
     const { run, created } = await this.store.createRunIfAbsent({
@@ -416,7 +418,9 @@ export class Engine {
   preview(pipelineId: string, count: number): Due[] {
     const pipeline = this.pipeline(pipelineId);
     const from = Math.max(this.clock.now(), pipeline.start === null ? -Infinity : pipeline.start - 1);
-    return pipeline.schedule.preview(from, count).filter((d) => pipeline.end === null || d.interval.start < pipeline.end);
+    // The interval containing start - 1 ends after start: it fires after `from`, but is not owned.
+    const owned = (d: Due) => (pipeline.start === null || d.interval.start >= pipeline.start) && (pipeline.end === null || d.interval.start < pipeline.end);
+    return pipeline.schedule.preview(from, count + 1).filter(owned).slice(0, count);
   }
 
   /** What the pipeline's `restate` window adds to each scheduled interval, from recent durations; null without one. */
@@ -523,6 +527,32 @@ export class Engine {
     return [...this.pipeline(pipelineId).frozen, ...this.#frozen];
   }
 
+  /** The frozen periods of a pipeline, each with where it is declared, and the recorded changes to them, newest first. */
+  async frozenReport(pipelineId: string, limit = 10): Promise<{ periods: (FrozenPeriod & { declaredIn: "pipeline" | "project" })[]; changes: AuditEntry[] }> {
+    const pipeline = this.pipeline(pipelineId);
+    const now = this.clock.now();
+    await saveVersion(this.store, pipeline, now, defaultActor());
+    await this.#recordProjectFrozen(defaultActor(), now);
+    const [own, project] = await Promise.all([
+      this.store.pageAudit({ pipelineId, action: FROZEN_CHANGE_ACTION, limit }),
+      this.store.pageAudit({ action: FROZEN_CHANGE_ACTION, limit: limit * 5 }),
+    ]);
+    const changes = [...own, ...project.filter((e) => e.pipelineId === null)].sort((a, b) => b.id - a.id).slice(0, limit);
+    return {
+      periods: [
+        ...pipeline.frozen.map((p) => ({ ...p, declaredIn: "pipeline" as const })),
+        ...this.#frozen.map((p) => ({ ...p, declaredIn: "project" as const })),
+      ],
+      changes,
+    };
+  }
+
+  /** Records a change of the project's frozen periods, when this engine was given them (from idem.config.ts). */
+  async #recordProjectFrozen(actor: string, at: number): Promise<void> {
+    if (this.#options.frozen === undefined) return;
+    await recordFrozenPeriods(this.store, { pipelineId: null, periods: this.#frozen, graphVersion: null, actor, at });
+  }
+
   #assertNotFrozen(pipeline: Pipeline, businessDate: string, openFrozen: string | undefined): void {
     const frozen = frozenPeriodOf(this.frozenPeriods(pipeline.id), businessDate);
     if (frozen && !openFrozen) {
@@ -540,7 +570,14 @@ export class Engine {
     this.#assertNotFrozen(pipeline, interval.businessDate, request.openFrozen);
     const actor = request.actor ?? defaultActor();
     const now = this.clock.now();
-    await saveVersion(this.store, pipeline, now);
+    if (interval.end > now) {
+      throw new IntervalNotEndedError(
+        `${interval.businessDate} is in the future: its interval ends at ${formatInstant(interval.end, pipeline.schedule.timezone)}; a run is for a closed interval`,
+        { pipeline: pipelineId },
+      );
+    }
+    await saveVersion(this.store, pipeline, now, actor);
+    await this.#recordProjectFrozen(actor, now);
     const { run, created } = await this.store.createRunIfAbsent({
       runId: runIdFor(pipeline.id, interval), pipelineId, intervalStart: interval.start, intervalEnd: interval.end,
       businessDate: interval.businessDate, graphVersion: pipeline.version, trigger: "manual", triggeredBy: actor,
@@ -672,6 +709,8 @@ export class Engine {
     const pipeline = this.pipeline(pipelineId);
     const actor = request.actor ?? defaultActor();
     const at = this.clock.now();
+    await saveVersion(this.store, pipeline, at, actor);
+    await this.#recordProjectFrozen(actor, at);
     const { backfill, created } = await this.store.createBackfill({
       backfillId: `bf_${randomBytes(4).toString("hex")}`,
       pipelineId, fromDate: plan.from, toDate: plan.to, reprocess: plan.reprocess, maxActiveRuns: plan.maxActiveRuns,
@@ -679,9 +718,19 @@ export class Engine {
       estimate: { ...plan.estimate }, items: plan.items, at,
     });
     if (created) {
+      const frozen = this.frozenPeriods(pipeline.id);
+      const runs = (i: NewBackfillItem) => i.action === "create" || i.action === "rerun";
       tellAudit(request, await this.#audit(actor, "backfill", pipeline, null, null, request.reason, {
-        backfillId: backfill.backfillId, from: plan.from, to: plan.to, reprocess: plan.reprocess, openFrozen: request.openFrozen,
-        planned: plan.items.filter((i) => i.action === "create" || i.action === "rerun").length,
+        backfillId: backfill.backfillId, from: plan.from, to: plan.to, reprocess: plan.reprocess, openFrozen: request.openFrozen ?? null,
+        planned: plan.items.filter(runs).length,
+        left: plan.items.filter((i) => i.action === "leave").length,
+        // Dates not due yet differ only by their fire time: one range says it.
+        refused: rangesOf(plan.items, (i) => (i.action !== "refuse" ? null : i.why.startsWith(IN_THE_FUTURE) ? `${IN_THE_FUTURE}: not due yet` : i.why)),
+        // Frozen dates this backfill rewrites, opened with `openFrozen`: the ones an auditor asks about first.
+        frozenOpened: rangesOf(plan.items, (i) => {
+          const period = runs(i) ? frozenPeriodOf(frozen, i.businessDate) : null;
+          return period ? describeFrozen(period) : null;
+        }),
       }));
       notifyWork(this.stateDir);
     }

@@ -1,5 +1,6 @@
 import type { Pipeline } from "../core/pipeline/types.ts";
 import type { NewTaskInstance, Store } from "../store/port.ts";
+import { recordFrozenPeriods } from "./frozen-records.ts";
 
 /**
  * What the store needs to know of a pipeline's tasks to create or reset a run's instances.
@@ -18,8 +19,11 @@ export function taskInstancesOf(pipeline: Pipeline, only: ReadonlySet<string> | 
   }));
 }
 
-/** Records the pipeline's graph version (a no-op when the store already has it). */
-export async function saveVersion(store: Store, pipeline: Pipeline, at: number): Promise<void> {
+/**
+ * Records the pipeline's graph version (a no-op when the store already has it) and, when its
+ * frozen periods differ from those last recorded, the change in the audit log.
+ */
+export async function saveVersion(store: Store, pipeline: Pipeline, at: number, actor: string): Promise<void> {
   await store.savePipelineVersion({
     pipelineId: pipeline.id,
     version: pipeline.version,
@@ -27,4 +31,5 @@ export async function saveVersion(store: Store, pipeline: Pipeline, at: number):
     edges: [...pipeline.tasks.values()].flatMap((t) => t.upstream.map((parent) => ({ parent, child: t.id }))),
     createdAt: at,
   });
+  await recordFrozenPeriods(store, { pipelineId: pipeline.id, periods: pipeline.frozen, graphVersion: pipeline.version, actor, at });
 }

@@ -224,6 +224,34 @@ export interface Store {
   setWatermarkByHand(request: { pipelineId: string; taskId: string; value: string | number; at: number }): Promise<
     { set: true; previous: string | number | null } | { set: false; liveRunId: string }
   >;
+
+  // --- frozen periods as recorded -------------------------------------------------------------
+
+  /** The frozen periods last recorded for a scope (a pipeline id, or "*" for the project); null before the first. */
+  recordedFrozenPeriods(scope: string): Promise<RecordedFrozenPeriods | null>;
+  /**
+   * Records a scope's frozen periods and, in the same transaction, the audit entry of the change,
+   * only while the recorded text is still `expected` (null: nothing recorded yet). Null when
+   * another process recorded first: read again and decide again.
+   */
+  recordFrozenPeriods(request: RecordFrozenPeriods): Promise<AuditEntry | null>;
+}
+
+export interface RecordedFrozenPeriods {
+  scope: string;
+  /** The periods as JSON text, in the engine's canonical form (compared as text). */
+  periods: string;
+  graphVersion: string | null;
+  recordedAt: number;
+}
+
+export interface RecordFrozenPeriods {
+  scope: string;
+  expected: string | null;
+  periods: string;
+  graphVersion: string | null;
+  at: number;
+  audit: NewAuditEntry;
 }
 
 export type TokenRole = "viewer" | "operator";
@@ -715,17 +743,8 @@ export interface BackfillRecord extends Omit<NewBackfill, "items" | "at"> {
   endedAt: number | null;
 }
 
-export interface BackfillProgress {
-  /** Intervals the backfill will run (create + rerun). */
-  planned: number;
-  notStarted: number;
-  queued: number;
-  running: number;
-  succeeded: number;
-  failed: number;
-  /** Intervals it leaves or refuses. */
-  untouched: number;
-}
+export type { BackfillProgress } from "../core/policy/backfill-progress.ts";
+import type { BackfillProgress } from "../core/policy/backfill-progress.ts";
 
 /** Raised by any adapter for a request the store refuses (run busy, summary too large, ...). */
 export class StoreConflictError extends Error {

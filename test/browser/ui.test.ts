@@ -122,7 +122,7 @@ describe("the web UI in Chromium", () => {
     await second.context.close();
   });
 
-  it("previews a backfill over a frozen period: every date listed, the frozen ones refused and struck out with the reason", async () => {
+  it("previews a backfill over a frozen period: every date listed, the frozen ones refused and struck out with the owner and reason", async () => {
     const { context, page } = await open("/ui/backfills");
     await page.selectOption("select[name=pipeline]", WAREHOUSE);
     await page.fill("input[name=from]", "2026-05-28");
@@ -143,7 +143,7 @@ describe("the web UI in Chromium", () => {
       const frozen = item.date! >= FROZEN.from;
       expect(item.action, item.date).toBe(frozen ? "refused" : "rerun");
       expect(item.struck, item.date).toBe(frozen);
-      if (frozen) expect(item.why).toContain(FROZEN.reason);
+      if (frozen) expect(item.why).toBe(`frozen ${FROZEN.from}..${FROZEN.to} by ${FROZEN.owner}: ${FROZEN.reason}`);
     }
     expect(await page.textContent("main")).toContain("estimate p50");
     await shot(page, "backfill-preview");

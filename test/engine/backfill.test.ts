@@ -16,7 +16,7 @@ function salesPipeline(frozenWeek = true) {
     {
       schedule: daily({ at: "02:00", timezone: "Europe/London" }),
       start: "2026-09-01",
-      frozen: frozenWeek ? [{ from: "2026-09-08", to: "2026-09-14", reason: "week closed by finance" }] : [],
+      frozen: frozenWeek ? [{ from: "2026-09-08", to: "2026-09-14", owner: "finance", reason: "week closed by finance" }] : [],
     },
     {
       load: {
@@ -64,7 +64,7 @@ describe("backfills", () => {
     const byDate = Object.fromEntries(plan.items.map((i) => [i.businessDate, `${i.action}: ${i.why}`]));
     expect(byDate["2026-08-31"]).toBe("refuse: before the pipeline's start");
     expect(byDate["2026-09-01"]).toBe("create: missing");
-    expect(byDate["2026-09-10"]).toBe("refuse: frozen 2026-09-08..2026-09-14: week closed by finance");
+    expect(byDate["2026-09-10"]).toBe("refuse: frozen 2026-09-08..2026-09-14 by finance: week closed by finance");
     expect(byDate["2026-10-05"]).toMatch(/^refuse: in the future: not due until 2026-10-06T01:00:00/);
     expect(plan.estimate).toMatchObject({ p50Ms: null, basis: "no history" });
   });
@@ -188,7 +188,7 @@ describe("operator actions", () => {
   it("refuse a frozen date for a manual run unless it is opened with a reason", async () => {
     await openSales();
     await expect(h.engine.runForDate("sales", "2026-09-10")).rejects.toThrow(
-      'pipeline sales: 2026-09-10 is frozen 2026-09-08..2026-09-14: week closed by finance; give --open-frozen "<reason>" to run it anyway',
+      'pipeline sales: 2026-09-10 is frozen 2026-09-08..2026-09-14 by finance: week closed by finance; give --open-frozen "<reason>" to run it anyway',
     );
     await expect(h.engine.trigger("sales", "2026-09-10")).rejects.toThrow(/frozen/);
     const opened = await h.engine.runForDate("sales", "2026-09-10", { openFrozen: "restatement approved by finance", actor: "cfo" });

@@ -178,14 +178,14 @@ describe("restatement edge cases", () => {
     h = await ScheduleHarness.open([p], `${FIRST}T00:00:00Z`);
     for (let n = 1; n <= 6; n++) await h.at(firesAt(n));
     // the month is closed after day 6 ran: days 2 and 3 are frozen from now on
-    const frozen = [{ from: date(2), to: date(3), reason: "August close signed off" }];
+    const frozen = [{ from: date(2), to: date(3), owner: "controlling", reason: "August close signed off" }];
     const later = new Scheduler({ store: h.store, clock: h.clock, pipelines: [p], holder: "scheduler-1", frozen });
     for (let n = 7; n <= 9; n++) {
       h.clock.set(firesAt(n));
       await settle(later);
     }
     const byDate = Object.fromEntries((await h.runs("closing")).map((r) => [r.businessDate, r]));
-    expect(byDate[date(2)]).toMatchObject({ state: "success", restateCount: 4, restateNote: `not restated after ${date(9)}: frozen ${date(2)}..${date(3)}: August close signed off` });
+    expect(byDate[date(2)]).toMatchObject({ state: "success", restateCount: 4, restateNote: `not restated after ${date(9)}: frozen ${date(2)}..${date(3)} by controlling: August close signed off` });
     expect(byDate[date(3)]).toMatchObject({ state: "success", restateCount: 3 });
     expect(byDate[date(4)]!.restateCount).toBe(5);
     const refusals = (await h.store.listAudit({ pipelineId: "closing", limit: 500 })).filter((a) => a.action === "restate-refused");
@@ -194,7 +194,7 @@ describe("restatement edge cases", () => {
       [`closing@${date(2)}`, date(8)], [`closing@${date(3)}`, date(8)],
       [`closing@${date(2)}`, date(7)], [`closing@${date(3)}`, date(7)],
     ]);
-    expect(refusals[0]!.reason).toBe(`not restated after ${date(9)}: frozen ${date(2)}..${date(3)}: August close signed off`);
+    expect(refusals[0]!.reason).toBe(`not restated after ${date(9)}: frozen ${date(2)}..${date(3)} by controlling: August close signed off`);
     const ledger = await h.engine.expected("closing", { from: date(2), to: date(3) });
     expect(ledger[0]).toMatchObject({ status: "success", restateCount: 4, restateNote: expect.stringMatching(/August close/) });
   });

@@ -237,6 +237,54 @@ describe("sensors", () => {
   });
 });
 
+describe("the sensor timeout rule", () => {
+  it("retries an error of the check under `retries`, but the total timeout counts from the first start and is never retried", async () => {
+    let calls = 0;
+    const p = pipeline("mounted", { schedule: london(), start: "2026-09-01", end: "2026-09-01" }, {
+      wait_file: {
+        sensor: () => {
+          if (++calls === 1) throw new Error("landing share not mounted");
+          return false;
+        },
+        pokeInterval: "15m", sensorTimeout: "1h", retries: 3, retryDelay: "10m",
+      },
+    });
+    h = await ScheduleHarness.open([p], "2026-09-01T00:00:00Z");
+    const at = (hhmm: string) => h.at(`2026-09-02T${hhmm}:00Z`);
+    for (const t of ["01:00", "01:10", "01:25", "01:40", "01:55", "02:00", "02:30", "03:00"]) await at(t);
+    const attempts = await h.store.listAttempts("mounted@2026-09-01", "wait_file");
+    expect(attempts.map((a) => [new Date(a.startedAt).toISOString().slice(11, 16), a.tryNumber, a.state, a.errorClass])).toEqual([
+      ["01:00", 1, "failed", "Error"], // the check's own error: retried after retryDelay
+      ["01:10", 2, "rescheduled", null], // a poke that finds nothing uses no try
+      ["01:25", 2, "rescheduled", null],
+      ["01:40", 2, "rescheduled", null],
+      ["01:55", 2, "rescheduled", null], // the next poke is capped at the deadline: first start + 1h
+      ["02:00", 2, "failed", "SensorTimeout"], // two tries are left, and none is used
+    ]);
+    expect(attempts.at(-1)!.errorMessage).toBe("sensor timed out after 1h: condition not met");
+    expect((await h.store.listTaskInstances("mounted@2026-09-01"))[0]).toMatchObject({ state: "failed", tryNumber: 2 });
+    expect((await h.runs("mounted"))[0]!.state).toBe("failed");
+  });
+
+  it("starts the total timeout again when the task is cleared", async () => {
+    const p = pipeline("cleared", { schedule: london(), start: "2026-09-01", end: "2026-09-01" }, {
+      wait_file: { sensor: () => false, pokeInterval: "30m", sensorTimeout: "1h" },
+    });
+    h = await ScheduleHarness.open([p], "2026-09-01T00:00:00Z");
+    for (const t of ["01:00", "01:30", "02:00"]) await h.at(`2026-09-02T${t}:00Z`);
+    expect((await h.store.listTaskInstances("cleared@2026-09-01"))[0]).toMatchObject({ state: "failed" });
+    await h.at("2026-09-02T05:00:00Z");
+    await h.engine.clear("cleared@2026-09-01", { reason: "the vendor resent the file" });
+    for (const t of ["05:00", "05:30"]) await h.at(`2026-09-02T${t}:00Z`);
+    expect((await h.store.listTaskInstances("cleared@2026-09-01"))[0]).toMatchObject({ state: "up_for_reschedule" });
+    await h.at("2026-09-02T06:00:00Z");
+    const attempts = await h.store.listAttempts("cleared@2026-09-01", "wait_file");
+    expect(attempts.map((a) => `${new Date(a.startedAt).toISOString().slice(11, 16)} ${a.state}`)).toEqual([
+      "01:00 rescheduled", "01:30 rescheduled", "02:00 failed", "05:00 rescheduled", "05:30 rescheduled", "06:00 failed",
+    ]);
+  });
+});
+
 describe("data triggers", () => {
   it("start a downstream run for D once every dataset it waits on is published for D, late upstream included", async () => {
     const orders = pipeline("orders", { schedule: london("02:00"), start: "2026-09-01", end: "2026-09-02" }, { publish: { run: noop, produces: ["orders_daily"] } });

@@ -157,6 +157,13 @@ describe("the HTTP API: problems, pages, documents", () => {
     }
     const badDate = await call(app, "/api/v1/pipelines/sales/runs", { token: operator, body: { date: "2026-02-30", reason: "x" } });
     expect([badDate.status, badDate.body.field]).toEqual([422, "date"]);
+    // The clock is at 2026-09-06 03:00 London time: that day has not ended.
+    const future = await call(app, "/api/v1/pipelines/sales/runs", { token: operator, body: { date: "2026-09-06", reason: "early" } });
+    expect([future.status, future.type, future.body.field, future.body.detail]).toEqual([
+      422, "application/problem+json", "date",
+      "pipeline sales: 2026-09-06 is in the future: its interval ends at 2026-09-07 00:00 Europe/London; a run is for a closed interval",
+    ]);
+    expect(await h.store.getRun("sales@2026-09-06")).toBeNull();
     const twice = await call(app, "/api/v1/pipelines/sales/runs", { token: operator, body: { date: "2026-09-01", reason: "again" } });
     expect(twice.status).toBe(409);
     const notJson = await call(app, "/api/v1/pipelines/sales/pause", { token: operator, body: "reason=x", headers: { "content-type": "text/plain" } });
@@ -169,6 +176,8 @@ describe("the HTTP API: problems, pages, documents", () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     let added = 0;
+    // The runs added below are for closed intervals: time has moved on, the scheduler has not ticked.
+    h.clock.set("2026-09-20T03:00:00Z");
     do {
       const page: { body: { items: { businessDate: string }[]; next_cursor: string | null } } = await call(app, `/api/v1/pipelines/sales/runs?limit=2${cursor ? `&cursor=${cursor}` : ""}`, { token: viewer });
       seen.push(...page.body.items.map((r) => r.businessDate));

@@ -78,6 +78,8 @@ describe("the events stream", () => {
     expect(first.status).toBe(200);
     await first.waitFor((e) => e.event === "hello");
 
+    // A manual run is for a closed interval: time moves past 2026-09-10 (the scheduler does not tick).
+    h.clock.set("2026-09-12T03:00:00Z");
     const triggered = await fetch(`${url}/api/v1/pipelines/sales/runs`, {
       method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify({ date: "2026-09-10", reason: "test" }),
     });
@@ -123,6 +125,7 @@ describe("the events stream", () => {
       const listener = await SseClient.open(`${second.url}/api/v1/events`, headers);
       clients.push(listener);
       await listener.waitFor((e) => e.event === "hello");
+      h.clock.set("2026-09-12T03:00:00Z"); // 2026-09-11 has ended; the scheduler does not tick
       const triggered = await fetch(`${first}/api/v1/pipelines/sales/runs`, {
         method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify({ date: "2026-09-11", reason: "from the first server" }),
       });

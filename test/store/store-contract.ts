@@ -670,5 +670,31 @@ export function describeStoreContract(adapter: string, openStore: () => Promise<
         expect(mine.map((c) => c.taskId)).toEqual(["a"]);
       });
     });
+
+    describe("frozen periods as recorded", () => {
+      const audit = (reason: string) => ({ at: T0, actor: "scheduler", action: "frozen-periods", pipelineId: "p", graphVersion: "v2", reason, details: { added: [] } });
+      const record = (expected: string | null, periods: string, reason: string) =>
+        store.recordFrozenPeriods({ scope: "p", expected, periods, graphVersion: "v2", at: T0, audit: audit(reason) });
+
+      it("switch the recorded periods and write the audit entry together, only from what the caller read", async () => {
+        expect(await store.recordedFrozenPeriods("p")).toBeNull();
+        const first = await record(null, '[{"from":"2026-09-01"}]', "added September");
+        expect(first).toMatchObject({ action: "frozen-periods", pipelineId: "p", graphVersion: "v2", reason: "added September", details: { added: [] } });
+        expect(await store.recordedFrozenPeriods("p")).toEqual({ scope: "p", periods: '[{"from":"2026-09-01"}]', graphVersion: "v2", recordedAt: T0 });
+        // Another process read "nothing recorded" too: its switch is refused and writes no entry.
+        expect(await record(null, '[{"from":"2026-09-01"}]', "added September again")).toBeNull();
+        expect(await record("[]", "[]", "stale")).toBeNull();
+        expect(await record('[{"from":"2026-09-01"}]', "[]", "removed September")).toMatchObject({ reason: "removed September" });
+        expect((await store.recordedFrozenPeriods("p"))!.periods).toBe("[]");
+        expect((await store.listAudit({ limit: 10 })).map((e) => e.reason)).toEqual(["removed September", "added September"]);
+        expect(await store.recordedFrozenPeriods("*")).toBeNull();
+      });
+
+      it("let exactly one of several processes that saw the same change record it", async () => {
+        const outcomes = await Promise.all([1, 2, 3, 4].map((n) => record(null, "[1]", `seen by ${n}`)));
+        expect(outcomes.filter((o) => o !== null)).toHaveLength(1);
+        expect(await store.listAudit({ limit: 10 })).toHaveLength(1);
+      });
+    });
   });
 }

@@ -25,7 +25,7 @@ export const SHOP = "shop_orders";
 export const FIRST_DATE = "2025-11-30";
 export const LAST_DUE_DATE = "2026-11-29";
 export const MISSING_DATE = "2026-10-14";
-export const FROZEN = { from: "2026-06-01", to: "2026-06-30", reason: "June closed by finance (audited 2026-07-08)" };
+export const FROZEN = { from: "2026-06-01", to: "2026-06-30", owner: "finance-controlling", reason: "June closed by finance (audited 2026-07-08)" };
 export const WAREHOUSE_TASKS = [
   "extract_orders", "extract_customers", "extract_payments", "stage_orders", "stage_customers",
   "join_payments", "build_facts", "check_facts", "publish_marts", "export_report",
@@ -128,7 +128,7 @@ type Outcome = { outcome: "success" | "failed"; retryable: boolean; error?: [str
 async function seedRun(store: Store, dir: string, p: Pipeline, date: string, mode: "done" | "running"): Promise<void> {
   const interval = p.schedule.intervalForDate(date);
   const firesAt = p.schedule.firesAt(interval);
-  await saveVersion(store, p, firesAt);
+  await saveVersion(store, p, firesAt, "seed");
   const runId = runIdFor(p.id, interval);
   await store.createRunIfAbsent({
     runId, pipelineId: p.id, intervalStart: interval.start, intervalEnd: interval.end, businessDate: date, graphVersion: p.version,

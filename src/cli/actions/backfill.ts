@@ -113,7 +113,7 @@ async function follow(engine: ProjectEngine, backfillId: string, plan: BackfillP
   const background: Promise<void>[] = [];
   if (here) {
     console.log("no scheduler is running: running this backfill here (Ctrl-C stops; the backfill continues with `idem scheduler`)");
-    const scheduler = new Scheduler({ store: engine.store, clock: engine.clock, pipelines: engine.pipelines(), holder: `${BACKFILL_ONLY_HOLDER}${engine.workerId}`, scope: "backfills", onWork: () => notifyWork(engine.stateDir) });
+    const scheduler = new Scheduler({ store: engine.store, clock: engine.clock, pipelines: engine.pipelines(), frozen: engine.config.frozen, holder: `${BACKFILL_ONLY_HOLDER}${engine.workerId}`, scope: "backfills", onWork: () => notifyWork(engine.stateDir) });
     background.push(scheduler.run(stop.signal, { subscribe: (wake) => subscribeToWork(engine.store, engine.stateDir, wake) }));
     const concurrency = Math.max(engine.config.concurrency, plan.maxActiveRuns);
     const worker = new Worker({

@@ -1,4 +1,5 @@
 import { UsageError } from "../../core/model/errors.ts";
+import { describeAuditDetails } from "../../engine/audit-details.ts";
 import { formatInstant } from "../../core/time/dates.ts";
 import { wholeNumber } from "../flags.ts";
 import { isoTime, printJson, restated, table } from "../format.ts";
@@ -118,8 +119,8 @@ export function audit(cli: Cli, flags: { pipeline?: string; limit: string; json?
     if (entries.length === 0) return console.log("no manual actions recorded");
     console.log(
       table(
-        ["when", "who", "action", "pipeline", "run", "task", "why", "version"],
-        entries.map((e) => [isoTime(e.at), e.actor, e.action, e.pipelineId, e.runId, e.taskId, e.reason, e.graphVersion]),
+        ["when", "who", "action", "pipeline", "run", "task", "why", "version", "details"],
+        entries.map((e) => [isoTime(e.at), e.actor, e.action, e.pipelineId, e.runId, e.taskId, e.reason, e.graphVersion, describeAuditDetails(e)]),
       ),
     );
   });

@@ -65,5 +65,8 @@ export class NotFoundError extends UsageError {
   }
 }
 
+/** A manual run asked for an interval that has not ended: like the backfill planner's "in the future". */
+export class IntervalNotEndedError extends UsageError {}
+
 /** The request is valid but the state forbids it now (the run exists already, an attempt is running, ...). */
 export class ConflictError extends UsageError {}

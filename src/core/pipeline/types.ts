@@ -167,7 +167,10 @@ export interface SensorTaskSpec<K extends string, P extends Params> extends Task
   /** Double the wait after each unmet poke, up to maxPokeInterval. */
   pokeBackoff?: boolean;
   maxPokeInterval?: DurationInput;
-  /** Give up this long after the first poke; retries do not reset it. Default 24h. */
+  /**
+   * Give up this long after the task instance's first start (reschedules and retries do not reset
+   * it; a clear does). Giving up fails with SensorTimeout, never retried. Default 24h.
+   */
   sensorTimeout?: DurationInput;
   /** On giving up, end as skipped (with a reason) instead of failed. */
   softFail?: boolean;

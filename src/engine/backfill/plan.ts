@@ -6,6 +6,9 @@ import type { NewBackfillItem, RunRecord } from "../../store/port.ts";
 
 export type Reprocess = "none" | "failed" | "all";
 
+/** How a refusal of a date not due yet begins; the rest names its fire time. */
+export const IN_THE_FUTURE = "in the future";
+
 export interface PlanInput {
   pipeline: Pipeline;
   /** First and last business date, inclusive. */
@@ -42,7 +45,7 @@ export function planBackfill(input: PlanInput): NewBackfillItem[] {
     if (pipeline.start !== null && interval.start < pipeline.start) return refuse("before the pipeline's start");
     if (pipeline.end !== null && interval.start >= pipeline.end) return refuse("after the pipeline's end");
     const firesAt = pipeline.schedule.kind === "manual" ? interval.end : pipeline.schedule.firesAt(interval);
-    if (firesAt > now) return refuse(`in the future: not due until ${new Date(firesAt).toISOString()}`);
+    if (firesAt > now) return refuse(`${IN_THE_FUTURE}: not due until ${new Date(firesAt).toISOString()}`);
     const frozen = frozenPeriodOf(input.frozen, interval.businessDate);
     if (frozen && !input.openFrozen) return refuse(describeFrozen(frozen));
     const opened = frozen ? ` (${describeFrozen(frozen)}; opened: ${input.openFrozen})` : "";
@@ -60,4 +63,30 @@ export function planBackfill(input: PlanInput): NewBackfillItem[] {
       : { ...base, action: "leave", why: "already succeeded" };
   });
   return input.backwards ? items.reverse() : items;
+}
+
+/** Dates of a plan that share one reason, as a range: what an audit entry lists. */
+export interface DateRangeWhy {
+  from: string;
+  to: string;
+  why: string;
+}
+
+/**
+ * The plan's items that `pick` selects, in business-date order, with neighbours (in the plan) of
+ * the same reason merged into one range: a refused frozen month is one line, not thirty.
+ */
+export function rangesOf(items: readonly NewBackfillItem[], pick: (item: NewBackfillItem) => string | null): DateRangeWhy[] {
+  const ranges: DateRangeWhy[] = [];
+  let open: DateRangeWhy | null = null;
+  for (const item of [...items].sort((a, b) => a.intervalStart - b.intervalStart)) {
+    const why = pick(item);
+    if (why === null) {
+      open = null;
+      continue;
+    }
+    if (open && open.why === why) open.to = item.businessDate;
+    else ranges.push((open = { from: item.businessDate, to: item.businessDate, why }));
+  }
+  return ranges;
 }

@@ -118,7 +118,7 @@ const configSchema: Check = exactly({
   concurrency: wholeNumber(1),
   parallelism: wholeNumber(1),
   warehouse: text,
-  frozen: listOf(exactly({ from: text, to: text, reason: text }, ["from", "to", "reason"])),
+  frozen: listOf(exactly({ from: text, to: text, owner: text, reason: text }, ["from", "to", "owner", "reason"])),
   notifiers: namedRecord(
     "notifier",
     variants("notifier", {

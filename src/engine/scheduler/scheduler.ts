@@ -6,6 +6,7 @@ import { describeFrozen, frozenPeriodOf, type FrozenPeriod } from "../../core/po
 import type { Interval } from "../../core/time/interval.ts";
 import type { BackfillItem, BackfillRecord, Store } from "../../store/port.ts";
 import { saveVersion, taskInstancesOf } from "../pipeline-records.ts";
+import { recordFrozenPeriods } from "../frozen-records.ts";
 import type { PipelineCatalog } from "../project/catalog.ts";
 import { groupDatasetEvents } from "../../core/policy/data-trigger.ts";
 import { restateTrailingWindow, type RestateEnvironment } from "./restate.ts";
@@ -60,9 +61,12 @@ export class Scheduler {
     Pick<SchedulerOptions, "log" | "onWork" | "catalog" | "onLeadChange">;
   #leading: boolean | null = null;
   readonly #savedVersions = new Set<string>();
+  /** The project's frozen periods are recorded once per scheduler, when it was given them. */
+  #projectFrozenToRecord: boolean;
 
   constructor(options: SchedulerOptions) {
-    this.#o = { leaseTtlMs: 15_000, tickMs: 1_000, random: Math.random, frozen: [], scope: "all", ...options };
+    this.#o = { leaseTtlMs: 15_000, tickMs: 1_000, random: Math.random, scope: "all", ...options, frozen: options.frozen ?? [] };
+    this.#projectFrozenToRecord = options.frozen !== undefined;
   }
 
   get #restateEnvironment(): RestateEnvironment {
@@ -71,7 +75,7 @@ export class Scheduler {
 
   async #saveVersionOnce(pipeline: Pipeline, now: number): Promise<void> {
     if (this.#savedVersions.has(pipeline.version)) return;
-    await saveVersion(this.#o.store, pipeline, now);
+    await saveVersion(this.#o.store, pipeline, now, "scheduler");
     this.#savedVersions.add(pipeline.version);
   }
 
@@ -143,8 +147,14 @@ export class Scheduler {
     const attemptsLost = await this.#reapExpiredLeases(now);
     let runsCreated = 0;
     let nextTickAt = now + tickMs;
+    if (this.#projectFrozenToRecord) {
+      await recordFrozenPeriods(this.#o.store, { pipelineId: null, periods: this.#o.frozen, graphVersion: null, actor: "scheduler", at: now });
+      this.#projectFrozenToRecord = false;
+    }
     runsCreated += await this.#advanceBackfills(now);
     for (const pipeline of this.#o.scope === "all" ? this.#pipelines() : []) {
+      // A new version is recorded as soon as it is loaded, with a change of its frozen periods.
+      await this.#saveVersionOnce(pipeline, now);
       runsCreated += await this.#schedule(pipeline, now);
       if (pipeline.restate) runsCreated += await restateTrailingWindow(this.#restateEnvironment, pipeline, now);
       const next = pipeline.schedule.nextDue(now);
@@ -248,7 +258,7 @@ export class Scheduler {
       } else if (existing.state === "queued" || existing.state === "running") {
         continue; // keep the events; the run starts again once this one ends
       } else {
-        await saveVersion(store, pipeline, now);
+        await this.#saveVersionOnce(pipeline, now);
         await store.rerun({ runId: existing.runId, graphVersion: pipeline.version, tasks: taskInstancesOf(pipeline), params: existing.params, at: now });
         await store.appendAudit({
           at: now, actor: "scheduler", action: "data-rerun", pipelineId: pipeline.id, runId: existing.runId,
@@ -327,7 +337,7 @@ export class Scheduler {
       this.#o.log?.(`backfill ${backfill.backfillId}: ${item.runId} is already ${existing.state}; left alone`);
       return 0;
     }
-    await saveVersion(store, pipeline, now);
+    await this.#saveVersionOnce(pipeline, now);
     if (!existing) {
       await store.createRunIfAbsent({
         backfillId: backfill.backfillId,

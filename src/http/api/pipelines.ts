@@ -1,5 +1,7 @@
 import type { Hono } from "hono";
 import { z } from "zod";
+import { IntervalNotEndedError } from "../../core/model/errors.ts";
+import { FieldError } from "../problem.ts";
 import type { AuditEntry } from "../../store/port.ts";
 import type { AppDeps, AppEnv } from "../env.ts";
 import { toApi } from "./json.ts";
@@ -95,7 +97,9 @@ export function pipelineRoutes(api: Hono<AppEnv>, registry: AnyRouteSpec[], { en
     responds: { status: 201, description: "{ run, audit }" },
     handle: async (c, { params, body, principal }) => {
       let audit: AuditEntry | undefined;
-      const run = await engine.trigger(params.pipelineId, body.date, { ...body, actor: principal.actor, onAudit: (e) => (audit = e) });
+      const run = await engine.trigger(params.pipelineId, body.date, { ...body, actor: principal.actor, onAudit: (e) => (audit = e) }).catch((error) => {
+        throw error instanceof IntervalNotEndedError ? new FieldError("date", error.message) : error;
+      });
       return c.json(toApi({ run, audit }), 201);
     },
   });

@@ -1,7 +1,12 @@
+import type { RecordFrozenPeriods, RecordedFrozenPeriods } from "../port.ts";
 import { rowMappers, watermarkValue } from "../row-mappers.ts";
 import pg from "pg";
 import type { RunState, TaskState } from "../../core/model/states.ts";
-import { decideTrigger, isSettledByUpstream, type TriggerRule, type UpstreamCounts } from "../../core/policy/trigger-rules.ts";
+import { backfillProgress } from "../../core/policy/backfill-progress.ts";
+import { planClaim, type ClaimCounts } from "../../core/policy/claim-plan.ts";
+import { planRerun } from "../../core/policy/rerun-plan.ts";
+import { endTry, nextTryNumber, reopenedByHand, runEnd, RunProgress, type TryEnd } from "../../core/policy/run-progress.ts";
+import { claimCandidate, datasetWaits, durationsByTask, poolUsage, waitingTasks, waitingTasksByParent } from "../decision-rows.ts";
 import {
   MAX_SUMMARY_BYTES,
   StoreConflictError,
@@ -393,27 +398,15 @@ export class PostgresStore implements Store {
       if (request.restate) assertRestatable(run, request.restate.endedBefore);
       // Locked, so no claim takes a task while it is being reset (claims skip locked rows).
       const current = await tx.rows("lockTaskInstancesOfRun", [request.runId]);
-      const existing = new Map(current.map((r) => [r.task_id as string, r]));
-      const wanted = new Map(request.tasks.map((t) => [t.taskId, t]));
-      const toReset = request.taskIds ? new Set(request.taskIds) : new Set(wanted.keys());
-      for (const taskId of toReset) {
-        if (!wanted.has(taskId)) throw new StoreConflictError(`run ${request.runId} has no task ${taskId}`);
-      }
-      const busy = request.taskIds
-        ? [...toReset].filter((id) => existing.get(id)?.state === "running")
-        : current.filter((r) => r.state === "running").map((r) => r.task_id as string);
-      if (busy.length > 0) {
-        throw new StoreConflictError(`run ${request.runId} has a task running (${busy.join(", ")}); wait for it to finish`);
-      }
-      if (!request.taskIds) {
-        const removed = [...existing.keys()].filter((taskId) => !wanted.has(taskId));
-        if (removed.length > 0) void tx.send("deleteTaskInstances", [request.runId, removed]);
-      }
-      const runRow = run;
-      const added = request.tasks.filter((t) => !existing.has(t.taskId));
-      this.#insertTaskInstances(tx, request.runId, added, request.at, runRow.backfill_id !== null);
+      const existing = new Map(current.map((r) => [r.task_id as string, r.state as TaskState]));
+      const plan = planRerun(request.runId, existing, request.tasks.map((t) => t.taskId), request.taskIds);
+      if (plan.conflict !== undefined) throw new StoreConflictError(plan.conflict);
+      if (plan.removed.length > 0) void tx.send("deleteTaskInstances", [request.runId, plan.removed]);
+      const added = new Set(plan.added);
+      const reset = new Set(plan.reset);
+      this.#insertTaskInstances(tx, request.runId, request.tasks.filter((t) => added.has(t.taskId)), request.at, run.backfill_id !== null);
       for (const task of request.tasks) {
-        if (existing.has(task.taskId) && toReset.has(task.taskId)) {
+        if (!added.has(task.taskId) && reset.has(task.taskId)) {
           void tx.send("resetTaskInstance", [request.runId, task.taskId, task.maxTries, task.triggerRule, task.pool, task.slots, task.priority]);
         }
       }
@@ -425,11 +418,12 @@ export class PostgresStore implements Store {
       if (request.restate) {
         void tx.send("markRestated", [request.runId, request.restate.triggeredBy, request.restate.reason, request.at]);
       }
-      const graphVersion = request.taskIds ? (runRow.graph_version as string) : request.graphVersion;
+      const graphVersion = request.taskIds ? (run.graph_version as string) : request.graphVersion;
       // Reset tasks whose upstream allows it become eligible now; the rest wait for their parents.
-      const view = new RunView(tx, request.runId, graphVersion, request.at);
-      await view.settleTasks([...toReset]);
-      view.apply();
+      const progress = new RunProgress();
+      const waiting = await tx.rows("waitingTasksWithParents", [request.runId, graphVersion, plan.reset]);
+      progress.settleEach(plan.reset, waitingTasks(waiting), request.at);
+      this.#sendSettlements(tx, request.runId, progress);
       await this.#finishRunIfDone(tx, request.runId, request.at, true);
       return toRun((await tx.first("selectRun", [request.runId]))!);
     }, { once: true }));
@@ -465,7 +459,11 @@ export class PostgresStore implements Store {
         await capped;
         if (candidates.length === 0) return [];
         await caps.loadPools(tx, candidates);
-        const plan = choose(candidates, request, limits, caps);
+        const plan = planClaim(
+          candidates.map(claimCandidate),
+          { ...limits, limit: request.limit, now: request.now, pipelineIds: request.pipelineIds },
+          caps.counts(),
+        );
         const exhausted = request.runId || request.backfillId
           ? candidates.length < scan
           : candidates.filter((c) => c.grp === 0).length < scan && candidates.filter((c) => c.grp === 1).length < scan;
@@ -474,7 +472,7 @@ export class PostgresStore implements Store {
           continue;
         }
         if (plan.chosen.length === 0) return [];
-        const claimed = observed(this.#startAttempts(tx, plan.chosen, request));
+        const claimed = observed(this.#startAttempts(tx, plan.chosen.map((c) => c.row), request));
         // Rows locked but not taken were invisible to other claimers meanwhile: wake them.
         if (plan.unconsidered > 0) this.#notify(tx);
         return new AfterCommit(() => claimed);
@@ -483,8 +481,7 @@ export class PostgresStore implements Store {
   }
 
   async #startAttempts(tx: Tx, chosen: Row[], request: ClaimRequest): Promise<ClaimedAttempt[]> {
-    // A sensor poking again is the same try; anything else starts a new one.
-    const tries = chosen.map((c) => (c.state === "up_for_reschedule" ? Math.max(1, c.try_number as number) : (c.try_number as number) + 1));
+    const tries = chosen.map((c) => nextTryNumber({ state: c.state, tryNumber: c.try_number }));
     const logPaths = chosen.map((c, i) => request.logPath(c.run_id, c.task_id, tries[i]!));
     const leaseExpiresAt = request.now + request.leaseMs;
     const rows = await tx.rows("startAttempts", [
@@ -588,77 +585,88 @@ export class PostgresStore implements Store {
 
   async #recordFinishes(tx: Tx, finishes: AttemptFinish[]): Promise<FinishOutcome[] | AfterCommit<FinishOutcome[]>> {
     const ids = finishes.map((f) => f.attemptId);
-    // One round trip: the ends (with their runs locked), then what they lead to: the waiting
-    // children with their parents' states, and whether anything in the runs is still live.
-    const ended = tx.rows("finishAttempts", [
-      ids,
-      finishes.map((f) => f.workerId),
-      finishes.map((f) => f.outcome),
-      finishes.map((f) => f.now),
-      finishes.map((f) => (f.outcome === "failed" && f.retryable ? f.retryAt : null)),
-      finishes.map((f) => f.exitCode),
-      finishes.map((f) => f.errorClass),
-      finishes.map((f) => f.errorMessage),
-      finishes.map((f) => f.summary),
-      finishes.map((f) => f.skipReason),
-    ]);
+    // One round trip: the attempts still current, locked with their runs, and the waiting
+    // children of their tasks with their parents' states.
+    const locked = tx.rows("lockAttemptsForFinish", [ids, finishes.map((f) => f.workerId)]);
     const children = tx.rows("waitingChildrenOfAttempts", [ids]);
-    const progress = tx.rows("runsProgressOfAttempts", [ids]);
-    const accepted = new Map((await ended).map((r) => [Number(r.attempt_id), r]));
-    const [childRows, progressRows] = await Promise.all([children, progress]);
+    const [lockedRows, childRows] = await Promise.all([locked, children]);
+    const current = new Map(lockedRows.map((r) => [Number(r.attempt_id), r]));
 
-    const views = new Map<string, RunView>();
-    for (const a of accepted.values()) {
-      let view = views.get(a.run_id);
-      if (!view) {
-        view = new RunView(tx, a.run_id, a.graph_version, 0);
-        view.prime(childRows.filter((c) => c.run_id === a.run_id));
-        views.set(a.run_id, view);
+    const ends = new Map<number, TryEnd>();
+    for (const f of finishes) {
+      const a = current.get(f.attemptId);
+      if (!a) continue;
+      const outcome = f.outcome as "success" | "failed" | "skipped";
+      ends.set(f.attemptId, endTry({ tryNumber: a.try_number, maxTries: a.max_tries }, outcome, f.outcome === "failed" && f.retryable ? f.retryAt : null, f.skipReason, f.now));
+    }
+    const done = finishes.filter((f) => ends.has(f.attemptId));
+    const endOf = (f: AttemptFinish) => ends.get(f.attemptId)!;
+    if (done.length > 0) {
+      void tx.send("finishAttempts", [
+        done.map((f) => f.attemptId), done.map((f) => f.outcome), done.map((f) => f.now), done.map((f) => f.exitCode),
+        done.map((f) => f.errorClass), done.map((f) => f.errorMessage), done.map((f) => f.summary), done.map((f) => endOf(f).state),
+        done.map((f) => endOf(f).nextTryAt), done.map((f) => endOf(f).reason), done.map((f) => endOf(f).endedAt),
+      ]);
+    }
+
+    const runs = new Map<string, { graphVersion: string; progress: RunProgress }>();
+    const childrenOfRun = new Map<string, Row[]>();
+    for (const c of childRows) {
+      if (!childrenOfRun.has(c.run_id)) childrenOfRun.set(c.run_id, []);
+      childrenOfRun.get(c.run_id)!.push(c);
+    }
+    for (const a of current.values()) {
+      let run = runs.get(a.run_id);
+      if (!run) {
+        run = { graphVersion: a.graph_version, progress: new RunProgress() };
+        runs.set(a.run_id, run);
       }
-      view.childrenRead(a.task_id);
+      run.progress.childrenRead(a.task_id, waitingTasksByParent(childrenOfRun.get(a.run_id) ?? []).get(a.task_id) ?? []);
       // Not yet settled, as far as the finishes before it in the batch are concerned.
-      view.known.set(a.task_id, "running");
+      run.progress.know(a.task_id, "running");
     }
     // A pool slot given back may let a task that waits for it start, on any worker.
-    let madeEligible = [...accepted.values()].some((a) => a.pool !== null);
+    let madeEligible = [...current.values()].some((a) => a.pool !== null);
     const lastOfRun = new Map<string, number>();
+    const retrying = new Set<string>();
     for (const [i, f] of finishes.entries()) {
-      const a = accepted.get(f.attemptId);
+      const a = current.get(f.attemptId);
       if (!a) continue;
-      const view = views.get(a.run_id)!;
-      view.now = f.now;
-      view.known.set(a.task_id, a.new_state);
-      if (a.new_state !== "up_for_retry") await view.propagate(a.task_id);
-      else if (f.retryAt !== null && f.retryAt <= f.now) madeEligible = true;
+      const run = runs.get(a.run_id)!;
+      const end = endOf(f);
+      if (end.state !== "up_for_retry") {
+        run.progress.settled(a.task_id, end.state, f.now);
+        await this.#readDownstream(tx, a.run_id, run.graphVersion, run.progress);
+      } else {
+        run.progress.know(a.task_id, end.state);
+        retrying.add(a.run_id);
+        if (end.nextTryAt !== null && end.nextTryAt <= f.now) madeEligible = true;
+      }
       lastOfRun.set(a.run_id, i);
     }
+    for (const [runId, run] of runs) if (this.#sendSettlements(tx, runId, run.progress)) madeEligible = true;
 
-    const decided = [...views.values()].flatMap((v) => v.decided.map((d) => ({ runId: v.runId, ...d })));
-    if (decided.length > 0) {
-      void tx.send("settleTaskInstancesOfRuns", [
-        decided.map((d) => d.runId), decided.map((d) => d.taskId), decided.map((d) => d.state), decided.map((d) => d.reason), decided.map((d) => d.at),
-      ]);
-      if (decided.some((d) => d.state === "queued")) madeEligible = true;
+    // Only a run that may have ended is asked; when none may, COMMIT goes out with the writes.
+    const mayEnd = [...runs].filter(([runId, run]) => !retrying.has(runId) && !run.progress.keepsRunLive).map(([runId]) => runId);
+    const progress = mayEnd.length > 0 ? await tx.rows("runsProgress", [mayEnd]) : [];
+    const runStates = new Map<string, RunState>();
+    for (const p of progress) {
+      const state = runEnd(p as { live: boolean; failed: boolean });
+      if (state) runStates.set(p.run_id, state);
     }
-    // Progress read before the decisions holds unless a decision settled a task without running it.
-    const stale = [...views.values()].filter((v) => v.settledWithoutRunning || v.fetchedMore).map((v) => v.runId);
-    const fresh = stale.length > 0 ? await tx.rows("runsProgress", [stale]) : [];
-    const live = new Map<string, Row>(progressRows.map((p) => [p.run_id, p]));
-    for (const p of fresh) live.set(p.run_id, p);
-    const ending = [...views.keys()].filter((runId) => live.get(runId)?.live === false);
-    const runStates = new Map(ending.map((runId) => [runId, (live.get(runId)!.failed ? "failed" : "success") as RunState]));
+    const ending = [...runStates.keys()];
     const endedAt = (runId: string) => finishes[lastOfRun.get(runId)!]!.now;
     if (ending.length > 0) void tx.send("finishRuns", [ending, ending.map((r) => runStates.get(r)!), ending.map(endedAt)]);
     if (madeEligible || ending.length > 0) this.#notify(tx);
 
-    const refused = finishes.filter((f) => !accepted.has(f.attemptId)).map((f) => f.attemptId);
+    const refused = finishes.filter((f) => !current.has(f.attemptId)).map((f) => f.attemptId);
     const refusedStates = refused.length > 0 ? tx.rows("taskStatesOfAttempts", [refused]) : Promise.resolve([]);
     return new AfterCommit(async () => {
       const stateOf = new Map((await refusedStates).map((r) => [Number(r.attempt_id), r.state as TaskState | null]));
       return finishes.map((f, i): FinishOutcome => {
-        const a = accepted.get(f.attemptId);
+        const a = current.get(f.attemptId);
         if (!a) return { accepted: false, taskState: stateOf.get(f.attemptId) ?? null, runState: null };
-        return { accepted: true, taskState: a.new_state, runState: lastOfRun.get(a.run_id) === i ? (runStates.get(a.run_id) ?? null) : null };
+        return { accepted: true, taskState: endOf(f).state, runState: lastOfRun.get(a.run_id) === i ? (runStates.get(a.run_id) ?? null) : null };
       });
     });
   }
@@ -712,26 +720,36 @@ export class PostgresStore implements Store {
     retryAt: number | null,
     skipReason: string | null,
     now: number,
-    record: (ti: { state: TaskState; nextTryAt: number | null; reason: string | null; endedAt: number | null }) => void,
+    record: (end: TryEnd) => void,
   ): Promise<FinishOutcome> {
-    let state: TaskState = outcome;
-    let nextTryAt: number | null = null;
-    if (outcome === "failed" && retryAt !== null && a.try_number < a.max_tries) {
-      state = "up_for_retry";
-      nextTryAt = retryAt;
-    }
-    record({ state, nextTryAt, reason: outcome === "skipped" ? skipReason : null, endedAt: state === "up_for_retry" ? null : now });
-    let madeEligible = false;
-    if (state !== "up_for_retry") {
-      const view = new RunView(tx, a.run_id, a.graph_version, now);
-      view.known.set(a.task_id, state);
-      await view.propagate(a.task_id);
-      madeEligible = view.apply();
-    } else if (nextTryAt !== null && nextTryAt <= now) {
-      madeEligible = true;
+    const end = endTry({ tryNumber: a.try_number, maxTries: a.max_tries }, outcome, retryAt, skipReason, now);
+    record(end);
+    let madeEligible = end.nextTryAt !== null && end.nextTryAt <= now;
+    if (end.state !== "up_for_retry") {
+      const progress = new RunProgress();
+      progress.settled(a.task_id, end.state, now);
+      await this.#readDownstream(tx, a.run_id, a.graph_version, progress);
+      madeEligible = this.#sendSettlements(tx, a.run_id, progress);
     }
     const runState = await this.#finishRunIfDone(tx, a.run_id, now, madeEligible);
-    return { accepted: true, taskState: state, runState };
+    return { accepted: true, taskState: end.state, runState };
+  }
+
+  /** Reads the waiting children core's RunProgress asks for (the run is locked) until it has decided everything. */
+  async #readDownstream(tx: Tx, runId: string, graphVersion: string, progress: RunProgress): Promise<void> {
+    for (let parent = progress.next(); parent !== null; parent = progress.next()) {
+      progress.childrenRead(parent, waitingTasks(await tx.rows("waitingChildrenWithParents", [runId, graphVersion, parent])));
+    }
+  }
+
+  /** Sends a run's trigger-rule decisions in one statement; true when a task became eligible to run. */
+  #sendSettlements(tx: Tx, runId: string, progress: RunProgress): boolean {
+    const decided = progress.decided;
+    if (decided.length === 0) return false;
+    void tx.send("settleTaskInstancesOfRuns", [
+      decided.map(() => runId), decided.map((d) => d.taskId), decided.map((d) => d.state), decided.map((d) => d.reason), decided.map((d) => d.at),
+    ]);
+    return progress.madeEligible;
   }
 
   /**
@@ -742,12 +760,11 @@ export class PostgresStore implements Store {
    */
   async #finishRunIfDone(tx: Tx, runId: string, now: number, madeEligible: boolean): Promise<RunState | null> {
     void tx.send("lockRun", [runId]);
-    const progress = (await tx.first("runProgress", [runId]))!;
-    if (progress.live) {
+    const state = runEnd((await tx.first("runProgress", [runId])) as { live: boolean; failed: boolean });
+    if (!state) {
       if (madeEligible) this.#notify(tx);
       return null;
     }
-    const state: RunState = progress.failed ? "failed" : "success";
     void tx.send("finishRun", [runId, state, now]);
     this.#notify(tx);
     return state;
@@ -853,16 +870,7 @@ export class PostgresStore implements Store {
 
   async listPools(): Promise<PoolUsage[]> {
     const [poolRows, holders] = await Promise.all([this.#rows("selectPools"), this.#rows("selectPoolHolders")]);
-    const pools = new Map<string, PoolUsage>(
-      poolRows.map((p) => [p.name, { name: p.name, slots: p.slots, used: 0, description: p.description, holders: [] }]),
-    );
-    for (const h of holders) {
-      const pool = pools.get(h.pool);
-      if (!pool) continue;
-      pool.used += h.slots;
-      pool.holders.push({ runId: h.run_id, taskId: h.task_id, slots: h.slots, workerId: h.worker_id });
-    }
-    return [...pools.values()];
+    return poolUsage(poolRows, holders);
   }
 
   // --- workers, leases, leadership --------------------------------------------------------------
@@ -928,12 +936,7 @@ export class PostgresStore implements Store {
         }
       }
       void tx.send("setEventCursor", [pipelineId, upTo]);
-      const waits = new Map<string, Set<string>>();
-      for (const w of await tx.rows("selectDatasetWaits", [pipelineId])) {
-        if (!waits.has(w.business_date)) waits.set(w.business_date, new Set());
-        waits.get(w.business_date)!.add(w.dataset);
-      }
-      return waits;
+      return datasetWaits(await tx.rows("selectDatasetWaits", [pipelineId]));
     });
   }
 
@@ -970,17 +973,16 @@ export class PostgresStore implements Store {
       const stack = [r.taskId];
       while (stack.length > 0) {
         for (const c of await tx.rows("lockChildren", [r.runId, run.graph_version, stack.pop()!])) {
-          if (!isSettledByUpstream(c.state, c.reason)) continue;
-          void tx.send("resetTaskInstance", [
-            r.runId, c.task_id, Math.max(1, c.max_tries - c.try_number), c.trigger_rule, c.pool, c.slots, c.priority,
-          ]);
+          const reopened = reopenedByHand({ state: c.state, reason: c.reason, tryNumber: c.try_number, maxTries: c.max_tries });
+          if (!reopened) continue;
+          void tx.send("resetTaskInstance", [r.runId, c.task_id, reopened.maxTries, c.trigger_rule, c.pool, c.slots, c.priority]);
           stack.push(c.task_id);
         }
       }
-      const view = new RunView(tx, r.runId, run.graph_version, r.at);
-      view.known.set(r.taskId, state);
-      await view.propagate(r.taskId);
-      const madeEligible = view.apply();
+      const progress = new RunProgress();
+      progress.settled(r.taskId, state, r.at);
+      await this.#readDownstream(tx, r.runId, run.graph_version, progress);
+      const madeEligible = this.#sendSettlements(tx, r.runId, progress);
       void tx.send("reopenRun", [r.runId]);
       await this.#finishRunIfDone(tx, r.runId, r.at, madeEligible);
       return toTaskInstance((await tx.first("selectTaskInstance", [r.runId, r.taskId]))!);
@@ -1050,22 +1052,8 @@ export class PostgresStore implements Store {
       this.#rows("backfillItemCounts", [backfillId]),
       this.#rows("backfillRunStates", [backfillId]),
     ]);
-    const progress: BackfillProgress = {
-      planned: counts?.planned ?? 0,
-      notStarted: counts?.not_started ?? 0,
-      queued: 0,
-      running: 0,
-      succeeded: 0,
-      failed: 0,
-      untouched: counts?.untouched ?? 0,
-    };
-    for (const r of states) {
-      if (r.state === "queued") progress.queued += r.n;
-      else if (r.state === "running") progress.running += r.n;
-      else if (r.state === "success") progress.succeeded += r.n;
-      else if (r.state === "failed") progress.failed += r.n;
-    }
-    return progress;
+    const items = counts && { planned: counts.planned, notStarted: counts.not_started, untouched: counts.untouched };
+    return backfillProgress(items, states as { state: RunState; n: number }[]);
   }
 
   async setBackfillState(backfillId: string, state: BackfillState, at: number): Promise<BackfillRecord> {
@@ -1089,12 +1077,7 @@ export class PostgresStore implements Store {
   }
 
   async taskDurations(pipelineId: string, perTask: number): Promise<Map<string, number[]>> {
-    const durations = new Map<string, number[]>();
-    for (const r of await this.#rows("taskDurations", [pipelineId, perTask])) {
-      if (!durations.has(r.task_id)) durations.set(r.task_id, []);
-      durations.get(r.task_id)!.push(r.ms);
-    }
-    return durations;
+    return durationsByTask(await this.#rows("taskDurations", [pipelineId, perTask]));
   }
 
   // --- freshness, incidents, alerts -------------------------------------------------------------
@@ -1151,8 +1134,7 @@ export class PostgresStore implements Store {
 
   async getWatermark(pipelineId: string, taskId: string): Promise<string | number | null> {
     const row = await this.#first("selectWatermark", [pipelineId, taskId]);
-    if (!row) return null;
-    return row.kind === "number" ? Number(row.value) : row.value;
+    return row ? watermarkValue(row) : null;
   }
 
   async saveWatermark(pipelineId: string, taskId: string, value: string | number, at: number): Promise<void> {
@@ -1255,6 +1237,24 @@ export class PostgresStore implements Store {
       return { set: true as const, previous: row ? watermarkValue(row) : null };
     });
   }
+
+  async recordedFrozenPeriods(scope: string): Promise<RecordedFrozenPeriods | null> {
+    const row = await this.#first("selectRecordedFrozen", [scope]);
+    return row ? { scope: row.scope, periods: row.periods, graphVersion: row.graph_version, recordedAt: Number(row.recorded_at) } : null;
+  }
+
+  /** Safe to run again after a broken connection: a second try finds the periods switched and writes nothing. */
+  async recordFrozenPeriods(r: RecordFrozenPeriods): Promise<AuditEntry | null> {
+    return this.#tx(async (tx) => {
+      const switched = await tx.send("switchRecordedFrozen", [r.scope, r.periods, r.graphVersion, r.at, r.expected]);
+      if (switched.rowCount === 0) return null;
+      const e = r.audit;
+      const inserted = await tx.first("insertAudit", [
+        e.at, e.actor, e.action, e.pipelineId, e.runId ?? null, e.taskId ?? null, e.reason ?? null, e.graphVersion ?? null, JSON.stringify(e.details ?? {}),
+      ]);
+      return toAuditEntry(inserted!);
+    });
+  }
 }
 
 /** Beyond any epoch-millisecond time or id: the open end of a range. */
@@ -1263,128 +1263,6 @@ const FAR = 8.64e15;
 /** The attempt is still the one its task instance is running. */
 function isCurrent(a: Row | undefined, attemptId: number): boolean {
   return !!a && a.state === "running" && a.ti_state === "running" && a.current_attempt_id === attemptId;
-}
-
-/**
- * Trigger-rule decisions inside one transaction, in the order the SQLite adapter makes them
- * (depth first from the task that settled, children in id order), so both stores reach the
- * same states with the same reasons. The transaction holds the run row, so the states it reads
- * are final until it commits; decisions are written in one statement at the end.
- */
-class RunView {
-  /** States this transaction has decided (parents as they are now, for the decisions after). */
-  readonly known = new Map<string, TaskState>();
-  readonly decided: { taskId: string; state: TaskState; reason: string | null; at: number }[] = [];
-  /** Whether it read more than it was primed with (a skip flowing further down). */
-  fetchedMore = false;
-  readonly runId: string;
-  readonly #tx: Tx;
-  readonly #graphVersion: string;
-  /** The time of the finish being propagated: decisions are stamped with it. */
-  now: number;
-  /** Waiting children by parent; parents (with their stored states) by waiting task. */
-  readonly #children = new Map<string, Row[]>();
-  readonly #parents = new Map<string, Map<string, TaskState>>();
-  readonly #rules = new Map<string, string>();
-
-  constructor(tx: Tx, runId: string, graphVersion: string, now: number) {
-    this.#tx = tx;
-    this.runId = runId;
-    this.#graphVersion = graphVersion;
-    this.now = now;
-  }
-
-  /**
-   * What was read: waiting tasks (the children of `parent`, when there is one), one row per
-   * parent of theirs with its stored state.
-   */
-  prime(rows: Row[]): void {
-    for (const r of rows) {
-      if (r.parent !== undefined) {
-        if (!this.#children.has(r.parent)) this.#children.set(r.parent, []);
-        const siblings = this.#children.get(r.parent)!;
-        if (siblings.at(-1)?.task_id !== r.task_id) siblings.push(r);
-      }
-      this.#rules.set(r.task_id, r.trigger_rule);
-      if (!this.#parents.has(r.task_id)) this.#parents.set(r.task_id, new Map());
-      if (r.upstream !== null) this.#parents.get(r.task_id)!.set(r.upstream, r.upstream_state);
-    }
-  }
-
-  /** The waiting children of `parent` are all in what was primed (perhaps none). */
-  childrenRead(parent: string): void {
-    if (!this.#children.has(parent)) this.#children.set(parent, []);
-  }
-
-  /** A task settled: each waiting child may now run, be skipped, or be marked upstream_failed. */
-  async propagate(taskId: string): Promise<void> {
-    const stack = [taskId];
-    while (stack.length > 0) {
-      const parent = stack.pop()!;
-      if (!this.#children.has(parent)) {
-        this.fetchedMore = true;
-        const rows = await this.#tx.rows("waitingChildrenWithParents", [this.runId, this.#graphVersion, parent]);
-        this.#children.set(parent, []);
-        this.prime(rows.map((r) => ({ ...r, parent })));
-      }
-      for (const settled of this.#decide(this.#children.get(parent)!)) {
-        if (settled.state === "skipped" || settled.state === "upstream_failed") stack.push(settled.taskId);
-      }
-    }
-  }
-
-  /** Applies the trigger rules to these tasks, one after the other, without going further down. */
-  async settleTasks(taskIds: string[]): Promise<void> {
-    if (taskIds.length === 0) return;
-    this.prime(await this.#tx.rows("waitingTasksWithParents", [this.runId, this.#graphVersion, taskIds]));
-    const waiting = taskIds.filter((t) => this.#parents.has(t)).map((task_id) => ({ task_id, trigger_rule: this.#rules.get(task_id) }));
-    this.#decide(waiting);
-  }
-
-  /**
-   * Decides each waiting task in turn, counting its parents' states as this transaction now
-   * knows them (a sibling decided a moment ago counts with its new state).
-   */
-  #decide(waiting: Row[]): { taskId: string; state: TaskState }[] {
-    const changed: { taskId: string; state: TaskState }[] = [];
-    for (const w of waiting) {
-      const taskId = w.task_id as string;
-      if (this.known.has(taskId)) continue;
-      const counts: UpstreamCounts = { total: 0, success: 0, skipped: 0, failed: 0 };
-      for (const [parent, stored] of this.#parents.get(taskId) ?? []) {
-        const state = this.known.get(parent) ?? stored;
-        counts.total++;
-        if (state === "success") counts.success++;
-        else if (state === "skipped") counts.skipped++;
-        else if (state === "failed" || state === "upstream_failed") counts.failed++;
-      }
-      const decision = decideTrigger(w.trigger_rule as TriggerRule, counts);
-      if (decision.action === "wait") continue;
-      const state: TaskState = decision.action === "run" ? "queued" : decision.action === "skip" ? "skipped" : "upstream_failed";
-      this.known.set(taskId, state);
-      this.decided.push({ taskId, state, reason: decision.action === "run" ? null : decision.reason, at: this.now });
-      changed.push({ taskId, state });
-    }
-    return changed;
-  }
-
-  /** Whether the decisions may have ended the run (something settled without running). */
-  get settledWithoutRunning(): boolean {
-    return this.decided.some((d) => d.state !== "queued");
-  }
-
-  /** Sends the decisions, in one statement; true when a task became eligible to run. */
-  apply(): boolean {
-    if (this.decided.length === 0) return false;
-    void this.#tx.send("settleTaskInstances", [
-      this.runId,
-      this.now,
-      this.decided.map((d) => d.taskId),
-      this.decided.map((d) => d.state),
-      this.decided.map((d) => d.reason),
-    ]);
-    return this.decided.some((d) => d.state === "queued");
-  }
 }
 
 /**
@@ -1420,6 +1298,13 @@ class Caps {
     })());
   }
 
+  /** What core's claim plan needs: the counts, and the pools that exist. */
+  counts(): ClaimCounts {
+    const pools = new Map<string, { slots: number; used: number }>();
+    for (const [name, pool] of this.pools) if (pool) pools.set(name, pool);
+    return { running: this.running, runningByPipeline: this.runningByPipeline, pools };
+  }
+
   async loadPools(tx: Tx, candidates: Row[]): Promise<void> {
     const pools = [...new Set(candidates.map((c) => c.pool as string | null).filter((p): p is string => p !== null && !this.pools.has(p)))].sort();
     if (pools.length === 0) return;
@@ -1431,54 +1316,6 @@ class Caps {
       if (pool) pool.used = u.used;
     }
   }
-}
-
-/**
- * The SQLite adapter's choice, step for step: candidates in order, skipping those over their
- * pipeline's cap or their pool's free slots, stopping at the limit or at parallelism.
- */
-function choose(candidates: Row[], request: ClaimRequest, limits: ClaimLimits, caps: Caps): { chosen: Row[]; passedOver: boolean; unconsidered: number } {
-  let running = caps.running;
-  const runningByPipeline = new Map(caps.runningByPipeline);
-  const pools = new Map<string, { slots: number; used: number; reserved: boolean }>();
-  for (const [name, pool] of caps.pools) if (pool) pools.set(name, { ...pool, reserved: false });
-  const starvationMs = limits.starvationMs ?? 60_000;
-  const chosen: Row[] = [];
-  let passedOver = false;
-  let considered = 0;
-  const loaded = request.pipelineIds ? new Set(request.pipelineIds) : null;
-  for (const c of candidates) {
-    if (chosen.length >= request.limit) break;
-    if (limits.parallelism !== undefined && running >= limits.parallelism) break;
-    considered++;
-    if (loaded && !loaded.has(c.pipeline_id)) {
-      passedOver = true;
-      continue;
-    }
-    const cap = limits.maxActiveTasks?.[c.pipeline_id];
-    if (cap !== undefined && (runningByPipeline.get(c.pipeline_id) ?? 0) >= cap) {
-      passedOver = true;
-      continue;
-    }
-    if (c.pool !== null) {
-      const pool = pools.get(c.pool);
-      if (!pool || pool.reserved) {
-        passedOver = true;
-        continue;
-      }
-      if (pool.used + c.slots > pool.slots) {
-        // It does not fit now; once it has waited long enough, nobody else may take the pool's slots.
-        if (c.slots <= pool.slots && request.now - (c.waited_since ?? request.now) >= starvationMs) pool.reserved = true;
-        passedOver = true;
-        continue;
-      }
-      pool.used += c.slots;
-    }
-    running++;
-    runningByPipeline.set(c.pipeline_id, (runningByPipeline.get(c.pipeline_id) ?? 0) + 1);
-    chosen.push(c);
-  }
-  return { chosen, passedOver, unconsidered: candidates.length - considered };
 }
 
 // PostgreSQL hands back booleans and jsonb columns already decoded.

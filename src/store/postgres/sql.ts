@@ -13,7 +13,11 @@
  *   the lock sees the first. Claims move rows from queued to running, which no decision reads,
  *   so they never wait on it.
  */
-export const LIVE_TASK_STATES = `('scheduled', 'queued', 'running', 'up_for_retry', 'up_for_reschedule')`;
+import { FAILING_TASK_STATES, LIVE_TASK_STATES as LIVE } from "../../core/policy/run-progress.ts";
+import { sqlList } from "../decision-rows.ts";
+
+const LIVE_TASK_STATES = sqlList(LIVE);
+const FAILING = sqlList(FAILING_TASK_STATES);
 
 export const SQL = {
   insertPipelineVersion: `
@@ -109,12 +113,13 @@ export const SQL = {
       UNION ALL
       SELECT q.*, q.queued_at AS waited_since, 1 AS grp, -q.priority::bigint AS k1, q.queued_at AS k2 FROM queued q
     )
-    SELECT c.run_id, c.task_id, c.state, c.try_number, c.max_tries, c.pool, c.slots, c.waited_since, c.grp, r.pipeline_id
+    SELECT c.run_id, c.task_id, c.state, c.try_number, c.max_tries, c.pool, c.slots, c.priority, c.waited_since,
+           c.grp, c.grp = 0 AS due, c.from_backfill AS background, r.pipeline_id
     FROM candidates c JOIN runs r ON r.run_id = c.run_id
     ORDER BY c.grp, c.from_backfill, c.k1, c.k2, c.task_id`,
   selectRunCandidates: `
-    SELECT t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots,
-           t.queued_at AS waited_since, r.pipeline_id
+    SELECT t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots, t.priority,
+           t.queued_at AS waited_since, false AS due, t.from_backfill AS background, r.pipeline_id
     FROM task_instances t JOIN runs r ON r.run_id = t.run_id
     WHERE t.run_id = $1
       AND (t.state = 'queued' OR (t.state IN ('up_for_retry', 'up_for_reschedule') AND t.next_try_at <= $2))
@@ -122,8 +127,8 @@ export const SQL = {
     LIMIT $3
     FOR UPDATE OF t SKIP LOCKED`,
   selectBackfillCandidates: `
-    SELECT t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots,
-           t.queued_at AS waited_since, r.pipeline_id
+    SELECT t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots, t.priority,
+           t.queued_at AS waited_since, false AS due, t.from_backfill AS background, r.pipeline_id
     FROM task_instances t JOIN runs r ON r.run_id = t.run_id
     WHERE r.backfill_id = $1 AND r.state IN ('queued', 'running')
       AND (t.state = 'queued' OR (t.state IN ('up_for_retry', 'up_for_reschedule') AND t.next_try_at <= $2))
@@ -179,43 +184,39 @@ export const SQL = {
 
   // --- finishing, batched (group commit) ---
   /**
-   * Ends a batch of attempts in one statement, each only if it is still current (running, this
-   * worker's, its task instance's current attempt): locks them and their runs (in run order, so
-   * batches never deadlock), records the ends, and sets each task instance's state (a retry when
-   * the outcome is a failure with a retry time and tries are left). Returns the accepted ones; a
-   * missing one was refused.
+   * Locks a batch of attempts that are still current (running, this worker's, its task
+   * instance's current attempt) with their task instances and runs, in run order so batches
+   * never deadlock. A missing one was refused.
    */
+  lockAttemptsForFinish: `
+    SELECT a.attempt_id, a.run_id, a.task_id, t.try_number, t.max_tries, t.pool, r.graph_version
+    FROM unnest($1::bigint[], $2::text[]) AS f(attempt_id, worker_id)
+    JOIN attempts a ON a.attempt_id = f.attempt_id
+    JOIN task_instances t ON t.run_id = a.run_id AND t.task_id = a.task_id
+    JOIN runs r ON r.run_id = a.run_id
+    WHERE a.state = 'running' AND a.worker_id = f.worker_id AND t.state = 'running' AND t.current_attempt_id = a.attempt_id
+    ORDER BY a.run_id, a.attempt_id
+    FOR UPDATE OF a, t, r`,
+  /** Records the ends of locked attempts and their task instances' new states (core's endTry), in one statement. */
   finishAttempts: `
     WITH f AS (
-      SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::int[], $7::text[], $8::text[], $9::text[], $10::text[])
-        AS f(attempt_id, worker_id, outcome, now, retry_at, exit_code, error_class, error_message, summary, skip_reason)
-    ), cur AS (
-      SELECT f.*, a.run_id, a.task_id, r.graph_version, t.pool,
-             CASE WHEN f.outcome = 'failed' AND f.retry_at IS NOT NULL AND t.try_number < t.max_tries
-                  THEN 'up_for_retry' ELSE f.outcome END AS new_state
-      FROM f
+      SELECT f.*, a.run_id, a.task_id
+      FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::int[], $5::text[], $6::text[], $7::text[],
+                  $8::text[], $9::bigint[], $10::text[], $11::bigint[])
+        AS f(attempt_id, outcome, now, exit_code, error_class, error_message, summary, state, next_try_at, reason, ended_at)
       JOIN attempts a ON a.attempt_id = f.attempt_id
-      JOIN task_instances t ON t.run_id = a.run_id AND t.task_id = a.task_id
-      JOIN runs r ON r.run_id = a.run_id
-      WHERE a.state = 'running' AND a.worker_id = f.worker_id AND t.state = 'running' AND t.current_attempt_id = a.attempt_id
-      ORDER BY a.run_id, a.attempt_id
-      FOR UPDATE OF a, t, r
     ), ended AS (
       UPDATE attempts a
-      SET state = cur.outcome, ended_at = cur.now, exit_code = cur.exit_code, error_class = cur.error_class,
-          error_message = cur.error_message, summary = cur.summary, lease_expires_at = NULL
-      FROM cur WHERE a.attempt_id = cur.attempt_id
+      SET state = f.outcome, ended_at = f.now, exit_code = f.exit_code, error_class = f.error_class,
+          error_message = f.error_message, summary = f.summary, lease_expires_at = NULL
+      FROM f WHERE a.attempt_id = f.attempt_id
     )
     UPDATE task_instances t
-    SET state = cur.new_state,
-        next_try_at = CASE WHEN cur.new_state = 'up_for_retry' THEN cur.retry_at END,
-        reason = CASE WHEN cur.outcome = 'skipped' THEN cur.skip_reason END,
-        ended_at = CASE WHEN cur.new_state = 'up_for_retry' THEN NULL ELSE cur.now END
-    FROM cur WHERE t.run_id = cur.run_id AND t.task_id = cur.task_id
-    RETURNING cur.attempt_id, cur.run_id, cur.task_id, cur.new_state, cur.graph_version, cur.pool`,
+    SET state = f.state, next_try_at = f.next_try_at, reason = f.reason, ended_at = f.ended_at
+    FROM f WHERE t.run_id = f.run_id AND t.task_id = f.task_id`,
   /**
    * The waiting children of the batch's tasks, each with all its parents' states. Sent right
-   * after finishAttempts, so it reads with the runs locked.
+   * after lockAttemptsForFinish, so it reads with the runs locked.
    */
   waitingChildrenOfAttempts: `
     -- driven from the batch's attempts, one index probe per step, whatever the statistics say
@@ -241,20 +242,6 @@ export const SQL = {
       SELECT u.state FROM task_instances u WHERE u.run_id = a.run_id AND u.task_id = e.parent OFFSET 0
     ) u ON true
     ORDER BY a.run_id, a.task_id, w.task_id`,
-  runsProgressOfAttempts: `
-    -- one index probe per run (LATERAL ... LIMIT 1), never a scan of every live row
-    SELECT r.run_id, live.one IS NOT NULL AS live, failed.one IS NOT NULL AS failed
-    FROM (
-      SELECT DISTINCT a.run_id FROM unnest($1::bigint[]) AS ids(attempt_id)
-      JOIN LATERAL (SELECT run_id FROM attempts WHERE attempt_id = ids.attempt_id OFFSET 0) a ON true
-    ) AS r(run_id)
-    LEFT JOIN LATERAL (
-      SELECT 1 AS one FROM task_instances t WHERE t.run_id = r.run_id AND t.state IN ${LIVE_TASK_STATES} LIMIT 1
-    ) live ON true
-    LEFT JOIN LATERAL (
-      SELECT 1 AS one FROM task_instances t
-      WHERE live.one IS NULL AND t.run_id = r.run_id AND t.state IN ('failed', 'upstream_failed') LIMIT 1
-    ) failed ON true`,
   runsProgress: `
     -- one index probe per run (LATERAL ... LIMIT 1), never a scan of every live row
     SELECT r.run_id, live.one IS NOT NULL AS live, failed.one IS NOT NULL AS failed
@@ -264,7 +251,7 @@ export const SQL = {
     ) live ON true
     LEFT JOIN LATERAL (
       SELECT 1 AS one FROM task_instances t
-      WHERE live.one IS NULL AND t.run_id = r.run_id AND t.state IN ('failed', 'upstream_failed') LIMIT 1
+      WHERE live.one IS NULL AND t.run_id = r.run_id AND t.state IN ${FAILING} LIMIT 1
     ) failed ON true`,
   taskStatesOfAttempts: `
     SELECT a.attempt_id, t.state FROM attempts a
@@ -325,14 +312,6 @@ export const SQL = {
     LEFT JOIN task_edges e ON e.graph_version = $2 AND e.child = w.task_id
     LEFT JOIN task_instances u ON u.run_id = $1 AND u.task_id = e.parent
     WHERE w.run_id = $1 AND w.task_id = ANY($3::text[]) AND w.state = 'scheduled'`,
-  /** Applies the trigger-rule decisions of one step: queued, skipped or upstream_failed. */
-  settleTaskInstances: `
-    UPDATE task_instances t
-    SET state = s.state, reason = s.reason,
-        queued_at = CASE WHEN s.state = 'queued' THEN $2 ELSE t.queued_at END,
-        ended_at = CASE WHEN s.state = 'queued' THEN t.ended_at ELSE $2 END
-    FROM unnest($3::text[], $4::text[], $5::text[]) AS s(task_id, state, reason)
-    WHERE t.run_id = $1 AND t.task_id = s.task_id AND t.state = 'scheduled'`,
   setTaskState: `
     UPDATE task_instances SET state = $3, next_try_at = $4, reason = $5, ended_at = $6
     WHERE run_id = $1 AND task_id = $2`,
@@ -350,7 +329,7 @@ export const SQL = {
     SELECT s.live,
            -- read only once nothing is live: a large run has many finished rows to pass
            CASE WHEN s.live THEN false
-                ELSE EXISTS (SELECT 1 FROM task_instances WHERE run_id = $1 AND state IN ('failed', 'upstream_failed'))
+                ELSE EXISTS (SELECT 1 FROM task_instances WHERE run_id = $1 AND state IN ${FAILING})
            END AS failed
     FROM (SELECT EXISTS (SELECT 1 FROM task_instances WHERE run_id = $1 AND state IN ${LIVE_TASK_STATES}) AS live) s`,
   nextRetryAt: `
@@ -611,6 +590,15 @@ export const SQL = {
       AND ($3::boolean IS NULL OR (resolved_at IS NULL) = $3)
     ORDER BY opened_at DESC, incident_key DESC LIMIT $4`,
   selectWatermarks: `SELECT * FROM watermarks WHERE $1::text IS NULL OR pipeline_id = $1 ORDER BY pipeline_id, task_id`,
+
+  // Frozen periods as last recorded: a compare-and-set, so that of several processes that see the
+  // same change, one records it (and its audit entry) and the others find it already recorded. A
+  // racing insert of the same scope waits for the first and then finds the WHERE false.
+  selectRecordedFrozen: `SELECT * FROM frozen_periods WHERE scope = $1`,
+  switchRecordedFrozen: `
+    INSERT INTO frozen_periods (scope, periods, graph_version, recorded_at) VALUES ($1, $2, $3, $4)
+    ON CONFLICT (scope) DO UPDATE SET periods = EXCLUDED.periods, graph_version = EXCLUDED.graph_version, recorded_at = EXCLUDED.recorded_at
+    WHERE frozen_periods.periods = $5`,
 } as const;
 
 export type StatementName = keyof typeof SQL;
@@ -655,14 +643,14 @@ export const STATE_COPY = {
   tables: [
     "pipeline_versions", "task_edges", "pipelines", "runs", "task_instances", "attempts", "audit_log",
     "skipped_intervals", "pools", "dataset_events", "dataset_waits", "backfills", "backfill_items",
-    "freshness", "freshness_history", "incidents", "alert_outbox", "watermarks", "api_tokens",
+    "freshness", "freshness_history", "incidents", "alert_outbox", "watermarks", "api_tokens", "frozen_periods",
   ],
   /** Emptied before a forced copy: every table of the target's state. */
   cleared: [
     "pipeline_versions", "task_edges", "pipelines", "runs", "task_instances", "attempts", "audit_log",
     "skipped_intervals", "pools", "dataset_events", "dataset_waits", "backfills", "backfill_items",
     "freshness", "freshness_history", "incidents", "alert_outbox", "watermarks", "workers", "leases",
-    "api_tokens", "change_events",
+    "api_tokens", "change_events", "frozen_periods",
   ],
   /** The change feed's triggers stand aside: copied history is not a change anybody watches. */
   quietFeed: `SET LOCAL idem.copying = 'on'`,

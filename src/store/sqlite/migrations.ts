@@ -357,4 +357,17 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       ALTER TABLE freshness_history ADD COLUMN trigger_kind TEXT;
     `,
   },
+  {
+    version: 14,
+    name: "frozen periods as last recorded, per pipeline and for the project",
+    sql: `
+      -- scope: a pipeline id, or '*' for the project's periods; periods: the canonical JSON text
+      CREATE TABLE frozen_periods (
+        scope         TEXT PRIMARY KEY,
+        periods       TEXT NOT NULL,
+        graph_version TEXT,
+        recorded_at   INTEGER NOT NULL
+      );
+    `,
+  },
 ];

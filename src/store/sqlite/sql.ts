@@ -1,3 +1,10 @@
+import { FAILING_TASK_STATES, LIVE_TASK_STATES } from "../../core/policy/run-progress.ts";
+import { sqlList } from "../decision-rows.ts";
+
+/** What core's claim plan needs of a candidate; background work (backfills, restatements) is served after live runs. */
+const CANDIDATE = `t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots, t.priority, r.pipeline_id,
+    (r.backfill_id IS NOT NULL OR r.trigger_kind = 'restate') AS background`;
+
 /** Every SQL statement of the SQLite adapter, in one place. Each is prepared once. */
 export const SQL = {
   insertPipelineVersion: `
@@ -31,7 +38,6 @@ export const SQL = {
   selectTaskInstances: `SELECT * FROM task_instances WHERE run_id = ? ORDER BY started_at IS NULL, started_at, task_id`,
   selectTaskInstance: `SELECT * FROM task_instances WHERE run_id = ? AND task_id = ?`,
   deleteTaskInstance: `DELETE FROM task_instances WHERE run_id = ? AND task_id = ?`,
-  countRunning: `SELECT count(*) AS n FROM task_instances WHERE run_id = ? AND state = 'running'`,
   resetTaskInstance: `
     UPDATE task_instances
     SET state = 'scheduled', max_tries = try_number + @maxTries, next_try_at = NULL, reason = NULL,
@@ -69,17 +75,29 @@ export const SQL = {
     UPDATE task_instances SET state = 'queued', queued_at = ? WHERE run_id = ? AND task_id = ? AND state = 'scheduled'`,
   settleTaskInstance: `
     UPDATE task_instances SET state = ?, reason = ?, ended_at = ? WHERE run_id = ? AND task_id = ? AND state = 'scheduled'`,
-  selectChildren: `SELECT child FROM task_edges WHERE graph_version = ? AND parent = ?`,
-  selectUpstreamStates: `
-    SELECT t.state AS state, count(*) AS n
-    FROM task_edges e JOIN task_instances t ON t.run_id = ? AND t.task_id = e.parent
-    WHERE e.graph_version = ? AND e.child = ?
-    GROUP BY t.state`,
-  countLiveInRun: `
-    SELECT count(*) AS n FROM task_instances
-    WHERE run_id = ? AND state IN ('scheduled', 'queued', 'running', 'up_for_retry', 'up_for_reschedule')`,
-  countFailedInRun: `
-    SELECT count(*) AS n FROM task_instances WHERE run_id = ? AND state IN ('failed', 'upstream_failed')`,
+  /** The waiting children of a task, each with all its parents' states (core's RunProgress reads these). */
+  waitingChildrenWithParents: `
+    SELECT w.task_id, w.trigger_rule, e.parent AS upstream, u.state AS upstream_state
+    FROM task_edges c
+    JOIN task_instances w ON w.run_id = @runId AND w.task_id = c.child AND w.state = 'scheduled'
+    JOIN task_edges e ON e.graph_version = c.graph_version AND e.child = c.child
+    JOIN task_instances u ON u.run_id = @runId AND u.task_id = e.parent
+    WHERE c.graph_version = @graphVersion AND c.parent = @parent
+    ORDER BY w.task_id`,
+  /** Rerun: the reset tasks that wait, each with all its parents' states. */
+  waitingTasksWithParents: `
+    SELECT w.task_id, w.trigger_rule, e.parent AS upstream, u.state AS upstream_state
+    FROM task_instances w
+    LEFT JOIN task_edges e ON e.graph_version = @graphVersion AND e.child = w.task_id
+    LEFT JOIN task_instances u ON u.run_id = @runId AND u.task_id = e.parent
+    WHERE w.run_id = @runId AND w.task_id IN (SELECT value FROM json_each(@taskIds)) AND w.state = 'scheduled'`,
+  /** A manual settle: the task instances downstream of one task. */
+  childInstances: `
+    SELECT t.* FROM task_edges c JOIN task_instances t ON t.run_id = ? AND t.task_id = c.child
+    WHERE c.graph_version = ? AND c.parent = ? ORDER BY t.task_id`,
+  runProgress: `
+    SELECT EXISTS (SELECT 1 FROM task_instances WHERE run_id = @runId AND state IN ${sqlList(LIVE_TASK_STATES)}) AS live,
+           EXISTS (SELECT 1 FROM task_instances WHERE run_id = @runId AND state IN ${sqlList(FAILING_TASK_STATES)}) AS failed`,
   nextRetryAt: `
     SELECT min(next_try_at) AS at FROM task_instances
     WHERE run_id = ? AND state IN ('up_for_retry', 'up_for_reschedule')`,
@@ -112,26 +130,26 @@ export const SQL = {
 
   // --- claiming under limits ---
   selectQueuedCandidates: `
-    SELECT t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots, t.queued_at, r.pipeline_id
+    SELECT ${CANDIDATE}, t.queued_at AS waited_since, 0 AS due
     FROM task_instances t JOIN runs r ON r.run_id = t.run_id
     WHERE t.state = 'queued'
     ORDER BY (r.backfill_id IS NOT NULL OR r.trigger_kind = 'restate'), t.priority DESC, t.queued_at, t.task_id
     LIMIT ?`,
   selectWaitingCandidates: `
-    SELECT t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots, t.next_try_at AS queued_at, r.pipeline_id
+    SELECT ${CANDIDATE}, t.next_try_at AS waited_since, 1 AS due
     FROM task_instances t JOIN runs r ON r.run_id = t.run_id
     WHERE t.state IN ('up_for_retry', 'up_for_reschedule') AND t.next_try_at <= ?
     ORDER BY (r.backfill_id IS NOT NULL OR r.trigger_kind = 'restate'), t.next_try_at
     LIMIT ?`,
   selectRunCandidates: `
-    SELECT t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots, t.queued_at, r.pipeline_id
+    SELECT ${CANDIDATE}, t.queued_at AS waited_since, 0 AS due
     FROM task_instances t JOIN runs r ON r.run_id = t.run_id
     WHERE t.run_id = ?
       AND (t.state = 'queued' OR (t.state IN ('up_for_retry', 'up_for_reschedule') AND t.next_try_at <= ?))
     ORDER BY t.priority DESC, t.queued_at, t.task_id
     LIMIT ?`,
   selectBackfillCandidates: `
-    SELECT t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots, t.queued_at, r.pipeline_id
+    SELECT ${CANDIDATE}, t.queued_at AS waited_since, 0 AS due
     FROM task_instances t JOIN runs r ON r.run_id = t.run_id
     WHERE r.backfill_id = ? AND r.state IN ('queued', 'running')
       AND (t.state = 'queued' OR (t.state IN ('up_for_retry', 'up_for_reschedule') AND t.next_try_at <= ?))
@@ -341,4 +359,12 @@ export const SQL = {
     WHERE r.pipeline_id = ? AND r.state IN ('queued', 'running')
       AND ti.state NOT IN ('success', 'failed', 'skipped', 'upstream_failed')
     ORDER BY r.run_id LIMIT 1`,
+
+  // Frozen periods as last recorded: a compare-and-set, so that of several processes that see the
+  // same change, one records it (and its audit entry) and the others find it already recorded.
+  selectRecordedFrozen: `SELECT * FROM frozen_periods WHERE scope = ?`,
+  switchRecordedFrozen: `
+    INSERT INTO frozen_periods (scope, periods, graph_version, recorded_at) VALUES (@scope, @periods, @graphVersion, @at)
+    ON CONFLICT (scope) DO UPDATE SET periods = excluded.periods, graph_version = excluded.graph_version, recorded_at = excluded.recorded_at
+    WHERE frozen_periods.periods = @expected`,
 } as const;

@@ -1,7 +1,12 @@
+import type { RecordFrozenPeriods, RecordedFrozenPeriods } from "../port.ts";
 import { rowMappers, watermarkValue } from "../row-mappers.ts";
 import type Database from "better-sqlite3";
-import { decideTrigger, isSettledByUpstream, type TriggerRule, type UpstreamCounts } from "../../core/policy/trigger-rules.ts";
 import type { RunState, TaskState } from "../../core/model/states.ts";
+import { backfillProgress } from "../../core/policy/backfill-progress.ts";
+import { planClaim } from "../../core/policy/claim-plan.ts";
+import { planRerun } from "../../core/policy/rerun-plan.ts";
+import { endTry, nextTryNumber, reopenedByHand, runEnd, RunProgress } from "../../core/policy/run-progress.ts";
+import { claimCandidate, datasetWaits, durationsByTask, poolUsage, waitingTasks } from "../decision-rows.ts";
 import {
   MAX_SUMMARY_BYTES,
   StoreConflictError,
@@ -158,28 +163,15 @@ export class SqliteStore implements Store {
       const run = q.selectRun.get(request.runId) as Row | undefined;
       if (!run) throw new StoreConflictError(`no run ${request.runId}`);
       if (request.restate) assertRestatable(run, request.restate.endedBefore);
-      const existing = new Map(
-        (q.selectTaskInstances.all(request.runId) as Row[]).map((r) => [r.task_id as string, r]),
-      );
-      const wanted = new Map(request.tasks.map((t) => [t.taskId, t]));
-      const toReset = request.taskIds ? new Set(request.taskIds) : new Set(wanted.keys());
-      for (const taskId of toReset) {
-        if (!wanted.has(taskId)) throw new StoreConflictError(`run ${request.runId} has no task ${taskId}`);
-      }
-      const busy = request.taskIds
-        ? [...toReset].filter((id) => existing.get(id)?.state === "running")
-        : [...existing.values()].filter((r) => r.state === "running").map((r) => r.task_id as string);
-      if (busy.length > 0) {
-        throw new StoreConflictError(`run ${request.runId} has a task running (${busy.join(", ")}); wait for it to finish`);
-      }
-      if (!request.taskIds) {
-        for (const taskId of existing.keys()) if (!wanted.has(taskId)) q.deleteTaskInstance.run(request.runId, taskId);
-      }
+      const existing = new Map((q.selectTaskInstances.all(request.runId) as Row[]).map((r) => [r.task_id as string, r.state as TaskState]));
+      const plan = planRerun(request.runId, existing, request.tasks.map((t) => t.taskId), request.taskIds);
+      if (plan.conflict !== undefined) throw new StoreConflictError(plan.conflict);
+      for (const taskId of plan.removed) q.deleteTaskInstance.run(request.runId, taskId);
+      const added = new Set(plan.added);
+      const reset = new Set(plan.reset);
       for (const task of request.tasks) {
-        if (!existing.has(task.taskId)) this.#insertTaskInstance(request.runId, task, request.at);
-        else if (toReset.has(task.taskId)) {
-          q.resetTaskInstance.run({ runId: request.runId, ...task });
-        }
+        if (added.has(task.taskId)) this.#insertTaskInstance(request.runId, task, request.at);
+        else if (reset.has(task.taskId)) q.resetTaskInstance.run({ runId: request.runId, ...task });
       }
       if (request.taskIds) q.reopenRun.run(request.runId);
       else q.requeueRun.run(request.graphVersion, JSON.stringify(request.params), request.runId);
@@ -189,7 +181,10 @@ export class SqliteStore implements Store {
       if (request.restate) q.markRestated.run(request.restate.triggeredBy, request.restate.reason, request.at, request.runId);
       const graphVersion = request.taskIds ? (run.graph_version as string) : request.graphVersion;
       // Reset tasks whose upstream allows it become eligible now; the rest wait for their parents.
-      for (const taskId of toReset) this.#settleWaiting(request.runId, graphVersion, taskId, request.at);
+      const progress = new RunProgress();
+      const waiting = q.waitingTasksWithParents.all({ runId: request.runId, graphVersion, taskIds: JSON.stringify(plan.reset) }) as Row[];
+      progress.settleEach(plan.reset, waitingTasks(waiting), request.at);
+      this.#decideDownstream(request.runId, graphVersion, progress);
       this.#finishRunIfDone(request.runId, request.at);
       return toRun(q.selectRun.get(request.runId) as Row);
     }).immediate();
@@ -201,59 +196,40 @@ export class SqliteStore implements Store {
       const limits = request.limits ?? {};
       // Look past the first `limit` candidates: some will not fit their pool or their pipeline's cap.
       const scan = request.limit * 4 + 32;
-      const candidates: Row[] = request.runId
+      const candidates = (request.runId
         ? (q.selectRunCandidates.all(request.runId, request.now, scan) as Row[])
         : request.backfillId
         ? (q.selectBackfillCandidates.all(request.backfillId, request.now, scan) as Row[])
-        : [...(q.selectWaitingCandidates.all(request.now, scan) as Row[]), ...(q.selectQueuedCandidates.all(scan) as Row[])];
+        : [...(q.selectWaitingCandidates.all(request.now, scan) as Row[]), ...(q.selectQueuedCandidates.all(scan) as Row[])]
+      ).map(claimCandidate);
       if (candidates.length === 0) return [];
 
-      let running = limits.parallelism === undefined ? 0 : ((q.countRunningAll.get() as Row).n as number);
+      const running = limits.parallelism === undefined ? 0 : ((q.countRunningAll.get() as Row).n as number);
       const runningByPipeline = new Map<string, number>();
       if (limits.maxActiveTasks) {
         for (const r of q.countRunningByPipeline.all() as Row[]) runningByPipeline.set(r.pipeline_id, r.n);
       }
-      const pools = new Map<string, { slots: number; used: number; reserved: boolean }>();
+      const pools = new Map<string, { slots: number; used: number }>();
       if (candidates.some((c) => c.pool !== null)) {
-        for (const p of q.selectPools.all() as Row[]) pools.set(p.name, { slots: p.slots, used: 0, reserved: false });
+        for (const p of q.selectPools.all() as Row[]) pools.set(p.name, { slots: p.slots, used: 0 });
         for (const u of q.poolsInUse.all() as Row[]) {
           const pool = pools.get(u.pool);
           if (pool) pool.used = u.used;
         }
       }
-      const starvationMs = limits.starvationMs ?? 60_000;
-
-      const claimed: ClaimedAttempt[] = [];
+      const plan = planClaim(
+        candidates,
+        { ...limits, limit: request.limit, now: request.now, pipelineIds: request.pipelineIds },
+        { running, runningByPipeline, pools },
+      );
       const runs = new Map<string, Row>();
-      const loaded = request.pipelineIds ? new Set(request.pipelineIds) : null;
-      for (const c of candidates) {
-        if (claimed.length >= request.limit) break;
-        if (limits.parallelism !== undefined && running >= limits.parallelism) break;
-        if (loaded && !loaded.has(c.pipeline_id)) continue;
-        const cap = limits.maxActiveTasks?.[c.pipeline_id];
-        if (cap !== undefined && (runningByPipeline.get(c.pipeline_id) ?? 0) >= cap) continue;
-        if (c.pool !== null) {
-          const pool = pools.get(c.pool);
-          if (!pool || pool.reserved) continue;
-          if (pool.used + c.slots > pool.slots) {
-            // It does not fit now; once it has waited long enough, nobody else may take the pool's slots.
-            if (c.slots <= pool.slots && request.now - (c.queued_at ?? request.now) >= starvationMs) pool.reserved = true;
-            continue;
-          }
-          pool.used += c.slots;
-        }
-        running++;
-        runningByPipeline.set(c.pipeline_id, (runningByPipeline.get(c.pipeline_id) ?? 0) + 1);
-        claimed.push(this.#startAttempt(c, request, runs));
-      }
-      return claimed;
+      return plan.chosen.map((c) => this.#startAttempt(c.row, request, runs));
     }).immediate();
   }
 
   #startAttempt(c: Row, request: ClaimRequest, runs: Map<string, Row>): ClaimedAttempt {
     const q = this.#q;
-    // A sensor poking again is the same try; anything else starts a new one.
-    const tryNumber = c.state === "up_for_reschedule" ? Math.max(1, c.try_number as number) : (c.try_number as number) + 1;
+    const tryNumber = nextTryNumber({ state: c.state, tryNumber: c.try_number });
     const logPath = request.logPath(c.run_id, c.task_id, tryNumber);
     const leaseExpiresAt = request.now + request.leaseMs;
     const attemptId = Number(
@@ -341,70 +317,36 @@ export class SqliteStore implements Store {
 
   /** Ends a try: a retry if one is allowed, else a final state that flows downstream. */
   #endTry(a: Row, outcome: "success" | "failed" | "skipped", retryAt: number | null, skipReason: string | null, now: number): FinishOutcome {
-    let state: TaskState = outcome;
-    let nextTryAt: number | null = null;
-    if (outcome === "failed" && retryAt !== null && a.try_number < a.max_tries) {
-      state = "up_for_retry";
-      nextTryAt = retryAt;
+    const end = endTry({ tryNumber: a.try_number, maxTries: a.max_tries }, outcome, retryAt, skipReason, now);
+    this.#q.setTaskState.run({ runId: a.run_id, taskId: a.task_id, ...end });
+    if (end.state !== "up_for_retry") {
+      const progress = new RunProgress();
+      progress.settled(a.task_id, end.state, now);
+      this.#decideDownstream(a.run_id, a.graph_version, progress);
     }
-    this.#q.setTaskState.run({
-      runId: a.run_id,
-      taskId: a.task_id,
-      state,
-      nextTryAt,
-      reason: outcome === "skipped" ? skipReason : null,
-      endedAt: state === "up_for_retry" ? null : now,
-    });
-    if (state !== "up_for_retry") this.#propagate(a.run_id, a.graph_version, a.task_id, now);
-    const runState = this.#finishRunIfDone(a.run_id, now);
-    return { accepted: true, taskState: state, runState };
+    return { accepted: true, taskState: end.state, runState: this.#finishRunIfDone(a.run_id, now) };
   }
 
-  /** A task finished: each waiting child may now run, be skipped, or be marked upstream_failed. */
-  #propagate(runId: string, graphVersion: string, taskId: string, now: number): void {
-    const stack = [taskId];
-    while (stack.length > 0) {
-      const parent = stack.pop()!;
-      for (const { child } of this.#q.selectChildren.all(graphVersion, parent) as Row[]) {
-        const settled = this.#settleWaiting(runId, graphVersion, child, now);
-        if (settled === "skipped" || settled === "upstream_failed") stack.push(child);
-      }
-    }
-  }
-
-  /** Applies the trigger rule to one waiting task instance; returns its new state, if it changed. */
-  #settleWaiting(runId: string, graphVersion: string, taskId: string, now: number): TaskState | null {
+  /** Reads the waiting children core's RunProgress asks for until it has decided everything, then writes its decisions. */
+  #decideDownstream(runId: string, graphVersion: string, progress: RunProgress): void {
     const q = this.#q;
-    const ti = q.selectTaskInstance.get(runId, taskId) as Row | undefined;
-    if (!ti || ti.state !== "scheduled") return null;
-    const counts: UpstreamCounts = { total: 0, success: 0, skipped: 0, failed: 0 };
-    for (const row of q.selectUpstreamStates.all(runId, graphVersion, taskId) as Row[]) {
-      counts.total += row.n;
-      if (row.state === "success") counts.success += row.n;
-      else if (row.state === "skipped") counts.skipped += row.n;
-      else if (row.state === "failed" || row.state === "upstream_failed") counts.failed += row.n;
+    for (let parent = progress.next(); parent !== null; parent = progress.next()) {
+      progress.childrenRead(parent, waitingTasks(q.waitingChildrenWithParents.all({ runId, graphVersion, parent }) as Row[]));
     }
-    const decision = decideTrigger(ti.trigger_rule as TriggerRule, counts);
-    switch (decision.action) {
-      case "wait":
-        return null;
-      case "run":
-        q.queueTaskInstance.run(now, runId, taskId);
-        return "queued";
-      case "skip":
-        q.settleTaskInstance.run("skipped", decision.reason, now, runId, taskId);
-        return "skipped";
-      case "upstream_failed":
-        q.settleTaskInstance.run("upstream_failed", decision.reason, now, runId, taskId);
-        return "upstream_failed";
+    for (const d of progress.decided) {
+      if (d.state === "queued") q.queueTaskInstance.run(d.at, runId, d.taskId);
+      else q.settleTaskInstance.run(d.state, d.reason, d.at, runId, d.taskId);
     }
+  }
+
+  #runProgress(runId: string): { live: boolean; failed: boolean } {
+    const row = this.#q.runProgress.get({ runId }) as Row;
+    return { live: row.live === 1, failed: row.failed === 1 };
   }
 
   #finishRunIfDone(runId: string, now: number): RunState | null {
-    const q = this.#q;
-    if ((q.countLiveInRun.get(runId) as Row).n > 0) return null;
-    const state: RunState = (q.countFailedInRun.get(runId) as Row).n > 0 ? "failed" : "success";
-    q.finishRun.run(state, now, runId);
+    const state = runEnd(this.#runProgress(runId));
+    if (state) this.#q.finishRun.run(state, now, runId);
     return state;
   }
 
@@ -455,16 +397,7 @@ export class SqliteStore implements Store {
   }
 
   async listPools(): Promise<PoolUsage[]> {
-    const pools = new Map<string, PoolUsage>(
-      (this.#q.selectPools.all() as Row[]).map((p) => [p.name, { name: p.name, slots: p.slots, used: 0, description: p.description, holders: [] }]),
-    );
-    for (const h of this.#q.selectPoolHolders.all() as Row[]) {
-      const pool = pools.get(h.pool);
-      if (!pool) continue;
-      pool.used += h.slots;
-      pool.holders.push({ runId: h.run_id, taskId: h.task_id, slots: h.slots, workerId: h.worker_id });
-    }
-    return [...pools.values()];
+    return poolUsage(this.#q.selectPools.all() as Row[], this.#q.selectPoolHolders.all() as Row[]);
   }
 
   async heartbeatWorker(w: { workerId: string; host: string; pid: number; concurrency: number; at: number }): Promise<void> {
@@ -527,12 +460,7 @@ export class SqliteStore implements Store {
         }
       }
       q.setEventCursor.run(upTo, pipelineId);
-      const waits = new Map<string, Set<string>>();
-      for (const w of q.selectDatasetWaits.all(pipelineId) as Row[]) {
-        if (!waits.has(w.business_date)) waits.set(w.business_date, new Set());
-        waits.get(w.business_date)!.add(w.dataset);
-      }
-      return waits;
+      return datasetWaits(q.selectDatasetWaits.all(pipelineId) as Row[]);
     }).immediate();
   }
 
@@ -568,17 +496,18 @@ export class SqliteStore implements Store {
       // upstream skip) wait again, and are settled afresh from the new one.
       const stack = [r.taskId];
       while (stack.length > 0) {
-        for (const { child } of q.selectChildren.all(run.graph_version, stack.pop()!) as Row[]) {
-          const c = q.selectTaskInstance.get(r.runId, child) as Row | undefined;
-          if (!c || !isSettledByUpstream(c.state, c.reason)) continue;
+        for (const c of q.childInstances.all(r.runId, run.graph_version, stack.pop()!) as Row[]) {
+          const reopened = reopenedByHand({ state: c.state, reason: c.reason, tryNumber: c.try_number, maxTries: c.max_tries });
+          if (!reopened) continue;
           q.resetTaskInstance.run({
-            runId: r.runId, taskId: child, maxTries: Math.max(1, c.max_tries - c.try_number),
-            triggerRule: c.trigger_rule, pool: c.pool, slots: c.slots, priority: c.priority,
+            runId: r.runId, taskId: c.task_id, maxTries: reopened.maxTries, triggerRule: c.trigger_rule, pool: c.pool, slots: c.slots, priority: c.priority,
           });
-          stack.push(child);
+          stack.push(c.task_id);
         }
       }
-      this.#propagate(r.runId, run.graph_version, r.taskId, r.at);
+      const progress = new RunProgress();
+      progress.settled(r.taskId, state, r.at);
+      this.#decideDownstream(r.runId, run.graph_version, progress);
       this.#finishRunIfDone(r.runId, r.at);
       return toTaskInstance(q.selectTaskInstance.get(r.runId, r.taskId) as Row);
     }).immediate();
@@ -628,23 +557,9 @@ export class SqliteStore implements Store {
   }
 
   async backfillProgress(backfillId: string): Promise<BackfillProgress> {
-    const counts = this.#q.backfillItemCounts.get(backfillId) as Row;
-    const progress: BackfillProgress = {
-      planned: counts.planned ?? 0,
-      notStarted: counts.not_started ?? 0,
-      queued: 0,
-      running: 0,
-      succeeded: 0,
-      failed: 0,
-      untouched: counts.untouched ?? 0,
-    };
-    for (const r of this.#q.backfillRunStates.all(backfillId) as Row[]) {
-      if (r.state === "queued") progress.queued += r.n;
-      else if (r.state === "running") progress.running += r.n;
-      else if (r.state === "success") progress.succeeded += r.n;
-      else if (r.state === "failed") progress.failed += r.n;
-    }
-    return progress;
+    const c = this.#q.backfillItemCounts.get(backfillId) as Row;
+    const runs = this.#q.backfillRunStates.all(backfillId) as { state: RunState; n: number }[];
+    return backfillProgress({ planned: c.planned, notStarted: c.not_started, untouched: c.untouched }, runs);
   }
 
   async setBackfillState(backfillId: string, state: BackfillState, at: number): Promise<BackfillRecord> {
@@ -662,19 +577,14 @@ export class SqliteStore implements Store {
       for (const { run_id } of q.selectLiveRunsOfBackfill.all(backfillId) as Row[]) {
         q.skipWaitingOfRun.run(reason, at, run_id);
         // A cancelled run is not a success, whatever its remaining tasks say.
-        if ((q.countLiveInRun.get(run_id) as Row).n === 0) q.finishRun.run("failed", at, run_id);
+        if (!this.#runProgress(run_id).live) q.finishRun.run("failed", at, run_id);
       }
       return toBackfill(q.selectBackfill.get(backfillId) as Row);
     }).immediate();
   }
 
   async taskDurations(pipelineId: string, perTask: number): Promise<Map<string, number[]>> {
-    const durations = new Map<string, number[]>();
-    for (const r of this.#q.taskDurations.all(pipelineId, perTask) as Row[]) {
-      if (!durations.has(r.task_id)) durations.set(r.task_id, []);
-      durations.get(r.task_id)!.push(r.ms);
-    }
-    return durations;
+    return durationsByTask(this.#q.taskDurations.all(pipelineId, perTask) as Row[]);
   }
 
   async listFreshness(dataset: string, fromDate: string, toDate: string): Promise<FreshnessRecord[]> {
@@ -727,8 +637,7 @@ export class SqliteStore implements Store {
 
   async getWatermark(pipelineId: string, taskId: string): Promise<string | number | null> {
     const row = this.#q.selectWatermark.get(pipelineId, taskId) as Row | undefined;
-    if (!row) return null;
-    return row.kind === "number" ? Number(row.value) : row.value;
+    return row ? watermarkValue(row) : null;
   }
 
   async saveWatermark(pipelineId: string, taskId: string, value: string | number, at: number): Promise<void> {
@@ -877,6 +786,23 @@ export class SqliteStore implements Store {
         return { set: true as const, previous: row ? watermarkValue(row) : null };
       })
       .immediate();
+  }
+
+  async recordedFrozenPeriods(scope: string): Promise<RecordedFrozenPeriods | null> {
+    const row = this.#q.selectRecordedFrozen.get(scope) as Row | undefined;
+    return row ? { scope: row.scope, periods: row.periods, graphVersion: row.graph_version, recordedAt: row.recorded_at } : null;
+  }
+
+  async recordFrozenPeriods(r: RecordFrozenPeriods): Promise<AuditEntry | null> {
+    return this.db.transaction(() => {
+      const switched = this.#q.switchRecordedFrozen.run({ scope: r.scope, periods: r.periods, graphVersion: r.graphVersion, at: r.at, expected: r.expected });
+      if (switched.changes === 0) return null;
+      const e = r.audit;
+      return toAuditEntry(this.#q.insertAudit.get({
+        at: e.at, actor: e.actor, action: e.action, pipelineId: e.pipelineId, runId: e.runId ?? null, taskId: e.taskId ?? null,
+        reason: e.reason ?? null, graphVersion: e.graphVersion ?? null, details: JSON.stringify(e.details ?? {}),
+      }) as Row);
+    }).immediate();
   }
 }
 

@@ -135,9 +135,26 @@ describe("a pipeline that cannot be accepted", () => {
     expect(problemsOf(() => pipeline("shop", { promises: [{ dataset: "orders_daily", deadline: "D+1 06:00" }] }, { a: { run: noop } }))).toEqual([
       'pipeline shop: promise orders_daily: needs exactly one task with publishes: "orders_daily" (found none)',
     ]);
-    expect(problemsOf(() => pipeline("shop", { frozen: [{ from: "2026-09-30", to: "2026-09-01", reason: "closed" }] }, { a: { run: noop } }))).toEqual([
+    expect(problemsOf(() => pipeline("shop", { frozen: [{ from: "2026-09-30", to: "2026-09-01", owner: "finance", reason: "closed" }] }, { a: { run: noop } }))).toEqual([
       "pipeline shop: frozen[0]: to 2026-09-01 is before from 2026-09-30",
     ]);
+  });
+
+  it("names a frozen period without an owner or a reason, with a bad date or an unknown key, by its field", () => {
+    const frozen = (periods: unknown[]) => problemsOf(() => pipeline("shop", { frozen: periods as never }, { a: { run: noop } }));
+    expect(frozen([{ from: "2026-09-01", to: "2026-09-30", reason: "September closed" }])).toEqual([
+      'pipeline shop: frozen[0].owner: a frozen period needs an owner (who answers for it, e.g. "finance")',
+    ]);
+    expect(frozen([{ from: "2026-09-01", to: "2026-09-30", owner: "finance", reason: "ok" }, { from: "2026-10-01", to: "2026-10-31", owner: " ", reason: "x" }])).toEqual([
+      'pipeline shop: frozen[1].owner: a frozen period needs an owner (who answers for it, e.g. "finance")',
+    ]);
+    expect(frozen([{ from: "2026-09-01", to: "2026-09-30", owner: "finance" }])).toEqual(["pipeline shop: frozen[0].reason: a frozen period needs a reason"]);
+    expect(frozen([{ from: "2026-09-31", to: "2026-10-30", owner: "finance", reason: "x" }])[0]).toMatch(/^pipeline shop: frozen\[0\]\.from: /);
+    expect(frozen([{ from: "2026-09-01", to: "2026-09-30", onwer: "finance", reason: "x" }])).toEqual([
+      'pipeline shop: frozen[0]: unknown key "onwer" (from, to, owner, reason)',
+    ]);
+    const ok = pipeline("shop", { frozen: [{ from: "2026-09-01", to: "2026-09-30", owner: " finance ", reason: "September closed" }] }, { a: { run: noop } });
+    expect(ok.frozen).toEqual([{ from: "2026-09-01", to: "2026-09-30", owner: "finance", reason: "September closed" }]);
   });
 
   it("names a sensor without a condition function or with a zero poke interval", () => {

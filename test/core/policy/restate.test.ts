@@ -37,7 +37,7 @@ const input: fc.Arbitrary<RestateInput> = fc
         endedAt: live ? null : HEAD_FIRES + r.endedOffset, backfillId: r.inBackfill ? "bf_old" : null,
       };
     }),
-    frozen: frozen ? [{ from: addDays(FIRST, frozen[0]), to: addDays(FIRST, frozen[0] + frozen[1]), reason: "closed" }] : [],
+    frozen: frozen ? [{ from: addDays(FIRST, frozen[0]), to: addDays(FIRST, frozen[0] + frozen[1]), owner: "finance", reason: "closed" }] : [],
     liveBackfills: backfill ? [{ backfillId: "bf_live", fromDate: addDays(FIRST, backfill[0]), toDate: addDays(FIRST, backfill[0] + backfill[1]) }] : [],
     room,
   }));

@@ -55,7 +55,7 @@ export async function ledgerPage(engine: Engine, view: View, pipelineId: string)
       const list = byDate.get(date) ?? [];
       const worst = SEVERITY.find((s) => list.some((e) => e.status === s)) ?? null;
       const freeze = frozenPeriodOf(frozen, date);
-      const label = `${date}: ${worst ? STATUS_WORDS[worst] : "no interval"}${list.length > 1 ? ` (${list.length} intervals)` : ""}${list.find((e) => e.note)?.note ? ` (${list.find((e) => e.note)!.note})` : ""}${freeze ? ` · frozen: ${freeze.reason}` : ""}`;
+      const label = `${date}: ${worst ? STATUS_WORDS[worst] : "no interval"}${list.length > 1 ? ` (${list.length} intervals)` : ""}${list.find((e) => e.note)?.note ? ` (${list.find((e) => e.note)!.note})` : ""}${freeze ? ` · frozen by ${freeze.owner}: ${freeze.reason}` : ""}`;
       const cls = `day${worst ? ` s-${worst}` : ""}${freeze ? " frozen" : ""}`;
       const single = list.length === 1 ? list[0]! : null;
       const href = single?.runId ? links.run(single.runId) : list.length > 1 ? links.grid(p.id, { days: 30, to: date }) : null;
@@ -80,7 +80,7 @@ export async function ledgerPage(engine: Engine, view: View, pipelineId: string)
 <div class="toolbar"><span class="seg"><a href="${links.ledger(p.id, { month: monthBefore(last, 4) })}">← earlier</a><a href="${links.ledger(p.id, { month: monthBefore(last, -4) })}">later →</a><a href="${links.ledger(p.id)}">now</a></span>
 <span class="sp"></span><span class="counts">${SEVERITY.filter((s) => counts.get(s)).map((s) => html`<span class="b s-${s}">${STATUS_WORDS[s]} <b>${counts.get(s)}</b></span>`)}</span></div>
 <div class="months">${calendar}</div>
-${frozen.length ? html`<p class="muted">Dashed outline: frozen (${frozen.map((f) => `${f.from}..${f.to}: ${f.reason}`).join("; ")}).</p>` : ""}
+${frozen.length ? html`<p class="muted">Dashed outline: frozen (${frozen.map((f) => `${f.from}..${f.to} by ${f.owner}: ${f.reason}`).join("; ")}).</p>` : ""}
 <div class="panel flush"><h2>Missing or failed (${attention.length})</h2>${list}</div>`;
   return page(view, { title: `${p.id} ledger`, active: "pipelines", body });
 }
