@@ -26,7 +26,7 @@ import { explainRun } from "./why.ts";
 import { IN_THE_FUTURE, planBackfill, rangesOf, type Reprocess } from "./backfill/plan.ts";
 import { estimateBackfill, type BackfillEstimate } from "./backfill/estimate.ts";
 import { estimateRestatement, type RestateEstimate } from "./backfill/restate-estimate.ts";
-import { notifyWork } from "./worker/wakeup.ts";
+import { notifyScheduler, notifyWork } from "./worker/wakeup.ts";
 import { checkerHealth, freshnessReport, type CheckerHealth, type FreshnessReport } from "./freshness/report.ts";
 import { describeFrozen, frozenPeriodOf, type FrozenPeriod } from "../core/policy/frozen.ts";
 import { reachable } from "../core/graph/dag.ts";
@@ -431,6 +431,16 @@ export class Engine {
     return estimateRestatement(pipeline, await this.store.taskDurations(pipeline.id, 100), pools);
   }
 
+  /**
+   * A manual action changed work or scheduling: the workers and the scheduler of this state
+   * directory look now (a run or backfill to start, a run ended by hand) instead of at their
+   * next poll or tick. PostgreSQL stores also notify every machine from the writes themselves.
+   */
+  #announce(): void {
+    notifyWork(this.stateDir);
+    notifyScheduler(this.stateDir);
+  }
+
   async pause(pipelineId: string, request: { note?: string } & Acting = {}): Promise<PipelineState> {
     return this.#setPaused(pipelineId, true, request);
   }
@@ -444,6 +454,7 @@ export class Engine {
     const actor = request.actor ?? defaultActor();
     const at = this.clock.now();
     const state = await this.store.setPaused({ pipelineId, paused, note: request.note ?? null, actor, at });
+    notifyScheduler(this.stateDir);
     tellAudit(request, await this.store.appendAudit({
       at, actor, action: paused ? "pause" : "unpause", pipelineId, reason: request.note ?? null, graphVersion: pipeline.version,
     }));
@@ -585,7 +596,7 @@ export class Engine {
     });
     if (!created) throw new ConflictError(`run ${run.runId} already exists (${run.state}); use idem clear to run it again`, { pipeline: pipelineId });
     tellAudit(request, await this.#audit(actor, "trigger", pipeline, run.runId, null, request.reason ?? null, { businessDate: interval.businessDate, openFrozen: request.openFrozen }));
-    notifyWork(this.stateDir);
+    this.#announce();
     return run;
   }
 
@@ -629,7 +640,7 @@ export class Engine {
     tellAudit(request, await this.#audit(actor, "clear", pipeline, runId, request.taskId ?? null, request.reason, {
       tasks: [...chosen], downstream: !!request.downstream, upstream: !!request.upstream, failedOnly: !!request.failedOnly,
     }));
-    notifyWork(this.stateDir);
+    this.#announce();
     return this.taskInstances(runId);
   }
 
@@ -638,7 +649,7 @@ export class Engine {
     const actor = request.actor ?? defaultActor();
     const ti = await this.#byHand(() => this.store.skipTask({ runId, taskId, reason: `skipped by ${actor}: ${request.reason}`, at: this.clock.now() }));
     tellAudit(request, await this.#audit(actor, "skip", this.pipeline(run.pipelineId), runId, taskId, request.reason, {}));
-    notifyWork(this.stateDir);
+    this.#announce();
     return ti;
   }
 
@@ -647,7 +658,7 @@ export class Engine {
     const actor = request.actor ?? defaultActor();
     const ti = await this.#byHand(() => this.store.markTask({ runId, taskId, state: request.state, reason: request.reason, at: this.clock.now() }));
     tellAudit(request, await this.#audit(actor, `mark-${request.state}`, this.pipeline(run.pipelineId), runId, taskId, request.reason, {}));
-    notifyWork(this.stateDir);
+    this.#announce();
     return ti;
   }
 
@@ -732,7 +743,7 @@ export class Engine {
           return period ? describeFrozen(period) : null;
         }),
       }));
-      notifyWork(this.stateDir);
+      this.#announce();
     }
     return { backfill, created, plan };
   }
@@ -759,7 +770,7 @@ export class Engine {
         ? await this.store.cancelBackfill(backfillId, `backfill ${backfillId} cancelled by ${actor}${request.reason ? `: ${request.reason}` : ""}`, at)
         : await this.store.setBackfillState(backfillId, action === "pause" ? "paused" : "running", at);
     tellAudit(request, await this.#audit(actor, `backfill-${action}`, this.pipeline(current.pipelineId), null, null, request.reason ?? null, { backfillId }));
-    notifyWork(this.stateDir);
+    this.#announce();
     return updated;
   }
 

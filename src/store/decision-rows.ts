@@ -2,7 +2,7 @@ import type { TaskState } from "../core/model/states.ts";
 import type { ClaimCandidate } from "../core/policy/claim-plan.ts";
 import type { WaitingTask } from "../core/policy/run-progress.ts";
 import type { TriggerRule } from "../core/policy/trigger-rules.ts";
-import type { PoolUsage } from "./port.ts";
+import { MAX_SUMMARY_BYTES, StoreConflictError, type PoolUsage } from "./port.ts";
 import type { Row } from "./row-mappers.ts";
 
 /**
@@ -91,4 +91,18 @@ export function datasetWaits(rows: readonly Row[]): Map<string, Set<string>> {
     waits.get(w.business_date)!.add(w.dataset);
   }
   return waits;
+}
+
+/** Beyond any epoch-millisecond time or id: the open end of a range. */
+export const FAR = 8.64e15;
+
+/** The attempt (a row of attempt and task instance columns) is still the one its task instance is running: its writes count. */
+export function isCurrentAttempt(a: Row | undefined, attemptId: number): boolean {
+  return !!a && a.state === "running" && a.ti_state === "running" && Number(a.current_attempt_id) === attemptId;
+}
+
+/** The store keeps counts, not data: a summary over the limit is refused before anything is written. */
+export function assertSummaryFits(summary: string | null): void {
+  if (summary === null || Buffer.byteLength(summary) <= MAX_SUMMARY_BYTES) return;
+  throw new StoreConflictError(`summary is ${Buffer.byteLength(summary)} bytes; the store keeps at most ${MAX_SUMMARY_BYTES} (counts, not data)`);
 }

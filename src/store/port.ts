@@ -82,7 +82,10 @@ export interface Store {
   loseAttempt(request: { attemptId: number; now: number; retryAt: number | null }): Promise<FinishOutcome>;
   /**
    * Takes or keeps the lease of a role ("scheduler"): granted when free, expired, or already
-   * ours. A new holder gets a higher term, which fences the writes of a deposed one.
+   * ours. A new holder gets a higher term: how a watcher tells that leadership changed hands
+   * (`LeadMemory`) and what `idem health` shows. No write takes the term: a deposed leader's
+   * writes are harmless by construction (one run per interval, a cursor that only moves forward,
+   * losses fenced by the lease itself), so there is nothing for a term to fence.
    */
   tryLead(request: { role: string; holder: string; now: number; ttlMs: number }): Promise<Leadership>;
   resignLead(role: string, holder: string): Promise<void>;
@@ -235,6 +238,17 @@ export interface Store {
    * another process recorded first: read again and decide again.
    */
   recordFrozenPeriods(request: RecordFrozenPeriods): Promise<AuditEntry | null>;
+
+  // --- the scheduler's wake-ups ---------------------------------------------------------------
+
+  /**
+   * Calls `onWake` soon after any process changes what the scheduler acts on: a run ended (the
+   * run cap has room; a restatement or a backfill may go on), a dataset was published, a
+   * backfill was requested or changed state, a pipeline was paused or resumed. Not after every
+   * task's finish. Adapters without a channel of their own (SQLite) leave it out; the engine
+   * then watches a file in the state directory, which workers and the engine's actions touch.
+   */
+  watchScheduling?(onWake: () => void): Promise<() => Promise<void>>;
 }
 
 export interface RecordedFrozenPeriods {

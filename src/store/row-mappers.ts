@@ -12,6 +12,7 @@ import type {
   SkippedInterval,
   WorkerRecord,
   BackfillItem,
+  ClaimedAttempt,
   BackfillRecord,
   Incident,
   Leadership,
@@ -263,6 +264,28 @@ export function rowMappers(decode: RowDecoding) {
     };
   }
 
+  /** A started attempt (attempt, task instance and run columns), as the worker needs it. */
+  function toClaimedAttempt(r: Row, leaseExpiresAt: number): ClaimedAttempt {
+    return {
+      attemptId: Number(r.attempt_id),
+      runId: r.run_id,
+      pipelineId: r.pipeline_id,
+      taskId: r.task_id,
+      tryNumber: r.try_number,
+      maxTries: r.max_tries,
+      intervalStart: r.interval_start,
+      intervalEnd: r.interval_end,
+      businessDate: r.business_date,
+      graphVersion: r.graph_version,
+      params: decode.json(r.params),
+      logPath: r.log_path,
+      leaseExpiresAt,
+      firstStartedAt: r.started_at,
+      trigger: r.trigger_kind,
+      backfillId: r.backfill_id,
+    };
+  }
+
   function toWatermark(r: Row): WatermarkRecord {
     return { pipelineId: r.pipeline_id, taskId: r.task_id, value: r.kind === "number" ? Number(r.value) : r.value, updatedAt: r.updated_at };
   }
@@ -270,7 +293,7 @@ export function rowMappers(decode: RowDecoding) {
   return {
     toSkippedInterval, toWorker, toExpiredAttempt, toDatasetEvent, toFreshness, toFreshnessPublication, toOutboxAlert, toAuditEntry,
     toPipelineState, toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt,
-    toApiToken, toChangeEvent, toWatermark };
+    toApiToken, toChangeEvent, toWatermark, toClaimedAttempt };
 }
 
 /** A watermark is stored as text with its kind, the same in every adapter. */

@@ -282,7 +282,7 @@ describe.skipIf(!url)("PostgreSQL store", () => {
 
   describe("cost follows live work", () => {
     it("claims through the partial index of queued rows, ordered as claiming needs", async () => {
-      const [store] = await openStores(1);
+      await openStores(1); // migrates the schema whose plan is read
       const plan = await withAdmin(url!, async (c) => {
         await c.query(`SET search_path TO "${schema}"`);
         await c.query("SET enable_seqscan = off");
@@ -292,7 +292,6 @@ describe.skipIf(!url)("PostgreSQL store", () => {
       });
       expect(plan).toMatch(/Index Scan using task_instances_queued/);
       expect(plan).not.toMatch(/Sort/);
-      expect(store).toBeDefined();
     });
   });
 });

@@ -696,5 +696,121 @@ export function describeStoreContract(adapter: string, openStore: () => Promise<
         expect(await store.listAudit({ limit: 10 })).toHaveLength(1);
       });
     });
+
+    // Every port method the blocks above do not call, by role: each adapter must pass these too.
+    describe("every port method, by role", () => {
+      describe("pools", () => {
+        it("creates missing pools without changing one an operator set, and deletes only what exists", async () => {
+          await store.setPool({ name: "db", slots: 5, description: "warehouse", at: T0 });
+          await store.ensurePools([{ name: "db", slots: 1 }, { name: "api", slots: 2 }], T0 + 1);
+          expect((await store.listPools()).map((p) => [p.name, p.slots, p.description])).toEqual([["api", 2, null], ["db", 5, "warehouse"]]);
+          expect(await store.deletePool("api")).toBe(true);
+          expect(await store.deletePool("api")).toBe(false);
+          expect((await store.listPools()).map((p) => p.name)).toEqual(["db"]);
+        });
+      });
+
+      describe("workers and leadership", () => {
+        it("keeps one row per worker, seen last at its latest heartbeat, and forgets it when it leaves", async () => {
+          await store.heartbeatWorker({ workerId: "w1", host: "h1", pid: 11, concurrency: 4, at: T0 });
+          await store.heartbeatWorker({ workerId: "w2", host: "h2", pid: 22, concurrency: 8, at: T0 + 1 });
+          await store.heartbeatWorker({ workerId: "w1", host: "h1", pid: 11, concurrency: 4, at: T0 + 5_000 });
+          const workers = (await store.listWorkers()).sort((a, b) => a.workerId.localeCompare(b.workerId));
+          expect(workers).toEqual([
+            { workerId: "w1", host: "h1", pid: 11, concurrency: 4, startedAt: T0, lastSeen: T0 + 5_000 },
+            { workerId: "w2", host: "h2", pid: 22, concurrency: 8, startedAt: T0 + 1, lastSeen: T0 + 1 },
+          ]);
+          await store.removeWorker("w1");
+          expect((await store.listWorkers()).map((w) => w.workerId)).toEqual(["w2"]);
+        });
+
+        it("shows who leads, lets only the holder resign, and gives the next holder a higher term", async () => {
+          expect(await store.getLead("scheduler")).toBeNull();
+          const first = await store.tryLead({ role: "scheduler", holder: "s1", now: T0, ttlMs: 15_000 });
+          expect(await store.getLead("scheduler")).toMatchObject({ holder: "s1", term: first.term, expiresAt: T0 + 15_000 });
+          await store.resignLead("scheduler", "s2"); // not the holder: nothing changes
+          expect((await store.tryLead({ role: "scheduler", holder: "s2", now: T0 + 1, ttlMs: 15_000 })).leader).toBe(false);
+          await store.resignLead("scheduler", "s1");
+          const second = await store.tryLead({ role: "scheduler", holder: "s2", now: T0 + 2, ttlMs: 15_000 });
+          expect(second.leader).toBe(true);
+          expect(second.term).toBeGreaterThan(first.term);
+        });
+      });
+
+      describe("datasets", () => {
+        it("turns a success's datasets into events, waits per business date until consumed, and lists them newest first", async () => {
+          await store.createRunIfAbsent(newRun({ tasks: tasksOf(["a"]) }));
+          const [a] = await claim();
+          await store.finishAttempt(finish(a!, { datasets: ["orders", "refunds"] }));
+          expect(await store.collectDatasetEvents("consumer", ["orders"])).toEqual(new Map([["2026-09-01", new Set(["orders"])]]));
+          // Read once: the cursor moved, the wait stays until a run consumes it.
+          expect(await store.collectDatasetEvents("consumer", ["orders", "refunds"])).toEqual(new Map([["2026-09-01", new Set(["orders"])]]));
+          await store.consumeDatasetWaits("consumer", "2026-09-01");
+          expect(await store.collectDatasetEvents("consumer", ["orders"])).toEqual(new Map());
+          const events = await store.listDatasetEvents({});
+          expect(events.map((e) => [e.dataset, e.businessDate, e.runId, e.taskId, e.trigger]).sort()).toEqual([
+            ["orders", "2026-09-01", "p@2026-09-01", "a", "manual"],
+            ["refunds", "2026-09-01", "p@2026-09-01", "a", "manual"],
+          ]);
+          expect(events[0]!.id).toBeGreaterThan(events[1]!.id);
+          expect((await store.listDatasetEvents({ dataset: "orders", limit: 5 })).map((e) => e.dataset)).toEqual(["orders"]);
+        });
+      });
+
+      describe("backfills", () => {
+        it("reads a backfill, its plan and the list of backfills, and records its state changes", async () => {
+          await saveGraph();
+          const plan = {
+            pipelineId: "p", fromDate: "2026-09-01", toDate: "2026-09-02", reprocess: "none" as const, maxActiveRuns: 1, backwards: false,
+            taskIds: null, actor: "ana", reason: "late files", graphVersion: "v1", estimate: {}, at: T0,
+            items: [
+              { businessDate: "2026-09-01", intervalStart: 0, intervalEnd: 1, action: "create" as const, why: "no run yet", runId: "p@2026-09-01" },
+              { businessDate: "2026-09-02", intervalStart: 1, intervalEnd: 2, action: "refuse" as const, why: "frozen", runId: "p@2026-09-02" },
+            ],
+          };
+          await store.createBackfill({ ...plan, backfillId: "bf_1" });
+          expect(await store.getBackfill("bf_1")).toMatchObject({ backfillId: "bf_1", state: "running", reason: "late files", endedAt: null });
+          expect(await store.getBackfill("bf_none")).toBeNull();
+          expect((await store.backfillItems("bf_1")).map((i) => [i.seq, i.businessDate, i.action, i.why])).toEqual([
+            [0, "2026-09-01", "create", "no run yet"],
+            [1, "2026-09-02", "refuse", "frozen"],
+          ]);
+          expect((await store.setBackfillState("bf_1", "paused", T0 + 1)).state).toBe("paused");
+          expect((await store.listBackfills({ live: true })).map((b) => b.backfillId)).toEqual(["bf_1"]);
+          const done = await store.setBackfillState("bf_1", "completed", T0 + 2);
+          expect([done.state, done.endedAt]).toEqual(["completed", T0 + 2]);
+          expect(await store.listBackfills({ live: true })).toEqual([]);
+          expect((await store.listBackfills({ pipelineId: "p" })).map((b) => b.backfillId)).toEqual(["bf_1"]);
+          expect(await store.listBackfills({ pipelineId: "other" })).toEqual([]);
+          await expect(store.setBackfillState("bf_none", "paused", T0)).rejects.toThrow(/no backfill bf_none/);
+        });
+
+        it("estimates from the durations of each task's latest successful attempts", async () => {
+          await store.createRunIfAbsent(newRun({ tasks: tasksOf(["a", "b"]) }));
+          const claimed = await claim();
+          await store.finishAttempt(finish(claimed.find((c) => c.taskId === "a")!, { now: T0 + 4_000 }));
+          await store.finishAttempt(finish(claimed.find((c) => c.taskId === "b")!, { now: T0 + 1_000, outcome: "failed", retryable: false }));
+          expect(await store.taskDurations("p", 5)).toEqual(new Map([["a", [4_000]]]));
+          expect(await store.taskDurations("other", 5)).toEqual(new Map());
+        });
+      });
+
+      describe("incidents and failures", () => {
+        it("lists incidents, open ones alone when asked, and the runs that failed since a time", async () => {
+          const incident = { kind: "late" as const, dataset: "orders", pipelineId: "p", businessDate: "2026-09-01", runId: null, message: "late", notify: [], at: T0 };
+          await store.openIncident({ ...incident, key: "late:orders:2026-09-01" });
+          await store.openIncident({ ...incident, key: "late:orders:2026-09-02", businessDate: "2026-09-02", at: T0 + 1 });
+          await store.resolveIncident("late:orders:2026-09-01", T0 + 2, "published");
+          expect((await store.listIncidents({})).map((i) => i.key).sort()).toEqual(["late:orders:2026-09-01", "late:orders:2026-09-02"]);
+          expect((await store.listIncidents({ open: true })).map((i) => i.key)).toEqual(["late:orders:2026-09-02"]);
+
+          await store.createRunIfAbsent(newRun({ tasks: tasksOf(["a"]) }));
+          const [a] = await claim();
+          await store.finishAttempt(finish(a!, { outcome: "failed", retryable: false, now: T0 + 3_000 }));
+          expect((await store.failedRunsSince(T0 + 3_000)).map((r) => r.runId)).toEqual(["p@2026-09-01"]);
+          expect(await store.failedRunsSince(T0 + 3_001)).toEqual([]);
+        });
+      });
+    });
   });
 }

@@ -4,7 +4,7 @@ import type { BackfillPlan } from "../../engine/engine.ts";
 import { Scheduler } from "../../engine/scheduler/scheduler.ts";
 import { BACKFILL_ONLY_HOLDER, schedulerPresence } from "../../engine/scheduler/presence.ts";
 import { Worker } from "../../engine/worker/worker.ts";
-import { subscribeToWork, notifyWork } from "../../engine/worker/wakeup.ts";
+import { subscribeToScheduling, notifyWork } from "../../engine/worker/wakeup.ts";
 import type { BackfillProgress } from "../../store/port.ts";
 import { elapsed, isoTime, printJson, table } from "../format.ts";
 import type { Cli } from "../lazy.ts";
@@ -114,7 +114,7 @@ async function follow(engine: ProjectEngine, backfillId: string, plan: BackfillP
   if (here) {
     console.log("no scheduler is running: running this backfill here (Ctrl-C stops; the backfill continues with `idem scheduler`)");
     const scheduler = new Scheduler({ store: engine.store, clock: engine.clock, pipelines: engine.pipelines(), frozen: engine.config.frozen, holder: `${BACKFILL_ONLY_HOLDER}${engine.workerId}`, scope: "backfills", onWork: () => notifyWork(engine.stateDir) });
-    background.push(scheduler.run(stop.signal, { subscribe: (wake) => subscribeToWork(engine.store, engine.stateDir, wake) }));
+    background.push(scheduler.run(stop.signal, { subscribe: (wake) => subscribeToScheduling(engine.store, engine.stateDir, wake) }));
     const concurrency = Math.max(engine.config.concurrency, plan.maxActiveRuns);
     const worker = new Worker({
       store: engine.store, clock: engine.clock, pipelines: engine.pipelines(), stateDir: engine.stateDir, projectDir: engine.config.rootDir,

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import { hostname } from "node:os";
 import { Scheduler } from "../../engine/scheduler/scheduler.ts";
-import { notifyWork, subscribeToWork } from "../../engine/worker/wakeup.ts";
+import { notifyWork, subscribeToScheduling } from "../../engine/worker/wakeup.ts";
 import { Worker } from "../../engine/worker/worker.ts";
 import { wholeNumber } from "../flags.ts";
 import type { Cli } from "../lazy.ts";
@@ -121,7 +121,7 @@ async function runScheduler(engine: Engine, signal: AbortSignal): Promise<void> 
   });
   log(`scheduler ${holder}: ${engine.pipelines().length} pipeline(s)`);
   await scheduler.run(signal, {
-    subscribe: (wake) => subscribeToWork(engine.store, engine.stateDir, wake),
+    subscribe: (wake) => subscribeToScheduling(engine.store, engine.stateDir, wake),
   });
 }
 

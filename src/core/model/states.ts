@@ -22,14 +22,3 @@ export type AttemptState = (typeof ATTEMPT_STATES)[number];
 /** "restate": the schedule runs an existing run again as part of its trailing window. */
 export const TRIGGER_KINDS = ["schedule", "manual", "backfill", "data", "restate"] as const;
 export type TriggerKind = (typeof TRIGGER_KINDS)[number];
-
-const FINISHED_TASK_STATES: ReadonlySet<TaskState> = new Set(["success", "failed", "skipped", "upstream_failed"]);
-
-/** A task instance in one of these states will not change again unless an operator clears it. */
-export function isFinishedTaskState(state: TaskState): boolean {
-  return FINISHED_TASK_STATES.has(state);
-}
-
-export function isFinishedRunState(state: RunState): boolean {
-  return state === "success" || state === "failed";
-}

@@ -39,9 +39,18 @@ export function endTry(
   skipReason: string | null,
   now: number,
 ): TryEnd {
-  if (outcome === "failed" && retryAt !== null && ti.tryNumber < ti.maxTries) {
-    return { state: "up_for_retry", nextTryAt: retryAt, reason: null, endedAt: null };
-  }
+  const known = endTryKnown(outcome, retryAt, skipReason, now);
+  if (known) return known;
+  if (ti.tryNumber < ti.maxTries) return { state: "up_for_retry", nextTryAt: retryAt, reason: null, endedAt: null };
+  return { state: outcome, nextTryAt: null, reason: null, endedAt: now };
+}
+
+/**
+ * The end of a try when it does not depend on the tries left (no retry was asked for), so a
+ * store can write it before it has read the task instance; null when it does.
+ */
+export function endTryKnown(outcome: "success" | "failed" | "skipped", retryAt: number | null, skipReason: string | null, now: number): TryEnd | null {
+  if (outcome === "failed" && retryAt !== null) return null;
   return { state: outcome, nextTryAt: null, reason: outcome === "skipped" ? skipReason : null, endedAt: now };
 }
 

@@ -169,10 +169,17 @@ export class Scheduler {
    * processes wake it early (a run ended, so the run cap has room). Resigns the lease at the end.
    */
   async run(signal: AbortSignal, hooks: { subscribe?: (wake: () => void) => Promise<() => void> } = {}): Promise<void> {
-    let wake: () => void = () => {};
-    const unsubscribe = await hooks.subscribe?.(() => wake());
+    // A wake-up that lands during a tick is kept and acted on right after it: the scheduler hears
+    // of a run's end once (not of every finish), so losing that one would cost a whole tick.
+    let sleeping: AbortController | null = null;
+    let wokenDuringTick = false;
+    const unsubscribe = await hooks.subscribe?.(() => {
+      if (sleeping) sleeping.abort();
+      else wokenDuringTick = true;
+    });
     try {
       while (!signal.aborted) {
+        wokenDuringTick = false;
         let result: TickResult;
         try {
           result = await this.tick();
@@ -182,12 +189,15 @@ export class Scheduler {
           await this.#o.clock.sleep(Math.min(this.#o.tickMs, 2_000), signal);
           continue;
         }
+        // Wakes from other processes only matter to the leader; a standby waits for the lease.
+        if (result.leader && wokenDuringTick) continue;
         const early = new AbortController();
         const onAbort = () => early.abort();
         signal.addEventListener("abort", onAbort, { once: true });
-        // Wakes from other processes only matter to the leader; a standby waits for the lease.
-        wake = result.leader ? () => early.abort() : () => {};
+        if (signal.aborted) early.abort(); // stopped during the tick: do not sleep until the next
+        sleeping = result.leader ? early : null;
         await this.#o.clock.sleep(Math.max(0, result.nextTickAt - this.#o.clock.now()), early.signal);
+        sleeping = null;
         signal.removeEventListener("abort", onAbort);
       }
     } finally {

@@ -1,18 +1,26 @@
 import { closeSync, mkdirSync, openSync, utimesSync, watch, type FSWatcher } from "node:fs";
 import { join } from "node:path";
-import type { Store } from "../../store/port.ts";
+import type { FinishOutcome, Store } from "../../store/port.ts";
 
 /**
  * Processes sharing one SQLite state file tell each other "there is new work" by touching a file
  * that the others watch (inotify), so a downstream task starts within milliseconds on another
  * worker without anyone polling fast. Polling remains as the fallback.
+ *
+ * Two channels, because two kinds of process wait for different things: workers for work (a task
+ * made eligible, a slot freed), the scheduler for what it acts on (a run ended, so the run cap has
+ * room and a restatement or a backfill may go on; a dataset published; a manual action). A
+ * scheduler woken by every finish ticks hundreds of times a second under load for nothing.
  */
 export function wakeupFile(stateDir: string): string {
   return join(stateDir, "wakeup");
 }
 
-export function notifyWork(stateDir: string): void {
-  const file = wakeupFile(stateDir);
+export function schedulerWakeupFile(stateDir: string): string {
+  return join(stateDir, "wakeup-scheduler");
+}
+
+function touch(file: string, stateDir: string): void {
   const now = new Date();
   try {
     utimesSync(file, now, now);
@@ -22,13 +30,12 @@ export function notifyWork(stateDir: string): void {
   }
 }
 
-export function watchWork(stateDir: string, onWork: () => void): () => void {
-  const file = wakeupFile(stateDir);
+function watchFile(file: string, stateDir: string, onChange: () => void): () => void {
   mkdirSync(stateDir, { recursive: true });
   closeSync(openSync(file, "a"));
   let watcher: FSWatcher | null = null;
   try {
-    watcher = watch(file, { persistent: false }, () => onWork());
+    watcher = watch(file, { persistent: false }, () => onChange());
     watcher.on("error", () => watcher?.close());
   } catch {
     // no inotify here: polling alone will do
@@ -36,13 +43,49 @@ export function watchWork(stateDir: string, onWork: () => void): () => void {
   return () => watcher?.close();
 }
 
+export function notifyWork(stateDir: string): void {
+  touch(wakeupFile(stateDir), stateDir);
+}
+
+export function notifyScheduler(stateDir: string): void {
+  touch(schedulerWakeupFile(stateDir), stateDir);
+}
+
+export function watchWork(stateDir: string, onWork: () => void): () => void {
+  return watchFile(wakeupFile(stateDir), stateDir, onWork);
+}
+
 /** The store's own channel (PostgreSQL LISTEN/NOTIFY) when it has one, else the watched file. */
 export async function subscribeToWork(store: Store, stateDir: string, onWork: () => void): Promise<() => void> {
-  const unwatchFile = watchWork(stateDir, onWork);
-  if (!store.watchWork) return unwatchFile;
-  const unlisten = await store.watchWork(onWork);
+  return subscribe(watchFile(wakeupFile(stateDir), stateDir, onWork), store.watchWork?.bind(store), onWork);
+}
+
+/** What wakes the scheduler: the store's scheduling channel where it has one, and the file. */
+export async function subscribeToScheduling(store: Store, stateDir: string, onWake: () => void): Promise<() => void> {
+  return subscribe(watchFile(schedulerWakeupFile(stateDir), stateDir, onWake), store.watchScheduling?.bind(store), onWake);
+}
+
+async function subscribe(
+  unwatchFile: () => void,
+  listen: ((onWake: () => void) => Promise<() => Promise<void>>) | undefined,
+  onWake: () => void,
+): Promise<() => void> {
+  if (!listen) return unwatchFile;
+  const unlisten = await listen(onWake);
   return () => {
     unwatchFile();
     void unlisten();
   };
+}
+
+/**
+ * After a worker recorded a finish: tells the processes on this state file what it changed.
+ * A store with channels of its own (PostgreSQL) has announced it already, inside the finishing
+ * transaction, to every machine: touching a local file as well would only wake local processes
+ * a second time. On SQLite the workers hear of every finish (it may have made a child eligible
+ * or freed a slot), the scheduler only of a run's end or a published dataset.
+ */
+export function announceFinish(store: Store, stateDir: string, outcome: FinishOutcome, published: boolean): void {
+  if (!store.watchWork) notifyWork(stateDir);
+  if (!store.watchScheduling && (outcome.runState !== null || published)) notifyScheduler(stateDir);
 }

@@ -11,7 +11,7 @@ import { upstreamSummaries } from "../executor/upstream.ts";
 import type { ConnectionConfig } from "../project/config.ts";
 import { attemptLogPath } from "../executor/log-paths.ts";
 import { realSleep } from "../executor/real-sleep.ts";
-import { notifyWork, subscribeToWork } from "./wakeup.ts";
+import { announceFinish, subscribeToWork } from "./wakeup.ts";
 import { inlineRunner, type TaskCodeRunner } from "../executor/task-code-runner.ts";
 import { stopError } from "../executor/stop-reason.ts";
 import { DEFINITION_CHANGED } from "../task-host/protocol.ts";
@@ -225,7 +225,7 @@ export class Worker {
       }
       const outcome = await this.#retrying(`record ${claim.runId} ${claim.taskId}`, () => this.#o.store.finishAttempt(finish));
       if (!outcome) return; // the lease will run out and the attempt will be retried elsewhere
-      if (outcome.accepted) notifyWork(this.#o.stateDir);
+      if (outcome.accepted) announceFinish(this.#o.store, this.#o.stateDir, outcome, outcome.taskState === "success" && (finish.datasets?.length ?? 0) > 0);
       else this.#o.log?.(`${claim.runId} ${claim.taskId} try ${claim.tryNumber}: result refused, the attempt is no longer ours`);
       this.#o.onAttempt?.(claim, { taskState: outcome.taskState, errorMessage: finish.errorMessage });
     })()

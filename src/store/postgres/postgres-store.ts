@@ -1,65 +1,27 @@
 import type { RecordFrozenPeriods, RecordedFrozenPeriods } from "../port.ts";
-import { rowMappers, watermarkValue } from "../row-mappers.ts";
+import { watermarkValue } from "../row-mappers.ts";
 import pg from "pg";
 import type { RunState, TaskState } from "../../core/model/states.ts";
-import { backfillProgress } from "../../core/policy/backfill-progress.ts";
-import { planClaim, type ClaimCounts } from "../../core/policy/claim-plan.ts";
+import { planClaim } from "../../core/policy/claim-plan.ts";
 import { planRerun } from "../../core/policy/rerun-plan.ts";
-import { endTry, nextTryNumber, reopenedByHand, runEnd, RunProgress, type TryEnd } from "../../core/policy/run-progress.ts";
-import { claimCandidate, datasetWaits, durationsByTask, poolUsage, waitingTasks, waitingTasksByParent } from "../decision-rows.ts";
+import { endTry, endTryKnown, nextTryNumber, reopenedByHand, runEnd, RunProgress, type TryEnd } from "../../core/policy/run-progress.ts";
+import { assertSummaryFits, claimCandidate, datasetWaits, isCurrentAttempt, waitingTasks, waitingTasksByParent } from "../decision-rows.ts";
 import {
-  MAX_SUMMARY_BYTES,
-  StoreConflictError,
-  type AttemptFinish,
-  type AttemptRecord,
-  type AuditEntry,
-  type AuditQuery,
-  type ClaimLimits,
-  type ClaimRequest,
-  type ClaimedAttempt,
-  type DatasetEvent,
-  type ExpiredAttempt,
-  type FinishOutcome,
-  type Leadership,
-  type NewAuditEntry,
-  type NewPipelineVersion,
-  type NewRun,
-  type NewTaskInstance,
-  type PauseRequest,
-  type PipelineState,
-  type PipelineVersionRecord,
-  type PoolUsage,
-  type RerunRequest,
-  type RunQuery,
-  type RunRecord,
-  type SkipIntervalsRequest,
-  type SkippedInterval,
-  type Store,
-  type TaskInstanceRecord,
-  type WorkerRecord,
-  type TaskActionRequest,
-  type NewBackfill,
-  type BackfillRecord,
-  type BackfillItem,
-  type BackfillProgress,
-  type BackfillState,
-  type FreshnessRecord,
-  type FreshnessPublication,
-  type NewIncident,
-  type Incident,
-  type OutboxAlert,
-  type NewApiToken,
-  type ApiTokenRecord,
-  type ChangeEvent,
-  type RunPageQuery,
-  type AuditPageQuery,
-  type WatermarkRecord,
+  StoreConflictError, type AttemptFinish, type AuditEntry, type ClaimRequest,
+  type ClaimedAttempt, type FinishOutcome, type Leadership, type NewAuditEntry,
+  type NewPipelineVersion, type NewRun, type NewTaskInstance, type PauseRequest, type PipelineState, type RerunRequest, type RunRecord, type SkipIntervalsRequest, type Store,
+  type TaskInstanceRecord, type TaskActionRequest, type NewBackfill, type BackfillRecord, type BackfillState, type NewIncident, type Incident,
+  type NewApiToken, type ApiTokenRecord
 } from "../port.ts";
-import { clientConfig, isConnectionError, isTransientConflict, quoteIdent, resolveTarget, type ConnectionTarget } from "./connection.ts";
+import { clientConfig, quoteIdent, resolveTarget, type ConnectionTarget } from "./connection.ts";
+import { GroupCommit } from "./group-commit.ts";
+import { ClaimLocks } from "./claim-locks.ts";
+import { mappers, PostgresReads } from "./reads.ts";
+import { AfterCommit, observed, Transactions, type Tx } from "./transaction.ts";
 import { WorkListener } from "./listener.ts";
 import { assertRestatable } from "../restatable.ts";
 import { MIGRATIONS } from "./migrations.ts";
-import { KEYS, SESSION_SQL, SQL, type StatementName } from "./sql.ts";
+import { KEYS, SESSION_SQL } from "./sql.ts";
 
 type Row = Record<string, any>;
 
@@ -80,95 +42,6 @@ export interface PostgresStoreOptions {
   log?: (line: string) => void;
 }
 
-/** A deadlock between two transactions is resolved by the server aborting one; it runs again. */
-const MAX_CONFLICT_RETRIES = 5;
-
-/**
- * Marks a promise as handled. Statements are sent ahead and awaited later; when an earlier one
- * fails (a dropped connection fails them all) the later ones are never awaited, and their
- * rejection must not end the process. Whoever awaits it still gets the error.
- */
-function observed<T>(promise: Promise<T>): Promise<T> {
-  promise.catch(() => {});
-  return promise;
-}
-
-/** A result computed once the transaction has committed, so COMMIT can go out with the last statements. */
-class AfterCommit<T> {
-  constructor(readonly result: () => Promise<T>) {}
-}
-
-/** At most this many finishes share one transaction. */
-const MAX_FINISH_BATCH = 64;
-/** Batches of finishes in flight at once from one process: one, so that the others grow while it runs. */
-const FINISH_LANES = 1;
-
-interface QueuedFinish {
-  finish: AttemptFinish;
-  resolve: (outcome: FinishOutcome) => void;
-  reject: (error: unknown) => void;
-}
-
-/**
- * Paces retries while the server is unreachable, up to a deadline: a scheduler or worker
- * rides out a restart or a network blip instead of failing its loop.
- */
-class Reconnect {
-  readonly #deadline: number;
-  #pauseMs = 0;
-
-  constructor(withinMs: number) {
-    this.#deadline = Date.now() + withinMs;
-  }
-
-  /** Waits before the next try; false when the time is up (the error should surface). */
-  async again(): Promise<boolean> {
-    if (Date.now() + this.#pauseMs > this.#deadline) return false;
-    if (this.#pauseMs > 0) await new Promise((r) => setTimeout(r, this.#pauseMs));
-    this.#pauseMs = Math.min(Math.max(this.#pauseMs * 2, 50), 1_000);
-    return true;
-  }
-}
-
-/**
- * Statements of one transaction. `send` puts a statement on the wire at once (the connection
- * pipelines: statements whose results are not needed before the next go out together, which
- * saves round trips, while the server still runs them one after the other, in order).
- * Every statement sent is awaited before COMMIT, so a failure can never be committed past.
- */
-class Tx {
-  readonly #client: pg.PoolClient;
-  readonly #pending: Promise<unknown>[] = [];
-
-  constructor(client: pg.PoolClient) {
-    this.#client = client;
-  }
-
-  send(name: StatementName, values: unknown[] = []): Promise<pg.QueryResult<Row>> {
-    const result = observed(this.#client.query<Row>({ name, text: SQL[name], values }));
-    this.#pending.push(result);
-    return result;
-  }
-
-  rows(name: StatementName, values: unknown[] = []): Promise<Row[]> {
-    return observed(this.send(name, values).then((r) => r.rows));
-  }
-
-  first(name: StatementName, values: unknown[] = []): Promise<Row | undefined> {
-    return observed(this.send(name, values).then((r) => r.rows[0]));
-  }
-
-  /**
-   * Sends COMMIT behind whatever is still in flight and waits for all of it. A statement that
-   * failed aborts the transaction, and COMMIT then answers ROLLBACK: either way it is an error.
-   */
-  async commit(): Promise<void> {
-    const commit = observed(this.#client.query(SESSION_SQL.commit));
-    await Promise.all(this.#pending);
-    if ((await commit).command === "ROLLBACK") throw new Error("state store: the transaction was rolled back");
-  }
-}
-
 /**
  * The many-machine store: PostgreSQL through a connection pool. Every port method is one
  * transaction (or one statement); hot paths are prepared statements in as few round trips as
@@ -180,7 +53,7 @@ class Tx {
  * surely did not happen) until `reconnectWithinMs`; after that, or when COMMIT's fate is
  * unknown, it fails as an ordinary error, which the engine's loops retry in their own way.
  */
-export class PostgresStore implements Store {
+export class PostgresStore extends PostgresReads implements Store {
   readonly pool: pg.Pool;
   readonly schema: string;
   readonly #target: ConnectionTarget;
@@ -189,15 +62,15 @@ export class PostgresStore implements Store {
   readonly #listeners = new Set<WorkListener>();
   readonly #log: ((line: string) => void) | undefined;
   readonly #reconnectWithinMs: number;
-  readonly #finishQueue: QueuedFinish[] = [];
+  readonly #groupCommit = new GroupCommit((finishes) => this.#announcing(this.db.tx((tx) => this.#recordFinishes(tx, finishes))));
   /**
    * Work announcements seen by this process: notifications on its channel, and its own writes
    * that may have made work claimable (a finish frees a slot even when it queues nothing).
    */
   #heard = 0;
-  #finishLanes = 0;
 
   constructor(options: PostgresStoreOptions) {
+    super();
     this.#target = resolveTarget(options.connectionString, options.schema);
     this.schema = this.#target.schema;
     this.#applicationName = options.applicationName ?? `idem:${this.schema}`;
@@ -217,71 +90,10 @@ export class PostgresStore implements Store {
     // "error" on the client, which would end the process. The next statement on it fails
     // instead, as a connection error, and the connection is discarded.
     this.pool.on("connect", (client) => client.on("error", () => {}));
+    this.db = new Transactions(this.pool, this.#reconnectWithinMs);
   }
 
   // --- plumbing -----------------------------------------------------------------------------
-
-  /**
-   * Runs `work` in a transaction. When the connection breaks before COMMIT went out, nothing
-   * happened and it runs again on a fresh connection. When it breaks after, nobody knows whether
-   * it committed: it runs again only if running it twice is harmless (`once: false`, the default:
-   * creating a run that exists, renewing a lease, finishing a fenced attempt a second time).
-   */
-  async #tx<T>(work: (tx: Tx) => Promise<T | AfterCommit<T>>, { once = false }: { once?: boolean } = {}): Promise<T> {
-    const reconnect = new Reconnect(this.#reconnectWithinMs);
-    for (let conflicts = 0; ; ) {
-      let client: pg.PoolClient;
-      try {
-        client = await this.pool.connect();
-      } catch (error) {
-        if (isConnectionError(error) && (await reconnect.again())) continue;
-        throw error;
-      }
-      let committing = false;
-      try {
-        const tx = new Tx(client);
-        const begun = observed(client.query(SESSION_SQL.begin));
-        const result = await work(tx);
-        await begun;
-        committing = true;
-        await tx.commit();
-        client.release();
-        return result instanceof AfterCommit ? await result.result() : result;
-      } catch (error) {
-        const broken = isConnectionError(error);
-        if (!broken) await client.query(SESSION_SQL.rollback).catch(() => {});
-        client.release(broken ? (error as Error) : undefined);
-        if (broken && (!committing || !once) && (await reconnect.again())) continue;
-        if (isTransientConflict(error) && conflicts++ < MAX_CONFLICT_RETRIES) continue;
-        throw error;
-      }
-    }
-  }
-
-  async #rows(name: StatementName, values: unknown[] = []): Promise<Row[]> {
-    return (await this.#idempotent(name, values)).rows;
-  }
-
-  async #first(name: StatementName, values: unknown[] = []): Promise<Row | undefined> {
-    return (await this.#rows(name, values))[0];
-  }
-
-  /** A write that must not happen twice (an audit row, a counter): it runs again only if it surely never committed. */
-  async #write(name: StatementName, values: unknown[] = []): Promise<pg.QueryResult<Row>> {
-    return this.#tx((tx) => tx.send(name, values), { once: true });
-  }
-
-  /** A read, or a write that may run twice with the same effect (renewals, upserts): one round trip. */
-  async #idempotent(name: StatementName, values: unknown[] = []): Promise<pg.QueryResult<Row>> {
-    const reconnect = new Reconnect(this.#reconnectWithinMs);
-    for (;;) {
-      try {
-        return await this.pool.query<Row>({ name, text: SQL[name], values });
-      } catch (error) {
-        if (!isConnectionError(error) || !(await reconnect.again())) throw error;
-      }
-    }
-  }
 
   #notify(tx: Tx): void {
     void tx.send("notifyWork", [this.#channel]);
@@ -342,20 +154,15 @@ export class PostgresStore implements Store {
   // --- pipeline versions and runs ---------------------------------------------------------------
 
   async savePipelineVersion(v: NewPipelineVersion): Promise<void> {
-    await this.#tx(async (tx) => {
+    await this.db.tx(async (tx) => {
       const inserted = await tx.send("insertPipelineVersion", [v.pipelineId, v.version, JSON.stringify(v.definition), v.createdAt]);
       if (inserted.rowCount === 0 || v.edges.length === 0) return;
       await tx.send("insertEdges", [v.version, v.edges.map((e) => e.parent), v.edges.map((e) => e.child)]);
     });
   }
 
-  async getPipelineVersion(pipelineId: string, version: string): Promise<PipelineVersionRecord | null> {
-    const row = await this.#first("selectPipelineVersion", [pipelineId, version]);
-    return row ? { pipelineId: row.pipeline_id, version: row.version, definition: row.definition, createdAt: row.created_at } : null;
-  }
-
   async createRunIfAbsent(run: NewRun): Promise<{ run: RunRecord; created: boolean }> {
-    return this.#announcing(this.#tx(async (tx) => {
+    return this.#announcing(this.db.tx(async (tx) => {
       if (run.cursor !== undefined) {
         void tx.send("insertPipelineState", [run.pipelineId, run.createdAt]);
         void tx.send("advanceCursor", [run.pipelineId, run.cursor]);
@@ -392,7 +199,7 @@ export class PostgresStore implements Store {
   }
 
   async rerun(request: RerunRequest): Promise<RunRecord> {
-    return this.#announcing(this.#tx(async (tx) => {
+    return this.#announcing(this.db.tx(async (tx) => {
       const run = await tx.first("lockRun", [request.runId]);
       if (!run) throw new StoreConflictError(`no run ${request.runId}`);
       if (request.restate) assertRestatable(run, request.restate.endedBefore);
@@ -442,12 +249,12 @@ export class PostgresStore implements Store {
   }
 
   async #claimOnce(request: ClaimRequest): Promise<ClaimedAttempt[]> {
-    return this.#tx(async (tx) => {
+    return this.db.tx(async (tx) => {
       const limits = request.limits ?? {};
       // Lock only as many rows as wanted, so concurrent claimers find the rest; look further
       // only when some candidates did not fit their pool or their pipeline's cap.
       const wide = request.limit * 4 + 32;
-      const caps = new Caps(this.schema);
+      const caps = new ClaimLocks(this.schema);
       const capped = caps.lockCapped(tx, limits);
       let scan = request.limit;
       for (;;) {
@@ -494,120 +301,47 @@ export class PostgresStore implements Store {
       request.now,
       leaseExpiresAt,
     ]);
-    return rows.map((r) => ({
-      attemptId: r.attempt_id,
-      runId: r.run_id,
-      pipelineId: r.pipeline_id,
-      taskId: r.task_id,
-      tryNumber: r.try_number,
-      maxTries: r.max_tries,
-      intervalStart: r.interval_start,
-      intervalEnd: r.interval_end,
-      businessDate: r.business_date,
-      graphVersion: r.graph_version,
-      params: r.params,
-      logPath: r.log_path,
-      leaseExpiresAt,
-      firstStartedAt: r.started_at,
-      trigger: r.trigger_kind,
-      backfillId: r.backfill_id,
-    }));
+    return rows.map((r) => toClaimedAttempt(r, leaseExpiresAt));
   }
 
   async renewLease(attemptId: number, workerId: string, leaseExpiresAt: number): Promise<boolean> {
-    return (await this.#idempotent("renewLease", [leaseExpiresAt, attemptId, workerId])).rowCount === 1;
+    return (await this.db.idempotent("renewLease", [leaseExpiresAt, attemptId, workerId])).rowCount === 1;
   }
 
   // --- finishing ------------------------------------------------------------------------------
 
   async finishAttempt(f: AttemptFinish): Promise<FinishOutcome> {
-    if (f.summary !== null && Buffer.byteLength(f.summary) > MAX_SUMMARY_BYTES) {
-      throw new StoreConflictError(
-        `summary is ${Buffer.byteLength(f.summary)} bytes; the store keeps at most ${MAX_SUMMARY_BYTES} (counts, not data)`,
-      );
-    }
-    if (f.outcome !== "rescheduled" && !f.datasets?.length && !f.publishes?.length) {
-      return new Promise((resolve, reject) => {
-        this.#finishQueue.push({ finish: f, resolve, reject });
-        this.#drainFinishes();
-      });
-    }
+    assertSummaryFits(f.summary);
+    if (f.outcome !== "rescheduled" && !f.datasets?.length && !f.publishes?.length) return this.#groupCommit.finish(f);
     return this.#finishOne(f);
-  }
-
-  /**
-   * Group commit: finishes that arrive while others are being recorded wait and go together,
-   * in one transaction of a few round trips, so the cost per attempt falls as load rises.
-   * The outcome of each is what it would be had they been recorded one after the other, in
-   * arrival order.
-   */
-  #drainFinishes(): void {
-    while (this.#finishLanes < FINISH_LANES && this.#finishQueue.length > 0) {
-      const batch: QueuedFinish[] = [];
-      const seen = new Set<number>();
-      for (let i = 0; i < this.#finishQueue.length && batch.length < MAX_FINISH_BATCH; ) {
-        const queued = this.#finishQueue[i]!;
-        if (seen.has(queued.finish.attemptId)) {
-          i++; // the same attempt twice: the second waits for the next batch
-          continue;
-        }
-        seen.add(queued.finish.attemptId);
-        batch.push(queued);
-        this.#finishQueue.splice(i, 1);
-      }
-      this.#finishLanes++;
-      void this.#finishBatch(batch).finally(() => {
-        this.#finishLanes--;
-        this.#drainFinishes();
-      });
-    }
-  }
-
-  async #finishBatch(batch: QueuedFinish[]): Promise<void> {
-    try {
-      const outcomes = await this.#tx((tx) => this.#recordFinishes(tx, batch.map((q) => q.finish)));
-      this.#heard++;
-      batch.forEach((q, i) => q.resolve(outcomes[i]!));
-    } catch (error) {
-      if (batch.length > 1 && !isConnectionError(error)) {
-        // Something in one of them (bad text in a summary?) must not fail the others.
-        for (const q of batch) {
-          await this.#tx((tx) => this.#recordFinishes(tx, [q.finish])).then((o) => {
-            this.#heard++;
-            q.resolve(o[0]!);
-          }, q.reject);
-        }
-      } else {
-        for (const q of batch) q.reject(error);
-      }
-    }
   }
 
   async #recordFinishes(tx: Tx, finishes: AttemptFinish[]): Promise<FinishOutcome[] | AfterCommit<FinishOutcome[]>> {
     const ids = finishes.map((f) => f.attemptId);
-    // One round trip: the attempts still current, locked with their runs, and the waiting
-    // children of their tasks with their parents' states.
-    const locked = tx.rows("lockAttemptsForFinish", [ids, finishes.map((f) => f.workerId)]);
-    const children = tx.rows("waitingChildrenOfAttempts", [ids]);
-    const [lockedRows, childRows] = await Promise.all([locked, children]);
-    const current = new Map(lockedRows.map((r) => [Number(r.attempt_id), r]));
-
+    const retryAt = (f: AttemptFinish) => (f.outcome === "failed" && f.retryable ? f.retryAt : null);
+    const outcome = (f: AttemptFinish) => f.outcome as "success" | "failed" | "skipped";
     const ends = new Map<number, TryEnd>();
     for (const f of finishes) {
-      const a = current.get(f.attemptId);
-      if (!a) continue;
-      const outcome = f.outcome as "success" | "failed" | "skipped";
-      ends.set(f.attemptId, endTry({ tryNumber: a.try_number, maxTries: a.max_tries }, outcome, f.outcome === "failed" && f.retryable ? f.retryAt : null, f.skipReason, f.now));
+      const known = endTryKnown(outcome(f), retryAt(f), f.skipReason, f.now);
+      if (known) ends.set(f.attemptId, known);
     }
-    const done = finishes.filter((f) => ends.has(f.attemptId));
+    // One round trip: the attempts still current, locked with their runs; the waiting children of
+    // their tasks with their parents' states; the ends that need no row (no retry asked for); and
+    // whether anything in their runs is still live after those.
+    const locked = tx.rows("lockAttemptsForFinish", [ids, finishes.map((f) => f.workerId)]);
+    const children = tx.rows("waitingChildrenOfAttempts", [ids]);
+    this.#sendEnds(tx, finishes.filter((f) => ends.has(f.attemptId)), ends);
+    const progressed = tx.rows("runsProgressOfAttempts", [ids]);
+    const [lockedRows, childRows, progressRows] = await Promise.all([locked, children, progressed]);
+    const current = new Map(lockedRows.map((r) => [Number(r.attempt_id), r]));
+    // The rest needed the tries left: decided now, written with the decisions.
+    const late = finishes.filter((f) => current.has(f.attemptId) && !ends.has(f.attemptId));
+    for (const f of late) {
+      const a = current.get(f.attemptId)!;
+      ends.set(f.attemptId, endTry({ tryNumber: a.try_number, maxTries: a.max_tries }, outcome(f), retryAt(f), f.skipReason, f.now));
+    }
+    this.#sendEnds(tx, late, ends);
     const endOf = (f: AttemptFinish) => ends.get(f.attemptId)!;
-    if (done.length > 0) {
-      void tx.send("finishAttempts", [
-        done.map((f) => f.attemptId), done.map((f) => f.outcome), done.map((f) => f.now), done.map((f) => f.exitCode),
-        done.map((f) => f.errorClass), done.map((f) => f.errorMessage), done.map((f) => f.summary), done.map((f) => endOf(f).state),
-        done.map((f) => endOf(f).nextTryAt), done.map((f) => endOf(f).reason), done.map((f) => endOf(f).endedAt),
-      ]);
-    }
 
     const runs = new Map<string, { graphVersion: string; progress: RunProgress }>();
     const childrenOfRun = new Map<string, Row[]>();
@@ -646,13 +380,20 @@ export class PostgresStore implements Store {
     }
     for (const [runId, run] of runs) if (this.#sendSettlements(tx, runId, run.progress)) madeEligible = true;
 
-    // Only a run that may have ended is asked; when none may, COMMIT goes out with the writes.
-    const mayEnd = [...runs].filter(([runId, run]) => !retrying.has(runId) && !run.progress.keepsRunLive).map(([runId]) => runId);
-    const progress = mayEnd.length > 0 ? await tx.rows("runsProgress", [mayEnd]) : [];
+    // The progress read with the first round trip holds, unless a late end or a decision that
+    // settled a task without running it changed a run after it; such a run is read again, unless
+    // the decisions show it live. When none is, COMMIT goes out with the writes.
+    const changed = new Set(late.map((f) => current.get(f.attemptId)!.run_id as string));
+    for (const [runId, run] of runs) if (run.progress.settledWithoutRunning) changed.add(runId);
+    const again = [...changed].filter((runId) => !retrying.has(runId) && !runs.get(runId)!.progress.keepsRunLive);
+    const live = new Map<string, Row>(progressRows.map((p) => [p.run_id, p]));
+    for (const runId of changed) live.delete(runId);
+    for (const p of again.length > 0 ? await tx.rows("runsProgress", [again]) : []) live.set(p.run_id, p);
     const runStates = new Map<string, RunState>();
-    for (const p of progress) {
-      const state = runEnd(p as { live: boolean; failed: boolean });
-      if (state) runStates.set(p.run_id, state);
+    for (const runId of runs.keys()) {
+      const p = live.get(runId);
+      const state = p ? runEnd(p as { live: boolean; failed: boolean }) : null;
+      if (state) runStates.set(runId, state);
     }
     const ending = [...runStates.keys()];
     const endedAt = (runId: string) => finishes[lastOfRun.get(runId)!]!.now;
@@ -671,11 +412,22 @@ export class PostgresStore implements Store {
     });
   }
 
+  /** Sends attempts' ends (fenced in SQL: an attempt no longer current is left alone), in one statement. */
+  #sendEnds(tx: Tx, finishes: readonly AttemptFinish[], ends: ReadonlyMap<number, TryEnd>): void {
+    if (finishes.length === 0) return;
+    const end = (f: AttemptFinish) => ends.get(f.attemptId)!;
+    void tx.send("finishAttempts", [
+      finishes.map((f) => f.attemptId), finishes.map((f) => f.workerId), finishes.map((f) => f.outcome), finishes.map((f) => f.now),
+      finishes.map((f) => f.exitCode), finishes.map((f) => f.errorClass), finishes.map((f) => f.errorMessage), finishes.map((f) => f.summary),
+      finishes.map((f) => end(f).state), finishes.map((f) => end(f).nextTryAt), finishes.map((f) => end(f).reason), finishes.map((f) => end(f).endedAt),
+    ]);
+  }
+
   /** One attempt on its own: a sensor's reschedule, or a success that records datasets. */
   async #finishOne(f: AttemptFinish): Promise<FinishOutcome> {
-    return this.#announcing(this.#tx(async (tx): Promise<FinishOutcome> => {
+    return this.#announcing(this.db.tx(async (tx): Promise<FinishOutcome> => {
       const a = await tx.first("lockAttemptForFinish", [f.attemptId]);
-      if (!isCurrent(a, f.attemptId) || a!.worker_id !== f.workerId) {
+      if (!isCurrentAttempt(a, f.attemptId) || a!.worker_id !== f.workerId) {
         return { accepted: false, taskState: (a?.ti_state as TaskState) ?? null, runState: null };
       }
       if (f.outcome === "success" && f.datasets && f.datasets.length > 0) {
@@ -770,67 +522,32 @@ export class PostgresStore implements Store {
     return state;
   }
 
-  async getRun(runId: string): Promise<RunRecord | null> {
-    const row = await this.#first("selectRun", [runId]);
-    return row ? toRun(row) : null;
-  }
-
-  async listRuns(query: RunQuery): Promise<RunRecord[]> {
-    const limit = query.limit ?? 100;
-    const rows = query.pipelineId ? await this.#rows("selectRunsOfPipeline", [query.pipelineId, limit]) : await this.#rows("selectRuns", [limit]);
-    const runs = rows.map(toRun);
-    return query.states ? runs.filter((r) => query.states!.includes(r.state)) : runs;
-  }
-
-  async listTaskInstances(runId: string): Promise<TaskInstanceRecord[]> {
-    return (await this.#rows("selectTaskInstances", [runId])).map(toTaskInstance);
-  }
-
-  async listAttempts(runId: string, taskId?: string): Promise<AttemptRecord[]> {
-    const rows = taskId ? await this.#rows("selectAttemptsOfTask", [runId, taskId]) : await this.#rows("selectAttempts", [runId]);
-    return rows.map(toAttempt);
-  }
-
-  async nextRetryAt(runId: string): Promise<number | null> {
-    return ((await this.#first("nextRetryAt", [runId]))?.at as number | null) ?? null;
-  }
-
   async appendAudit(e: NewAuditEntry): Promise<AuditEntry> {
-    const inserted = await this.#write("insertAudit", [
+    const inserted = await this.db.write("insertAudit", [
       e.at, e.actor, e.action, e.pipelineId, e.runId ?? null, e.taskId ?? null, e.reason ?? null, e.graphVersion ?? null,
       JSON.stringify(e.details ?? {}),
     ]);
     return toAuditEntry(inserted.rows[0]!);
   }
 
-  async listAudit(query: AuditQuery): Promise<AuditEntry[]> {
-    const limit = query.limit ?? 100;
-    const rows = query.pipelineId ? await this.#rows("selectAuditOfPipeline", [query.pipelineId, limit]) : await this.#rows("selectAudit", [limit]);
-    return rows.map(toAuditEntry);
-  }
-
   // --- scheduling -----------------------------------------------------------------------------
 
   async pipelineState(pipelineId: string, at: number): Promise<PipelineState> {
-    return this.#tx(async (tx) => {
+    return this.db.tx(async (tx) => {
       void tx.send("insertPipelineState", [pipelineId, at]);
       return toPipelineState((await tx.first("selectPipelineState", [pipelineId]))!);
     });
   }
 
   async setPaused(r: PauseRequest): Promise<PipelineState> {
-    return this.#tx(async (tx) => {
+    return this.db.tx(async (tx) => {
       void tx.send("insertPipelineState", [r.pipelineId, r.at]);
       return toPipelineState((await tx.first("setPaused", [r.pipelineId, r.paused, r.note, r.actor, r.at]))!);
     });
   }
 
-  async countLiveRuns(pipelineId: string): Promise<number> {
-    return (await this.#first("countLiveRuns", [pipelineId]))!.n;
-  }
-
   async skipIntervals(r: SkipIntervalsRequest): Promise<void> {
-    await this.#tx(async (tx) => {
+    await this.db.tx(async (tx) => {
       void tx.send("insertPipelineState", [r.pipelineId, r.at]);
       if (r.intervals.length > 0) {
         void tx.send("insertSkippedIntervals", [
@@ -842,59 +559,35 @@ export class PostgresStore implements Store {
     });
   }
 
-  async ledger(pipelineId: string, from: number, to: number): Promise<{ runs: RunRecord[]; skipped: SkippedInterval[] }> {
-    const [runs, skipped] = await Promise.all([
-      this.#rows("selectRunsInRange", [pipelineId, from, to]),
-      this.#rows("selectSkippedInRange", [pipelineId, from, to]),
-    ]);
-    return {
-      runs: runs.map(toRun),
-      skipped: skipped.map(toSkippedInterval),
-    };
-  }
-
   // --- pools ----------------------------------------------------------------------------------
 
   async setPool(pool: { name: string; slots: number; description?: string | null; at: number }): Promise<void> {
-    await this.#idempotent("upsertPool", [pool.name, pool.slots, pool.description ?? null, pool.at]);
+    await this.db.idempotent("upsertPool", [pool.name, pool.slots, pool.description ?? null, pool.at]);
   }
 
   async ensurePools(pools: readonly { name: string; slots: number }[], at: number): Promise<void> {
     if (pools.length === 0) return;
-    await this.#idempotent("insertPoolsIfAbsent", [pools.map((p) => p.name), pools.map((p) => p.slots), at]);
+    await this.db.idempotent("insertPoolsIfAbsent", [pools.map((p) => p.name), pools.map((p) => p.slots), at]);
   }
 
   async deletePool(name: string): Promise<boolean> {
-    return (await this.#write("deletePool", [name])).rowCount === 1;
-  }
-
-  async listPools(): Promise<PoolUsage[]> {
-    const [poolRows, holders] = await Promise.all([this.#rows("selectPools"), this.#rows("selectPoolHolders")]);
-    return poolUsage(poolRows, holders);
+    return (await this.db.write("deletePool", [name])).rowCount === 1;
   }
 
   // --- workers, leases, leadership --------------------------------------------------------------
 
   async heartbeatWorker(w: { workerId: string; host: string; pid: number; concurrency: number; at: number }): Promise<void> {
-    await this.#idempotent("upsertWorker", [w.workerId, w.host, w.pid, w.concurrency, w.at]);
+    await this.db.idempotent("upsertWorker", [w.workerId, w.host, w.pid, w.concurrency, w.at]);
   }
 
   async removeWorker(workerId: string): Promise<void> {
-    await this.#idempotent("deleteWorker", [workerId]);
-  }
-
-  async listWorkers(): Promise<WorkerRecord[]> {
-    return (await this.#rows("selectWorkers")).map(toWorker);
-  }
-
-  async listExpiredAttempts(now: number, limit: number): Promise<ExpiredAttempt[]> {
-    return (await this.#rows("selectExpiredAttempts", [now, limit])).map(toExpiredAttempt);
+    await this.db.idempotent("deleteWorker", [workerId]);
   }
 
   async loseAttempt(r: { attemptId: number; now: number; retryAt: number | null }): Promise<FinishOutcome> {
-    return this.#announcing(this.#tx(async (tx): Promise<FinishOutcome> => {
+    return this.#announcing(this.db.tx(async (tx): Promise<FinishOutcome> => {
       const a = await tx.first("lockAttemptForFinish", [r.attemptId]);
-      if (!isCurrent(a, r.attemptId) || a!.lease_expires_at === null || a!.lease_expires_at >= r.now) {
+      if (!isCurrentAttempt(a, r.attemptId) || a!.lease_expires_at === null || a!.lease_expires_at >= r.now) {
         return { accepted: false, taskState: (a?.ti_state as TaskState) ?? null, runState: null };
       }
       void tx.send("loseAttempt", [r.attemptId, r.now, `worker ${a!.worker_id} stopped renewing its lease: presumed dead`]);
@@ -905,25 +598,20 @@ export class PostgresStore implements Store {
   }
 
   async tryLead(r: { role: string; holder: string; now: number; ttlMs: number }): Promise<Leadership> {
-    return this.#tx(async (tx) => {
+    return this.db.tx(async (tx) => {
       const taken = await tx.first("tryLead", [r.role, r.holder, r.now + r.ttlMs, r.now]);
       return toLeadership(taken ?? (await tx.first("selectLease", [r.role]))!, r.holder);
     });
   }
 
   async resignLead(role: string, holder: string): Promise<void> {
-    await this.#idempotent("resignLease", [role, holder]);
-  }
-
-  async getLead(role: string): Promise<Leadership | null> {
-    const row = await this.#first("selectLease", [role]);
-    return row ? toLeadership(row, row.holder) : null;
+    await this.db.idempotent("resignLease", [role, holder]);
   }
 
   // --- datasets -------------------------------------------------------------------------------
 
   async collectDatasetEvents(pipelineId: string, datasets: readonly string[]): Promise<Map<string, Set<string>>> {
-    return this.#tx(async (tx) => {
+    return this.db.tx(async (tx) => {
       void tx.send("insertPipelineState", [pipelineId, 0]);
       const cursor = (await tx.first("lockPipelineState", [pipelineId]))!.event_cursor as number;
       // Waits for transactions still writing events: an id below `upTo` that committed later
@@ -941,13 +629,7 @@ export class PostgresStore implements Store {
   }
 
   async consumeDatasetWaits(pipelineId: string, businessDate: string): Promise<void> {
-    await this.#idempotent("deleteDatasetWaits", [pipelineId, businessDate]);
-  }
-
-  async listDatasetEvents(query: { dataset?: string; limit?: number }): Promise<DatasetEvent[]> {
-    const limit = query.limit ?? 100;
-    const rows = query.dataset ? await this.#rows("selectDatasetEventsOf", [query.dataset, limit]) : await this.#rows("selectDatasetEvents", [limit]);
-    return rows.map(toDatasetEvent);
+    await this.db.idempotent("deleteDatasetWaits", [pipelineId, businessDate]);
   }
 
   // --- operator actions -------------------------------------------------------------------------
@@ -961,7 +643,7 @@ export class PostgresStore implements Store {
   }
 
   async #settleByHand(r: TaskActionRequest, state: "success" | "failed" | "skipped", reason: string | null): Promise<TaskInstanceRecord> {
-    return this.#announcing(this.#tx(async (tx) => {
+    return this.#announcing(this.db.tx(async (tx) => {
       const run = await tx.first("lockRun", [r.runId]);
       if (!run) throw new StoreConflictError(`no run ${r.runId}`);
       const ti = await tx.first("lockTaskInstance", [r.runId, r.taskId]);
@@ -992,7 +674,7 @@ export class PostgresStore implements Store {
   // --- backfills ------------------------------------------------------------------------------
 
   async createBackfill(b: NewBackfill): Promise<{ backfill: BackfillRecord; created: boolean }> {
-    return this.#tx(async (tx) => {
+    return this.db.tx(async (tx) => {
       const taskIds = b.taskIds ? JSON.stringify(b.taskIds) : null;
       void tx.send("lockBackfillRequests", [KEYS.backfillRequests(this.schema, b.pipelineId)]);
       const same = await tx.first("selectSameLiveBackfill", [b.pipelineId, b.fromDate, b.toDate, b.reprocess, taskIds ?? ""]);
@@ -1017,53 +699,18 @@ export class PostgresStore implements Store {
     });
   }
 
-  async getBackfill(backfillId: string): Promise<BackfillRecord | null> {
-    const row = await this.#first("selectBackfill", [backfillId]);
-    return row ? toBackfill(row) : null;
-  }
-
-  async listBackfills(query: { pipelineId?: string; live?: boolean; limit?: number }): Promise<BackfillRecord[]> {
-    const rows = query.live
-      ? await this.#rows("selectLiveBackfills")
-      : query.pipelineId
-        ? await this.#rows("selectBackfillsOf", [query.pipelineId, query.limit ?? 50])
-        : await this.#rows("selectBackfills", [query.limit ?? 50]);
-    return rows.map(toBackfill).filter((b) => !query.pipelineId || b.pipelineId === query.pipelineId);
-  }
-
-  async backfillItems(backfillId: string): Promise<BackfillItem[]> {
-    return (await this.#rows("selectBackfillItems", [backfillId])).map(toBackfillItem);
-  }
-
-  async pendingBackfillItems(backfillId: string, limit: number): Promise<BackfillItem[]> {
-    return (await this.#rows("selectPendingBackfillItems", [backfillId, limit])).map(toBackfillItem);
-  }
-
   async markBackfillItemStarted(backfillId: string, seq: number): Promise<void> {
-    await this.#idempotent("markBackfillItemStarted", [backfillId, seq]);
-  }
-
-  async countLiveBackfillRuns(backfillId: string): Promise<number> {
-    return (await this.#first("countLiveBackfillRuns", [backfillId]))!.n;
-  }
-
-  async backfillProgress(backfillId: string): Promise<BackfillProgress> {
-    const [[counts], states] = await Promise.all([
-      this.#rows("backfillItemCounts", [backfillId]),
-      this.#rows("backfillRunStates", [backfillId]),
-    ]);
-    const items = counts && { planned: counts.planned, notStarted: counts.not_started, untouched: counts.untouched };
-    return backfillProgress(items, states as { state: RunState; n: number }[]);
+    await this.db.idempotent("markBackfillItemStarted", [backfillId, seq]);
   }
 
   async setBackfillState(backfillId: string, state: BackfillState, at: number): Promise<BackfillRecord> {
-    const row = (await this.#idempotent("setBackfillState", [backfillId, state, at])).rows[0];
+    const row = (await this.db.idempotent("setBackfillState", [backfillId, state, at])).rows[0];
     if (!row) throw new StoreConflictError(`no backfill ${backfillId}`);
     return toBackfill(row);
   }
 
   async cancelBackfill(backfillId: string, reason: string, at: number): Promise<BackfillRecord> {
-    return this.#tx(async (tx) => {
+    return this.db.tx(async (tx) => {
       const backfill = await tx.first("setBackfillState", [backfillId, "cancelled", at]);
       if (!backfill) throw new StoreConflictError(`no backfill ${backfillId}`);
       for (const { run_id } of await tx.rows("selectLiveRunsOfBackfill", [backfillId])) {
@@ -1076,22 +723,10 @@ export class PostgresStore implements Store {
     });
   }
 
-  async taskDurations(pipelineId: string, perTask: number): Promise<Map<string, number[]>> {
-    return durationsByTask(await this.#rows("taskDurations", [pipelineId, perTask]));
-  }
-
   // --- freshness, incidents, alerts -------------------------------------------------------------
 
-  async listFreshness(dataset: string, fromDate: string, toDate: string): Promise<FreshnessRecord[]> {
-    return (await this.#rows("selectFreshnessRange", [dataset, fromDate, toDate])).map(toFreshness);
-  }
-
-  async freshnessHistory(dataset: string, businessDate: string): Promise<FreshnessPublication[]> {
-    return (await this.#rows("selectFreshnessHistory", [dataset, businessDate])).map(toFreshnessPublication);
-  }
-
   async openIncident(i: NewIncident): Promise<boolean> {
-    return this.#tx(async (tx) => {
+    return this.db.tx(async (tx) => {
       const opened = await tx.first("insertIncident", [
         i.key, i.kind, i.dataset, i.pipelineId, i.businessDate, i.runId, i.message, JSON.stringify(i.notify), i.at,
       ]);
@@ -1101,7 +736,7 @@ export class PostgresStore implements Store {
   }
 
   async resolveIncident(key: string, at: number, resolution: string): Promise<boolean> {
-    return this.#tx(async (tx) => {
+    return this.db.tx(async (tx) => {
       const resolved = await tx.first("resolveIncident", [key, at, resolution]);
       if (resolved) this.#queueAlerts(tx, toIncident(resolved), "resolve", at);
       return resolved !== undefined;
@@ -1113,73 +748,39 @@ export class PostgresStore implements Store {
     void tx.send("insertAlerts", [incident.key, event, [...incident.notify], JSON.stringify({ event, ...incident }), at]);
   }
 
-  async listIncidents(query: { open?: boolean; limit?: number }): Promise<Incident[]> {
-    return (await this.#rows(query.open ? "selectOpenIncidents" : "selectIncidents", [query.limit ?? 100])).map(toIncident);
-  }
-
-  async dueAlerts(now: number, limit: number): Promise<OutboxAlert[]> {
-    return (await this.#rows("selectDueAlerts", [now, limit])).map(toOutboxAlert);
-  }
-
   async recordAlertDelivery(id: number, result: { at: number; error?: string; nextAttemptAt?: number }): Promise<void> {
-    if (result.error === undefined) await this.#write("alertDelivered", [id, result.at]);
-    else await this.#write("alertFailed", [id, result.error, result.nextAttemptAt ?? result.at]);
-  }
-
-  async failedRunsSince(since: number): Promise<RunRecord[]> {
-    return (await this.#rows("selectFailedRunsSince", [since])).map(toRun);
+    if (result.error === undefined) await this.db.write("alertDelivered", [id, result.at]);
+    else await this.db.write("alertFailed", [id, result.error, result.nextAttemptAt ?? result.at]);
   }
 
   // --- watermarks -------------------------------------------------------------------------------
 
-  async getWatermark(pipelineId: string, taskId: string): Promise<string | number | null> {
-    const row = await this.#first("selectWatermark", [pipelineId, taskId]);
-    return row ? watermarkValue(row) : null;
-  }
-
   async saveWatermark(pipelineId: string, taskId: string, value: string | number, at: number): Promise<void> {
-    await this.#idempotent("upsertWatermark", [pipelineId, taskId, String(value), typeof value === "number" ? "number" : "text", at]);
+    await this.db.idempotent("upsertWatermark", [pipelineId, taskId, String(value), typeof value === "number" ? "number" : "text", at]);
   }
 
   // --- API tokens -------------------------------------------------------------------------------
 
   async createToken(token: NewApiToken): Promise<ApiTokenRecord> {
-    const inserted = await this.#write("insertToken", [token.tokenHash, token.name, token.role, token.at, token.createdBy]);
+    const inserted = await this.db.write("insertToken", [token.tokenHash, token.name, token.role, token.at, token.createdBy]);
     if (inserted.rows.length === 0) throw new StoreConflictError(`a token named "${token.name}" exists; revoke it first`);
     return toApiToken(inserted.rows[0]!);
   }
 
-  async findToken(tokenHash: string): Promise<ApiTokenRecord | null> {
-    const row = await this.#first("selectLiveToken", [tokenHash]);
-    return row ? toApiToken(row) : null;
-  }
-
-  async listTokens(query: { includeRevoked?: boolean }): Promise<ApiTokenRecord[]> {
-    return (await this.#rows(query.includeRevoked ? "selectAllTokens" : "selectLiveTokens")).map(toApiToken);
-  }
-
   async revokeToken(request: { name: string; by: string; at: number }): Promise<ApiTokenRecord | null> {
-    const row = (await this.#write("revokeToken", [request.at, request.by, request.name])).rows[0];
+    const row = (await this.db.write("revokeToken", [request.at, request.by, request.name])).rows[0];
     return row ? toApiToken(row) : null;
-  }
-
-  async hasTokens(): Promise<boolean> {
-    return (await this.#first("anyLiveToken"))!.found === true;
   }
 
   // --- the change feed --------------------------------------------------------------------------
 
-  async readChanges(afterId: number, limit: number): Promise<ChangeEvent[]> {
-    return (await this.#rows("selectChanges", [afterId, limit])).map(toChangeEvent);
-  }
-
-  async changeBounds(): Promise<{ newest: number; oldest: number | null }> {
-    const row = (await this.#first("changeBounds"))!;
-    return { newest: row.newest, oldest: row.oldest };
-  }
-
   async watchChanges(onChange: () => void): Promise<() => Promise<void>> {
-    const listener = new WorkListener(clientConfig(this.#target, `${this.#applicationName}:changes`), KEYS.changes(this.schema), onChange, this.#log);
+    return this.#listen("changes", KEYS.changes(this.schema), onChange);
+  }
+
+  /** A LISTEN connection of its own on `channel`, named `<application>:<purpose>` for pg_stat_activity. */
+  async #listen(purpose: string, channel: string, onNotify: () => void): Promise<() => Promise<void>> {
+    const listener = new WorkListener(clientConfig(this.#target, `${this.#applicationName}:${purpose}`), channel, onNotify, this.#log);
     this.#listeners.add(listener);
     await listener.start();
     return async () => {
@@ -1190,46 +791,13 @@ export class PostgresStore implements Store {
 
   // --- pages of history -------------------------------------------------------------------------
 
-  async pageRuns(query: RunPageQuery): Promise<RunRecord[]> {
-    const rows = await this.#rows("pageRuns", [
-      query.pipelineId, Math.min(query.beforeStart ?? FAR, query.toStart ?? FAR), query.fromStart ?? -FAR,
-      query.states ? [...query.states] : null, query.triggers ? [...query.triggers] : null, query.limit,
-    ]);
-    return rows.map(toRun);
-  }
-
-  async taskInstancesOfRuns(runIds: readonly string[]): Promise<TaskInstanceRecord[]> {
-    if (runIds.length === 0) return [];
-    return (await this.#rows("taskInstancesOfRuns", [[...runIds]])).map(toTaskInstance);
-  }
-
-  async pageAudit(query: AuditPageQuery): Promise<AuditEntry[]> {
-    const rows = await this.#rows("pageAudit", [
-      query.beforeId ?? FAR, query.fromAt ?? -FAR, query.toAt ?? FAR, query.pipelineId ?? null, query.actor ?? null, query.action ?? null, query.limit,
-    ]);
-    return rows.map(toAuditEntry);
-  }
-
-  async pageDatasetEvents(query: { dataset?: string; beforeId?: number; limit: number }): Promise<DatasetEvent[]> {
-    return (await this.#rows("pageDatasetEvents", [query.beforeId ?? FAR, query.dataset ?? null, query.limit])).map(toDatasetEvent);
-  }
-
-  async pageIncidents(query: { open?: boolean; before?: { openedAt: number; key: string }; limit: number }): Promise<Incident[]> {
-    const rows = await this.#rows("pageIncidents", [query.before?.openedAt ?? FAR, query.before?.key ?? "", query.open ?? null, query.limit]);
-    return rows.map(toIncident);
-  }
-
-  async listWatermarks(pipelineId?: string): Promise<WatermarkRecord[]> {
-    return (await this.#rows("selectWatermarks", [pipelineId ?? null])).map(toWatermark);
-  }
-
   async noteRestateRefusal(r: { runId: string; headStart: number; note: string }): Promise<boolean> {
-    return (await this.#first("noteRestateRefusal", [r.runId, r.note, r.headStart])) !== undefined;
+    return (await this.db.first("noteRestateRefusal", [r.runId, r.note, r.headStart])) !== undefined;
   }
 
   async setWatermarkByHand(request: { pipelineId: string; taskId: string; value: string | number; at: number }): Promise<{ set: true; previous: string | number | null } | { set: false; liveRunId: string }> {
     const { pipelineId, taskId, value, at } = request;
-    return this.#tx(async (tx) => {
+    return this.db.tx(async (tx) => {
       const owner = (await tx.send("selectWatermarkOwner", [taskId, pipelineId])).rows[0];
       if (owner) return { set: false as const, liveRunId: owner.run_id as string };
       const row = (await tx.send("selectWatermark", [pipelineId, taskId])).rows[0];
@@ -1239,13 +807,13 @@ export class PostgresStore implements Store {
   }
 
   async recordedFrozenPeriods(scope: string): Promise<RecordedFrozenPeriods | null> {
-    const row = await this.#first("selectRecordedFrozen", [scope]);
+    const row = await this.db.first("selectRecordedFrozen", [scope]);
     return row ? { scope: row.scope, periods: row.periods, graphVersion: row.graph_version, recordedAt: Number(row.recorded_at) } : null;
   }
 
   /** Safe to run again after a broken connection: a second try finds the periods switched and writes nothing. */
   async recordFrozenPeriods(r: RecordFrozenPeriods): Promise<AuditEntry | null> {
-    return this.#tx(async (tx) => {
+    return this.db.tx(async (tx) => {
       const switched = await tx.send("switchRecordedFrozen", [r.scope, r.periods, r.graphVersion, r.at, r.expected]);
       if (switched.rowCount === 0) return null;
       const e = r.audit;
@@ -1255,72 +823,13 @@ export class PostgresStore implements Store {
       return toAuditEntry(inserted!);
     });
   }
-}
 
-/** Beyond any epoch-millisecond time or id: the open end of a range. */
-const FAR = 8.64e15;
+  // --- the scheduler's wake-ups ---------------------------------------------------------------
 
-/** The attempt is still the one its task instance is running. */
-function isCurrent(a: Row | undefined, attemptId: number): boolean {
-  return !!a && a.state === "running" && a.ti_state === "running" && a.current_attempt_id === attemptId;
-}
-
-/**
- * The caps a claim must respect, counted under locks: parallelism (one advisory lock), each
- * capped pipeline (one advisory lock each), both taken before the candidates are read, in one
- * sorted statement so claimers never deadlock on them; and each pool a candidate needs (its row).
- */
-class Caps {
-  readonly #schema: string;
-  running = 0;
-  readonly runningByPipeline = new Map<string, number>();
-  readonly pools = new Map<string, { slots: number; used: number } | null>();
-
-  constructor(schema: string) {
-    this.#schema = schema;
-  }
-
-  /** Sends the locks and counts (without waiting); the returned promise settles once they are in. */
-  lockCapped(tx: Tx, limits: ClaimLimits): Promise<void> {
-    const pipelines = Object.keys(limits.maxActiveTasks ?? {}).sort();
-    const keys = [
-      ...(limits.parallelism !== undefined ? [KEYS.parallelism(this.#schema)] : []),
-      ...pipelines.map((p) => KEYS.pipelineCap(this.#schema, p)),
-    ];
-    if (keys.length === 0) return Promise.resolve();
-    void tx.send("lockCaps", [keys]);
-    const running = limits.parallelism !== undefined ? tx.first("countRunningAll") : null;
-    const byPipeline = pipelines.length > 0 ? tx.rows("countRunningOfPipelines", [pipelines]) : null;
-    return observed((async () => {
-      if (running) this.running = (await running)!.n;
-      for (const p of pipelines) this.runningByPipeline.set(p, 0);
-      for (const r of (await byPipeline) ?? []) this.runningByPipeline.set(r.pipeline_id, r.n);
-    })());
-  }
-
-  /** What core's claim plan needs: the counts, and the pools that exist. */
-  counts(): ClaimCounts {
-    const pools = new Map<string, { slots: number; used: number }>();
-    for (const [name, pool] of this.pools) if (pool) pools.set(name, pool);
-    return { running: this.running, runningByPipeline: this.runningByPipeline, pools };
-  }
-
-  async loadPools(tx: Tx, candidates: Row[]): Promise<void> {
-    const pools = [...new Set(candidates.map((c) => c.pool as string | null).filter((p): p is string => p !== null && !this.pools.has(p)))].sort();
-    if (pools.length === 0) return;
-    const [poolRows, inUse] = await Promise.all([tx.rows("lockPools", [pools]), tx.rows("poolsInUse", [pools])]);
-    for (const p of pools) this.pools.set(p, null);
-    for (const p of poolRows) this.pools.set(p.name, { slots: p.slots, used: 0 });
-    for (const u of inUse) {
-      const pool = this.pools.get(u.pool);
-      if (pool) pool.used = u.used;
-    }
+  /** Notified by triggers (migration 16) in the transactions that end a run, publish, or change a backfill or a pause. */
+  async watchScheduling(onWake: () => void): Promise<() => Promise<void>> {
+    return this.#listen("scheduling", KEYS.scheduling(this.schema), onWake);
   }
 }
 
-// PostgreSQL hands back booleans and jsonb columns already decoded.
-const {
-  toSkippedInterval, toWorker, toExpiredAttempt, toDatasetEvent, toFreshness, toFreshnessPublication, toOutboxAlert, toAuditEntry,
-  toPipelineState, toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt,
-  toApiToken, toChangeEvent, toWatermark } = rowMappers({ bool: (v) => v === true, json: (v) => v });
-
+const { toAuditEntry, toPipelineState, toLeadership, toIncident, toBackfill, toRun, toTaskInstance, toApiToken, toClaimedAttempt } = mappers;

@@ -197,14 +197,19 @@ export const SQL = {
     WHERE a.state = 'running' AND a.worker_id = f.worker_id AND t.state = 'running' AND t.current_attempt_id = a.attempt_id
     ORDER BY a.run_id, a.attempt_id
     FOR UPDATE OF a, t, r`,
-  /** Records the ends of locked attempts and their task instances' new states (core's endTry), in one statement. */
+  /**
+   * Records attempts' ends and their task instances' new states (core's endTry), in one
+   * statement, each only if it is still current (running, this worker's, its task instance's
+   * current attempt). Sent after lockAttemptsForFinish, so the rows it checks are locked.
+   */
   finishAttempts: `
     WITH f AS (
       SELECT f.*, a.run_id, a.task_id
-      FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::int[], $5::text[], $6::text[], $7::text[],
-                  $8::text[], $9::bigint[], $10::text[], $11::bigint[])
-        AS f(attempt_id, outcome, now, exit_code, error_class, error_message, summary, state, next_try_at, reason, ended_at)
-      JOIN attempts a ON a.attempt_id = f.attempt_id
+      FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::int[], $6::text[], $7::text[], $8::text[],
+                  $9::text[], $10::bigint[], $11::text[], $12::bigint[])
+        AS f(attempt_id, worker_id, outcome, now, exit_code, error_class, error_message, summary, state, next_try_at, reason, ended_at)
+      JOIN attempts a ON a.attempt_id = f.attempt_id AND a.state = 'running' AND a.worker_id = f.worker_id
+      JOIN task_instances t ON t.run_id = a.run_id AND t.task_id = a.task_id AND t.state = 'running' AND t.current_attempt_id = a.attempt_id
     ), ended AS (
       UPDATE attempts a
       SET state = f.outcome, ended_at = f.now, exit_code = f.exit_code, error_class = f.error_class,
@@ -242,6 +247,20 @@ export const SQL = {
       SELECT u.state FROM task_instances u WHERE u.run_id = a.run_id AND u.task_id = e.parent OFFSET 0
     ) u ON true
     ORDER BY a.run_id, a.task_id, w.task_id`,
+  runsProgressOfAttempts: `
+    -- one index probe per run (LATERAL ... LIMIT 1), never a scan of every live row
+    SELECT r.run_id, live.one IS NOT NULL AS live, failed.one IS NOT NULL AS failed
+    FROM (
+      SELECT DISTINCT a.run_id FROM unnest($1::bigint[]) AS ids(attempt_id)
+      JOIN LATERAL (SELECT run_id FROM attempts WHERE attempt_id = ids.attempt_id OFFSET 0) a ON true
+    ) AS r(run_id)
+    LEFT JOIN LATERAL (
+      SELECT 1 AS one FROM task_instances t WHERE t.run_id = r.run_id AND t.state IN ${LIVE_TASK_STATES} LIMIT 1
+    ) live ON true
+    LEFT JOIN LATERAL (
+      SELECT 1 AS one FROM task_instances t
+      WHERE live.one IS NULL AND t.run_id = r.run_id AND t.state IN ${FAILING} LIMIT 1
+    ) failed ON true`,
   runsProgress: `
     -- one index probe per run (LATERAL ... LIMIT 1), never a scan of every live row
     SELECT r.run_id, live.one IS NOT NULL AS live, failed.one IS NOT NULL AS failed
@@ -630,6 +649,8 @@ export const KEYS = {
   channel: (schema: string) => `idem_work_${schema}`.slice(0, 63),
   /** Where the change feed's trigger notifies (migration 6 builds the same name from the table's schema). */
   changes: (schema: string) => `idem_changes_${schema}`.slice(0, 63),
+  /** Where the scheduler's triggers notify (migration 16 builds the same name from the table's schema). */
+  scheduling: (schema: string) => `idem_scheduler_${schema}`.slice(0, 63),
 } as const;
 
 /**
@@ -654,11 +675,8 @@ export const STATE_COPY = {
   ],
   /** The change feed's triggers stand aside: copied history is not a change anybody watches. */
   quietFeed: `SET LOCAL idem.copying = 'on'`,
-  /** What the SQLite side reads; task instances learn from their run whether it belongs to a backfill. */
-  sourceRows: (table: string) =>
-    table === "task_instances"
-      ? `SELECT t.*, (r.backfill_id IS NOT NULL OR r.trigger_kind = 'restate') AS from_backfill FROM task_instances t LEFT JOIN runs r ON r.run_id = t.run_id`
-      : `SELECT * FROM ${table}`,
+  /** What the SQLite side reads (migration 16 gave its task instances their from_backfill flag too). */
+  sourceRows: (table: string) => `SELECT * FROM ${table}`,
   sourceHasTable: `SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`,
   targetColumns: `
     SELECT table_name, column_name, data_type FROM information_schema.columns

@@ -370,4 +370,34 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       );
     `,
   },
+  {
+    version: 16,
+    name: "claim order on the queued row: a background-work flag (backfill or restatement) in the claim indexes",
+    sql: `
+      -- The claim order starts with "live runs before backfills and restatements", a fact of the
+      -- run. Kept on the task instance (as PostgreSQL does) so that the claim reads its partial
+      -- index in order and stops at LIMIT, instead of joining every queued row to its run and
+      -- sorting them all in a temporary B-tree. Triggers keep it true whichever statement inserts
+      -- task instances or moves a run into a backfill or a restatement.
+      ALTER TABLE task_instances ADD COLUMN from_backfill INTEGER NOT NULL DEFAULT 0;
+      UPDATE task_instances SET from_backfill = 1
+        WHERE run_id IN (SELECT run_id FROM runs WHERE backfill_id IS NOT NULL OR trigger_kind = 'restate');
+      CREATE TRIGGER task_instances_from_backfill AFTER INSERT ON task_instances
+        WHEN EXISTS (SELECT 1 FROM runs WHERE run_id = NEW.run_id AND (backfill_id IS NOT NULL OR trigger_kind = 'restate'))
+      BEGIN
+        UPDATE task_instances SET from_backfill = 1 WHERE run_id = NEW.run_id AND task_id = NEW.task_id;
+      END;
+      CREATE TRIGGER runs_from_backfill AFTER UPDATE OF backfill_id, trigger_kind ON runs
+        WHEN (OLD.backfill_id IS NOT NULL OR OLD.trigger_kind = 'restate') IS NOT (NEW.backfill_id IS NOT NULL OR NEW.trigger_kind = 'restate')
+      BEGIN
+        UPDATE task_instances SET from_backfill = (NEW.backfill_id IS NOT NULL OR NEW.trigger_kind = 'restate') WHERE run_id = NEW.run_id;
+      END;
+      DROP INDEX task_instances_queued;
+      CREATE INDEX task_instances_queued ON task_instances (from_backfill, priority DESC, queued_at, task_id)
+        WHERE state = 'queued';
+      DROP INDEX task_instances_waiting;
+      CREATE INDEX task_instances_waiting ON task_instances (from_backfill, next_try_at)
+        WHERE state IN ('up_for_retry', 'up_for_reschedule');
+    `,
+  },
 ];

@@ -1,66 +1,24 @@
 import type { RecordFrozenPeriods, RecordedFrozenPeriods } from "../port.ts";
-import { rowMappers, watermarkValue } from "../row-mappers.ts";
+import { watermarkValue } from "../row-mappers.ts";
 import type Database from "better-sqlite3";
 import type { RunState, TaskState } from "../../core/model/states.ts";
-import { backfillProgress } from "../../core/policy/backfill-progress.ts";
 import { planClaim } from "../../core/policy/claim-plan.ts";
 import { planRerun } from "../../core/policy/rerun-plan.ts";
 import { endTry, nextTryNumber, reopenedByHand, runEnd, RunProgress } from "../../core/policy/run-progress.ts";
-import { claimCandidate, datasetWaits, durationsByTask, poolUsage, waitingTasks } from "../decision-rows.ts";
+import { assertSummaryFits, claimCandidate, datasetWaits, isCurrentAttempt, waitingTasks } from "../decision-rows.ts";
 import {
-  MAX_SUMMARY_BYTES,
-  StoreConflictError,
-  type AttemptFinish,
-  type AttemptRecord,
-  type AuditEntry,
-  type AuditQuery,
-  type ClaimRequest,
-  type ClaimedAttempt,
-  type FinishOutcome,
-  type NewAuditEntry,
-  type NewPipelineVersion,
-  type NewRun,
-  type NewTaskInstance,
-  type PipelineVersionRecord,
-  type RerunRequest,
-  type RunQuery,
-  type RunRecord,
-  type Store,
-  type TaskInstanceRecord,
-  type PipelineState,
-  type PauseRequest,
-  type SkipIntervalsRequest,
-  type SkippedInterval,
-  type PoolUsage,
-  type WorkerRecord,
-  type ExpiredAttempt,
-  type Leadership,
-  type DatasetEvent,
-  type TaskActionRequest,
-  type NewBackfill,
-  type BackfillRecord,
-  type BackfillItem,
-  type BackfillProgress,
-  type BackfillState,
-  type FreshnessRecord,
-  type FreshnessPublication,
-  type NewIncident,
-  type Incident,
-  type OutboxAlert,
-  type NewApiToken,
-  type ApiTokenRecord,
-  type ChangeEvent,
-  type RunPageQuery,
-  type AuditPageQuery,
-  type WatermarkRecord,
+  StoreConflictError, type AttemptFinish, type AuditEntry, type ClaimRequest,
+  type ClaimedAttempt, type FinishOutcome, type NewAuditEntry, type NewPipelineVersion, type NewRun, type NewTaskInstance,
+  type RerunRequest, type RunRecord, type Store, type TaskInstanceRecord, type PipelineState,
+  type PauseRequest, type SkipIntervalsRequest, type Leadership, type TaskActionRequest, type NewBackfill, type BackfillRecord, type BackfillState, type NewIncident, type NewApiToken, type ApiTokenRecord
 } from "../port.ts";
 import { assertRestatable } from "../restatable.ts";
 import { openWalDatabase } from "../../sqlite/open-wal.ts";
 import { MIGRATIONS } from "./migrations.ts";
+import { mappers, SqliteReads, type Statements } from "./reads.ts";
 import { SQL } from "./sql.ts";
 
 type Row = Record<string, any>;
-type Statements = { [K in keyof typeof SQL]: Database.Statement };
 
 /**
  * The single-machine store: one SQLite file in WAL mode, so several processes (scheduler,
@@ -68,19 +26,13 @@ type Statements = { [K in keyof typeof SQL]: Database.Statement };
  * Writing transactions start IMMEDIATE: a deferred one that reads first and writes later fails
  * at once with "database is locked" when another process wrote in between, whatever the timeout.
  */
-export class SqliteStore implements Store {
+export class SqliteStore extends SqliteReads implements Store {
   readonly db: Database.Database;
-  #sql: Statements | null = null;
-
   constructor(path: string, options: { busyTimeoutMs?: number } = {}) {
+    super();
     this.db = openWalDatabase(path, options.busyTimeoutMs);
     this.db.pragma("synchronous = NORMAL");
     this.db.pragma("foreign_keys = ON");
-  }
-
-  get #q(): Statements {
-    if (!this.#sql) throw new Error("SqliteStore: call migrate() before use");
-    return this.#sql;
   }
 
   async migrate(): Promise<void> {
@@ -101,7 +53,7 @@ export class SqliteStore implements Store {
         }
       })
       .immediate();
-    this.#sql = Object.fromEntries(
+    this.statements = Object.fromEntries(
       Object.entries(SQL).map(([name, text]) => [name, this.db.prepare(text)]),
     ) as Statements;
   }
@@ -112,39 +64,32 @@ export class SqliteStore implements Store {
 
   async savePipelineVersion(v: NewPipelineVersion): Promise<void> {
     this.db.transaction(() => {
-      const inserted = this.#q.insertPipelineVersion.run(v.pipelineId, v.version, JSON.stringify(v.definition), v.createdAt);
+      const inserted = this.q.insertPipelineVersion.run(v.pipelineId, v.version, JSON.stringify(v.definition), v.createdAt);
       if (inserted.changes === 0) return;
-      for (const edge of v.edges) this.#q.insertEdge.run(v.version, edge.parent, edge.child);
+      for (const edge of v.edges) this.q.insertEdge.run(v.version, edge.parent, edge.child);
     }).immediate();
-  }
-
-  async getPipelineVersion(pipelineId: string, version: string): Promise<PipelineVersionRecord | null> {
-    const row = this.#q.selectPipelineVersion.get(pipelineId, version) as Row | undefined;
-    return row
-      ? { pipelineId: row.pipeline_id, version: row.version, definition: JSON.parse(row.definition), createdAt: row.created_at }
-      : null;
   }
 
   async createRunIfAbsent(run: NewRun): Promise<{ run: RunRecord; created: boolean }> {
     return this.db.transaction(() => {
       const { cursor, ...fields } = run;
       if (cursor !== undefined) {
-        this.#q.insertPipelineState.run(run.pipelineId, run.createdAt);
-        this.#q.advanceCursor.run(cursor, cursor, run.pipelineId);
+        this.q.insertPipelineState.run(run.pipelineId, run.createdAt);
+        this.q.advanceCursor.run(cursor, cursor, run.pipelineId);
       }
-      const inserted = this.#q.insertRun.run({ ...fields, backfillId: fields.backfillId ?? null, params: JSON.stringify(run.params) });
+      const inserted = this.q.insertRun.run({ ...fields, backfillId: fields.backfillId ?? null, params: JSON.stringify(run.params) });
       if (inserted.changes === 0) {
-        const existing = (this.#q.selectRun.get(run.runId) ??
-          this.#q.selectRunByInterval.get(run.pipelineId, run.intervalStart, run.intervalEnd)) as Row;
+        const existing = (this.q.selectRun.get(run.runId) ??
+          this.q.selectRunByInterval.get(run.pipelineId, run.intervalStart, run.intervalEnd)) as Row;
         return { run: toRun(existing), created: false };
       }
       for (const task of run.tasks) this.#insertTaskInstance(run.runId, task, run.createdAt);
-      return { run: toRun(this.#q.selectRun.get(run.runId) as Row), created: true };
+      return { run: toRun(this.q.selectRun.get(run.runId) as Row), created: true };
     }).immediate();
   }
 
   #insertTaskInstance(runId: string, task: NewTaskInstance, at: number): void {
-    this.#q.insertTaskInstance.run({
+    this.q.insertTaskInstance.run({
       runId,
       taskId: task.taskId,
       state: task.hasUpstream ? "scheduled" : "queued",
@@ -159,7 +104,7 @@ export class SqliteStore implements Store {
 
   async rerun(request: RerunRequest): Promise<RunRecord> {
     return this.db.transaction(() => {
-      const q = this.#q;
+      const q = this.q;
       const run = q.selectRun.get(request.runId) as Row | undefined;
       if (!run) throw new StoreConflictError(`no run ${request.runId}`);
       if (request.restate) assertRestatable(run, request.restate.endedBefore);
@@ -192,7 +137,7 @@ export class SqliteStore implements Store {
 
   async claimReady(request: ClaimRequest): Promise<ClaimedAttempt[]> {
     return this.db.transaction(() => {
-      const q = this.#q;
+      const q = this.q;
       const limits = request.limits ?? {};
       // Look past the first `limit` candidates: some will not fit their pool or their pipeline's cap.
       const scan = request.limit * 4 + 32;
@@ -222,62 +167,32 @@ export class SqliteStore implements Store {
         { ...limits, limit: request.limit, now: request.now, pipelineIds: request.pipelineIds },
         { running, runningByPipeline, pools },
       );
-      const runs = new Map<string, Row>();
-      return plan.chosen.map((c) => this.#startAttempt(c.row, request, runs));
+      return plan.chosen.map((c) => this.#startAttempt(c.row, request));
     }).immediate();
   }
 
-  #startAttempt(c: Row, request: ClaimRequest, runs: Map<string, Row>): ClaimedAttempt {
-    const q = this.#q;
+  #startAttempt(c: Row, request: ClaimRequest): ClaimedAttempt {
+    const q = this.q;
     const tryNumber = nextTryNumber({ state: c.state, tryNumber: c.try_number });
-    const logPath = request.logPath(c.run_id, c.task_id, tryNumber);
     const leaseExpiresAt = request.now + request.leaseMs;
-    const attemptId = Number(
-      q.insertAttempt.run(c.run_id, c.task_id, tryNumber, request.workerId, request.pid, request.now, leaseExpiresAt, logPath)
-        .lastInsertRowid,
-    );
+    const logPath = request.logPath(c.run_id, c.task_id, tryNumber);
+    const started = q.insertAttempt.run(c.run_id, c.task_id, tryNumber, request.workerId, request.pid, request.now, leaseExpiresAt, logPath);
+    const attemptId = Number(started.lastInsertRowid);
     q.startTaskInstance.run(tryNumber, attemptId, request.now, c.run_id, c.task_id);
-    let run = runs.get(c.run_id);
-    if (!run) {
-      q.markRunRunning.run(request.now, c.run_id);
-      run = q.selectRun.get(c.run_id) as Row;
-      runs.set(c.run_id, run);
-    }
-    const ti = q.selectTaskInstance.get(c.run_id, c.task_id) as Row;
-    return {
-      attemptId,
-      runId: c.run_id,
-      pipelineId: run.pipeline_id,
-      taskId: c.task_id,
-      tryNumber,
-      maxTries: c.max_tries,
-      intervalStart: run.interval_start,
-      intervalEnd: run.interval_end,
-      businessDate: run.business_date,
-      graphVersion: run.graph_version,
-      params: JSON.parse(run.params),
-      logPath,
-      leaseExpiresAt,
-      firstStartedAt: ti.started_at,
-      trigger: run.trigger_kind,
-      backfillId: run.backfill_id,
-    };
+    q.markRunRunning.run(request.now, c.run_id);
+    return toClaimedAttempt(q.selectClaimed.get(attemptId) as Row, leaseExpiresAt);
   }
 
   async renewLease(attemptId: number, workerId: string, leaseExpiresAt: number): Promise<boolean> {
-    return this.#q.renewLease.run(leaseExpiresAt, attemptId, workerId).changes === 1;
+    return this.q.renewLease.run(leaseExpiresAt, attemptId, workerId).changes === 1;
   }
 
   async finishAttempt(f: AttemptFinish): Promise<FinishOutcome> {
-    if (f.summary !== null && Buffer.byteLength(f.summary) > MAX_SUMMARY_BYTES) {
-      throw new StoreConflictError(
-        `summary is ${Buffer.byteLength(f.summary)} bytes; the store keeps at most ${MAX_SUMMARY_BYTES} (counts, not data)`,
-      );
-    }
+    assertSummaryFits(f.summary);
     return this.db.transaction((): FinishOutcome => {
-      const q = this.#q;
+      const q = this.q;
       const a = q.selectAttemptForFinish.get(f.attemptId) as Row | undefined;
-      if (!this.#isCurrent(a, f.attemptId) || a!.worker_id !== f.workerId) {
+      if (!isCurrentAttempt(a, f.attemptId) || a!.worker_id !== f.workerId) {
         return { accepted: false, taskState: (a?.ti_state as TaskState) ?? null, runState: null };
       }
       q.finishAttempt.run({
@@ -310,15 +225,10 @@ export class SqliteStore implements Store {
     }).immediate();
   }
 
-  /** The attempt is still the one its task instance is running. */
-  #isCurrent(a: Row | undefined, attemptId: number): boolean {
-    return !!a && a.state === "running" && a.ti_state === "running" && a.current_attempt_id === attemptId;
-  }
-
   /** Ends a try: a retry if one is allowed, else a final state that flows downstream. */
   #endTry(a: Row, outcome: "success" | "failed" | "skipped", retryAt: number | null, skipReason: string | null, now: number): FinishOutcome {
     const end = endTry({ tryNumber: a.try_number, maxTries: a.max_tries }, outcome, retryAt, skipReason, now);
-    this.#q.setTaskState.run({ runId: a.run_id, taskId: a.task_id, ...end });
+    this.q.setTaskState.run({ runId: a.run_id, taskId: a.task_id, ...end });
     if (end.state !== "up_for_retry") {
       const progress = new RunProgress();
       progress.settled(a.task_id, end.state, now);
@@ -329,7 +239,7 @@ export class SqliteStore implements Store {
 
   /** Reads the waiting children core's RunProgress asks for until it has decided everything, then writes its decisions. */
   #decideDownstream(runId: string, graphVersion: string, progress: RunProgress): void {
-    const q = this.#q;
+    const q = this.q;
     for (let parent = progress.next(); parent !== null; parent = progress.next()) {
       progress.childrenRead(parent, waitingTasks(q.waitingChildrenWithParents.all({ runId, graphVersion, parent }) as Row[]));
     }
@@ -340,96 +250,73 @@ export class SqliteStore implements Store {
   }
 
   #runProgress(runId: string): { live: boolean; failed: boolean } {
-    const row = this.#q.runProgress.get({ runId }) as Row;
+    const row = this.q.runProgress.get({ runId }) as Row;
     return { live: row.live === 1, failed: row.failed === 1 };
   }
 
   #finishRunIfDone(runId: string, now: number): RunState | null {
     const state = runEnd(this.#runProgress(runId));
-    if (state) this.#q.finishRun.run(state, now, runId);
+    if (state) this.q.finishRun.run(state, now, runId);
     return state;
   }
 
   async pipelineState(pipelineId: string, at: number): Promise<PipelineState> {
-    this.#q.insertPipelineState.run(pipelineId, at);
-    return toPipelineState(this.#q.selectPipelineState.get(pipelineId) as Row);
+    this.q.insertPipelineState.run(pipelineId, at);
+    return toPipelineState(this.q.selectPipelineState.get(pipelineId) as Row);
   }
 
   async setPaused(r: PauseRequest): Promise<PipelineState> {
     return this.db.transaction(() => {
-      this.#q.insertPipelineState.run(r.pipelineId, r.at);
-      this.#q.setPaused.run(r.paused ? 1 : 0, r.note, r.actor, r.at, r.pipelineId);
-      return toPipelineState(this.#q.selectPipelineState.get(r.pipelineId) as Row);
+      this.q.insertPipelineState.run(r.pipelineId, r.at);
+      this.q.setPaused.run(r.paused ? 1 : 0, r.note, r.actor, r.at, r.pipelineId);
+      return toPipelineState(this.q.selectPipelineState.get(r.pipelineId) as Row);
     }).immediate();
-  }
-
-  async countLiveRuns(pipelineId: string): Promise<number> {
-    return (this.#q.countLiveRuns.get(pipelineId) as Row).n;
   }
 
   async skipIntervals(r: SkipIntervalsRequest): Promise<void> {
     this.db.transaction(() => {
-      this.#q.insertPipelineState.run(r.pipelineId, r.at);
-      for (const i of r.intervals) this.#q.insertSkippedInterval.run(r.pipelineId, i.start, i.end, i.businessDate, r.reason, r.at);
-      this.#q.advanceCursor.run(r.cursor, r.cursor, r.pipelineId);
+      this.q.insertPipelineState.run(r.pipelineId, r.at);
+      for (const i of r.intervals) this.q.insertSkippedInterval.run(r.pipelineId, i.start, i.end, i.businessDate, r.reason, r.at);
+      this.q.advanceCursor.run(r.cursor, r.cursor, r.pipelineId);
     }).immediate();
   }
 
-  async ledger(pipelineId: string, from: number, to: number): Promise<{ runs: RunRecord[]; skipped: SkippedInterval[] }> {
-    return {
-      runs: (this.#q.selectRunsInRange.all(pipelineId, from, to) as Row[]).map(toRun),
-      skipped: (this.#q.selectSkippedInRange.all(pipelineId, from, to) as Row[]).map(toSkippedInterval),
-    };
-  }
-
   async setPool(pool: { name: string; slots: number; description?: string | null; at: number }): Promise<void> {
-    this.#q.upsertPool.run(pool.name, pool.slots, pool.description ?? null, pool.at);
+    this.q.upsertPool.run(pool.name, pool.slots, pool.description ?? null, pool.at);
   }
 
   async ensurePools(pools: readonly { name: string; slots: number }[], at: number): Promise<void> {
     this.db.transaction(() => {
-      for (const pool of pools) this.#q.insertPoolIfAbsent.run(pool.name, pool.slots, at);
+      for (const pool of pools) this.q.insertPoolIfAbsent.run(pool.name, pool.slots, at);
     }).immediate();
   }
 
   async deletePool(name: string): Promise<boolean> {
-    return this.#q.deletePool.run(name).changes === 1;
-  }
-
-  async listPools(): Promise<PoolUsage[]> {
-    return poolUsage(this.#q.selectPools.all() as Row[], this.#q.selectPoolHolders.all() as Row[]);
+    return this.q.deletePool.run(name).changes === 1;
   }
 
   async heartbeatWorker(w: { workerId: string; host: string; pid: number; concurrency: number; at: number }): Promise<void> {
-    this.#q.upsertWorker.run(w.workerId, w.host, w.pid, w.concurrency, w.at, w.at);
+    this.q.upsertWorker.run(w.workerId, w.host, w.pid, w.concurrency, w.at, w.at);
   }
 
   async removeWorker(workerId: string): Promise<void> {
-    this.#q.deleteWorker.run(workerId);
-  }
-
-  async listWorkers(): Promise<WorkerRecord[]> {
-    return (this.#q.selectWorkers.all() as Row[]).map(toWorker);
-  }
-
-  async listExpiredAttempts(now: number, limit: number): Promise<ExpiredAttempt[]> {
-    return (this.#q.selectExpiredAttempts.all(now, limit) as Row[]).map(toExpiredAttempt);
+    this.q.deleteWorker.run(workerId);
   }
 
   async loseAttempt(r: { attemptId: number; now: number; retryAt: number | null }): Promise<FinishOutcome> {
     return this.db.transaction((): FinishOutcome => {
-      const a = this.#q.selectAttemptForFinish.get(r.attemptId) as Row | undefined;
-      if (!this.#isCurrent(a, r.attemptId) || a!.lease_expires_at === null || a!.lease_expires_at >= r.now) {
+      const a = this.q.selectAttemptForFinish.get(r.attemptId) as Row | undefined;
+      if (!isCurrentAttempt(a, r.attemptId) || a!.lease_expires_at === null || a!.lease_expires_at >= r.now) {
         return { accepted: false, taskState: (a?.ti_state as TaskState) ?? null, runState: null };
       }
-      this.#q.loseAttempt.run(r.now, `worker ${a!.worker_id} stopped renewing its lease: presumed dead`, r.attemptId);
+      this.q.loseAttempt.run(r.now, `worker ${a!.worker_id} stopped renewing its lease: presumed dead`, r.attemptId);
       return this.#endTry(a!, "failed", r.retryAt, null, r.now);
     }).immediate();
   }
 
   async tryLead(r: { role: string; holder: string; now: number; ttlMs: number }): Promise<Leadership> {
     return this.db.transaction((): Leadership => {
-      const q = this.#q;
+      const q = this.q;
       const row = q.selectLease.get(r.role) as Row | undefined;
       const expiresAt = r.now + r.ttlMs;
       if (!row) q.insertLease.run(r.role, r.holder, expiresAt, r.now);
@@ -440,17 +327,12 @@ export class SqliteStore implements Store {
   }
 
   async resignLead(role: string, holder: string): Promise<void> {
-    this.#q.resignLease.run(role, holder);
-  }
-
-  async getLead(role: string): Promise<Leadership | null> {
-    const row = this.#q.selectLease.get(role) as Row | undefined;
-    return row ? toLeadership(row, row.holder) : null;
+    this.q.resignLease.run(role, holder);
   }
 
   async collectDatasetEvents(pipelineId: string, datasets: readonly string[]): Promise<Map<string, Set<string>>> {
     return this.db.transaction(() => {
-      const q = this.#q;
+      const q = this.q;
       q.insertPipelineState.run(pipelineId, 0);
       const cursor = (q.selectPipelineState.get(pipelineId) as Row).event_cursor as number;
       const upTo = (q.maxDatasetEventId.get() as Row).id as number;
@@ -465,13 +347,7 @@ export class SqliteStore implements Store {
   }
 
   async consumeDatasetWaits(pipelineId: string, businessDate: string): Promise<void> {
-    this.#q.deleteDatasetWaits.run(pipelineId, businessDate);
-  }
-
-  async listDatasetEvents(query: { dataset?: string; limit?: number }): Promise<DatasetEvent[]> {
-    const limit = query.limit ?? 100;
-    const rows = (query.dataset ? this.#q.selectDatasetEventsOf.all(query.dataset, limit) : this.#q.selectDatasetEvents.all(limit)) as Row[];
-    return rows.map(toDatasetEvent);
+    this.q.deleteDatasetWaits.run(pipelineId, businessDate);
   }
 
   async skipTask(r: TaskActionRequest): Promise<TaskInstanceRecord> {
@@ -484,7 +360,7 @@ export class SqliteStore implements Store {
 
   #settleByHand(r: TaskActionRequest, state: "success" | "failed" | "skipped", reason: string | null): TaskInstanceRecord {
     return this.db.transaction(() => {
-      const q = this.#q;
+      const q = this.q;
       const run = q.selectRun.get(r.runId) as Row | undefined;
       if (!run) throw new StoreConflictError(`no run ${r.runId}`);
       const ti = q.selectTaskInstance.get(r.runId, r.taskId) as Row | undefined;
@@ -515,7 +391,7 @@ export class SqliteStore implements Store {
 
   async createBackfill(b: NewBackfill): Promise<{ backfill: BackfillRecord; created: boolean }> {
     return this.db.transaction(() => {
-      const q = this.#q;
+      const q = this.q;
       const taskIds = b.taskIds ? JSON.stringify(b.taskIds) : null;
       const same = q.selectSameLiveBackfill.get(b.pipelineId, b.fromDate, b.toDate, b.reprocess, taskIds ?? "") as Row | undefined;
       if (same) return { backfill: toBackfill(same), created: false };
@@ -527,51 +403,20 @@ export class SqliteStore implements Store {
     }).immediate();
   }
 
-  async getBackfill(backfillId: string): Promise<BackfillRecord | null> {
-    const row = this.#q.selectBackfill.get(backfillId) as Row | undefined;
-    return row ? toBackfill(row) : null;
-  }
-
-  async listBackfills(query: { pipelineId?: string; live?: boolean; limit?: number }): Promise<BackfillRecord[]> {
-    const q = this.#q;
-    const rows = (
-      query.live ? q.selectLiveBackfills.all() : query.pipelineId ? q.selectBackfillsOf.all(query.pipelineId, query.limit ?? 50) : q.selectBackfills.all(query.limit ?? 50)
-    ) as Row[];
-    return rows.map(toBackfill).filter((b) => !query.pipelineId || b.pipelineId === query.pipelineId);
-  }
-
-  async backfillItems(backfillId: string): Promise<BackfillItem[]> {
-    return (this.#q.selectBackfillItems.all(backfillId) as Row[]).map(toBackfillItem);
-  }
-
-  async pendingBackfillItems(backfillId: string, limit: number): Promise<BackfillItem[]> {
-    return (this.#q.selectPendingBackfillItems.all(backfillId, limit) as Row[]).map(toBackfillItem);
-  }
-
   async markBackfillItemStarted(backfillId: string, seq: number): Promise<void> {
-    this.#q.markBackfillItemStarted.run(backfillId, seq);
-  }
-
-  async countLiveBackfillRuns(backfillId: string): Promise<number> {
-    return (this.#q.countLiveBackfillRuns.get(backfillId) as Row).n;
-  }
-
-  async backfillProgress(backfillId: string): Promise<BackfillProgress> {
-    const c = this.#q.backfillItemCounts.get(backfillId) as Row;
-    const runs = this.#q.backfillRunStates.all(backfillId) as { state: RunState; n: number }[];
-    return backfillProgress({ planned: c.planned, notStarted: c.not_started, untouched: c.untouched }, runs);
+    this.q.markBackfillItemStarted.run(backfillId, seq);
   }
 
   async setBackfillState(backfillId: string, state: BackfillState, at: number): Promise<BackfillRecord> {
-    this.#q.setBackfillState.run(state, at, state, at, backfillId);
-    const row = this.#q.selectBackfill.get(backfillId) as Row | undefined;
+    this.q.setBackfillState.run(state, at, state, at, backfillId);
+    const row = this.q.selectBackfill.get(backfillId) as Row | undefined;
     if (!row) throw new StoreConflictError(`no backfill ${backfillId}`);
     return toBackfill(row);
   }
 
   async cancelBackfill(backfillId: string, reason: string, at: number): Promise<BackfillRecord> {
     return this.db.transaction(() => {
-      const q = this.#q;
+      const q = this.q;
       if (!q.selectBackfill.get(backfillId)) throw new StoreConflictError(`no backfill ${backfillId}`);
       q.setBackfillState.run("cancelled", at, "cancelled", at, backfillId);
       for (const { run_id } of q.selectLiveRunsOfBackfill.all(backfillId) as Row[]) {
@@ -583,21 +428,9 @@ export class SqliteStore implements Store {
     }).immediate();
   }
 
-  async taskDurations(pipelineId: string, perTask: number): Promise<Map<string, number[]>> {
-    return durationsByTask(this.#q.taskDurations.all(pipelineId, perTask) as Row[]);
-  }
-
-  async listFreshness(dataset: string, fromDate: string, toDate: string): Promise<FreshnessRecord[]> {
-    return (this.#q.selectFreshnessRange.all(dataset, fromDate, toDate) as Row[]).map(toFreshness);
-  }
-
-  async freshnessHistory(dataset: string, businessDate: string): Promise<FreshnessPublication[]> {
-    return (this.#q.selectFreshnessHistory.all(dataset, businessDate) as Row[]).map(toFreshnessPublication);
-  }
-
   async openIncident(i: NewIncident): Promise<boolean> {
     return this.db.transaction(() => {
-      const inserted = this.#q.insertIncident.run({ ...i, notify: JSON.stringify(i.notify) }).changes === 1;
+      const inserted = this.q.insertIncident.run({ ...i, notify: JSON.stringify(i.notify) }).changes === 1;
       if (inserted) this.#queueAlerts(i.key, "open", i.at);
       return inserted;
     }).immediate();
@@ -605,74 +438,29 @@ export class SqliteStore implements Store {
 
   async resolveIncident(key: string, at: number, resolution: string): Promise<boolean> {
     return this.db.transaction(() => {
-      const resolved = this.#q.resolveIncident.run(at, resolution, key).changes === 1;
+      const resolved = this.q.resolveIncident.run(at, resolution, key).changes === 1;
       if (resolved) this.#queueAlerts(key, "resolve", at);
       return resolved;
     }).immediate();
   }
 
   #queueAlerts(key: string, event: "open" | "resolve", at: number): void {
-    const incident = toIncident(this.#q.selectIncident.get(key) as Row);
+    const incident = toIncident(this.q.selectIncident.get(key) as Row);
     const payload = JSON.stringify({ event, ...incident });
-    for (const notifier of incident.notify) this.#q.insertAlert.run(key, event, notifier, payload, at);
-  }
-
-  async listIncidents(query: { open?: boolean; limit?: number }): Promise<Incident[]> {
-    const rows = (query.open ? this.#q.selectOpenIncidents : this.#q.selectIncidents).all(query.limit ?? 100) as Row[];
-    return rows.map(toIncident);
-  }
-
-  async dueAlerts(now: number, limit: number): Promise<OutboxAlert[]> {
-    return (this.#q.selectDueAlerts.all(now, limit) as Row[]).map(toOutboxAlert);
+    for (const notifier of incident.notify) this.q.insertAlert.run(key, event, notifier, payload, at);
   }
 
   async recordAlertDelivery(id: number, result: { at: number; error?: string; nextAttemptAt?: number }): Promise<void> {
-    if (result.error === undefined) this.#q.alertDelivered.run(result.at, id);
-    else this.#q.alertFailed.run(result.error, result.nextAttemptAt ?? result.at, id);
-  }
-
-  async failedRunsSince(since: number): Promise<RunRecord[]> {
-    return (this.#q.selectFailedRunsSince.all(since) as Row[]).map(toRun);
-  }
-
-  async getWatermark(pipelineId: string, taskId: string): Promise<string | number | null> {
-    const row = this.#q.selectWatermark.get(pipelineId, taskId) as Row | undefined;
-    return row ? watermarkValue(row) : null;
+    if (result.error === undefined) this.q.alertDelivered.run(result.at, id);
+    else this.q.alertFailed.run(result.error, result.nextAttemptAt ?? result.at, id);
   }
 
   async saveWatermark(pipelineId: string, taskId: string, value: string | number, at: number): Promise<void> {
-    this.#q.upsertWatermark.run(pipelineId, taskId, String(value), typeof value === "number" ? "number" : "text", at);
-  }
-
-  async getRun(runId: string): Promise<RunRecord | null> {
-    const row = this.#q.selectRun.get(runId) as Row | undefined;
-    return row ? toRun(row) : null;
-  }
-
-  async listRuns(query: RunQuery): Promise<RunRecord[]> {
-    const limit = query.limit ?? 100;
-    const rows = (
-      query.pipelineId ? this.#q.selectRunsOfPipeline.all(query.pipelineId, limit) : this.#q.selectRuns.all(limit)
-    ) as Row[];
-    const runs = rows.map(toRun);
-    return query.states ? runs.filter((r) => query.states!.includes(r.state)) : runs;
-  }
-
-  async listTaskInstances(runId: string): Promise<TaskInstanceRecord[]> {
-    return (this.#q.selectTaskInstances.all(runId) as Row[]).map(toTaskInstance);
-  }
-
-  async listAttempts(runId: string, taskId?: string): Promise<AttemptRecord[]> {
-    const rows = (taskId ? this.#q.selectAttemptsOfTask.all(runId, taskId) : this.#q.selectAttempts.all(runId)) as Row[];
-    return rows.map(toAttempt);
-  }
-
-  async nextRetryAt(runId: string): Promise<number | null> {
-    return ((this.#q.nextRetryAt.get(runId) as Row).at as number | null) ?? null;
+    this.q.upsertWatermark.run(pipelineId, taskId, String(value), typeof value === "number" ? "number" : "text", at);
   }
 
   async appendAudit(e: NewAuditEntry): Promise<AuditEntry> {
-    return toAuditEntry(this.#q.insertAudit.get({
+    return toAuditEntry(this.q.insertAudit.get({
       at: e.at,
       actor: e.actor,
       action: e.action,
@@ -685,120 +473,45 @@ export class SqliteStore implements Store {
     }) as Row);
   }
 
-  async listAudit(query: AuditQuery): Promise<AuditEntry[]> {
-    const limit = query.limit ?? 100;
-    const rows = (
-      query.pipelineId ? this.#q.selectAuditOfPipeline.all(query.pipelineId, limit) : this.#q.selectAudit.all(limit)
-    ) as Row[];
-    return rows.map(toAuditEntry);
-  }
-
   async createToken(token: NewApiToken): Promise<ApiTokenRecord> {
-    const row = this.#q.insertToken.get(token) as Row | undefined;
+    const row = this.q.insertToken.get(token) as Row | undefined;
     if (!row) throw new StoreConflictError(`a token named "${token.name}" exists; revoke it first`);
     return toApiToken(row);
   }
 
-  async findToken(tokenHash: string): Promise<ApiTokenRecord | null> {
-    const row = this.#q.selectLiveToken.get(tokenHash) as Row | undefined;
-    return row ? toApiToken(row) : null;
-  }
-
-  async listTokens(query: { includeRevoked?: boolean }): Promise<ApiTokenRecord[]> {
-    return ((query.includeRevoked ? this.#q.selectAllTokens : this.#q.selectLiveTokens).all() as Row[]).map(toApiToken);
-  }
-
   async revokeToken(request: { name: string; by: string; at: number }): Promise<ApiTokenRecord | null> {
-    const row = this.#q.revokeToken.get(request.at, request.by, request.name) as Row | undefined;
+    const row = this.q.revokeToken.get(request.at, request.by, request.name) as Row | undefined;
     return row ? toApiToken(row) : null;
-  }
-
-  async hasTokens(): Promise<boolean> {
-    return (this.#q.anyLiveToken.get() as Row).found === 1;
-  }
-
-  async readChanges(afterId: number, limit: number): Promise<ChangeEvent[]> {
-    return (this.#q.selectChanges.all(afterId, limit) as Row[]).map(toChangeEvent);
-  }
-
-  async changeBounds(): Promise<{ newest: number; oldest: number | null }> {
-    const row = this.#q.changeBounds.get() as Row;
-    return { newest: row.newest, oldest: row.oldest };
-  }
-
-  async pageRuns(query: RunPageQuery): Promise<RunRecord[]> {
-    return (this.#q.pageRuns.all({
-      pipelineId: query.pipelineId,
-      before: Math.min(query.beforeStart ?? FAR, query.toStart ?? FAR),
-      from: query.fromStart ?? -FAR,
-      states: query.states ? JSON.stringify(query.states) : null,
-      triggers: query.triggers ? JSON.stringify(query.triggers) : null,
-      limit: query.limit,
-    }) as Row[]).map(toRun);
-  }
-
-  async taskInstancesOfRuns(runIds: readonly string[]): Promise<TaskInstanceRecord[]> {
-    if (runIds.length === 0) return [];
-    return (this.#q.taskInstancesOfRuns.all(JSON.stringify(runIds)) as Row[]).map(toTaskInstance);
-  }
-
-  async pageAudit(query: AuditPageQuery): Promise<AuditEntry[]> {
-    return (this.#q.pageAudit.all({
-      before: query.beforeId ?? FAR,
-      from: query.fromAt ?? -FAR,
-      to: query.toAt ?? FAR,
-      pipelineId: query.pipelineId ?? null,
-      actor: query.actor ?? null,
-      action: query.action ?? null,
-      limit: query.limit,
-    }) as Row[]).map(toAuditEntry);
-  }
-
-  async pageDatasetEvents(query: { dataset?: string; beforeId?: number; limit: number }): Promise<DatasetEvent[]> {
-    return (this.#q.pageDatasetEvents.all({ before: query.beforeId ?? FAR, dataset: query.dataset ?? null, limit: query.limit }) as Row[]).map(toDatasetEvent);
-  }
-
-  async pageIncidents(query: { open?: boolean; before?: { openedAt: number; key: string }; limit: number }): Promise<Incident[]> {
-    return (this.#q.pageIncidents.all({
-      beforeAt: query.before?.openedAt ?? FAR,
-      beforeKey: query.before?.key ?? "",
-      open: query.open === undefined ? null : query.open ? 1 : 0,
-      limit: query.limit,
-    }) as Row[]).map(toIncident);
-  }
-
-  async listWatermarks(pipelineId?: string): Promise<WatermarkRecord[]> {
-    return (this.#q.selectWatermarks.all({ pipelineId: pipelineId ?? null }) as Row[]).map(toWatermark);
   }
 
   async noteRestateRefusal(r: { runId: string; headStart: number; note: string }): Promise<boolean> {
-    return this.#q.noteRestateRefusal.run(r.note, r.headStart, r.runId, r.headStart).changes === 1;
+    return this.q.noteRestateRefusal.run(r.note, r.headStart, r.runId, r.headStart).changes === 1;
   }
 
   async setWatermarkByHand(request: { pipelineId: string; taskId: string; value: string | number; at: number }): Promise<{ set: true; previous: string | number | null } | { set: false; liveRunId: string }> {
     const { pipelineId, taskId, value, at } = request;
     return this.db
       .transaction(() => {
-        const owner = this.#q.selectWatermarkOwner.get(taskId, pipelineId) as Row | undefined;
+        const owner = this.q.selectWatermarkOwner.get(taskId, pipelineId) as Row | undefined;
         if (owner) return { set: false as const, liveRunId: owner.run_id as string };
-        const row = this.#q.selectWatermark.get(pipelineId, taskId) as Row | undefined;
-        this.#q.upsertWatermark.run(pipelineId, taskId, String(value), typeof value === "number" ? "number" : "text", at);
+        const row = this.q.selectWatermark.get(pipelineId, taskId) as Row | undefined;
+        this.q.upsertWatermark.run(pipelineId, taskId, String(value), typeof value === "number" ? "number" : "text", at);
         return { set: true as const, previous: row ? watermarkValue(row) : null };
       })
       .immediate();
   }
 
   async recordedFrozenPeriods(scope: string): Promise<RecordedFrozenPeriods | null> {
-    const row = this.#q.selectRecordedFrozen.get(scope) as Row | undefined;
+    const row = this.q.selectRecordedFrozen.get(scope) as Row | undefined;
     return row ? { scope: row.scope, periods: row.periods, graphVersion: row.graph_version, recordedAt: row.recorded_at } : null;
   }
 
   async recordFrozenPeriods(r: RecordFrozenPeriods): Promise<AuditEntry | null> {
     return this.db.transaction(() => {
-      const switched = this.#q.switchRecordedFrozen.run({ scope: r.scope, periods: r.periods, graphVersion: r.graphVersion, at: r.at, expected: r.expected });
+      const switched = this.q.switchRecordedFrozen.run({ scope: r.scope, periods: r.periods, graphVersion: r.graphVersion, at: r.at, expected: r.expected });
       if (switched.changes === 0) return null;
       const e = r.audit;
-      return toAuditEntry(this.#q.insertAudit.get({
+      return toAuditEntry(this.q.insertAudit.get({
         at: e.at, actor: e.actor, action: e.action, pipelineId: e.pipelineId, runId: e.runId ?? null, taskId: e.taskId ?? null,
         reason: e.reason ?? null, graphVersion: e.graphVersion ?? null, details: JSON.stringify(e.details ?? {}),
       }) as Row);
@@ -806,12 +519,4 @@ export class SqliteStore implements Store {
   }
 }
 
-/** Beyond any epoch-millisecond time or id: the open end of a range. */
-const FAR = 8.64e15;
-
-// SQLite keeps booleans as 0/1 and JSON as text.
-const {
-  toSkippedInterval, toWorker, toExpiredAttempt, toDatasetEvent, toFreshness, toFreshnessPublication, toOutboxAlert, toAuditEntry,
-  toPipelineState, toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt,
-  toApiToken, toChangeEvent, toWatermark } = rowMappers({ bool: (v) => v === 1, json: (v) => (v === null ? null : JSON.parse(v as string)) });
-
+const { toAuditEntry, toPipelineState, toLeadership, toIncident, toBackfill, toRun, toTaskInstance, toApiToken, toClaimedAttempt } = mappers;
