@@ -16,8 +16,7 @@ const url = testPostgresUrl();
  * index forgotten.
  */
 const ONLY_POSTGRES = {
-  // Claims walk one index in claim order; SQLite computes "background work" from the run row.
-  columns: ["task_instances.from_backfill"],
+  columns: [] as string[],
   // Pages by creation time, which SQLite serves from its rowid order.
   indexes: ["runs_by_created", "backfills_by_created"],
 };
