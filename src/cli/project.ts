@@ -89,7 +89,7 @@ export async function openEngine(options: GlobalOptions, open: OpenOptions): Pro
   }
   const engine = new Engine({
     store, clock: systemClock, stateDir: config.stateDir, catalog, projectDir: config.rootDir, frozen: config.frozen, connections: config.connections,
-    secrets, logMaxBytes: config.logMaxBytes, taskMemoryMb: config.taskMemoryMb, workerLeaseMs: config.workerLeaseMs,
+    secrets, stateUrl: location, logMaxBytes: config.logMaxBytes, taskMemoryMb: config.taskMemoryMb, workerLeaseMs: config.workerLeaseMs,
     watch: {
       notifiers: config.notifiers, defaultNotify: config.defaultNotify, intervalMs: config.checkerIntervalMs,
       graceMs: config.didNotRunGraceMs, staleMs: config.checkerStaleMs,

@@ -35,6 +35,7 @@ import { FROZEN_CHANGE_ACTION, recordFrozenPeriods } from "./frozen-records.ts";
 import type { ConnectionConfig } from "./project/config.ts";
 import { PipelineCatalog, type BrokenFile } from "./project/catalog.ts";
 import { TaskHostPool } from "./task-host/pool.ts";
+import { taskProcessEnvironment, withheldVariables } from "./executor/command-env.ts";
 import { hostedRunner, type TaskCodeRunner } from "./executor/task-code-runner.ts";
 import { SecretMasker } from "./secrets/masker.ts";
 
@@ -69,6 +70,8 @@ export interface EngineOptions {
   workerLeaseMs?: number;
   /** How the watchdog (freshness and "did not run" checks, alerts) runs in this project. */
   watch?: WatchSettings;
+  /** Where the state store is (a file or a URL): task processes do not see it or its password. */
+  stateUrl?: string;
 }
 
 export interface WatchSettings {
@@ -94,6 +97,8 @@ export interface RunRequest {
   openFrozen?: string;
   cancel?: AbortSignal;
   onAttempt?: (claim: ClaimedAttempt, outcome: { taskState: string | null; errorMessage: string | null }) => void;
+  /** Look at the pipeline files this often while the run runs, as workers do (`reloadMs`). */
+  reloadMs?: number;
 }
 
 export interface BackfillRequest {
@@ -163,10 +168,13 @@ export class Engine {
   readonly #watch: WatchSettings;
   readonly workerId: string;
   readonly masker: SecretMasker;
+  /** Variables of this process that task processes do not inherit (see command-env.ts). */
+  readonly withheldEnv: readonly string[];
   #changeFeed: ChangeFeed | null = null;
 
   constructor(options: EngineOptions) {
     this.masker = new SecretMasker(options.secrets ?? []);
+    this.withheldEnv = withheldVariables(process.env, options.stateUrl ?? null);
     this.store = options.store;
     this.clock = options.clock;
     this.stateDir = options.stateDir;
@@ -213,6 +221,7 @@ export class Engine {
       this.#pool = new TaskHostPool({
         size,
         cwd: this.#projectDir,
+        env: taskProcessEnvironment(process.env, this.withheldEnv),
         memoryMb: this.#options.taskMemoryMb,
         logMaxBytes: this.#options.logMaxBytes ?? null,
         secrets: this.#options.secrets ?? [],
@@ -326,9 +335,12 @@ export class Engine {
     });
     // the executor loads only for a command that runs an interval (`idem run`), not for every engine
     const { executeRun } = await import("./executor/execute-run.ts");
+    // Like a worker: each attempt runs the task's code as its file says when it starts.
+    const reload = request.reloadMs ? setInterval(() => void this.catalog.refresh().catch(() => {}), request.reloadMs) : null;
     const finished = await executeRun({
       store: this.store,
       pipeline,
+      catalog: this.catalog,
       runId: run.runId,
       clock: this.clock,
       stateDir: this.stateDir,
@@ -344,7 +356,8 @@ export class Engine {
       runner: this.taskRunner(request.concurrency ?? 4),
       logMaxBytes: this.#options.logMaxBytes,
       masker: this.masker,
-    });
+      withheldEnv: this.withheldEnv,
+    }).finally(() => reload && clearInterval(reload));
     return { run: finished, created, tasks: inTaskOrder(pipeline, await this.store.listTaskInstances(run.runId)) };
   }
 
@@ -799,7 +812,7 @@ export class Engine {
     return new Watchdog({
       store: this.store,
       clock: this.clock,
-      pipelines: this.pipelines(),
+      pipelines: () => this.pipelines(),
       holder: `${role} ${this.workerId}`,
       notifiers: { log: { log: true }, ...this.#watch.notifiers },
       defaultNotify: this.#watch.defaultNotify ?? ["log"],

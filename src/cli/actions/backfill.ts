@@ -115,9 +115,13 @@ async function follow(engine: ProjectEngine, backfillId: string, plan: BackfillP
     console.log("no scheduler is running: running this backfill here (Ctrl-C stops; the backfill continues with `idem scheduler`)");
     const scheduler = new Scheduler({ store: engine.store, clock: engine.clock, pipelines: engine.pipelines(), frozen: engine.config.frozen, holder: `${BACKFILL_ONLY_HOLDER}${engine.workerId}`, scope: "backfills", onWork: () => notifyWork(engine.stateDir) });
     background.push(scheduler.run(stop.signal, { subscribe: (wake) => subscribeToScheduling(engine.store, engine.stateDir, wake) }));
+    const concurrency = Math.max(engine.config.concurrency, plan.maxActiveRuns);
     const worker = new Worker({
       store: engine.store, clock: engine.clock, pipelines: engine.pipelines(), stateDir: engine.stateDir, projectDir: engine.config.rootDir,
-      workerId: engine.workerId, backfillId, concurrency: Math.max(engine.config.concurrency, plan.maxActiveRuns),
+      // Task code runs in task hosts here too, never in this loop.
+      // A host started after a pipeline file changed finds a new version: the catalog is reloaded then.
+      catalog: engine.catalog, runner: engine.taskRunner(concurrency), logMaxBytes: engine.config.logMaxBytes, masker: engine.masker, withheldEnv: engine.withheldEnv,
+      workerId: engine.workerId, backfillId, concurrency,
       leaseMs: engine.config.workerLeaseMs, frozen: engine.config.frozen, connections: engine.config.connections, graceMs: 5_000,
       limits: { parallelism: engine.config.parallelism, maxActiveTasks: Object.fromEntries(engine.pipelines().map((p) => [p.id, p.maxActiveTasks])) },
     });

@@ -161,6 +161,7 @@ async function runWorker(engine: Engine, signal: AbortSignal, flags: WorkerFlags
     runner: engine.taskRunner(concurrency),
     logMaxBytes: engine.config.logMaxBytes,
     masker: engine.masker,
+    withheldEnv: engine.withheldEnv,
     stateDir: engine.stateDir,
     projectDir: engine.config.rootDir,
     workerId: engine.workerId,

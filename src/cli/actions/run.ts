@@ -24,6 +24,7 @@ export function run(cli: Cli, pipelineId: string, options: RunOptions) {
       reason: options.reason,
       params: parseParams(options.param),
       concurrency,
+      reloadMs: engine.config.reloadMs,
       onAttempt: options.json
         ? undefined
         : (claim, outcome) =>

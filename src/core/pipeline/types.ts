@@ -137,7 +137,7 @@ export interface SqlTaskSpec<K extends string> extends TaskSpecBase<K> {
 export interface CommandEnvSpec {
   /** false: start from an empty environment (plus `pass`), not the worker's. */
   inherit: boolean;
-  /** Variables of the worker's environment to hand on. */
+  /** Variables of the worker's environment to hand on, the state store's included if named. */
   pass?: readonly string[];
   set?: Record<string, string>;
 }
@@ -147,9 +147,10 @@ export interface CommandTaskSpec<K extends string, P extends Params> extends Tas
   command: readonly string[] | ((ctx: TaskContext<P>) => readonly string[]);
   cwd?: string;
   /**
-   * Variables for the command. A record adds them to the worker's environment (minus
-   * IDEM_STATE_URL); `{ inherit: false, pass: ["PATH"], set: {...} }` gives it only the named
-   * variables of the worker's environment and the ones set.
+   * Variables for the command. A record adds them to the worker's environment (minus the state
+   * store's URL and password); `{ inherit: false, pass: ["PATH"], set: {...} }` gives it only the
+   * named variables of the worker's environment and the ones set. A name in `pass` is handed on
+   * even when it is the state store's (`{ inherit: true, pass: ["IDEM_STATE_URL"] }`).
    */
   env?: Record<string, string> | CommandEnvSpec;
   /** Exit codes that mean "the data is wrong": the attempt fails with no retry. Default [65] (EX_DATAERR). */

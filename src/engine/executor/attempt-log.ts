@@ -4,6 +4,7 @@ import { StringDecoder } from "node:string_decoder";
 import type { TaskLogger } from "../../core/pipeline/types.ts";
 import type { Clock } from "../../core/model/clock.ts";
 import { NO_SECRETS, type SecretMasker } from "../secrets/masker.ts";
+import { TailRing } from "../logs/tail-ring.ts";
 
 /** The default cap of one attempt's log: 10 MiB (`logMaxBytes` in idem.config.ts). */
 export const DEFAULT_LOG_MAX_BYTES = 10 * 1024 * 1024;
@@ -39,8 +40,8 @@ export class AttemptLog {
   readonly #decoder = new StringDecoder("utf8");
   #pending = "";
   #written = 0;
-  #tail: Buffer[] = [];
-  #tailBytes = 0;
+  readonly #tail: TailRing;
+  /** Set when the log is cut: what the file does not keep. */
   #dropped = 0;
   #closed = false;
 
@@ -52,6 +53,7 @@ export class AttemptLog {
     this.#max = max ?? Infinity;
     this.#headLimit = max === null ? Infinity : Math.floor(max / 2);
     this.#tailLimit = max === null ? 0 : max - this.#headLimit;
+    this.#tail = new TailRing(this.#tailLimit);
   }
 
   /** Raw output (a command's stdout and stderr, a task's console): masked, then capped. */
@@ -85,7 +87,7 @@ export class AttemptLog {
 
   /** Bytes that were produced but not kept (the middle of a log over its cap). */
   get dropped(): number {
-    return this.#dropped;
+    return this.#dropped || this.#tail.dropped;
   }
 
   close(): void {
@@ -93,8 +95,8 @@ export class AttemptLog {
     const rest = this.#pending + this.#decoder.end();
     this.#pending = "";
     if (rest) this.#store(this.#masker.mask(rest));
-    if (this.#tailBytes > 0) this.#cut();
-    this.#tail = [];
+    if (this.#tail.bytes > 0) this.#cut();
+    this.#tail.clear();
     this.#closed = true;
     if (this.#fd !== null) closeSync(this.#fd);
     this.#fd = null;
@@ -108,8 +110,8 @@ export class AttemptLog {
     const fd = this.#fd!;
     const onDisk = Buffer.alloc(this.#written - this.#headLimit);
     readSync(fd, onDisk, 0, onDisk.length, this.#base + this.#headLimit);
-    let tail = Buffer.concat([onDisk, ...this.#tail]);
-    const total = this.#written + this.#tailBytes + this.#dropped;
+    let tail = Buffer.concat([onDisk, ...this.#tail.chunks]);
+    const total = this.#written + this.#tail.bytes + this.#tail.dropped;
     tail = tail.subarray(Math.max(0, tail.length - this.#tailLimit));
     const dropped = total - this.#headLimit - tail.length;
     this.#dropped = dropped;
@@ -136,22 +138,7 @@ export class AttemptLog {
       this.#written += now.length;
       bytes = bytes.subarray(now.length);
     }
-    if (bytes.length === 0) return;
-    this.#tail.push(Buffer.from(bytes));
-    this.#tailBytes += bytes.length;
-    while (this.#tailBytes > this.#tailLimit) {
-      const first = this.#tail[0]!;
-      const over = this.#tailBytes - this.#tailLimit;
-      if (first.length <= over) {
-        this.#tail.shift();
-        this.#tailBytes -= first.length;
-        this.#dropped += first.length;
-      } else {
-        this.#tail[0] = first.subarray(over);
-        this.#tailBytes -= over;
-        this.#dropped += over;
-      }
-    }
+    this.#tail.push(bytes);
   }
 
   #append(bytes: Buffer): void {

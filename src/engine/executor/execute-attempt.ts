@@ -40,6 +40,8 @@ export interface AttemptEnvironment {
   logMaxBytes?: number | null;
   /** Known secrets, masked in the log, the error message and the summary. */
   masker?: SecretMasker;
+  /** Variables of this process that commands do not inherit (the state URL and password). */
+  withheldEnv?: readonly string[];
 }
 
 /** Runs one claimed attempt to its end and says how to record it. Never throws for task errors. */
@@ -113,7 +115,7 @@ async function runTask(
     argv,
     cwd: task.cwd ?? env.defaultCwd,
     env: {
-      ...commandEnvironment(task, process.env),
+      ...commandEnvironment(task, process.env, env.withheldEnv),
       IDEM_RUN_ID: claim.runId,
       IDEM_PIPELINE: claim.pipelineId,
       IDEM_TASK: claim.taskId,

@@ -4,7 +4,8 @@ import type { Pipeline } from "../../core/pipeline/types.ts";
 import type { ClaimedAttempt, RunRecord, Store } from "../../store/port.ts";
 import { Worker } from "../worker/worker.ts";
 import type { ConnectionConfig } from "../project/config.ts";
-import { UsageError } from "../../core/model/errors.ts";
+import { DefinitionError, UsageError } from "../../core/model/errors.ts";
+import type { PipelineCatalog } from "../project/catalog.ts";
 import type { TaskCodeRunner } from "./task-code-runner.ts";
 import type { SecretMasker } from "../secrets/masker.ts";
 
@@ -26,6 +27,9 @@ export interface ExecuteRunOptions {
   runner?: TaskCodeRunner;
   logMaxBytes?: number | null;
   masker?: SecretMasker;
+  withheldEnv?: readonly string[];
+  /** The pipelines as their files say now (reloaded while the run runs); overrides `pipeline` for attempts. */
+  catalog?: PipelineCatalog;
   /** Called after each attempt is recorded; for progress output. */
   onAttempt?: (claim: ClaimedAttempt, outcome: { taskState: string | null; errorMessage: string | null }) => void;
 }
@@ -54,10 +58,16 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     runner: options.runner,
     logMaxBytes: options.logMaxBytes,
     masker: options.masker,
+    withheldEnv: options.withheldEnv,
+    catalog: options.catalog,
   });
   const finished = async () => {
     const run = await options.store.getRun(options.runId);
     if (!run || run.state === "success" || run.state === "failed") return true;
+    if (options.catalog && !options.catalog.get(options.pipeline.id)) {
+      // The worker hands its attempts back untouched: waiting would be forever.
+      throw new DefinitionError(`pipeline ${options.pipeline.id} is no longer defined by its file (removed while run ${options.runId} ran); its remaining tasks stay queued: run it again once the pipeline is back`);
+    }
     await assertCanProgress(options.store, options.runId);
     return false;
   };

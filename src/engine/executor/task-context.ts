@@ -17,12 +17,16 @@ export function buildContext(
   connections: AttemptConnections,
 ): Omit<TaskContext, "signal"> {
   const timezone = pipeline.schedule.timezone;
+  let interval: TaskContext["interval"] | undefined;
   return {
     runId: claim.runId,
     pipelineId: claim.pipelineId,
     taskId: claim.taskId,
     businessDate: claim.businessDate,
-    interval: { start: toZoned(claim.intervalStart, timezone), end: toZoned(claim.intervalEnd, timezone) },
+    // Built on first read: two zoned date-times cost more than the rest of a no-op task's start.
+    get interval() {
+      return (interval ??= { start: toZoned(claim.intervalStart, timezone), end: toZoned(claim.intervalEnd, timezone) });
+    },
     tryNumber: claim.tryNumber,
     trigger: claim.trigger,
     frozen: [...pipeline.frozen, ...projectFrozen],

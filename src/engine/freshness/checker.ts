@@ -9,7 +9,8 @@ import { LeadMemory, schedulerPresence } from "../scheduler/presence.ts";
 
 export interface CheckerOptions {
   store: Store;
-  pipelines: readonly Pipeline[];
+  /** The pipelines to check, or where to read them at each pass (they are reloaded while idem runs). */
+  pipelines: readonly Pipeline[] | (() => readonly Pipeline[]);
   /** How many business dates back the checker looks. Default 7. */
   lookbackDays?: number;
   /**
@@ -40,6 +41,8 @@ export class FreshnessChecker {
   readonly #lead = new LeadMemory();
   /** When this checker first looked: "no scheduler ever" counts its grace from here. */
   #firstCheckAt: number | null = null;
+  /** The pipelines of the pass under way. */
+  #pipelines: readonly Pipeline[] = [];
 
   constructor(options: CheckerOptions) {
     this.#o = { lookbackDays: 7, didNotRunGraceMs: DEFAULT_DID_NOT_RUN_GRACE_MS, defaultNotify: [], ...options };
@@ -48,9 +51,11 @@ export class FreshnessChecker {
   async check(now: number): Promise<CheckResult> {
     const result: CheckResult = { opened: [], resolved: [] };
     this.#firstCheckAt ??= now;
+    const { pipelines } = this.#o;
+    this.#pipelines = typeof pipelines === "function" ? pipelines() : pipelines;
     const scheduler = await schedulerPresence(this.#o.store, now, this.#lead);
     await this.#checkScheduler(scheduler, now, result);
-    for (const pipeline of this.#o.pipelines) {
+    for (const pipeline of this.#pipelines) {
       for (const promise of pipeline.promises) await this.#checkPromise(pipeline, promise, now, result);
       await this.#checkDidNotRun(pipeline, scheduler, now, result);
     }
@@ -102,7 +107,7 @@ export class FreshnessChecker {
    * One incident for the outage (keyed by when the lead was last held), resolved when one leads again.
    */
   async #checkScheduler(scheduler: SchedulerPresence, now: number, result: CheckResult): Promise<void> {
-    const needed = this.#o.pipelines.some((p) => p.schedule.kind !== "manual" || p.triggerOn.length > 0);
+    const needed = this.#pipelines.some((p) => p.schedule.kind !== "manual" || p.triggerOn.length > 0);
     if (scheduler.live) {
       for (const open of await this.#o.store.listIncidents({ open: true, limit: 1000 })) {
         if (open.kind === "scheduler_down") await this.#resolve(result, open.key, now, `scheduler ${scheduler.holder} leads again`);
@@ -142,7 +147,7 @@ export class FreshnessChecker {
     const { store } = this.#o;
     const since = now - (this.#o.lookbackDays + 1) * 86_400_000;
     for (const run of await store.failedRunsSince(since)) {
-      const pipeline = this.#o.pipelines.find((p) => p.id === run.pipelineId);
+      const pipeline = this.#pipelines.find((p) => p.id === run.pipelineId);
       const failed = (await store.listTaskInstances(run.runId)).filter((t) => t.state === "failed");
       const detail = await Promise.all(
         failed.map(async (t) => {

@@ -10,7 +10,8 @@ export const CHECKER_ROLE = "checker";
 export interface WatchdogOptions {
   store: Store;
   clock: Clock;
-  pipelines: readonly Pipeline[];
+  /** Read at every pass: a watchdog checks the pipelines as they are after a reload. */
+  pipelines: readonly Pipeline[] | (() => readonly Pipeline[]);
   /** Who this is, shown by `idem health`: "worker host:pid:random". */
   holder: string;
   notifiers: Readonly<Record<string, NotifierConfig>>;

@@ -71,7 +71,7 @@ export interface IdemConfig {
   taskMemoryMb?: number;
   /** How long a command waits for a locked SQLite state file before it gives up (exit code 3). Default 10 s. */
   stateBusyTimeoutMs?: number;
-  /** How often the scheduler and workers look for added, changed and removed pipeline files. Default 2 s. */
+  /** How often the scheduler, workers and `idem run` look for added, changed and removed pipeline files. Default 2 s. */
   reloadMs?: number;
   /** Databases by name, for SQL tasks (`connection: "warehouse"`) and `ctx.connection("warehouse")`. */
   connections?: Record<string, ConnectionConfig>;

@@ -7,7 +7,7 @@
 import { pathToFileURL } from "node:url";
 import { systemClock } from "../../core/model/clock.ts";
 import { isPipeline } from "../../core/pipeline/define.ts";
-import type { Pipeline, Summary, WatermarkAccess } from "../../core/pipeline/types.ts";
+import type { Pipeline, Summary, TaskContext, WatermarkAccess } from "../../core/pipeline/types.ts";
 import { AttemptLog } from "../executor/attempt-log.ts";
 import { buildContext } from "../executor/task-context.ts";
 import { fromError } from "../executor/run-function.ts";
@@ -21,6 +21,8 @@ const send = (message: FromHost) => process.send!(message);
 const modules = new Map<string, Promise<Record<string, unknown>>>();
 let current: { controller: AbortController; log: AttemptLog } | null = null;
 let nextRequest = 1;
+let logMaxBytes: number | null = null;
+let masker = new SecretMasker([]);
 const pending = new Map<number, { resolve: (v: string | number | null) => void; reject: (e: Error) => void }>();
 
 // The worker is gone (its pipe closed): nothing here may outlive it.
@@ -65,6 +67,10 @@ function ask(op: "get" | "save", pipelineId: string, taskId: string, value?: str
 
 process.on("message", (message: ToHost) => {
   if (message.type === "run") void run(message);
+  else if (message.type === "init") {
+    logMaxBytes = message.logMaxBytes;
+    masker = new SecretMasker(message.secrets);
+  }
   else if (message.type === "preload") for (const file of message.files) void moduleOf(file).catch(() => {});
   else if (message.type === "abort") {
     const error = new Error(message.message);
@@ -79,7 +85,7 @@ process.on("message", (message: ToHost) => {
 });
 
 async function run(message: RunMessage): Promise<void> {
-  const log = new AttemptLog(message.claim.logPath, systemClock, { maxBytes: message.logMaxBytes, masker: new SecretMasker(message.secrets) });
+  const log = new AttemptLog(message.claim.logPath, systemClock, { maxBytes: logMaxBytes, masker });
   const controller = new AbortController();
   current = { controller, log };
   let result: AttemptResult;
@@ -130,7 +136,8 @@ async function call(pipeline: Pipeline, message: RunMessage, log: AttemptLog, si
   if (!task) return { outcome: "failed", errorClass: DEFINITION_CHANGED, errorMessage: `pipeline ${pipeline.id} has no task ${message.claim.taskId} now`, retryable: true, exitCode: null };
   const connections = new AttemptConnections(message.connections);
   try {
-    const context = { ...buildContext(pipeline, message.claim, log, message.projectFrozen, watermarks, message.upstream, connections), signal };
+    // Not spread: that would read the lazy interval.
+    const context = Object.assign(buildContext(pipeline, message.claim, log, message.projectFrozen, watermarks, message.upstream, connections) as TaskContext, { signal });
     if (message.timed) send({ type: "started" });
     return success(await taskCode(task, message.entry, message.projectDir)(context));
   } finally {

@@ -1,7 +1,6 @@
 import type { ChildProcess } from "node:child_process";
 import { createRequire } from "node:module";
-import { appendFileSync, mkdirSync } from "node:fs";
-import { dirname, extname } from "node:path";
+import { extname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { formatDuration } from "../../core/time/duration.ts";
 import type { ClaimedAttempt } from "../../store/port.ts";
@@ -10,6 +9,8 @@ import type { TaskCodeCall } from "../executor/task-code-runner.ts";
 import { stopReason } from "../executor/stop-reason.ts";
 import { signalGroup, spawnSupervised } from "../executor/supervised-spawn.ts";
 import type { FromHost, TaskEntry, ToHost } from "./protocol.ts";
+import { RawOutput } from "./raw-output.ts";
+import { SecretMasker } from "../secrets/masker.ts";
 
 export interface TaskHostPoolOptions {
   /** Hosts alive at most: one per attempt the worker runs at once. */
@@ -29,6 +30,9 @@ export interface TaskHostPoolOptions {
 /** How long a host may take to load a pipeline file before the attempt's timeout starts anyway. */
 const LOAD_ALLOWANCE_MS = 60_000;
 
+/** After a host exits: how long its last output may take to arrive before the attempt is settled without it. */
+const DRAIN_MS = 1_000;
+
 /** One attempt's task code, as a task host is asked to run it: the pipeline named by its file and version. */
 export type HostCall = Omit<TaskCodeCall, "pipeline" | "task" | "log"> & { file: string; version: string };
 
@@ -42,8 +46,8 @@ interface Host {
   stderrTail: string;
   crash: { errorClass: string; message: string } | null;
   onMessage: ((message: FromHost) => void) | null;
-  /** The log of the attempt running on the host, if one is. */
-  logPath: string | null;
+  /** Where the host's own output goes while an attempt runs on it (its log, bounded). */
+  output: RawOutput | null;
   onExit: ((code: number | null, signal: NodeJS.Signals | null) => void) | null;
 }
 
@@ -61,6 +65,7 @@ const TSX_LOADER = createRequire(import.meta.url).resolve("tsx");
  */
 export class TaskHostPool {
   readonly #o: TaskHostPoolOptions;
+  readonly #masker: SecretMasker;
   readonly #hosts = new Set<Host>();
   readonly #waiting: (() => void)[] = [];
   #generation = 0;
@@ -68,6 +73,7 @@ export class TaskHostPool {
 
   constructor(options: TaskHostPoolOptions) {
     this.#o = options;
+    this.#masker = new SecretMasker(options.secrets);
   }
 
   /** Pipeline files changed: hosts that imported the old ones leave (busy ones after their attempt). */
@@ -102,7 +108,6 @@ export class TaskHostPool {
       return await this.#runOn(host, request);
     } finally {
       host.busy = false;
-      host.logPath = null;
       host.onMessage = null;
       host.onExit = null;
       if (host.dead || host.generation !== this.#generation || this.#closed) this.#kill(host);
@@ -123,6 +128,8 @@ export class TaskHostPool {
         if (settled) return;
         settled = true;
         for (const timer of timers) clearTimeout(timer);
+        host.output?.close();
+        host.output = null;
         request.cancel?.removeEventListener("abort", onCancel);
         resolve(result);
       };
@@ -166,7 +173,7 @@ export class TaskHostPool {
       // The timeout counts from the call of the task code; a file that takes too long to load starts it anyway.
       if (request.timeoutMs !== null) later(LOAD_ALLOWANCE_MS, startTimeout);
       request.cancel?.addEventListener("abort", onCancel, { once: true });
-      host.logPath = request.claim.logPath;
+      host.output = new RawOutput(request.claim.logPath, this.#o.logMaxBytes, this.#masker);
       this.#send(host, {
         type: "run",
         file: request.file,
@@ -177,8 +184,6 @@ export class TaskHostPool {
         connections: request.connections,
         upstream: request.upstream,
         projectDir: request.projectDir,
-        logMaxBytes: this.#o.logMaxBytes,
-        secrets: this.#o.secrets,
         timed: request.timeoutMs !== null,
       });
       if (request.cancel?.aborted) onCancel();
@@ -210,7 +215,7 @@ export class TaskHostPool {
       ...(this.#o.memoryMb ? [`--max-old-space-size=${this.#o.memoryMb}`] : []),
       "--import", TSX_LOADER, HOST_MAIN,
     ];
-    const child = spawnSupervised(argv, { cwd: this.#o.cwd, env: this.#o.env ?? process.env, stdout: "inherit", stderr: "pipe", ipc: true });
+    const child = spawnSupervised(argv, { cwd: this.#o.cwd, env: this.#o.env ?? process.env, stdout: "pipe", stderr: "pipe", ipc: true });
     let markReady: (ok: boolean) => void = () => {};
     const host: Host = {
       child,
@@ -221,18 +226,24 @@ export class TaskHostPool {
       stderrTail: "",
       crash: null,
       onMessage: null,
-      logPath: null,
+      output: null,
       onExit: null,
     };
-    child.stderr!.on("data", (chunk: Buffer) => {
-      // Task code's own output is in its log already (the host captures it); what comes here
-      // is the runtime's (a fatal out-of-memory report): it belongs to the attempt, if one runs.
-      if (host.logPath) appendToLog(host.logPath, chunk);
-      else process.stderr.write(chunk);
-      host.stderrTail = (host.stderrTail + chunk.toString("utf8")).slice(-4096);
-    });
+    // Task code's console is in its log already (the host captures it); what comes here is
+    // written below it (the runtime's out-of-memory report, native code, child processes): it
+    // belongs to the attempt, if one runs, bounded like the rest of its log.
+    const forward = (to: NodeJS.WriteStream) => (chunk: Buffer) => {
+      if (host.output) host.output.write(chunk);
+      else to.write(chunk);
+    };
+    child.stdout!.on("data", forward(process.stdout));
+    child.stderr!.on("data", forward(process.stderr));
+    child.stderr!.on("data", (chunk: Buffer) => (host.stderrTail = (host.stderrTail + chunk.toString("utf8")).slice(-4096)));
+    // The last output (why the host died) comes before its pipes close, not always before "exit".
+    const drained = Promise.all([child.stdout!, child.stderr!].map((s) => new Promise<void>((r) => (s.readableEnded || s.destroyed ? r() : s.once("close", () => r())))));
     child.on("message", (message: FromHost) => {
       if (message.type === "ready") {
+        this.#send(host, { type: "init", logMaxBytes: this.#o.logMaxBytes, secrets: this.#o.secrets });
         const files = this.#o.preload?.() ?? [];
         if (files.length) this.#send(host, { type: "preload", files });
         markReady(true);
@@ -245,12 +256,14 @@ export class TaskHostPool {
     });
     child.on("exit", (code, signal) => {
       host.dead = true;
-      this.#hosts.delete(host);
-      this.#lastTail = host.stderrTail;
-      markReady(false);
       signalGroup(child.pid, "SIGKILL");
-      host.onExit?.(code, signal);
-      this.#waiting.shift()?.();
+      void Promise.race([drained, new Promise((r) => setTimeout(r, DRAIN_MS))]).then(() => {
+        this.#hosts.delete(host);
+        this.#lastTail = host.stderrTail;
+        markReady(false);
+        host.onExit?.(code, signal);
+        this.#waiting.shift()?.();
+      });
     });
     this.#hosts.add(host);
     return host;
@@ -280,15 +293,6 @@ function crashResult(host: Host, code: number | null, signal: NodeJS.Signals | n
   } else if (signal) message = `the task's process was killed by ${signal}${lastLine(tail) ? `: ${lastLine(tail)}` : ""}`;
   else message = `the task's process exited with code ${code} before the task returned (process.exit?)`;
   return { outcome: "failed", errorClass: "TaskCrashed", errorMessage: message, retryable: true, exitCode: code };
-}
-
-function appendToLog(path: string, chunk: Buffer): void {
-  try {
-    mkdirSync(dirname(path), { recursive: true });
-    appendFileSync(path, chunk);
-  } catch {
-    // a log we cannot write must not hide the result
-  }
 }
 
 function lastLine(text: string): string {

@@ -22,13 +22,13 @@ export interface RunMessage {
   upstream: Record<string, Summary>;
   /** Where a SQL task's relative `.sql` file is. */
   projectDir: string;
-  logMaxBytes: number | null;
-  secrets: readonly string[];
   /** The attempt has a timeout: say when the task code starts, for it counts from there. */
   timed: boolean;
 }
 
 export type ToHost =
+  /** Sent once, first: what is the same for every attempt the host runs. */
+  | { type: "init"; logMaxBytes: number | null; secrets: readonly string[] }
   | RunMessage
   /** Import these pipeline files now, ahead of their first attempt. */
   | { type: "preload"; files: readonly string[] }

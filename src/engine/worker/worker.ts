@@ -52,6 +52,8 @@ export interface WorkerOptions {
   catalog?: PipelineCatalog;
   logMaxBytes?: number | null;
   masker?: SecretMasker;
+  /** Variables commands do not inherit unless they name them (the state URL and password). */
+  withheldEnv?: readonly string[];
 }
 
 /** How long a handed-back attempt waits before it may be claimed again (by anyone). */
@@ -108,6 +110,9 @@ export class Worker {
     try {
       while (!signal.aborted) {
         if (this.#failure) throw this.#failure;
+        // Let results that already arrived be recorded first, so one claim fills several free
+        // slots: claims are the costly step, and task hosts answer one message at a time.
+        if (this.#inFlight.size > 0 && this.#inFlight.size < this.#o.concurrency) await new Promise((r) => setImmediate(r));
         const free = this.#o.concurrency - this.#inFlight.size;
         let claimed: ClaimedAttempt[] = [];
         if (free > 0) {
@@ -163,16 +168,18 @@ export class Worker {
       this.#wokenEarly = false;
       return Promise.resolve();
     }
+    // A plain timer, not an aborted sleep: this runs once per recorded attempt, and aborting a
+    // signal (a DOMException with its stack) costs more than the claim it waits for.
     return new Promise<void>((resolve) => {
-      const stop = new AbortController();
+      let timer: NodeJS.Timeout | NodeJS.Immediate;
       const done = () => {
-        stop.abort();
+        if (maxMs > 0) clearTimeout(timer as NodeJS.Timeout);
+        else clearImmediate(timer as NodeJS.Immediate);
         this.#wake = () => (this.#wokenEarly = true);
         resolve();
       };
       this.#wake = done;
-      if (maxMs > 0) void realSleep(maxMs, stop.signal).then(done);
-      else setImmediate(done);
+      timer = maxMs > 0 ? setTimeout(done, maxMs) : setImmediate(done);
     });
   }
 
@@ -203,6 +210,7 @@ export class Worker {
           runner: this.#o.runner ?? inlineRunner,
           logMaxBytes: this.#o.logMaxBytes,
           masker: this.#o.masker,
+          withheldEnv: this.#o.withheldEnv,
         });
       }
       if (finish.errorClass === "Cancelled") {
