@@ -35,12 +35,31 @@ export interface DuckDBTarget extends Target {
 export async function openDuckDB(path: string): Promise<DuckDBTarget> {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   const { DuckDBInstance } = await import("@duckdb/node-api");
-  const instance = await DuckDBInstance.create(path);
+  const instance = await createWaitingForLock(() => DuckDBInstance.create(path));
   const connection = await instance.connect();
   return duckdbTarget(connection, `duckdb ${path}`, () => {
     connection.closeSync();
     instance.closeSync();
   });
+}
+
+/**
+ * A DuckDB file is open in one process at a time: a second process (another task's host, say)
+ * fails at once with "Could not set lock on file". Two tasks on one warehouse are an ordinary
+ * thing to schedule, so the second waits its turn (polling, up to LOCK_WAIT_MS) instead of failing
+ * its attempt; past that the lock error stands.
+ */
+const LOCK_WAIT_MS = 60_000;
+async function createWaitingForLock<T>(create: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (let pause = 20; ; pause = Math.min(pause * 2, 500)) {
+    try {
+      return await create();
+    } catch (error) {
+      if (!/Could not set lock on file/.test(String((error as Error).message)) || Date.now() + pause > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
 }
 
 /** Wraps a connection the caller already holds; close() then leaves it open unless told otherwise. */
