@@ -334,7 +334,7 @@ export class Engine {
       details: { businessDate: interval.businessDate, params, ...(request.openFrozen ? { openFrozen: request.openFrozen } : {}) },
     });
     // the executor loads only for a command that runs an interval (`idem run`), not for every engine
-    const { executeRun } = await import("./executor/execute-run.ts");
+    const { executeRun } = await import("./worker/execute-run.ts");
     // Like a worker: each attempt runs the task's code as its file says when it starts.
     const reload = request.reloadMs ? setInterval(() => void this.catalog.refresh().catch(() => {}), request.reloadMs) : null;
     const finished = await executeRun({
