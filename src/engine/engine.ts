@@ -4,7 +4,6 @@ import { hostname, userInfo } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { Clock } from "../core/model/clock.ts";
 import { ConflictError, DefinitionError, IntervalNotEndedError, NotFoundError, UsageError } from "../core/model/errors.ts";
-import { runIdFor } from "../core/model/run-id.ts";
 import type { Params, Pipeline } from "../core/pipeline/types.ts";
 import { addDays, formatInstant, parseBusinessDate, parseInstant, startOfDay } from "../core/time/dates.ts";
 import { isValidId } from "../core/model/ids.ts";
@@ -30,7 +29,7 @@ import { notifyScheduler, notifyWork } from "./worker/wakeup.ts";
 import { checkerHealth, freshnessReport, type CheckerHealth, type FreshnessReport } from "./freshness/report.ts";
 import { describeFrozen, frozenPeriodOf, type FrozenPeriod } from "../core/policy/frozen.ts";
 import { reachable } from "../core/graph/dag.ts";
-import { saveVersion, taskInstancesOf } from "./pipeline-records.ts";
+import { newRun, saveVersion, taskInstancesOf } from "./pipeline-records.ts";
 import { FROZEN_CHANGE_ACTION, recordFrozenPeriods } from "./frozen-records.ts";
 import type { ConnectionConfig } from "./project/config.ts";
 import { PipelineCatalog, type BrokenFile } from "./project/catalog.ts";
@@ -297,21 +296,7 @@ export class Engine {
     await saveVersion(this.store, pipeline, now, actor);
     await this.#recordProjectFrozen(actor, now);
     const params = request.params ?? {};
-    const runId = runIdFor(pipeline.id, interval);
-    const { run, created } = await this.store.createRunIfAbsent({
-      runId,
-      pipelineId: pipeline.id,
-      intervalStart: interval.start,
-      intervalEnd: interval.end,
-      businessDate: interval.businessDate,
-      graphVersion: pipeline.version,
-      trigger: "manual",
-      triggeredBy: actor,
-      reason: request.reason ?? null,
-      params,
-      tasks: taskInstancesOf(pipeline),
-      createdAt: now,
-    });
+    const { run, created } = await this.store.createRunIfAbsent(newRun(pipeline, interval, { trigger: "manual", triggeredBy: actor, reason: request.reason ?? null, params }, now));
     if (!created) {
       // A previous `idem run` of this run killed on this host left attempts no one renews: they are lost now, not in a lease.
       const { recoverDeadHolders } = await import("./worker/dead-holders.ts");
@@ -591,11 +576,9 @@ export class Engine {
     }
     await saveVersion(this.store, pipeline, now, actor);
     await this.#recordProjectFrozen(actor, now);
-    const { run, created } = await this.store.createRunIfAbsent({
-      runId: runIdFor(pipeline.id, interval), pipelineId, intervalStart: interval.start, intervalEnd: interval.end,
-      businessDate: interval.businessDate, graphVersion: pipeline.version, trigger: "manual", triggeredBy: actor,
-      reason: request.reason ?? null, params: request.params ?? {}, tasks: taskInstancesOf(pipeline), createdAt: now,
-    });
+    const { run, created } = await this.store.createRunIfAbsent(
+      newRun(pipeline, interval, { trigger: "manual", triggeredBy: actor, reason: request.reason ?? null, params: request.params }, now),
+    );
     if (!created) throw new ConflictError(`run ${run.runId} already exists (${run.state}); use idem clear to run it again`, { pipeline: pipelineId });
     tellAudit(request, await this.#audit(actor, "trigger", pipeline, run.runId, null, request.reason ?? null, { businessDate: interval.businessDate, openFrozen: request.openFrozen }));
     this.#announce();
