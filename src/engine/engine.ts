@@ -16,7 +16,7 @@ import type {
 import type { RunState, TriggerKind } from "../core/model/states.ts";
 import { hashToken, newTokenSecret } from "./tokens.ts";
 import { ChangeFeed } from "./changes/change-feed.ts";
-import { StoreConflictError } from "../store/port.ts";
+import { refusalsTranslated } from "./store-refusals.ts";
 import type { AlertRecord, AlertState, TaskStateCell } from "../store/port.ts";
 import { DEFAULT_DID_NOT_RUN_GRACE_MS, expectedRuns, recentIntervalsFrom, type ExpectedRun } from "./scheduler/ledger.ts";
 import { Watchdog } from "./freshness/watchdog.ts";
@@ -301,12 +301,10 @@ export class Engine {
       // A previous `idem run` of this run killed on this host left attempts no one renews: they are lost now, not in a lease.
       const { recoverDeadHolders } = await import("./worker/dead-holders.ts");
       await recoverDeadHolders(this.store, now, { runId: run.runId });
-      try {
-        await this.store.rerun({ runId: run.runId, graphVersion: pipeline.version, tasks: taskInstancesOf(pipeline), params, at: now });
-      } catch (error) {
-        if (error instanceof StoreConflictError) throw new ConflictError(error.message, { pipeline: pipelineId });
-        throw error;
-      }
+      await refusalsTranslated(
+        () => this.store.rerun({ runId: run.runId, graphVersion: pipeline.version, tasks: taskInstancesOf(pipeline), params, at: now }),
+        { pipeline: pipelineId },
+      );
     }
     await this.store.appendAudit({
       at: now,
@@ -613,15 +611,10 @@ export class Engine {
     if (chosen.size === 0) throw new UsageError(`nothing to clear in run ${runId}${request.failedOnly ? " (no failed task)" : ""}`);
     this.#assertNotFrozen(pipeline, run.businessDate, undefined);
     const actor = request.actor ?? defaultActor();
-    try {
-      await this.store.rerun({
-        runId, graphVersion: run.graphVersion, tasks: taskInstancesOf(pipeline), taskIds: [...chosen],
-        params: run.params, at: this.clock.now(),
-      });
-    } catch (error) {
-      if (error instanceof StoreConflictError) throw new ConflictError(error.message);
-      throw error;
-    }
+    await refusalsTranslated(() => this.store.rerun({
+      runId, graphVersion: run.graphVersion, tasks: taskInstancesOf(pipeline), taskIds: [...chosen],
+      params: run.params, at: this.clock.now(),
+    }));
     tellAudit(request, await this.#audit(actor, "clear", pipeline, runId, request.taskId ?? null, request.reason, {
       tasks: [...chosen], downstream: !!request.downstream, upstream: !!request.upstream, failedOnly: !!request.failedOnly,
     }));
@@ -632,7 +625,7 @@ export class Engine {
   async skip(runId: string, taskId: string, request: { reason: string } & Acting): Promise<TaskInstanceRecord> {
     const run = await this.run(runId);
     const actor = request.actor ?? defaultActor();
-    const ti = await this.#byHand(() => this.store.skipTask({ runId, taskId, reason: `skipped by ${actor}: ${request.reason}`, at: this.clock.now() }));
+    const ti = await refusalsTranslated(() => this.store.skipTask({ runId, taskId, reason: `skipped by ${actor}: ${request.reason}`, at: this.clock.now() }));
     tellAudit(request, await this.#audit(actor, "skip", this.pipeline(run.pipelineId), runId, taskId, request.reason, {}));
     this.#announce();
     return ti;
@@ -641,7 +634,7 @@ export class Engine {
   async mark(runId: string, taskId: string, request: { state: "success" | "failed"; reason: string } & Acting): Promise<TaskInstanceRecord> {
     const run = await this.run(runId);
     const actor = request.actor ?? defaultActor();
-    const ti = await this.#byHand(() => this.store.markTask({ runId, taskId, state: request.state, reason: request.reason, at: this.clock.now() }));
+    const ti = await refusalsTranslated(() => this.store.markTask({ runId, taskId, state: request.state, reason: request.reason, at: this.clock.now() }));
     tellAudit(request, await this.#audit(actor, `mark-${request.state}`, this.pipeline(run.pipelineId), runId, taskId, request.reason, {}));
     this.#announce();
     return ti;
@@ -650,19 +643,6 @@ export class Engine {
   async audit(query: { pipelineId?: string; limit?: number } = {}): Promise<AuditEntry[]> {
     if (query.pipelineId && this.#pipelinesLoaded) this.pipeline(query.pipelineId);
     return this.store.listAudit(query);
-  }
-
-  async #byHand<T>(action: () => Promise<T>): Promise<T> {
-    try {
-      return await action();
-    } catch (error) {
-      if (error instanceof StoreConflictError) {
-        if (/^no run /.test(error.message)) throw new NotFoundError("run", error.message.replace(/^no run /, "unknown run "));
-        if (/ has no task /.test(error.message)) throw new NotFoundError("task", error.message);
-        throw new ConflictError(error.message);
-      }
-      throw error;
-    }
   }
 
   async #audit(actor: string, action: string, pipeline: Pipeline, runId: string | null, taskId: string | null, reason: string | null, details: Record<string, unknown>): Promise<AuditEntry> {
@@ -750,10 +730,11 @@ export class Engine {
     if (!live) throw new UsageError(`backfill ${backfillId} is ${current.state}; only a running or paused backfill can be ${action}d`);
     const at = this.clock.now();
     const actor = request.actor ?? defaultActor();
-    const updated =
+    const updated = await refusalsTranslated(() =>
       action === "cancel"
-        ? await this.store.cancelBackfill(backfillId, `backfill ${backfillId} cancelled by ${actor}${request.reason ? `: ${request.reason}` : ""}`, at)
-        : await this.store.setBackfillState(backfillId, action === "pause" ? "paused" : "running", at);
+        ? this.store.cancelBackfill(backfillId, `backfill ${backfillId} cancelled by ${actor}${request.reason ? `: ${request.reason}` : ""}`, at)
+        : this.store.setBackfillState(backfillId, action === "pause" ? "paused" : "running", at),
+    );
     tellAudit(request, await this.#audit(actor, `backfill-${action}`, this.pipeline(current.pipelineId), null, null, request.reason ?? null, { backfillId }));
     this.#announce();
     return updated;
@@ -865,13 +846,7 @@ export class Engine {
     const actor = request.actor ?? defaultActor();
     const at = this.clock.now();
     const secret = newTokenSecret();
-    let record: ApiTokenRecord;
-    try {
-      record = await this.store.createToken({ tokenHash: hashToken(secret), name: request.name, role: request.role, createdBy: actor, at });
-    } catch (error) {
-      if (error instanceof StoreConflictError) throw new ConflictError(error.message);
-      throw error;
-    }
+    const record = await refusalsTranslated(() => this.store.createToken({ tokenHash: hashToken(secret), name: request.name, role: request.role, createdBy: actor, at }));
     tellAudit(request, await this.store.appendAudit({ at, actor, action: "token-create", pipelineId: null, reason: request.reason ?? null, details: { name: request.name, role: request.role } }));
     return { token: tokenInfo(record), secret };
   }
