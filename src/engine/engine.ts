@@ -37,12 +37,15 @@ import { TaskHostPool } from "./task-host/pool.ts";
 import { taskProcessEnvironment, withheldVariables } from "./executor/command-env.ts";
 import { hostedRunner, type TaskCodeRunner } from "./executor/task-code-runner.ts";
 import { SecretMasker } from "./secrets/masker.ts";
+import type { ProcessParts, ProcessSettings, WorkerRequest } from "./processes.ts";
 
 /** A worker not seen for this long is taken for dead by `idem why`. */
 const WORKER_ALIVE_MS = 60_000;
 
 export interface EngineOptions {
   store: Store;
+  /** The engine opened the store (`openProject`): `close()` closes it too. */
+  ownsStore?: boolean;
   clock: Clock;
   stateDir: string;
   /**
@@ -71,6 +74,16 @@ export interface EngineOptions {
   watch?: WatchSettings;
   /** Where the state store is (a file or a URL): task processes do not see it or its password. */
   stateUrl?: string;
+  /** Attempts a worker and `runInterval` run at once. Default 4. */
+  concurrency?: number;
+  /** Task instances running at once across all workers. Default: no limit beyond the workers'. */
+  parallelism?: number;
+  /** A scheduler that has not renewed the leader lease for this long is replaced. Default 15 s. */
+  schedulerLeaseMs?: number;
+  /** How often long-running processes and `runInterval` look at the pipeline files. Default: never (pipelines in memory). */
+  reloadMs?: number;
+  /** Pools created when missing, by each long-running process at its start. */
+  pools?: Readonly<Record<string, number>>;
 }
 
 export interface WatchSettings {
@@ -237,10 +250,64 @@ export class Engine {
     if (this.catalog.pipelines().some((p) => this.catalog.fileOf(p.id))) this.#pool?.warm(count);
   }
 
-  /** Ends the task hosts (they would end with this process anyway). */
+  /** Ends the task hosts (they would end with this process anyway), and the store when the engine opened it. */
   async close(): Promise<void> {
     await this.#pool?.close();
     this.#pool = null;
+    if (this.#options.ownsStore) await this.store.close();
+  }
+
+  // --- the long-running processes, built from the engine's config ---------------------------
+
+  /** The config's numbers for the scheduler and workers. */
+  get settings(): ProcessSettings {
+    const o = this.#options;
+    return {
+      concurrency: o.concurrency ?? 4, parallelism: o.parallelism, workerLeaseMs: o.workerLeaseMs ?? 30_000,
+      schedulerLeaseMs: o.schedulerLeaseMs ?? 15_000, reloadMs: o.reloadMs ?? null, logMaxBytes: o.logMaxBytes ?? null, pools: o.pools ?? {},
+    };
+  }
+
+  /**
+   * Runs `body` as a long-lived process in the role given (scheduler, worker, serve, dev), until
+   * `signal`: the config's pools exist, pipeline files are reloaded every `reloadMs`, a watchdog runs.
+   */
+  async runLongLived(role: string, signal: AbortSignal, body: () => Promise<void>, log: (line: string) => void): Promise<void> {
+    const { runLongLived } = await import("./processes.ts");
+    await runLongLived(this.#processParts(), role, signal, body, log);
+  }
+
+  /** Runs this process's scheduler until `signal`: it leads, or stands by while another leads. */
+  async runScheduler(signal: AbortSignal, log?: (line: string) => void): Promise<void> {
+    const { runScheduler } = await import("./processes.ts");
+    await runScheduler(this.#processParts(), signal, log);
+  }
+
+  /** Runs a worker as the config says (flags may override concurrency and grace) until `signal`. */
+  async runWorker(signal: AbortSignal, request: WorkerRequest = {}): Promise<void> {
+    const { runWorker } = await import("./processes.ts");
+    await runWorker(this.#processParts(), signal, request);
+  }
+
+  /**
+   * With no live scheduler, runs the backfill in this process (a scheduler for backfills only and
+   * a worker on its runs) until `signal`; `done` settles when they have stopped. Null when a
+   * scheduler is live: it runs the backfill.
+   */
+  async runBackfillHere(backfillId: string, maxActiveRuns: number, signal: AbortSignal): Promise<{ done: Promise<void> } | null> {
+    const { runBackfillHere } = await import("./processes.ts");
+    return runBackfillHere(this.#processParts(), backfillId, maxActiveRuns, signal);
+  }
+
+  #processParts(): ProcessParts {
+    return {
+      store: this.store, clock: this.clock, stateDir: this.stateDir, projectDir: this.#projectDir, catalog: this.catalog,
+      frozen: this.#frozen, connections: this.connections, masker: this.masker, withheldEnv: this.withheldEnv, workerId: this.workerId,
+      settings: this.settings,
+      taskRunner: (size) => this.taskRunner(size),
+      warmTaskHosts: (count) => this.warmTaskHosts(count),
+      watchdog: (role, log) => this.watchdog(role, log),
+    };
   }
 
   /** The interval a business date names under the pipeline's schedule. */
@@ -319,7 +386,8 @@ export class Engine {
     // the executor loads only for a command that runs an interval (`idem run`), not for every engine
     const { executeRun } = await import("./worker/execute-run.ts");
     // Like a worker: each attempt runs the task's code as its file says when it starts.
-    const reload = request.reloadMs ? setInterval(() => void this.catalog.refresh().catch(() => {}), request.reloadMs) : null;
+    const reloadMs = request.reloadMs ?? this.#options.reloadMs;
+    const reload = reloadMs ? setInterval(() => void this.catalog.refresh().catch(() => {}), reloadMs) : null;
     const finished = await executeRun({
       store: this.store,
       pipeline,
@@ -328,7 +396,7 @@ export class Engine {
       clock: this.clock,
       stateDir: this.stateDir,
       workerId: this.workerId,
-      concurrency: request.concurrency ?? 4,
+      concurrency: request.concurrency ?? this.settings.concurrency,
       leaseMs: this.#options.workerLeaseMs,
       defaultCwd: this.#projectDir,
       cancel: request.cancel,
@@ -336,7 +404,7 @@ export class Engine {
       frozen: this.#frozen,
       connections: this.connections,
       onAttempt: request.onAttempt,
-      runner: this.taskRunner(request.concurrency ?? 4),
+      runner: this.taskRunner(request.concurrency ?? this.settings.concurrency),
       logMaxBytes: this.#options.logMaxBytes,
       masker: this.masker,
       withheldEnv: this.withheldEnv,
