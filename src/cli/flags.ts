@@ -11,3 +11,11 @@ export function wholeNumber(text: string, flag: string, min = 1): number {
 export function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
+
+/**
+ * The flag that gives an engine argument: `maxActiveRuns` -> `--max-active-runs`. The engine names
+ * arguments in its own words (`ArgumentError`); the CLI prints them as the flags a user types.
+ */
+export function flagOf(argument: string): string {
+  return `--${argument.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+}

@@ -3,7 +3,7 @@ import { open, type FileHandle } from "node:fs/promises";
 import { hostname, userInfo } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { Clock } from "../core/model/clock.ts";
-import { ConflictError, DefinitionError, IntervalNotEndedError, NotFoundError, UsageError } from "../core/model/errors.ts";
+import { ArgumentError, ConflictError, DefinitionError, IntervalNotEndedError, NotFoundError, UsageError } from "../core/model/errors.ts";
 import type { Params, Pipeline } from "../core/pipeline/types.ts";
 import { addDays, formatInstant, parseBusinessDate, parseInstant, startOfDay } from "../core/time/dates.ts";
 import { isValidId } from "../core/model/ids.ts";
@@ -338,7 +338,7 @@ export class Engine {
     } catch (error) {
       throw new UsageError((error as Error).message, { pipeline: pipelineId });
     }
-    if (endMs <= startMs) throw new UsageError(`--end ${end} is not after --start ${start}`, { pipeline: pipelineId });
+    if (endMs <= startMs) throw new ArgumentError("end", (n) => `${n("end")} ${end} is not after ${n("start")} ${start}`, { pipeline: pipelineId });
     const atStart = pipeline.schedule.intervalAt(startMs);
     if (pipeline.schedule.kind !== "manual" && (atStart.start !== startMs || atStart.end !== endMs)) {
       throw new UsageError(
@@ -519,15 +519,15 @@ export class Engine {
     const pipeline = this.pipeline(pipelineId);
     const now = this.clock.now();
     const tz = pipeline.schedule.timezone;
-    const parse = (value: string, flag: string) => {
+    const parse = (value: string, argument: "from" | "to") => {
       try {
         return parseInstant(value, tz);
       } catch (error) {
-        throw new UsageError(`${flag}: ${(error as Error).message}`, { pipeline: pipelineId });
+        throw new ArgumentError(argument, (n) => `${n(argument)}: ${(error as Error).message}`, { pipeline: pipelineId });
       }
     };
-    const to = range.to ? parse(range.to, "--to") : (pipeline.schedule.nextDue(now)?.interval.start ?? now);
-    const from = range.from ? parse(range.from, "--from") : recentIntervalsFrom(pipeline, to, pipeline.start ?? -Infinity, range.limit ?? 30);
+    const to = range.to ? parse(range.to, "to") : (pipeline.schedule.nextDue(now)?.interval.start ?? now);
+    const from = range.from ? parse(range.from, "from") : recentIntervalsFrom(pipeline, to, pipeline.start ?? -Infinity, range.limit ?? 30);
     return expectedRuns(this.store, pipeline, { from, to }, now, { graceMs: this.#watch.graceMs ?? DEFAULT_DID_NOT_RUN_GRACE_MS });
   }
 
@@ -537,7 +537,7 @@ export class Engine {
 
   async setPool(name: string, slots: number, request: { description?: string } & Acting = {}): Promise<void> {
     if (!isValidId(name)) throw new UsageError(`invalid pool name ${JSON.stringify(name)}`);
-    if (!Number.isInteger(slots) || slots < 0) throw new UsageError(`--slots ${slots}: expected a whole number >= 0`);
+    if (!Number.isInteger(slots) || slots < 0) throw new ArgumentError("slots", (n) => `${n("slots")} ${slots}: expected a whole number >= 0`);
     const at = this.clock.now();
     await this.store.setPool({ name, slots, description: request.description ?? null, at });
     tellAudit(request, await this.store.appendAudit({ at, actor: request.actor ?? defaultActor(), action: "pool-set", pipelineId: null, reason: request.reason ?? null, details: { pool: name, slots } }));
@@ -620,7 +620,7 @@ export class Engine {
   #assertNotFrozen(pipeline: Pipeline, businessDate: string, openFrozen: string | undefined): void {
     const frozen = frozenPeriodOf(this.frozenPeriods(pipeline.id), businessDate);
     if (frozen && !openFrozen) {
-      throw new UsageError(`${businessDate} is ${describeFrozen(frozen)}; give --open-frozen "<reason>" to run it anyway`, { pipeline: pipeline.id });
+      throw new ArgumentError("openFrozen", (n) => `${businessDate} is ${describeFrozen(frozen)}; give ${n("openFrozen")} "<reason>" to run it anyway`, { pipeline: pipeline.id });
     }
   }
 
@@ -729,9 +729,11 @@ export class Engine {
     } catch (error) {
       throw new UsageError((error as Error).message, { pipeline: pipelineId });
     }
-    if (to < from) throw new UsageError(`--to ${to} is before --from ${from}`, { pipeline: pipelineId });
+    if (to < from) throw new ArgumentError("to", (n) => `${n("to")} ${to} is before ${n("from")} ${from}`, { pipeline: pipelineId });
     const maxActiveRuns = request.maxActiveRuns ?? 4;
-    if (!Number.isInteger(maxActiveRuns) || maxActiveRuns < 1) throw new UsageError(`--max-active-runs ${maxActiveRuns}: expected a whole number >= 1`);
+    if (!Number.isInteger(maxActiveRuns) || maxActiveRuns < 1) {
+      throw new ArgumentError("maxActiveRuns", (n) => `${n("maxActiveRuns")} ${maxActiveRuns}: expected a whole number >= 1`);
+    }
     const taskIds = this.#selectTasks(pipeline, request.tasks, request.downstream ?? false);
     const tz = pipeline.schedule.timezone;
     const { runs } = await this.store.ledger(pipeline.id, startOfDay(from, tz) - 1, startOfDay(addDays(to, 1), tz));
@@ -748,7 +750,7 @@ export class Engine {
 
   /** Plans and stores a backfill; the scheduler runs it. The same live backfill asked again is returned, not duplicated. */
   async backfill(pipelineId: string, request: BackfillRequest & { reason: string } & Acting): Promise<{ backfill: BackfillRecord; created: boolean; plan: BackfillPlan }> {
-    if (!request.reason?.trim()) throw new UsageError("a backfill needs --reason");
+    if (!request.reason?.trim()) throw new ArgumentError("reason", (n) => `a backfill needs ${n("reason")}`);
     const plan = await this.planBackfill(pipelineId, request);
     const pipeline = this.pipeline(pipelineId);
     const actor = request.actor ?? defaultActor();
@@ -815,11 +817,13 @@ export class Engine {
     try {
       regex = new RegExp(pattern);
     } catch (error) {
-      throw new UsageError(`--tasks ${JSON.stringify(pattern)}: not a regular expression: ${(error as Error).message}`);
+      throw new ArgumentError("tasks", (n) => `${n("tasks")} ${JSON.stringify(pattern)}: not a regular expression: ${(error as Error).message}`);
     }
     const nodes = [...pipeline.tasks.values()];
     const matched = nodes.filter((t) => regex.test(t.id)).map((t) => t.id);
-    if (matched.length === 0) throw new UsageError(`--tasks ${JSON.stringify(pattern)} matches no task of ${pipeline.id} (tasks: ${nodes.map((t) => t.id).join(", ")})`);
+    if (matched.length === 0) {
+      throw new ArgumentError("tasks", (n) => `${n("tasks")} ${JSON.stringify(pattern)} matches no task of ${pipeline.id} (tasks: ${nodes.map((t) => t.id).join(", ")})`);
+    }
     const all = new Set(matched);
     if (downstream) for (const id of matched) for (const d of reachable(nodes, id, "downstream")) all.add(d);
     return [...pipeline.tasks.keys()].filter((id) => all.has(id));
@@ -910,7 +914,7 @@ export class Engine {
   /** A new token; the secret is returned this once and only its hash is stored. */
   async createToken(request: { name: string; role: TokenRole } & Acting): Promise<{ token: TokenInfo; secret: string }> {
     if (!isValidId(request.name)) throw new UsageError(`invalid token name ${JSON.stringify(request.name)}: letters, digits, _ and - only`);
-    if (request.role !== "viewer" && request.role !== "operator") throw new UsageError(`--role ${request.role}: expected viewer or operator`);
+    if (request.role !== "viewer" && request.role !== "operator") throw new ArgumentError("role", (n) => `${n("role")} ${request.role}: expected viewer or operator`);
     const actor = request.actor ?? defaultActor();
     const at = this.clock.now();
     const secret = newTokenSecret();
@@ -960,11 +964,11 @@ export class Engine {
     query: { states?: readonly RunState[]; triggers?: readonly TriggerKind[]; fromDate?: string; toDate?: string; limit: number; after?: number },
   ): Promise<Page<RunRecord, number>> {
     const tz = this.pipeline(pipelineId).schedule.timezone;
-    const day = (date: string, flag: string) => {
+    const day = (date: string, argument: "from" | "to") => {
       try {
         return parseBusinessDate(date);
       } catch (error) {
-        throw new UsageError(`${flag}: ${(error as Error).message}`, { pipeline: pipelineId });
+        throw new ArgumentError(argument, (n) => `${n(argument)}: ${(error as Error).message}`, { pipeline: pipelineId });
       }
     };
     const rows = await this.store.pageRuns({
@@ -1007,12 +1011,12 @@ export class Engine {
   /** One page of the audit log, newest first; `from` and `to` are instants or dates (a date is midnight UTC). */
   async auditPage(query: { pipelineId?: string; actor?: string; action?: string; from?: string; to?: string; limit: number; after?: number }): Promise<Page<AuditEntry, number>> {
     if (query.pipelineId) this.pipeline(query.pipelineId);
-    const instant = (value: string | undefined, flag: string) => {
+    const instant = (value: string | undefined, argument: "from" | "to") => {
       if (value === undefined) return undefined;
       try {
         return parseInstant(value, "UTC");
       } catch (error) {
-        throw new UsageError(`${flag}: ${(error as Error).message}`);
+        throw new ArgumentError(argument, (n) => `${n(argument)}: ${(error as Error).message}`);
       }
     };
     const rows = await this.store.pageAudit({
