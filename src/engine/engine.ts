@@ -8,6 +8,7 @@ import type { Params, Pipeline } from "../core/pipeline/types.ts";
 import { addDays, formatInstant, parseBusinessDate, parseInstant, startOfDay } from "../core/time/dates.ts";
 import { isValidId } from "../core/model/ids.ts";
 import type { Interval } from "../core/time/interval.ts";
+import { SeveralIntervalsOnDate } from "../core/time/base.ts";
 import type { Due } from "../core/time/timetable.ts";
 import type {
   AttemptRecord, AuditEntry, BackfillProgress, Incident, BackfillRecord, ClaimedAttempt, NewBackfillItem, PipelineState, PoolUsage,
@@ -317,12 +318,16 @@ export class Engine {
     try {
       businessDate = parseBusinessDate(date);
     } catch (error) {
-      throw new UsageError((error as Error).message, { pipeline: pipelineId });
+      throw new ArgumentError("date", () => (error as Error).message, { pipeline: pipelineId });
     }
     try {
       return pipeline.schedule.intervalForDate(businessDate);
     } catch (error) {
-      throw new UsageError((error as Error).message, { pipeline: pipelineId });
+      if (error instanceof SeveralIntervalsOnDate) {
+        const { schedule, count } = error;
+        throw new ArgumentError("date", (n) => `${schedule}: ${count} intervals start on ${businessDate}; give ${n("start")} and ${n("end")} instead of ${n("date")}`, { pipeline: pipelineId });
+      }
+      throw new ArgumentError("date", () => (error as Error).message, { pipeline: pipelineId });
     }
   }
 

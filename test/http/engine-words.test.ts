@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ArgumentError } from "../../src/core/model/errors.ts";
 import { pipeline } from "../../src/core/pipeline/define.ts";
-import { daily } from "../../src/core/time/index.ts";
+import { daily, hourly } from "../../src/core/time/index.ts";
 import { flagOf } from "../../src/cli/flags.ts";
 import { call, testApp } from "../support/http.ts";
 import { ScheduleHarness } from "../support/scheduling.ts";
@@ -11,7 +11,8 @@ let operator: string;
 
 beforeEach(async () => {
   const sales = pipeline("sales", { schedule: daily({ at: "02:00" }), start: "2026-09-01" }, { load: { run: () => ({ rows: 1 }) }, report: { after: ["load"], run: () => {} } });
-  h = await ScheduleHarness.open([sales], "2026-09-06T03:00:00Z");
+  const ticks = pipeline("ticks", { schedule: hourly({}), start: "2026-09-01" }, { t: { run: () => {} } });
+  h = await ScheduleHarness.open([sales, ticks], "2026-09-06T03:00:00Z");
   operator = (await h.engine.createToken({ name: "alice", role: "operator", actor: "root" })).secret;
 });
 afterEach(async () => h?.close());
@@ -28,6 +29,11 @@ describe("the engine's errors name arguments in its own words; surfaces name the
     const { engine } = h;
     expect(await refusal(() => Promise.resolve().then(() => engine.intervalBetween("sales", "2026-09-02", "2026-09-01")))).toEqual([
       "end", "pipeline sales: end 2026-09-01 is not after start 2026-09-02", "pipeline sales: --end 2026-09-01 is not after --start 2026-09-02",
+    ]);
+    expect(await refusal(() => Promise.resolve().then(() => engine.intervalForDate("ticks", "2026-09-01")))).toEqual([
+      "date",
+      "pipeline ticks: hourly schedule: 24 intervals start on 2026-09-01; give start and end instead of date",
+      "pipeline ticks: hourly schedule: 24 intervals start on 2026-09-01; give --start and --end instead of --date",
     ]);
     expect(await refusal(() => engine.planBackfill("sales", { from: "2026-09-04", to: "2026-09-01" }))).toEqual([
       "to", "pipeline sales: to 2026-09-01 is before from 2026-09-04", "pipeline sales: --to 2026-09-01 is before --from 2026-09-04",

@@ -5,6 +5,21 @@ import { describeInterval, makeInterval } from "./interval.ts";
 import type { Interval } from "./interval.ts";
 
 /**
+ * A date names no interval of a schedule that starts several on it (hourly, every 6 hours): the
+ * caller asks for one by its start and end instead. The engine says so with its argument names.
+ */
+export class SeveralIntervalsOnDate extends DefinitionError {
+  readonly schedule: string;
+  /** How many start on the date ("more than 10000" past the cap). */
+  readonly count: string;
+  constructor(schedule: string, count: string, businessDate: string) {
+    super(`${schedule}: ${count} intervals start on ${businessDate}; name one by its start and end instead of a date`);
+    this.schedule = schedule;
+    this.count = count;
+  }
+}
+
+/**
  * How a fire time at a wall-clock time that does not exist (spring gap) or exists twice (autumn
  * overlap) is resolved, with Temporal's disambiguation semantics. "compatible": gap -> shift
  * forward, overlap -> first occurrence. Interval boundaries never depend on it.
@@ -115,9 +130,7 @@ export abstract class BaseTimetable implements Timetable {
     if (found.length === 1) return found[0]!;
     if (found.length > 1) {
       const n = found.length > COUNT_CAP ? `more than ${COUNT_CAP}` : String(found.length);
-      throw new DefinitionError(
-        `${this.label()}: ${n} intervals start on ${businessDate}; give --start/--end instead of a date`,
-      );
+      throw new SeveralIntervalsOnDate(this.label(), n, businessDate);
     }
     if (from === to) {
       throw new DefinitionError(`${this.label()}: no interval starts on ${businessDate}, a date ${this.timezone} skipped`);

@@ -53,7 +53,7 @@ describe("a cron schedule", () => {
   it("names the one interval of a once-a-day expression by its date, and refuses dates with several", () => {
     expect(local(cron("0 2 * * *").intervalForDate("2026-09-01").start, "UTC")).toBe("2026-09-01 02:00");
     expect(() => cron("0 */6 * * *").intervalForDate("2026-09-01")).toThrow(
-      'cron schedule "0 */6 * * *": 4 intervals start on 2026-09-01; give --start/--end',
+      'cron schedule "0 */6 * * *": 4 intervals start on 2026-09-01; name one by its start and end instead of a date',
     );
     expect(() => cron("0 0 * * 1").intervalForDate("2026-09-02")).toThrow("no interval starts on 2026-09-02");
   });

@@ -69,7 +69,7 @@ describe("an hourly schedule", () => {
 
   it("refuses a single date, since many intervals start on it", () => {
     expect(() => hourly({}).intervalForDate("2026-09-01")).toThrow(
-      "hourly schedule: 24 intervals start on 2026-09-01; give --start/--end",
+      "hourly schedule: 24 intervals start on 2026-09-01; name one by its start and end instead of a date",
     );
     expect(() => hourly({ timezone: "America/New_York" }).intervalForDate("2026-11-01")).toThrow("25 intervals");
   });
