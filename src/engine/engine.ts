@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
-import { hostname, userInfo } from "node:os";
+import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { Clock } from "../core/model/clock.ts";
-import { ArgumentError, ConflictError, DefinitionError, IntervalNotEndedError, NotFoundError, UsageError } from "../core/model/errors.ts";
+import { ArgumentError, ConflictError, IntervalNotEndedError, NotFoundError, UsageError } from "../core/model/errors.ts";
 import type { Params, Pipeline } from "../core/pipeline/types.ts";
 import { addDays, formatInstant, parseBusinessDate, parseInstant, startOfDay } from "../core/time/dates.ts";
 import { isValidId } from "../core/model/ids.ts";
@@ -12,10 +12,17 @@ import { SeveralIntervalsOnDate } from "../core/time/base.ts";
 import type { Due } from "../core/time/timetable.ts";
 import type {
   AttemptRecord, AuditEntry, BackfillProgress, Incident, BackfillRecord, ClaimedAttempt, NewBackfillItem, PipelineState, PoolUsage,
-  RunRecord, Store, TaskInstanceRecord, ApiTokenRecord, BackfillItem, TokenRole, DatasetEvent, WatermarkRecord, WorkerRecord,
+  RunRecord, Store, TaskInstanceRecord, BackfillItem, TokenRole, DatasetEvent, WatermarkRecord, WorkerRecord,
 } from "../store/port.ts";
 import type { RunState, TriggerKind } from "../core/model/states.ts";
-import { hashToken, newTokenSecret } from "./tokens.ts";
+import { ApiTokens, type TokenInfo } from "./tokens.ts";
+import { Pages, type Page } from "./pages.ts";
+import { defaultActor, tellAudit, type Acting } from "./acting.ts";
+
+export type { Acting } from "./acting.ts";
+export { defaultActor } from "./acting.ts";
+export type { Page } from "./pages.ts";
+export type { TokenInfo } from "./tokens.ts";
 import { ChangeFeed } from "./changes/change-feed.ts";
 import { refusalsTranslated } from "./store-refusals.ts";
 import type { AlertRecord, AlertState, TaskStateCell } from "../store/port.ts";
@@ -128,14 +135,6 @@ export interface BackfillRequest {
   openFrozen?: string;
 }
 
-/** Who acts, why, and (for surfaces that show it) the audit entry the action wrote. */
-export interface Acting {
-  /** Who asked: a flag, a token's name, else IDEM_USER, else the OS user. */
-  actor?: string;
-  reason?: string;
-  onAudit?: (entry: AuditEntry) => void;
-}
-
 export interface BackfillPlan {
   pipelineId: string;
   from: string;
@@ -184,6 +183,8 @@ export class Engine {
   /** Variables of this process that task processes do not inherit (see command-env.ts). */
   readonly withheldEnv: readonly string[];
   #changeFeed: ChangeFeed | null = null;
+  readonly #tokens: ApiTokens;
+  readonly #pages: Pages;
 
   constructor(options: EngineOptions) {
     this.masker = new SecretMasker(options.secrets ?? []);
@@ -200,6 +201,8 @@ export class Engine {
     this.connections = options.connections ?? {};
     this.#watch = options.watch ?? {};
     this.workerId = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
+    this.#tokens = new ApiTokens(this.store, this.clock);
+    this.#pages = new Pages(this.store, (id) => this.pipeline(id));
   }
 
   pipelines(): Pipeline[] {
@@ -918,38 +921,24 @@ export class Engine {
 
   /** A new token; the secret is returned this once and only its hash is stored. */
   async createToken(request: { name: string; role: TokenRole } & Acting): Promise<{ token: TokenInfo; secret: string }> {
-    if (!isValidId(request.name)) throw new UsageError(`invalid token name ${JSON.stringify(request.name)}: letters, digits, _ and - only`);
-    if (request.role !== "viewer" && request.role !== "operator") throw new ArgumentError("role", (n) => `${n("role")} ${request.role}: expected viewer or operator`);
-    const actor = request.actor ?? defaultActor();
-    const at = this.clock.now();
-    const secret = newTokenSecret();
-    const record = await refusalsTranslated(() => this.store.createToken({ tokenHash: hashToken(secret), name: request.name, role: request.role, createdBy: actor, at }));
-    tellAudit(request, await this.store.appendAudit({ at, actor, action: "token-create", pipelineId: null, reason: request.reason ?? null, details: { name: request.name, role: request.role } }));
-    return { token: tokenInfo(record), secret };
+    return this.#tokens.create(request);
   }
 
   async listTokens(query: { includeRevoked?: boolean } = {}): Promise<TokenInfo[]> {
-    return (await this.store.listTokens(query)).map(tokenInfo);
+    return this.#tokens.list(query);
   }
 
   async revokeToken(name: string, request: Acting = {}): Promise<TokenInfo> {
-    const actor = request.actor ?? defaultActor();
-    const at = this.clock.now();
-    const revoked = await this.store.revokeToken({ name, by: actor, at });
-    if (!revoked) throw new NotFoundError("token", `no live token named "${name}" (see idem tokens list)`);
-    tellAudit(request, await this.store.appendAudit({ at, actor, action: "token-revoke", pipelineId: null, reason: request.reason ?? null, details: { name } }));
-    return tokenInfo(revoked);
+    return this.#tokens.revoke(name, request);
   }
 
   async hasTokens(): Promise<boolean> {
-    return this.store.hasTokens();
+    return this.#tokens.any();
   }
 
   /** The live token a secret belongs to, or null. */
   async verifyToken(secret: string): Promise<{ name: string; role: TokenRole; hash: string } | null> {
-    const hash = hashToken(secret);
-    const token = await this.store.findToken(hash);
-    return token ? { name: token.name, role: token.role, hash } : null;
+    return this.#tokens.verify(secret);
   }
 
   // --- reads for the HTTP surface ----------------------------------------------------------------
@@ -968,24 +957,7 @@ export class Engine {
     pipelineId: string,
     query: { states?: readonly RunState[]; triggers?: readonly TriggerKind[]; fromDate?: string; toDate?: string; limit: number; after?: number },
   ): Promise<Page<RunRecord, number>> {
-    const tz = this.pipeline(pipelineId).schedule.timezone;
-    const day = (date: string, argument: "from" | "to") => {
-      try {
-        return parseBusinessDate(date);
-      } catch (error) {
-        throw new ArgumentError(argument, (n) => `${n(argument)}: ${(error as Error).message}`, { pipeline: pipelineId });
-      }
-    };
-    const rows = await this.store.pageRuns({
-      pipelineId,
-      states: query.states,
-      triggers: query.triggers,
-      fromStart: query.fromDate === undefined ? undefined : startOfDay(day(query.fromDate, "from"), tz),
-      toStart: query.toDate === undefined ? undefined : startOfDay(addDays(day(query.toDate, "to"), 1), tz),
-      beforeStart: query.after,
-      limit: query.limit + 1,
-    });
-    return pageOf(rows, query.limit, (r) => r.intervalStart);
+    return this.#pages.runs(pipelineId, query);
   }
 
   /** A backfill's plan, one item per business date, in execution order. */
@@ -1015,32 +987,16 @@ export class Engine {
 
   /** One page of the audit log, newest first; `from` and `to` are instants or dates (a date is midnight UTC). */
   async auditPage(query: { pipelineId?: string; actor?: string; action?: string; from?: string; to?: string; limit: number; after?: number }): Promise<Page<AuditEntry, number>> {
-    if (query.pipelineId) this.pipeline(query.pipelineId);
-    const instant = (value: string | undefined, argument: "from" | "to") => {
-      if (value === undefined) return undefined;
-      try {
-        return parseInstant(value, "UTC");
-      } catch (error) {
-        throw new ArgumentError(argument, (n) => `${n(argument)}: ${(error as Error).message}`);
-      }
-    };
-    const rows = await this.store.pageAudit({
-      pipelineId: query.pipelineId, actor: query.actor, action: query.action,
-      fromAt: instant(query.from, "from"), toAt: instant(query.to, "to"), beforeId: query.after, limit: query.limit + 1,
-    });
-    return pageOf(rows, query.limit, (e) => e.id);
+    return this.#pages.audit(query);
   }
 
   async incidentsPage(query: { open?: boolean; limit: number; after?: { openedAt: number; key: string } }): Promise<Page<Incident, { openedAt: number; key: string }>> {
-    const rows = await this.store.pageIncidents({ open: query.open, before: query.after, limit: query.limit + 1 });
-    return pageOf(rows, query.limit, (i) => ({ openedAt: i.openedAt, key: i.key }));
+    return this.#pages.incidents(query);
   }
 
   /** A page of alerts queued for incidents, newest first: notifier, open or resolve, queued / failed / sent, tries, last error. */
   async alertsPage(query: { pipelineId?: string; incidentKey?: string; state?: AlertState; limit: number; after?: number }): Promise<Page<AlertRecord, number>> {
-    if (query.pipelineId) this.pipeline(query.pipelineId);
-    const rows = await this.store.pageAlerts({ pipelineId: query.pipelineId, incidentKey: query.incidentKey, state: query.state, beforeId: query.after, limit: query.limit + 1 });
-    return pageOf(rows, query.limit, (a) => a.id);
+    return this.#pages.alerts(query);
   }
 
   /** A run's audit trail, newest first (every restatement and refusal, clear, mark, ...); `actions` narrows it. */
@@ -1050,8 +1006,7 @@ export class Engine {
   }
 
   async datasetEventsPage(query: { dataset?: string; limit: number; after?: number }): Promise<Page<DatasetEvent, number>> {
-    const rows = await this.store.pageDatasetEvents({ dataset: query.dataset, beforeId: query.after, limit: query.limit + 1 });
-    return pageOf(rows, query.limit, (e) => e.id);
+    return this.#pages.datasetEvents(query);
   }
 
   /** Datasets the loaded pipelines name: who produces and publishes each, who waits on it, its promise. */
@@ -1125,26 +1080,6 @@ export class Engine {
   }
 }
 
-export interface Page<T, K> {
-  items: T[];
-  /** The key to ask for the next page with; null on the last page. */
-  next: K | null;
-}
-
-/** `rows` were asked for with limit + 1: one more than fits says there is a next page. */
-function pageOf<T, K>(rows: T[], limit: number, keyOf: (row: T) => K): Page<T, K> {
-  const items = rows.slice(0, limit);
-  return { items, next: rows.length > limit ? keyOf(items.at(-1)!) : null };
-}
-
-/** A token as surfaces show it: never its hash. */
-export type TokenInfo = Omit<ApiTokenRecord, "tokenHash">;
-
-function tokenInfo(record: ApiTokenRecord): TokenInfo {
-  const { tokenHash: _hash, ...info } = record;
-  return info;
-}
-
 export interface DatasetInfo {
   name: string;
   producedBy: { pipelineId: string; taskId: string }[];
@@ -1165,24 +1100,8 @@ export interface LogRange {
   ended: boolean;
 }
 
-
-/** Hands the audit entry an action wrote to whoever asked for it (the HTTP surface shows it). */
-function tellAudit(request: Acting, entry: AuditEntry): void {
-  request.onAudit?.(entry);
-}
-
 function inTaskOrder(pipeline: Pipeline, tasks: TaskInstanceRecord[]): TaskInstanceRecord[] {
   const order = [...pipeline.tasks.keys()];
   const rank = (id: string) => (order.indexOf(id) + 1 || order.length + 1);
   return [...tasks].sort((a, b) => rank(a.taskId) - rank(b.taskId) || a.taskId.localeCompare(b.taskId));
-}
-
-/** The acting user: IDEM_USER, else the OS user. (A CLI flag, when given, comes first.) */
-export function defaultActor(): string {
-  if (process.env.IDEM_USER) return process.env.IDEM_USER;
-  try {
-    return userInfo().username;
-  } catch {
-    return "unknown";
-  }
 }
