@@ -5,18 +5,20 @@ import { randomBytes } from "node:crypto";
 import type { Clock } from "../core/model/clock.ts";
 import { ArgumentError, ConflictError, IntervalNotEndedError, NotFoundError, UsageError } from "../core/model/errors.ts";
 import type { Params, Pipeline } from "../core/pipeline/types.ts";
-import { addDays, formatInstant, parseBusinessDate, parseInstant, startOfDay } from "../core/time/dates.ts";
+import { formatInstant, parseBusinessDate, parseInstant } from "../core/time/dates.ts";
 import { isValidId } from "../core/model/ids.ts";
 import type { Interval } from "../core/time/interval.ts";
 import { SeveralIntervalsOnDate } from "../core/time/base.ts";
 import type { Due } from "../core/time/timetable.ts";
 import type {
-  AttemptRecord, AuditEntry, BackfillProgress, Incident, BackfillRecord, ClaimedAttempt, NewBackfillItem, PipelineState, PoolUsage,
+  AttemptRecord, AuditEntry, BackfillProgress, Incident, BackfillRecord, ClaimedAttempt, PipelineState, PoolUsage,
   RunRecord, Store, TaskInstanceRecord, BackfillItem, TokenRole, DatasetEvent, WatermarkRecord, WorkerRecord,
 } from "../store/port.ts";
 import type { RunState, TriggerKind } from "../core/model/states.ts";
 import { ApiTokens, type TokenInfo } from "./tokens.ts";
 import { Pages, type Page } from "./pages.ts";
+import { Backfills, type BackfillPlan, type BackfillRequest } from "./backfills.ts";
+export type { BackfillPlan, BackfillRequest } from "./backfills.ts";
 import { defaultActor, tellAudit, type Acting } from "./acting.ts";
 
 export type { Acting } from "./acting.ts";
@@ -30,8 +32,6 @@ import { DEFAULT_DID_NOT_RUN_GRACE_MS, expectedRuns, recentIntervalsFrom, type E
 import { Watchdog } from "./freshness/watchdog.ts";
 import type { NotifierConfig } from "./freshness/notifiers.ts";
 import { explainRun } from "./why.ts";
-import { IN_THE_FUTURE, planBackfill, rangesOf, type Reprocess } from "./backfill/plan.ts";
-import { estimateBackfill, type BackfillEstimate } from "./backfill/estimate.ts";
 import { estimateRestatement, type RestateEstimate } from "./backfill/restate-estimate.ts";
 import { notifyScheduler, notifyWork } from "./worker/wakeup.ts";
 import { checkerHealth, freshnessReport, type CheckerHealth, type FreshnessReport } from "./freshness/report.ts";
@@ -121,32 +121,6 @@ export interface RunRequest {
   reloadMs?: number;
 }
 
-export interface BackfillRequest {
-  from: string;
-  to: string;
-  reprocess?: Reprocess;
-  backwards?: boolean;
-  maxActiveRuns?: number;
-  /** A regular expression over task ids: only those tasks run. */
-  tasks?: string;
-  /** With `tasks`: everything downstream of the matched tasks runs too. */
-  downstream?: boolean;
-  /** Rewrite frozen dates anyway; the reason is recorded. */
-  openFrozen?: string;
-}
-
-export interface BackfillPlan {
-  pipelineId: string;
-  from: string;
-  to: string;
-  reprocess: Reprocess;
-  backwards: boolean;
-  maxActiveRuns: number;
-  taskIds: string[] | null;
-  items: NewBackfillItem[];
-  estimate: BackfillEstimate;
-}
-
 export interface Health {
   /** "ok"; "degraded" when pipeline files did not load; the checker's status when it is not alive. */
   status: "ok" | "degraded" | CheckerHealth["status"];
@@ -185,6 +159,7 @@ export class Engine {
   #changeFeed: ChangeFeed | null = null;
   readonly #tokens: ApiTokens;
   readonly #pages: Pages;
+  readonly #backfills: Backfills;
 
   constructor(options: EngineOptions) {
     this.masker = new SecretMasker(options.secrets ?? []);
@@ -203,6 +178,18 @@ export class Engine {
     this.workerId = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
     this.#tokens = new ApiTokens(this.store, this.clock);
     this.#pages = new Pages(this.store, (id) => this.pipeline(id));
+    this.#backfills = new Backfills({
+      store: this.store,
+      clock: this.clock,
+      pipeline: (id) => this.pipeline(id),
+      frozenPeriods: (id) => this.frozenPeriods(id),
+      recordVersion: async (pipeline, actor, at) => {
+        await saveVersion(this.store, pipeline, at, actor);
+        await this.#recordProjectFrozen(actor, at);
+      },
+      audit: (...entry) => this.#audit(...entry),
+      announce: () => this.#announce(),
+    });
   }
 
   pipelines(): Pipeline[] {
@@ -728,113 +715,24 @@ export class Engine {
   // --- backfills ------------------------------------------------------------------------------
 
   async planBackfill(pipelineId: string, request: BackfillRequest): Promise<BackfillPlan> {
-    const pipeline = this.pipeline(pipelineId);
-    let from: string;
-    let to: string;
-    try {
-      from = parseBusinessDate(request.from);
-      to = parseBusinessDate(request.to);
-    } catch (error) {
-      throw new UsageError((error as Error).message, { pipeline: pipelineId });
-    }
-    if (to < from) throw new ArgumentError("to", (n) => `${n("to")} ${to} is before ${n("from")} ${from}`, { pipeline: pipelineId });
-    const maxActiveRuns = request.maxActiveRuns ?? 4;
-    if (!Number.isInteger(maxActiveRuns) || maxActiveRuns < 1) {
-      throw new ArgumentError("maxActiveRuns", (n) => `${n("maxActiveRuns")} ${maxActiveRuns}: expected a whole number >= 1`);
-    }
-    const taskIds = this.#selectTasks(pipeline, request.tasks, request.downstream ?? false);
-    const tz = pipeline.schedule.timezone;
-    const { runs } = await this.store.ledger(pipeline.id, startOfDay(from, tz) - 1, startOfDay(addDays(to, 1), tz));
-    const now = this.clock.now();
-    const items = planBackfill({
-      pipeline, from, to, reprocess: request.reprocess ?? "none", backwards: request.backwards ?? false, now, runs,
-      frozen: this.frozenPeriods(pipeline.id), openFrozen: request.openFrozen,
-    });
-    const toRun = items.filter((i) => i.action === "create" || i.action === "rerun").length;
-    const pools = new Map((await this.store.listPools()).map((p) => [p.name, p.slots]));
-    const estimate = estimateBackfill(pipeline, toRun, maxActiveRuns, await this.store.taskDurations(pipeline.id, 100), pools);
-    return { pipelineId, from, to, reprocess: request.reprocess ?? "none", backwards: request.backwards ?? false, maxActiveRuns, taskIds, items, estimate };
+    return this.#backfills.plan(pipelineId, request);
   }
 
   /** Plans and stores a backfill; the scheduler runs it. The same live backfill asked again is returned, not duplicated. */
   async backfill(pipelineId: string, request: BackfillRequest & { reason: string } & Acting): Promise<{ backfill: BackfillRecord; created: boolean; plan: BackfillPlan }> {
-    if (!request.reason?.trim()) throw new ArgumentError("reason", (n) => `a backfill needs ${n("reason")}`);
-    const plan = await this.planBackfill(pipelineId, request);
-    const pipeline = this.pipeline(pipelineId);
-    const actor = request.actor ?? defaultActor();
-    const at = this.clock.now();
-    await saveVersion(this.store, pipeline, at, actor);
-    await this.#recordProjectFrozen(actor, at);
-    const { backfill, created } = await this.store.createBackfill({
-      backfillId: `bf_${randomBytes(4).toString("hex")}`,
-      pipelineId, fromDate: plan.from, toDate: plan.to, reprocess: plan.reprocess, maxActiveRuns: plan.maxActiveRuns,
-      backwards: plan.backwards, taskIds: plan.taskIds, actor, reason: request.reason, graphVersion: pipeline.version,
-      estimate: { ...plan.estimate }, items: plan.items, at,
-    });
-    if (created) {
-      const frozen = this.frozenPeriods(pipeline.id);
-      const runs = (i: NewBackfillItem) => i.action === "create" || i.action === "rerun";
-      tellAudit(request, await this.#audit(actor, "backfill", pipeline, null, null, request.reason, {
-        backfillId: backfill.backfillId, from: plan.from, to: plan.to, reprocess: plan.reprocess, openFrozen: request.openFrozen ?? null,
-        planned: plan.items.filter(runs).length,
-        left: plan.items.filter((i) => i.action === "leave").length,
-        // Dates not due yet differ only by their fire time: one range says it.
-        refused: rangesOf(plan.items, (i) => (i.action !== "refuse" ? null : i.why.startsWith(IN_THE_FUTURE) ? `${IN_THE_FUTURE}: not due yet` : i.why)),
-        // Frozen dates this backfill rewrites, opened with `openFrozen`: the ones an auditor asks about first.
-        frozenOpened: rangesOf(plan.items, (i) => {
-          const period = runs(i) ? frozenPeriodOf(frozen, i.businessDate) : null;
-          return period ? describeFrozen(period) : null;
-        }),
-      }));
-      this.#announce();
-    }
-    return { backfill, created, plan };
+    return this.#backfills.create(pipelineId, request);
   }
 
   async backfills(query: { pipelineId?: string; limit?: number } = {}): Promise<(BackfillRecord & { progress: BackfillProgress })[]> {
-    const list = await this.store.listBackfills(query);
-    return Promise.all(list.map(async (b) => ({ ...b, progress: await this.store.backfillProgress(b.backfillId) })));
+    return this.#backfills.list(query);
   }
 
   async backfillStatus(backfillId: string): Promise<BackfillRecord & { progress: BackfillProgress }> {
-    const backfill = await this.store.getBackfill(backfillId);
-    if (!backfill) throw new NotFoundError("backfill", `unknown backfill "${backfillId}"`);
-    return { ...backfill, progress: await this.store.backfillProgress(backfillId) };
+    return this.#backfills.status(backfillId);
   }
 
   async controlBackfill(backfillId: string, action: "pause" | "resume" | "cancel", request: Acting = {}): Promise<BackfillRecord> {
-    const current = await this.backfillStatus(backfillId);
-    const live = current.state === "running" || current.state === "paused";
-    if (!live) throw new UsageError(`backfill ${backfillId} is ${current.state}; only a running or paused backfill can be ${action}d`);
-    const at = this.clock.now();
-    const actor = request.actor ?? defaultActor();
-    const updated = await refusalsTranslated(() =>
-      action === "cancel"
-        ? this.store.cancelBackfill(backfillId, `backfill ${backfillId} cancelled by ${actor}${request.reason ? `: ${request.reason}` : ""}`, at)
-        : this.store.setBackfillState(backfillId, action === "pause" ? "paused" : "running", at),
-    );
-    tellAudit(request, await this.#audit(actor, `backfill-${action}`, this.pipeline(current.pipelineId), null, null, request.reason ?? null, { backfillId }));
-    this.#announce();
-    return updated;
-  }
-
-  /** Task ids matching the pattern (a regular expression), plus everything downstream of them. */
-  #selectTasks(pipeline: Pipeline, pattern: string | undefined, downstream: boolean): string[] | null {
-    if (pattern === undefined) return null;
-    let regex: RegExp;
-    try {
-      regex = new RegExp(pattern);
-    } catch (error) {
-      throw new ArgumentError("tasks", (n) => `${n("tasks")} ${JSON.stringify(pattern)}: not a regular expression: ${(error as Error).message}`);
-    }
-    const nodes = [...pipeline.tasks.values()];
-    const matched = nodes.filter((t) => regex.test(t.id)).map((t) => t.id);
-    if (matched.length === 0) {
-      throw new ArgumentError("tasks", (n) => `${n("tasks")} ${JSON.stringify(pattern)} matches no task of ${pipeline.id} (tasks: ${nodes.map((t) => t.id).join(", ")})`);
-    }
-    const all = new Set(matched);
-    if (downstream) for (const id of matched) for (const d of reachable(nodes, id, "downstream")) all.add(d);
-    return [...pipeline.tasks.keys()].filter((id) => all.has(id));
+    return this.#backfills.control(backfillId, action, request);
   }
 
   /** Per promised dataset: newest published date, its status against the deadline, the last days; and whether the checker lives. */
