@@ -39,6 +39,14 @@ describe("the engine's module boundaries", () => {
     expect(importsAcross("src/engine/worker", "src/engine/executor").length).toBeGreaterThan(0);
   });
 
+  it("the surfaces never build the scheduler, a worker or the store: the engine does, from the config", () => {
+    for (const surface of ["src/cli", "src/http"]) {
+      for (const part of ["src/engine/scheduler/scheduler.ts", "src/engine/worker/worker.ts", "src/engine/worker/wakeup.ts", "src/store/open-store.ts"]) {
+        expect(importsAcross(surface, part), `${surface} -> ${part}`).toEqual([]);
+      }
+    }
+  });
+
   it("sees static, type-only, re-exported and dynamic imports alike", () => {
     const text = [
       'import { a } from "../worker/a.ts";',
