@@ -19,6 +19,7 @@ describe.skipIf(!url)("PostgreSQL store", () => {
       await pgStore.close();
       await dropSchema(url!, pgStore.schema);
     },
+    { channels: true },
   );
 
   /** Several stores on one schema: as many processes (or machines) sharing one database. */
