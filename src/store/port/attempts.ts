@@ -55,8 +55,11 @@ export interface ClaimRequest {
   runId?: string;
   /** Claim only from this backfill's runs (`idem backfill` running one with no scheduler about). */
   backfillId?: string;
-  /** Where the attempt's log goes; stored on the attempt. */
-  logPath: (runId: string, taskId: string, tryNumber: number) => string;
+  /**
+   * The folder the claiming worker keeps attempt logs in: each attempt's log path,
+   * `attemptLogPath(logDir, run, task, try)` (core/model/log-path.ts), is stored on the attempt.
+   */
+  logDir: string;
   /** Claim only task instances of these pipelines: the ones the worker has loaded. */
   pipelineIds?: readonly string[];
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { MAX_SUMMARY_BYTES } from "../../../src/store/port.ts";
 import { newRun, tasksOf } from "../../support/shapes.ts";
-import { T0, LOG, describeChannel, type Harness } from "./harness.ts";
+import { T0, LOG_DIR, describeChannel, type Harness } from "./harness.ts";
 
 export function attemptsContract(h: Harness): void {
   describe("AttemptStore", () => {
@@ -176,9 +176,9 @@ export function attemptsContract(h: Harness): void {
         });
         await store.createRunIfAbsent(newRun({ backfillId: "bf_1", trigger: "backfill", tasks: tasksOf(["a"]) }));
         await store.createRunIfAbsent(newRun({ businessDate: "2026-09-02", runId: "p@2026-09-02", tasks: tasksOf(["a"]) }));
-        const claimed = await store.claimReady({ workerId: "w1", pid: 1, limit: 10, now: T0, leaseMs: 30_000, backfillId: "bf_1", logPath: LOG });
+        const claimed = await store.claimReady({ workerId: "w1", pid: 1, limit: 10, now: T0, leaseMs: 30_000, backfillId: "bf_1", logDir: LOG_DIR });
         expect(claimed.map((c) => c.runId)).toEqual(["p@2026-09-01"]);
-        expect(await store.claimReady({ workerId: "w1", pid: 1, limit: 10, now: T0, leaseMs: 30_000, backfillId: "bf_1", logPath: LOG })).toEqual([]);
+        expect(await store.claimReady({ workerId: "w1", pid: 1, limit: 10, now: T0, leaseMs: 30_000, backfillId: "bf_1", logDir: LOG_DIR })).toEqual([]);
         expect((await claim()).map((c) => c.runId)).toEqual(["p@2026-09-02"]);
       });
     });
@@ -186,10 +186,10 @@ export function attemptsContract(h: Harness): void {
     describe("claiming only loaded pipelines", () => {
       it("leaves task instances of pipelines the worker has not loaded for someone who has", async () => {
         await createStandardRun();
-        const none = await store.claimReady({ workerId: "w1", pid: 1, limit: 10, now: T0, leaseMs: 30_000, logPath: LOG, pipelineIds: ["other"] });
+        const none = await store.claimReady({ workerId: "w1", pid: 1, limit: 10, now: T0, leaseMs: 30_000, logDir: LOG_DIR, pipelineIds: ["other"] });
         expect(none).toEqual([]);
         expect((await states()).a).toBe("queued");
-        const mine = await store.claimReady({ workerId: "w1", pid: 1, limit: 10, now: T0, leaseMs: 30_000, logPath: LOG, pipelineIds: ["other", "p"] });
+        const mine = await store.claimReady({ workerId: "w1", pid: 1, limit: 10, now: T0, leaseMs: 30_000, logDir: LOG_DIR, pipelineIds: ["other", "p"] });
         expect(mine.map((c) => c.taskId)).toEqual(["a"]);
       });
     });

@@ -4,7 +4,8 @@ import type { AttemptFinish, ClaimedAttempt, RunRecord, Store } from "../../../s
 import { newRun, tasksOf } from "../../support/shapes.ts";
 
 export const T0 = Date.parse("2026-09-02T02:00:00Z");
-export const LOG = (run: string, task: string, n: number) => `/logs/${run}/${task}/try-${n}.log`;
+/** The folder claims name for attempt logs: the store records `<LOG_DIR>/<run>/<task>/try-<n>.log`. */
+export const LOG_DIR = "/logs";
 
 /** What every role's part of the contract suite shares: the store under test and a few shapes. */
 export interface Harness {
@@ -42,7 +43,7 @@ export function contractHarness(current: () => Store, channels: boolean): Harnes
       return edges;
     },
     claim(limit = 10, now = T0, runId, workerId = "w1") {
-      return h.store.claimReady({ workerId, pid: 123, limit, now, leaseMs: 30_000, runId, logPath: LOG });
+      return h.store.claimReady({ workerId, pid: 123, limit, now, leaseMs: 30_000, runId, logDir: LOG_DIR });
     },
     finish(attempt, overrides = {}) {
       return {
