@@ -4,20 +4,19 @@ import { hostname } from "node:os";
 import { Scheduler } from "../../engine/scheduler/scheduler.ts";
 import { notifyWork, subscribeToScheduling } from "../../engine/worker/wakeup.ts";
 import { Worker } from "../../engine/worker/worker.ts";
-import { wholeNumber } from "../flags.ts";
 import type { Cli } from "../lazy.ts";
 import { openEngine, type ProjectEngine as Engine } from "../project.ts";
 import { openHttp, type HttpFlags } from "./serve.ts";
 
-export function scheduler(cli: Cli, flags: { healthPort?: string }) {
+export function scheduler(cli: Cli, flags: { healthPort?: number }) {
   return daemon(cli, (engine, signal) => runScheduler(engine, signal), { role: "scheduler", healthPort: flags.healthPort });
 }
 
-export function worker(cli: Cli, options: WorkerFlags & { healthPort?: string }) {
+export function worker(cli: Cli, options: WorkerFlags & { healthPort?: number }) {
   return daemon(cli, (engine, signal) => runWorker(engine, signal, options), { role: "worker", healthPort: options.healthPort });
 }
 
-export function dev(cli: Cli, options: WorkerFlags & HttpFlags & { healthPort?: string; serve: boolean }) {
+export function dev(cli: Cli, options: WorkerFlags & HttpFlags & { healthPort?: number; serve: boolean }) {
   return daemon(cli, async (engine, signal) => {
     const server = options.serve ? await openHttp(engine, options, cli.global.user) : null;
     try {
@@ -29,8 +28,8 @@ export function dev(cli: Cli, options: WorkerFlags & HttpFlags & { healthPort?: 
 }
 
 interface WorkerFlags {
-  concurrency?: string;
-  grace: string;
+  concurrency?: number;
+  grace: number;
 }
 
 /**
@@ -38,7 +37,7 @@ interface WorkerFlags {
  * delivery; one process at a time holds its lease), so no single process is needed for alerts.
  * `role` names the process for `idem health`.
  */
-export async function daemon(cli: Cli, body: (engine: Engine, signal: AbortSignal) => Promise<void>, options: { role: string; healthPort?: string }): Promise<void> {
+export async function daemon(cli: Cli, body: (engine: Engine, signal: AbortSignal) => Promise<void>, options: { role: string; healthPort?: number }): Promise<void> {
   const { role, healthPort } = options;
   const engine = await openEngine(cli.global, { pipelines: true });
   const stop = new AbortController();
@@ -53,7 +52,7 @@ export async function daemon(cli: Cli, body: (engine: Engine, signal: AbortSigna
   const reloading = watchPipelineFiles(engine, stop.signal);
   try {
     await engine.store.ensurePools(Object.entries(engine.config.pools).map(([name, slots]) => ({ name, slots })), engine.clock.now());
-    const server = healthPort === undefined ? null : await serveHealth(engine, wholeNumber(healthPort, "--health-port", 0));
+    const server = healthPort === undefined ? null : await serveHealth(engine, healthPort);
     const watchdog = engine.watchdog(role, log).run(stop.signal);
     try {
       await body(engine, stop.signal);
@@ -151,8 +150,8 @@ async function serveHealth(engine: Engine, port: number): Promise<Server> {
 }
 
 async function runWorker(engine: Engine, signal: AbortSignal, flags: WorkerFlags): Promise<void> {
-  const concurrency = flags.concurrency === undefined ? engine.config.concurrency : wholeNumber(flags.concurrency, "--concurrency", 1);
-  const grace = wholeNumber(flags.grace, "--grace", 0);
+  const concurrency = flags.concurrency ?? engine.config.concurrency;
+  const grace = flags.grace;
   const worker = new Worker({
     store: engine.store,
     clock: engine.clock,
