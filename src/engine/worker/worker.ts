@@ -1,7 +1,8 @@
 import { setMaxListeners } from "node:events";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import type { Clock } from "../../core/model/clock.ts";
+import { systemClock, type Clock } from "../../core/model/clock.ts";
+import { retryWithBackoff } from "../../core/policy/backoff.ts";
 import type { FrozenPeriod } from "../../core/policy/frozen.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
 import type { AttemptFinish, ClaimLimits, ClaimedAttempt, Store } from "../../store/port.ts";
@@ -267,17 +268,12 @@ export class Worker {
    * out and the scheduler retries it, as if this worker had died.
    */
   async #retrying<T>(what: string, operation: () => Promise<T>, signal?: AbortSignal): Promise<T | undefined> {
-    const deadline = Date.now() + this.#o.leaseMs;
-    for (let pause = 10; ; pause = Math.min(pause * 2, 2_000)) {
-      try {
-        return await operation();
-      } catch (error) {
-        if (Date.now() + pause > deadline || signal?.aborted) {
-          this.#o.log?.(`${what} failed, giving up: ${(error as Error).message}`);
-          return undefined;
-        }
-        await realSleep(pause);
-      }
+    try {
+      // Real time, not the injected clock: the store is out of reach for real.
+      return await retryWithBackoff(operation, { firstMs: 10, maxMs: 2_000, withinMs: this.#o.leaseMs, clock: systemClock, signal });
+    } catch (error) {
+      this.#o.log?.(`${what} failed, giving up: ${(error as Error).message}`);
+      return undefined;
     }
   }
 
