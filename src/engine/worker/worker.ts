@@ -14,9 +14,9 @@ import { realSleep } from "../executor/real-sleep.ts";
 import { announceFinish, subscribeToWork } from "./wakeup.ts";
 import { inlineRunner, type TaskCodeRunner } from "../executor/task-code-runner.ts";
 import { stopError } from "../executor/stop-reason.ts";
-import { DEFINITION_CHANGED } from "../task-host/protocol.ts";
 import type { SecretMasker } from "../secrets/masker.ts";
 import type { PipelineCatalog } from "../project/catalog.ts";
+import { ErrorClass } from "../../core/model/error-classes.ts";
 
 export interface WorkerOptions {
   store: Store;
@@ -213,10 +213,10 @@ export class Worker {
           withheldEnv: this.#o.withheldEnv,
         });
       }
-      if (finish.errorClass === "Cancelled") {
+      if (finish.errorClass === ErrorClass.Cancelled) {
         // Handed back on shutdown: the same try runs again elsewhere, at once.
         finish = { ...finish, outcome: "rescheduled", retryAt: this.#o.clock.now() };
-      } else if (finish.errorClass === DEFINITION_CHANGED) {
+      } else if (finish.errorClass === ErrorClass.DefinitionChanged) {
         // The file changed between our load and the task host's: load it again, and let the
         // attempt run on the definition as it is now, without using up a try.
         this.#o.log?.(`${claim.runId} ${claim.taskId}: ${finish.errorMessage}; handing it back and reloading`);
@@ -246,7 +246,7 @@ export class Worker {
     this.#o.log?.(`${claim.runId} ${claim.taskId}: ${why}; handing it back`);
     return {
       attemptId: claim.attemptId, workerId: this.#o.workerId, now: this.#o.clock.now(), outcome: "rescheduled",
-      retryable: false, retryAt: this.#o.clock.now() + HAND_BACK_DELAY_MS, exitCode: null, errorClass: DEFINITION_CHANGED,
+      retryable: false, retryAt: this.#o.clock.now() + HAND_BACK_DELAY_MS, exitCode: null, errorClass: ErrorClass.DefinitionChanged,
       errorMessage: why, summary: null, skipReason: null,
     };
   }
@@ -257,7 +257,7 @@ export class Worker {
     const settled = Promise.allSettled(this.#inFlight.values()).then(() => true);
     if (!(await Promise.race([settled, realSleep(this.#o.graceMs).then(() => false)]))) {
       this.#o.log?.(`handing back ${this.#inFlight.size} attempt(s)`);
-      this.#cancel.abort(stopError("Cancelled", "cancelled: worker is shutting down"));
+      this.#cancel.abort(stopError(ErrorClass.Cancelled, "cancelled: worker is shutting down"));
       await settled;
     }
   }
@@ -299,9 +299,9 @@ export class Worker {
       }
       if (renewed === true) lease.until = now + leaseMs;
       else if (renewed === false && this.#leases.has(attemptId)) {
-        lease.stop.abort(stopError("LeaseLost", "the attempt's lease was taken away (recorded as lost); stopped so that its retry runs alone"));
+        lease.stop.abort(stopError(ErrorClass.LeaseLost, "the attempt's lease was taken away (recorded as lost); stopped so that its retry runs alone"));
       } else if (renewed === null && lease.until - clock.now() < leaseMs / 3 + 250) {
-        lease.stop.abort(stopError("LeaseLost", `its lease could not be renewed and runs out at ${new Date(lease.until).toISOString()}; stopped before that`));
+        lease.stop.abort(stopError(ErrorClass.LeaseLost, `its lease could not be renewed and runs out at ${new Date(lease.until).toISOString()}; stopped before that`));
       }
     }
   }
