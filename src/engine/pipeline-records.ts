@@ -2,7 +2,7 @@ import { runIdFor } from "../core/model/run-id.ts";
 import type { TriggerKind } from "../core/model/states.ts";
 import type { Params, Pipeline } from "../core/pipeline/types.ts";
 import type { Interval } from "../core/time/interval.ts";
-import type { NewRun, NewTaskInstance, Store } from "../store/port.ts";
+import type { NewRun, NewTaskInstance, RunStore, SchedulingStore } from "../store/port.ts";
 import { recordFrozenPeriods } from "./frozen-records.ts";
 
 /**
@@ -68,7 +68,7 @@ export function newRun(
  * Records the pipeline's graph version (a no-op when the store already has it) and, when its
  * frozen periods differ from those last recorded, the change in the audit log.
  */
-export async function saveVersion(store: Store, pipeline: Pipeline, at: number, actor: string): Promise<void> {
+export async function saveVersion(store: RunStore & SchedulingStore, pipeline: Pipeline, at: number, actor: string): Promise<void> {
   await store.savePipelineVersion({
     pipelineId: pipeline.id,
     version: pipeline.version,

@@ -19,6 +19,7 @@ describeStoreContract(
     await store.close();
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   },
+  { channels: false },
 );
 
 describe("SQLite store specifics", () => {
