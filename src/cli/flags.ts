@@ -28,3 +28,11 @@ export const port = (text: string): number => parseWholeNumber(text, 0, 65535);
 export function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
+
+/**
+ * The flag that gives an engine argument: `maxActiveRuns` -> `--max-active-runs`. The engine names
+ * arguments in its own words (`ArgumentError`); the CLI prints them as the flags a user types.
+ */
+export function flagOf(argument: string): string {
+  return `--${argument.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+}

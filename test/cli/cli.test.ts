@@ -103,6 +103,10 @@ describe("idem CLI", () => {
       [["run", "sales"], /^idem: give the interval: --date YYYY-MM-DD, or --start and --end\n$/],
       [["run", "sales", "--date", "2026-08-01"], /^idem: pipeline sales: 2026-08-01 is before the pipeline's start/],
       [["tasks", "sales@1999-01-01"], /^idem: unknown run "sales@1999-01-01"/],
+      // The engine names its arguments (to, tasks, end); the CLI prints the flags that gave them.
+      [["backfill", "sales", "--from", "2026-09-04", "--to", "2026-09-01", "--dry-run"], /^idem: pipeline sales: --to 2026-09-01 is before --from 2026-09-04\n$/],
+      [["backfill", "sales", "--from", "2026-09-01", "--to", "2026-09-02", "--tasks", "(", "--dry-run"], /^idem: --tasks "\(": not a regular expression: /],
+      [["run", "sales", "--start", "2026-09-02", "--end", "2026-09-01"], /^idem: pipeline sales: --end 2026-09-01 is not after --start 2026-09-02\n$/],
     ];
     for (const [args, message] of cases) {
       const { code, err } = idem(...args);

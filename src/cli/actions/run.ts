@@ -17,13 +17,11 @@ interface RunOptions {
 export function run(cli: Cli, pipelineId: string, options: RunOptions) {
   return withEngine(cli, { pipelines: true }, async (engine, actor) => {
     const interval = intervalOf(engine, pipelineId, options);
-    const concurrency = options.concurrency ?? engine.config.concurrency;
     const result = await engine.runInterval(pipelineId, interval, {
       actor,
       reason: options.reason,
       params: parseParams(options.param),
-      concurrency,
-      reloadMs: engine.config.reloadMs,
+      concurrency: options.concurrency,
       onAttempt: options.json
         ? undefined
         : (claim, outcome) =>
