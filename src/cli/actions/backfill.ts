@@ -10,7 +10,7 @@ interface BackfillFlags {
   from?: string;
   to?: string;
   reason?: string;
-  maxActiveRuns: string;
+  maxActiveRuns: number;
   reprocess: string;
   backwards?: boolean;
   dryRun?: boolean;
@@ -31,7 +31,7 @@ export function backfill(cli: Cli, pipelineId: string | undefined, flags: Backfi
       to: flags.to,
       reprocess: flags.reprocess as "none" | "failed" | "all",
       backwards: flags.backwards ?? false,
-      maxActiveRuns: Number(flags.maxActiveRuns),
+      maxActiveRuns: flags.maxActiveRuns,
       tasks: flags.tasks,
       downstream: flags.downstream ?? false,
       openFrozen: flags.openFrozen,

@@ -1,19 +1,18 @@
 import { createServer, type Server } from "node:http";
 import type { Engine } from "../../engine/engine.ts";
-import { wholeNumber } from "../flags.ts";
 import type { Cli } from "../lazy.ts";
 import { openEngine } from "../project.ts";
 import { openHttp, type HttpFlags } from "./serve.ts";
 
-export function scheduler(cli: Cli, flags: { healthPort?: string }) {
+export function scheduler(cli: Cli, flags: { healthPort?: number }) {
   return daemon(cli, (engine, signal) => engine.runScheduler(signal, log), { role: "scheduler", healthPort: flags.healthPort });
 }
 
-export function worker(cli: Cli, options: WorkerFlags & { healthPort?: string }) {
+export function worker(cli: Cli, options: WorkerFlags & { healthPort?: number }) {
   return daemon(cli, (engine, signal) => runWorker(engine, signal, options), { role: "worker", healthPort: options.healthPort });
 }
 
-export function dev(cli: Cli, options: WorkerFlags & HttpFlags & { healthPort?: string; serve: boolean }) {
+export function dev(cli: Cli, options: WorkerFlags & HttpFlags & { healthPort?: number; serve: boolean }) {
   return daemon(cli, async (engine, signal) => {
     const server = options.serve ? await openHttp(engine, options, cli.global.user) : null;
     try {
@@ -25,14 +24,14 @@ export function dev(cli: Cli, options: WorkerFlags & HttpFlags & { healthPort?: 
 }
 
 interface WorkerFlags {
-  concurrency?: string;
-  grace: string;
+  concurrency?: number;
+  grace: number;
 }
 
 function runWorker(engine: Engine, signal: AbortSignal, flags: WorkerFlags): Promise<void> {
   return engine.runWorker(signal, {
-    concurrency: flags.concurrency === undefined ? undefined : wholeNumber(flags.concurrency, "--concurrency", 1),
-    graceMs: wholeNumber(flags.grace, "--grace", 0) * 1000,
+    concurrency: flags.concurrency,
+    graceMs: flags.grace * 1000,
     log,
     onAttempt: (claim, outcome) =>
       log(`${claim.runId} ${claim.taskId} try ${claim.tryNumber}: ${outcome.taskState}${outcome.errorMessage ? ` (${outcome.errorMessage})` : ""}`),
@@ -44,9 +43,9 @@ function runWorker(engine: Engine, signal: AbortSignal, flags: WorkerFlags): Pro
  * `Engine.runLongLived`); here only the signals that stop it and the optional health endpoint.
  * `role` names the process for `idem health`.
  */
-export async function daemon(cli: Cli, body: (engine: Engine, signal: AbortSignal) => Promise<void>, options: { role: string; healthPort?: string }): Promise<void> {
+export async function daemon(cli: Cli, body: (engine: Engine, signal: AbortSignal) => Promise<void>, options: { role: string; healthPort?: number }): Promise<void> {
   const { role, healthPort } = options;
-  const port = healthPort === undefined ? null : wholeNumber(healthPort, "--health-port", 0);
+  const port = healthPort ?? null;
   const engine = await openEngine(cli.global, { pipelines: true });
   const stop = new AbortController();
   const onSignal = (name: string) => {

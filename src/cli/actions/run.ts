@@ -1,6 +1,5 @@
 import { UsageError } from "../../core/model/errors.ts";
 import type { Engine } from "../../engine/engine.ts";
-import { wholeNumber } from "../flags.ts";
 import { elapsed, printJson } from "../format.ts";
 import type { Cli } from "../lazy.ts";
 import { withEngine } from "../project.ts";
@@ -11,7 +10,7 @@ interface RunOptions {
   end?: string;
   param: string[];
   reason?: string;
-  concurrency?: string;
+  concurrency?: number;
   json?: boolean;
 }
 
@@ -22,7 +21,7 @@ export function run(cli: Cli, pipelineId: string, options: RunOptions) {
       actor,
       reason: options.reason,
       params: parseParams(options.param),
-      concurrency: options.concurrency === undefined ? undefined : wholeNumber(options.concurrency, "--concurrency"),
+      concurrency: options.concurrency,
       onAttempt: options.json
         ? undefined
         : (claim, outcome) =>

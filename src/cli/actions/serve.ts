@@ -8,7 +8,7 @@ import { daemon, log } from "./daemons.ts";
 
 export interface HttpFlags {
   host: string;
-  port: string;
+  port: number;
   allowHost?: string[];
 }
 
@@ -22,8 +22,7 @@ export function serve(cli: Cli, flags: HttpFlags) {
 
 /** Starts the app's server (and says where it listens); the caller closes it. */
 export async function openHttp(engine: Engine, flags: HttpFlags, user: string | undefined): Promise<RunningServer> {
-  const port = Number(flags.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port ${flags.port}: expected a port number 0-65535`);
+  const port = flags.port;
   const { startServer } = await import("../../http/server.ts");
   let server: RunningServer;
   try {

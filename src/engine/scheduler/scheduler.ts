@@ -1,5 +1,6 @@
 import type { Clock } from "../../core/model/clock.ts";
 import { runIdFor } from "../../core/model/run-id.ts";
+import { Backoff } from "../../core/policy/backoff.ts";
 import { retryDelay } from "../../core/policy/retry.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
 import { describeFrozen, frozenPeriodOf, type FrozenPeriod } from "../../core/policy/frozen.ts";
@@ -177,16 +178,21 @@ export class Scheduler {
       if (sleeping) sleeping.abort();
       else wokenDuringTick = true;
     });
+    // A store out of reach for a while must not end the scheduler: it tries again shortly, for
+    // as long as it runs (a steady pause: a tick is cheap, and the store may be back any moment).
+    let failing: Backoff | null = null;
     try {
       while (!signal.aborted) {
         wokenDuringTick = false;
         let result: TickResult;
         try {
           result = await this.tick();
+          failing = null;
         } catch (error) {
-          // A store out of reach for a while must not end the scheduler: try again shortly.
           this.#o.log?.(`tick failed, trying again: ${(error as Error).message}`);
-          await this.#o.clock.sleep(Math.min(this.#o.tickMs, 2_000), signal);
+          const pauseMs = Math.min(this.#o.tickMs, 2_000);
+          failing ??= new Backoff({ firstMs: pauseMs, maxMs: pauseMs, withinMs: Infinity, clock: this.#o.clock, signal });
+          await failing.again();
           continue;
         }
         // Wakes from other processes only matter to the leader; a standby waits for the lease.

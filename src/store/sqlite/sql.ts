@@ -1,3 +1,4 @@
+import { ErrorClass } from "../../core/model/error-classes.ts";
 import { FAILING_TASK_STATES, LIVE_TASK_STATES } from "../../core/policy/run-progress.ts";
 import { sqlList } from "../decision-rows.ts";
 
@@ -206,7 +207,7 @@ export const SQL = {
     ORDER BY a.lease_expires_at LIMIT ?`,
   loseAttempt: `
     UPDATE attempts
-    SET state = 'lost', ended_at = ?, error_class = 'LeaseExpired', error_message = ?, lease_expires_at = NULL
+    SET state = 'lost', ended_at = ?, error_class = '${ErrorClass.LeaseExpired}', error_message = ?, lease_expires_at = NULL
     WHERE attempt_id = ?`,
   selectLease: `SELECT * FROM leases WHERE role = ?`,
   insertLease: `INSERT INTO leases (role, holder, term, expires_at, renewed_at) VALUES (?, ?, 1, ?, ?)`,
