@@ -1,11 +1,13 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { MIGRATIONS } from "../../src/store/sqlite/migrations.ts";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
 import { SQL } from "../../src/store/sqlite/sql.ts";
 import { describeStoreContract } from "./store-contract.ts";
+import { describeRunCounts } from "./run-counts.ts";
 
 const dirs: string[] = [];
 describeStoreContract(
@@ -20,6 +22,27 @@ describeStoreContract(
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   },
 );
+
+describeRunCounts("SQLite", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "idem-store-"));
+  const store = new SqliteStore(join(dir, "state.db"));
+  await store.migrate();
+  return {
+    store,
+    async counts(runId) {
+      const run = store.db.prepare("SELECT live_tasks, failed_tasks FROM runs WHERE run_id = ?").get(runId) as { live_tasks: number; failed_tasks: number };
+      const rows = store.db.prepare("SELECT state, count(*) AS n FROM task_instances WHERE run_id = ? GROUP BY state").all(runId) as { state: string; n: number }[];
+      return { liveTasks: run.live_tasks, failedTasks: run.failed_tasks, byState: Object.fromEntries(rows.map((r) => [r.state, r.n])) };
+    },
+    async setState(runId, taskId, state) {
+      store.db.prepare("UPDATE task_instances SET state = ? WHERE run_id = ? AND task_id = ?").run(state, runId, taskId);
+    },
+    async close() {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}, { runs: 60 });
 
 describe("SQLite store specifics", () => {
   it("uses WAL so the scheduler, workers and the CLI can share the file", async () => {
@@ -73,5 +96,60 @@ describe("SQLite store specifics", () => {
     const [first] = store.db.prepare(SQL.selectQueuedCandidates).all(1) as { run_id: string }[];
     expect(first!.run_id).toBe("p@2");
     await store.close();
+  });
+
+  it("finishes and claims of one run read what changed, not the run: counters and indexes read in order", async () => {
+    const store = new SqliteStore(":memory:");
+    await store.migrate();
+    // One run of 2,000 tasks, a chain through half of them, with statistics as ANALYZE keeps them.
+    store.db.exec(`
+      INSERT INTO runs (run_id, pipeline_id, interval_start, interval_end, business_date, state, trigger_kind, graph_version, params, created_at)
+      VALUES ('p@1', 'p', 1, 2, '2026-01-01', 'queued', 'manual', 'v', '{}', 0);
+      INSERT INTO task_instances (run_id, task_id, state, max_tries, trigger_rule, queued_at)
+      WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000)
+      SELECT 'p@1', 't' || i, iif(i % 2 = 0, 'success', 'queued'), 1, 'all_success', i FROM n;
+      INSERT INTO task_edges (graph_version, parent, child)
+      WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000) SELECT 'v', 't' || i, 't' || (i + 1) FROM n;
+      ANALYZE;`);
+    const plan = (sql: string, args: Record<string, unknown>) =>
+      (store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(args) as { detail: string }[]).map((p) => p.detail).join(" | ");
+    expect(plan(SQL.runProgress, { runId: "p@1" })).toMatch(/^SEARCH runs USING INDEX sqlite_autoindex_runs_1 \(run_id=\?\)$/);
+    expect(store.db.prepare("SELECT live_tasks, failed_tasks FROM runs").get()).toEqual({ live_tasks: 1000, failed_tasks: 0 });
+    const runClaim = plan(SQL.selectRunCandidates, { runId: "p@1", now: 0, limit: 72 });
+    expect(runClaim).toMatch(/SEARCH t USING INDEX task_instances_queued_by_run \(run_id=\?\)/);
+    expect(runClaim).toMatch(/SEARCH t USING INDEX task_instances_waiting_by_run \(run_id=\? AND next_try_at<\?\)/);
+    expect(runClaim).not.toMatch(/USING PRIMARY KEY/);
+    const children = plan(SQL.waitingChildrenWithParents, { runId: "p@1", graphVersion: "v", parent: "t5" });
+    expect(children).toMatch(/^SEARCH c USING PRIMARY KEY \(graph_version=\? AND parent=\?\)/);
+    expect(children).not.toMatch(/^SCAN|\| SCAN/);
+    const claimed = store.db.prepare(SQL.selectRunCandidates).all({ runId: "p@1", now: 0, limit: 3 }) as { task_id: string }[];
+    expect(claimed.map((c) => c.task_id)).toEqual(["t1", "t3", "t5"]);
+    await store.close();
+  });
+
+  it("counts the live and failing task instances of runs that existed before migration 17", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "idem-store-"));
+    const path = join(dir, "state.db");
+    const old = new Database(path);
+    old.exec("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)");
+    for (const m of MIGRATIONS.filter((m) => m.version < 17)) {
+      old.exec(m.sql);
+      old.prepare("INSERT INTO schema_migrations VALUES (?, ?, 0)").run(m.version, m.name);
+    }
+    old.exec(`
+      INSERT INTO runs (run_id, pipeline_id, interval_start, interval_end, business_date, state, trigger_kind, graph_version, params, created_at)
+      VALUES ('p@1', 'p', 1, 2, '2026-01-01', 'running', 'manual', 'v', '{}', 0), ('p@2', 'p', 2, 3, '2026-01-02', 'failed', 'manual', 'v', '{}', 0);
+      INSERT INTO task_instances (run_id, task_id, state, max_tries, trigger_rule) VALUES
+        ('p@1', 'a', 'success', 1, 'all_success'), ('p@1', 'b', 'running', 1, 'all_success'), ('p@1', 'c', 'scheduled', 1, 'all_success'),
+        ('p@2', 'a', 'failed', 1, 'all_success'), ('p@2', 'b', 'upstream_failed', 1, 'all_success'), ('p@2', 'c', 'skipped', 1, 'all_success');`);
+    old.close();
+    const store = new SqliteStore(path);
+    await store.migrate();
+    expect(store.db.prepare("SELECT run_id, live_tasks, failed_tasks FROM runs ORDER BY run_id").all()).toEqual([
+      { run_id: "p@1", live_tasks: 2, failed_tasks: 0 },
+      { run_id: "p@2", live_tasks: 0, failed_tasks: 2 },
+    ]);
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
   });
 });

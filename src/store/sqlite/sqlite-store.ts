@@ -142,7 +142,7 @@ export class SqliteStore extends SqliteReads implements Store {
       // Look past the first `limit` candidates: some will not fit their pool or their pipeline's cap.
       const scan = request.limit * 4 + 32;
       const candidates = (request.runId
-        ? (q.selectRunCandidates.all(request.runId, request.now, scan) as Row[])
+        ? (q.selectRunCandidates.all({ runId: request.runId, now: request.now, limit: scan }) as Row[])
         : request.backfillId
         ? (q.selectBackfillCandidates.all(request.backfillId, request.now, scan) as Row[])
         : [...(q.selectWaitingCandidates.all(request.now, scan) as Row[]), ...(q.selectQueuedCandidates.all(scan) as Row[])]
