@@ -2,12 +2,17 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { MIGRATIONS } from "../../src/store/sqlite/migrations.ts";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
 import { SQL } from "../../src/store/sqlite/sql.ts";
 import { describeStoreContract } from "./store-contract.ts";
 import { describeRunCounts } from "./run-counts.ts";
+import type { AttemptFinish } from "../../src/store/port.ts";
+import { newRun, tasksOf } from "../support/shapes.ts";
+
+const T0 = Date.parse("2026-09-02T02:00:00Z");
+const LOG = (run: string, task: string, n: number) => `/logs/${run}/${task}/try-${n}.log`;
 
 const dirs: string[] = [];
 describeStoreContract(
@@ -152,4 +157,49 @@ describe("SQLite store specifics", () => {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   });
+
+  it("records finishes that arrive in one turn in one transaction, each as if recorded one by one, one that throws failing alone", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "idem-store-"));
+    const store = new SqliteStore(join(dir, "state.db"));
+    await store.migrate();
+    await store.savePipelineVersion({ pipelineId: "p", version: "v1", definition: {}, edges: [{ parent: "x", child: "z" }, { parent: "y", child: "z" }], createdAt: T0 });
+    await store.createRunIfAbsent(newRun({ tasks: tasksOf(["w", "x", "y", "z"], [["x", "z"], ["y", "z"]]) }));
+    const claimed = new Map((await store.claimReady({ workerId: "w", pid: 1, limit: 10, now: T0, leaseMs: 30_000, logPath: LOG })).map((c) => [c.taskId, c]));
+    const end = (task: string, overrides: Partial<AttemptFinish> = {}): AttemptFinish => ({
+      attemptId: claimed.get(task)!.attemptId, workerId: "w", now: T0 + 1, outcome: "success", retryable: false, retryAt: null,
+      exitCode: null, errorClass: null, errorMessage: null, summary: null, skipReason: null, ...overrides,
+    });
+    const writeTransactions = countImmediateTransactions(store);
+    const outcomes = await Promise.allSettled([
+      store.finishAttempt(end("x", { outcome: "failed", errorClass: "Error", errorMessage: "x" })),
+      store.finishAttempt(end("x")), // the same attempt again: refused, as it would be after the first
+      store.finishAttempt(end("w", { datasets: [null as unknown as string] })), // a write that throws
+      store.finishAttempt(end("y", { outcome: "failed", errorClass: "Error", errorMessage: "y" })),
+    ]);
+    expect(writeTransactions()).toBe(1);
+    expect(outcomes.map((o) => (o.status === "fulfilled" ? o.value : "rejected"))).toEqual([
+      { accepted: true, taskState: "failed", runState: null },
+      { accepted: false, taskState: "failed", runState: null },
+      "rejected",
+      { accepted: true, taskState: "failed", runState: null },
+    ]);
+    // w's failed write left nothing behind: still running, its attempt open; z settled by x alone.
+    const byTask = new Map((await store.listTaskInstances("p@2026-09-01")).map((t) => [t.taskId, t]));
+    expect(byTask.get("w")!.state).toBe("running");
+    expect((await store.listAttempts("p@2026-09-01", "w"))[0]!.state).toBe("running");
+    expect(byTask.get("z")).toMatchObject({ state: "upstream_failed", reason: "upstream: 1 task(s) failed" });
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
 });
+
+/** Counts the IMMEDIATE (writing) transactions the store opens from now on. */
+function countImmediateTransactions(store: SqliteStore): () => number {
+  let n = 0;
+  const transaction = store.db.transaction.bind(store.db);
+  vi.spyOn(store.db, "transaction").mockImplementation(((fn: (...args: unknown[]) => unknown) => {
+    const t = transaction(fn);
+    return Object.assign((...args: unknown[]) => t(...args), { immediate: (...args: unknown[]) => (n++, t.immediate(...args)) });
+  }) as typeof store.db.transaction);
+  return () => n;
+}

@@ -28,6 +28,7 @@ type Row = Record<string, any>;
  */
 export class SqliteStore extends SqliteReads implements Store {
   readonly db: Database.Database;
+  readonly #pendingFinishes: { finish: AttemptFinish; resolve: (o: FinishOutcome) => void; reject: (e: unknown) => void }[] = [];
   constructor(path: string, options: { busyTimeoutMs?: number } = {}) {
     super();
     this.db = openWalDatabase(path, options.busyTimeoutMs);
@@ -59,6 +60,7 @@ export class SqliteStore extends SqliteReads implements Store {
   }
 
   async close(): Promise<void> {
+    if (this.db.open) this.#recordPendingFinishes();
     if (this.db.open) this.db.close();
   }
 
@@ -187,8 +189,47 @@ export class SqliteStore extends SqliteReads implements Store {
     return this.q.renewLease.run(leaseExpiresAt, attemptId, workerId).changes === 1;
   }
 
+  /**
+   * Finishes that arrive in one turn of the event loop (task hosts answer one message at a
+   * time, but several are often read in one poll) are recorded together, in one transaction,
+   * after the turn: one write lock and one commit for all of them. Each is its own savepoint, so
+   * one that throws fails alone, and each sees those before it, as if recorded one by one.
+   */
   async finishAttempt(f: AttemptFinish): Promise<FinishOutcome> {
     assertSummaryFits(f.summary);
+    return new Promise((resolve, reject) => {
+      this.#pendingFinishes.push({ finish: f, resolve, reject });
+      if (this.#pendingFinishes.length === 1) setImmediate(() => this.#recordPendingFinishes());
+    });
+  }
+
+  #recordPendingFinishes(): void {
+    const batch = this.#pendingFinishes.splice(0);
+    if (batch.length === 0) return;
+    const results: ({ outcome: FinishOutcome } | { error: unknown })[] = [];
+    try {
+      this.db.transaction(() => {
+        for (const { finish } of batch) {
+          try {
+            results.push({ outcome: this.#finishOne(finish) });
+          } catch (error) {
+            results.push({ error });
+          }
+        }
+      }).immediate();
+    } catch (error) {
+      for (const q of batch) q.reject(error);
+      return;
+    }
+    batch.forEach((q, i) => {
+      const result = results[i]!;
+      if ("error" in result) q.reject(result.error);
+      else q.resolve(result.outcome);
+    });
+  }
+
+  /** One finish, inside the batch's transaction: a savepoint of its own. */
+  #finishOne(f: AttemptFinish): FinishOutcome {
     return this.db.transaction((): FinishOutcome => {
       const q = this.q;
       const a = q.selectAttemptForFinish.get(f.attemptId) as Row | undefined;
@@ -222,7 +263,7 @@ export class SqliteStore extends SqliteReads implements Store {
         return { accepted: true, taskState: "up_for_reschedule", runState: null };
       }
       return this.#endTry(a!, f.outcome, f.outcome === "failed" && f.retryable ? f.retryAt : null, f.skipReason, f.now);
-    }).immediate();
+    })();
   }
 
   /** Ends a try: a retry if one is allowed, else a final state that flows downstream. */
