@@ -30,7 +30,7 @@ async function finisher(location: string): Promise<void> {
   const store: Store = location.startsWith("postgres") ? new PostgresStore({ connectionString: location, poolSize: 2 }) : new SqliteStore(location);
   await store.migrate();
   for (let i = 0; i < FINISHES; i++) {
-    const [claim] = await store.claimReady({ workerId: "bench-worker", pid: process.pid, limit: 1, now: Date.now(), leaseMs: 60_000, logPath: () => "/dev/null" });
+    const [claim] = await store.claimReady({ workerId: "bench-worker", pid: process.pid, limit: 1, now: Date.now(), leaseMs: 60_000, logDir: "/nonexistent/logs" });
     if (!claim) throw new Error("nothing to claim");
     await store.finishAttempt({
       attemptId: claim.attemptId, workerId: "bench-worker", now: Date.now(), outcome: "success", retryable: true, retryAt: null,

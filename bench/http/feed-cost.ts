@@ -37,7 +37,7 @@ async function round(store: Store): Promise<number> {
       ],
     });
     for (let t = 0; t < 2; t++) {
-      const [claim] = await store.claimReady({ workerId: "w", pid: 1, limit: 1, now: start + 100 + t * 10, leaseMs: 60_000, runId, logPath: () => "/dev/null" });
+      const [claim] = await store.claimReady({ workerId: "w", pid: 1, limit: 1, now: start + 100 + t * 10, leaseMs: 60_000, runId, logDir: "/nonexistent/logs" });
       if (!claim) throw new Error(`nothing to claim in ${runId} (task ${t})`);
       await store.finishAttempt({
         attemptId: claim!.attemptId, workerId: "w", now: start + 105 + t * 10, outcome: "success", retryable: true, retryAt: null,

@@ -1,7 +1,7 @@
 import {
   canonicalFrozenPeriods, describeFrozenChange, diffFrozenPeriods, isNoFrozenChange, type FrozenPeriod,
 } from "../core/policy/frozen.ts";
-import type { AuditEntry, Store } from "../store/port.ts";
+import type { AuditEntry, SchedulingStore } from "../store/port.ts";
 
 /** The scope of the project's own frozen periods (`frozen` in idem.config.ts); no pipeline id looks like it. */
 export const PROJECT_FROZEN_SCOPE = "*";
@@ -23,7 +23,7 @@ export interface FrozenRecordRequest {
  * last record, an audit entry saying what was added, removed or changed, once whoever sees it
  * first. Returns that entry, or null when nothing changed.
  */
-export async function recordFrozenPeriods(store: Store, request: FrozenRecordRequest): Promise<AuditEntry | null> {
+export async function recordFrozenPeriods(store: SchedulingStore, request: FrozenRecordRequest): Promise<AuditEntry | null> {
   const scope = request.pipelineId ?? PROJECT_FROZEN_SCOPE;
   const periods = canonicalFrozenPeriods(request.periods);
   const text = JSON.stringify(periods);

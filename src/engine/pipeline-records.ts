@@ -1,5 +1,5 @@
 import type { Pipeline } from "../core/pipeline/types.ts";
-import type { NewTaskInstance, Store } from "../store/port.ts";
+import type { NewTaskInstance, RunStore, SchedulingStore } from "../store/port.ts";
 import { recordFrozenPeriods } from "./frozen-records.ts";
 
 /**
@@ -23,7 +23,7 @@ export function taskInstancesOf(pipeline: Pipeline, only: ReadonlySet<string> | 
  * Records the pipeline's graph version (a no-op when the store already has it) and, when its
  * frozen periods differ from those last recorded, the change in the audit log.
  */
-export async function saveVersion(store: Store, pipeline: Pipeline, at: number, actor: string): Promise<void> {
+export async function saveVersion(store: RunStore & SchedulingStore, pipeline: Pipeline, at: number, actor: string): Promise<void> {
   await store.savePipelineVersion({
     pipelineId: pipeline.id,
     version: pipeline.version,

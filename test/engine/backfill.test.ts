@@ -143,7 +143,7 @@ describe("backfills", () => {
     h.clock.set("2026-10-02T03:00:00Z");
     await h.store.skipIntervals({ pipelineId: "sales", intervals: [], reason: "", at: h.clock.now(), cursor: Date.parse("2026-09-30T23:00:00Z") });
     await h.scheduler.tick(); // the live run for 2026-10-01 arrives
-    const [first] = await h.store.claimReady({ workerId: "w", pid: 1, limit: 1, now: h.clock.now(), leaseMs: 60_000, logPath: () => "/dev/null", limits: {} });
+    const [first] = await h.store.claimReady({ workerId: "w", pid: 1, limit: 1, now: h.clock.now(), leaseMs: 60_000, logDir: "/nonexistent/logs", limits: {} });
     expect(first).toMatchObject({ runId: "sales@2026-10-01", trigger: "schedule" });
     expect(backfill.state).toBe("running");
   });

@@ -155,7 +155,7 @@ describe("limits", () => {
       });
     const t0 = clock.now();
     await newRun("blocker", 1, t0);
-    const claim = (now: number) => store.claimReady({ workerId: "w", pid: 1, limit: 10, now, leaseMs: 60_000, logPath: () => "/dev/null", limits: { starvationMs: 60_000 } });
+    const claim = (now: number) => store.claimReady({ workerId: "w", pid: 1, limit: 10, now, leaseMs: 60_000, logDir: "/nonexistent/logs", limits: { starvationMs: 60_000 } });
     expect((await claim(t0)).map((c) => c.runId)).toEqual(["big@blocker"]);
     await newRun("large", 2, t0 + 1);
     await newRun("small", 1, t0 + 2);
@@ -312,7 +312,7 @@ describe("crash recovery", () => {
     h = await ScheduleHarness.open([p], "2026-09-02T01:00:00Z");
     h.clock.set("2026-09-02T01:00:00Z");
     await h.scheduler.tick();
-    const [claimed] = await h.store.claimReady({ workerId: "doomed", pid: 999, limit: 1, now: h.clock.now(), leaseMs: 30_000, logPath: () => "/dev/null" });
+    const [claimed] = await h.store.claimReady({ workerId: "doomed", pid: 999, limit: 1, now: h.clock.now(), leaseMs: 30_000, logDir: "/nonexistent/logs" });
     h.clock.advance(31_000);
     const tick = await h.scheduler.tick();
     expect(tick.attemptsLost).toBe(1);

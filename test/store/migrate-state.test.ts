@@ -53,7 +53,7 @@ describe.skipIf(!url)("idem migrate: SQLite state to PostgreSQL", () => {
     exitCode: 0, errorClass: null, errorMessage: null, summary: JSON.stringify({ rows: 3 }), skipReason: null, ...overrides,
   });
   const claim = (store: Store, now = T0) =>
-    store.claimReady({ workerId: "w1", pid: 42, limit: 10, now, leaseMs: 30_000, logPath: (r, t, n) => `/logs/${r}/${t}/${n}.log` });
+    store.claimReady({ workerId: "w1", pid: 42, limit: 10, now, leaseMs: 30_000, logDir: "/logs" });
 
   /** A small installation with a bit of everything: finished and failed runs, a retry, a live run, audit, pause, pools, datasets, a backfill, freshness, an incident, watermarks. */
   async function buildHistory(store: Store): Promise<void> {

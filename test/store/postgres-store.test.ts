@@ -9,7 +9,7 @@ import { describeRunCounts } from "./run-counts.ts";
 
 const url = testPostgresUrl();
 const T0 = Date.parse("2026-09-02T02:00:00Z");
-const LOG = (run: string, task: string, n: number) => `/logs/${run}/${task}/try-${n}.log`;
+const LOG_DIR = "/logs";
 
 describe.skipIf(!url)("PostgreSQL store", () => {
   describeStoreContract(
@@ -20,6 +20,7 @@ describe.skipIf(!url)("PostgreSQL store", () => {
       await pgStore.close();
       await dropSchema(url!, pgStore.schema);
     },
+    { channels: true },
   );
 
   describeRunCounts("PostgreSQL", async () => {
@@ -60,7 +61,7 @@ describe.skipIf(!url)("PostgreSQL store", () => {
   });
 
   const claimBy = (store: Store, workerId: string, limit: number, now = T0): Promise<ClaimedAttempt[]> =>
-    store.claimReady({ workerId, pid: 1, limit, now, leaseMs: 30_000, logPath: LOG });
+    store.claimReady({ workerId, pid: 1, limit, now, leaseMs: 30_000, logDir: LOG_DIR });
 
   const success = (attempt: ClaimedAttempt, workerId: string, now = T0 + 1): AttemptFinish => ({
     attemptId: attempt.attemptId, workerId, now, outcome: "success", retryable: true, retryAt: null,

@@ -26,6 +26,7 @@ describeStoreContract(
     await store.close();
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   },
+  { channels: false },
 );
 
 describeRunCounts("SQLite", async () => {

@@ -180,9 +180,8 @@ async function seedLateIncident(store: Store): Promise<void> {
 
 async function workRun(store: Store, dir: string, p: Pipeline, date: string, runId: string, from: number, mode: "done" | "running"): Promise<void> {
   let t = from;
-  const logPath = (run: string, task: string, n: number) => join(dir, "logs", run.replace(/[^A-Za-z0-9_.@-]/g, "_"), `${task}.${n}.log`);
   for (let round = 0; round < 40; round++) {
-    const claims = await store.claimReady({ workerId: "etl-1:4242", pid: 4242, limit: 10, now: t, leaseMs: 120_000, runId, logPath });
+    const claims = await store.claimReady({ workerId: "etl-1:4242", pid: 4242, limit: 10, now: t, leaseMs: 120_000, runId, logDir: join(dir, "logs") });
     if (claims.length === 0) {
       const retry = await store.nextRetryAt(runId);
       if (retry === null || (mode === "running" && retry > SEED_NOW)) return;

@@ -1,5 +1,5 @@
 import type { Clock } from "../../core/model/clock.ts";
-import type { ChangeEvent, Store } from "../../store/port.ts";
+import type { ChangeEvent, ChangeFeedStore } from "../../store/port.ts";
 
 /** Changes read per query. */
 const BATCH = 500;
@@ -27,7 +27,7 @@ export interface ChangeSubscriber {
  * for a moment (the other transaction commits, or rolled back and never will), then passed.
  */
 export class ChangeFeed {
-  readonly #store: Store;
+  readonly #store: ChangeFeedStore;
   readonly #clock: Clock;
   readonly #subscribers = new Map<ChangeSubscriber, { cursor: number }>();
   #settled: number | null = null;
@@ -40,7 +40,7 @@ export class ChangeFeed {
   #watching: Promise<void> | null = null;
   #log: (line: string) => void;
 
-  constructor(store: Store, clock: Clock, log: (line: string) => void = () => {}) {
+  constructor(store: ChangeFeedStore, clock: Clock, log: (line: string) => void = () => {}) {
     this.#store = store;
     this.#clock = clock;
     this.#log = log;

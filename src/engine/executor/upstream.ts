@@ -1,11 +1,11 @@
 import type { Summary } from "../../core/pipeline/types.ts";
-import type { Store } from "../../store/port.ts";
+import type { RunStore } from "../../store/port.ts";
 
 /**
  * `ctx.upstream`: for each task named, the summary of its latest successful attempt in the
  * run. Read only for tasks that run after others, one small query per upstream task.
  */
-export async function upstreamSummaries(store: Store, runId: string, taskIds: readonly string[]): Promise<Record<string, Summary>> {
+export async function upstreamSummaries(store: RunStore, runId: string, taskIds: readonly string[]): Promise<Record<string, Summary>> {
   const found = await Promise.all(
     taskIds.map(async (taskId) => [taskId, (await store.listAttempts(runId, taskId)).filter((a) => a.state === "success").at(-1)?.summary ?? null] as const),
   );

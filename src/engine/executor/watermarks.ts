@@ -1,10 +1,10 @@
 import type { Clock } from "../../core/model/clock.ts";
 import type { WatermarkAccess } from "../../core/pipeline/types.ts";
 import { compareWatermarks } from "../../data/watermark.ts";
-import type { Store } from "../../store/port.ts";
+import type { WatermarkRecordStore } from "../../store/port.ts";
 
 /** The state store's watermarks as task code sees them: a save never moves one backwards. */
-export function storeWatermarks(store: Store, clock: Clock): WatermarkAccess {
+export function storeWatermarks(store: WatermarkRecordStore, clock: Clock): WatermarkAccess {
   return {
     get: (pipelineId, taskId) => store.getWatermark(pipelineId, taskId),
     async save(pipelineId, taskId, value) {

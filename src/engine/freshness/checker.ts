@@ -1,14 +1,17 @@
 import type { Pipeline } from "../../core/pipeline/types.ts";
 import { instantFor, type FreshnessPromise } from "../../core/pipeline/promise.ts";
 import { addDays, formatInstant, localDate, startOfDay } from "../../core/time/dates.ts";
-import type { Store } from "../../store/port.ts";
+import type { FreshnessStore, NewIncident, RunStore, SchedulingStore, WorkerStore } from "../../store/port.ts";
 import type { SchedulerPresence } from "../../core/policy/expected-run.ts";
 import { intervalLabel } from "../../core/model/run-id.ts";
 import { DEFAULT_DID_NOT_RUN_GRACE_MS, expectedRuns, recentIntervalsFrom } from "../scheduler/ledger.ts";
 import { LeadMemory, schedulerPresence } from "../scheduler/presence.ts";
 
+/** What the checker reads and writes: freshness and incidents, runs, the ledger, and who leads. */
+export type CheckerStore = FreshnessStore & RunStore & SchedulingStore & WorkerStore;
+
 export interface CheckerOptions {
-  store: Store;
+  store: CheckerStore;
   /** The pipelines to check, or where to read them at each pass (they are reloaded while idem runs). */
   pipelines: readonly Pipeline[] | (() => readonly Pipeline[]);
   /** How many business dates back the checker looks. Default 7. */
@@ -197,7 +200,7 @@ export class FreshnessChecker {
     return startOfDay(date, pipeline.schedule.timezone);
   }
 
-  async #open(result: CheckResult, incident: Parameters<Store["openIncident"]>[0]): Promise<void> {
+  async #open(result: CheckResult, incident: NewIncident): Promise<void> {
     if (await this.#o.store.openIncident(incident)) {
       result.opened.push(incident.key);
       this.#o.log?.(`incident ${incident.key}: ${incident.message}`);

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import type { Clock } from "../../core/model/clock.ts";
-import type { OutboxAlert, Store } from "../../store/port.ts";
+import type { OutboxAlert, FreshnessStore } from "../../store/port.ts";
 
 /**
  * Where alerts go. A webhook's url and headers may name environment variables
@@ -15,7 +15,7 @@ export type NotifierConfig =
   | { log: true };
 
 export interface DispatcherOptions {
-  store: Store;
+  store: FreshnessStore;
   clock: Clock;
   notifiers: Readonly<Record<string, NotifierConfig>>;
   log: (line: string) => void;

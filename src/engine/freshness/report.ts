@@ -1,7 +1,7 @@
 import type { Pipeline } from "../../core/pipeline/types.ts";
 import { instantFor } from "../../core/pipeline/promise.ts";
 import { addDays, localDate } from "../../core/time/dates.ts";
-import type { FreshnessRecord, Incident, Store } from "../../store/port.ts";
+import type { FreshnessRecord, Incident, FreshnessStore, WorkerStore } from "../../store/port.ts";
 import { SCHEDULER_ROLE, schedulerPresence } from "../scheduler/presence.ts";
 import { CHECKER_ROLE } from "./watchdog.ts";
 
@@ -43,7 +43,7 @@ export interface FreshnessReport {
  * Is anyone watching? The checker's silence must be loud (a dead checker sends no alerts), and
  * so must a dead scheduler's (nothing is created). Shown by `idem health`, `idem freshness` and `/health`.
  */
-export async function checkerHealth(store: Store, now: number, staleMs: number): Promise<CheckerHealth> {
+export async function checkerHealth(store: FreshnessStore & WorkerStore, now: number, staleMs: number): Promise<CheckerHealth> {
   const lease = await store.getLead(CHECKER_ROLE);
   const presence = await schedulerPresence(store, now);
   const lead = await store.getLead(SCHEDULER_ROLE);
@@ -68,7 +68,7 @@ function seconds(ms: number): string {
   return `${Math.round(ms / 1000)}s`;
 }
 
-export async function freshnessReport(store: Store, pipelines: readonly Pipeline[], now: number, staleMs: number, days = 7): Promise<FreshnessReport> {
+export async function freshnessReport(store: FreshnessStore & WorkerStore, pipelines: readonly Pipeline[], now: number, staleMs: number, days = 7): Promise<FreshnessReport> {
   const datasets: DatasetFreshness[] = [];
   for (const pipeline of pipelines) {
     for (const promise of pipeline.promises) {

@@ -1,14 +1,13 @@
 import type { Clock } from "../../core/model/clock.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
-import type { Store } from "../../store/port.ts";
-import { FreshnessChecker, type CheckResult } from "./checker.ts";
+import { FreshnessChecker, type CheckerStore, type CheckResult } from "./checker.ts";
 import { AlertDispatcher, type NotifierConfig } from "./notifiers.ts";
 
 /** The lease role of the watchdog: one process at a time checks promises and delivers alerts. */
 export const CHECKER_ROLE = "checker";
 
 export interface WatchdogOptions {
-  store: Store;
+  store: CheckerStore;
   clock: Clock;
   /** Read at every pass: a watchdog checks the pipelines as they are after a reload. */
   pipelines: readonly Pipeline[] | (() => readonly Pipeline[]);

@@ -3,7 +3,7 @@ import { didNotRun, judgeUnrunInterval, type SchedulerPresence, type UnrunCause 
 import type { TriggerKind } from "../../core/model/states.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
 import type { Interval } from "../../core/time/interval.ts";
-import type { PipelineState, Store } from "../../store/port.ts";
+import type { PipelineState, RunStore, SchedulingStore, WorkerStore } from "../../store/port.ts";
 import { schedulerPresence } from "./presence.ts";
 import { duesBetween } from "./due-cache.ts";
 
@@ -43,7 +43,7 @@ export interface LedgerOptions {
  * it (a catch-up under the run cap) and "missing" when nothing will create it by itself.
  */
 export async function expectedRuns(
-  store: Store,
+  store: SchedulingStore & RunStore & WorkerStore,
   pipeline: Pipeline,
   range: { from: number; to: number },
   now: number,
@@ -97,7 +97,7 @@ export async function expectedRuns(
 }
 
 /** When the scheduler last moved the pipeline's cursor: the creation of the run (or skip) ending there. */
-async function cursorMovedAt(store: Store, pipeline: Pipeline, state: PipelineState): Promise<number | null> {
+async function cursorMovedAt(store: SchedulingStore & RunStore, pipeline: Pipeline, state: PipelineState): Promise<number | null> {
   if (state.scheduleCursor === null) return state.createdAt;
   const last = pipeline.schedule.intervalAt(state.scheduleCursor - 1);
   const run = await store.getRun(runIdFor(pipeline.id, last));

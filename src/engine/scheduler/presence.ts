@@ -1,6 +1,6 @@
 import type { SchedulerPresence } from "../../core/policy/expected-run.ts";
 import { formatInstant } from "../../core/time/dates.ts";
-import type { Leadership, Store } from "../../store/port.ts";
+import type { Leadership, WorkerStore } from "../../store/port.ts";
 
 export const SCHEDULER_ROLE = "scheduler";
 
@@ -31,7 +31,7 @@ export class LeadMemory {
 }
 
 /** Is a scheduler leading (and able to create scheduled runs) right now? */
-export async function schedulerPresence(store: Store, now: number, memory?: LeadMemory): Promise<SchedulerPresence> {
+export async function schedulerPresence(store: WorkerStore, now: number, memory?: LeadMemory): Promise<SchedulerPresence> {
   const lead = await store.getLead(SCHEDULER_ROLE);
   if (!lead) return { live: false, holder: null, lastLeadAt: null, note: "no scheduler has ever held the lead: is `idem scheduler` running?" };
   const when = formatInstant(Math.floor(lead.renewedAt / 1000) * 1000, "UTC");

@@ -40,6 +40,14 @@ for (const event of ["uncaughtException", "unhandledRejection"] as const) {
   });
 }
 
+// Node opens a pipe on fd 1 and 2 in non-blocking mode, and the mode belongs to the pipe, so
+// `fs.writeSync(2, ...)`, native code and child processes that inherit the pipe would get EAGAIN
+// (an attempt failed on it) whenever the worker reads slower than the task writes. Blocking, a
+// writer waits for the worker to read instead, as it would on a terminal.
+for (const stream of [process.stdout, process.stderr]) {
+  (stream as unknown as { _handle?: { setBlocking?: (blocking: boolean) => number } })._handle?.setBlocking?.(true);
+}
+
 // Task code that prints goes to its attempt's log, like a command's output.
 for (const stream of [process.stdout, process.stderr]) {
   const original = stream.write.bind(stream);

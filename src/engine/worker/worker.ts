@@ -9,7 +9,6 @@ import { executeAttempt } from "../executor/execute-attempt.ts";
 import { storeWatermarks } from "../executor/watermarks.ts";
 import { upstreamSummaries } from "../executor/upstream.ts";
 import type { ConnectionConfig } from "../project/config.ts";
-import { attemptLogPath } from "../executor/log-paths.ts";
 import { realSleep } from "../executor/real-sleep.ts";
 import { announceFinish, subscribeToWork } from "./wakeup.ts";
 import { inlineRunner, type TaskCodeRunner } from "../executor/task-code-runner.ts";
@@ -126,7 +125,7 @@ export class Worker {
             backfillId: this.#o.backfillId,
             limits: this.#o.limits,
             pipelineIds: this.#loadedIds(),
-            logPath: (r, t, n) => attemptLogPath(this.#o.stateDir, r, t, n),
+            logDir: join(this.#o.stateDir, "logs"),
           }), signal) ?? [];
           claimed.forEach((c) => this.#start(c));
         }

@@ -2,6 +2,7 @@ import type { RecordFrozenPeriods, RecordedFrozenPeriods } from "../port.ts";
 import { watermarkValue } from "../row-mappers.ts";
 import pg from "pg";
 import type { RunState, TaskState } from "../../core/model/states.ts";
+import { attemptLogPath } from "../../core/model/log-path.ts";
 import { planClaim } from "../../core/policy/claim-plan.ts";
 import { planRerun } from "../../core/policy/rerun-plan.ts";
 import { endTry, endTryKnown, nextTryNumber, reopenedByHand, runEnd, RunProgress, type TryEnd } from "../../core/policy/run-progress.ts";
@@ -289,7 +290,7 @@ export class PostgresStore extends PostgresReads implements Store {
 
   async #startAttempts(tx: Tx, chosen: Row[], request: ClaimRequest): Promise<ClaimedAttempt[]> {
     const tries = chosen.map((c) => nextTryNumber({ state: c.state, tryNumber: c.try_number }));
-    const logPaths = chosen.map((c, i) => request.logPath(c.run_id, c.task_id, tries[i]!));
+    const logPaths = chosen.map((c, i) => attemptLogPath(request.logDir, c.run_id, c.task_id, tries[i]!));
     const leaseExpiresAt = request.now + request.leaseMs;
     const rows = await tx.rows("startAttempts", [
       chosen.map((c) => c.run_id),

@@ -2,6 +2,7 @@ import type { RecordFrozenPeriods, RecordedFrozenPeriods } from "../port.ts";
 import { watermarkValue } from "../row-mappers.ts";
 import type Database from "better-sqlite3";
 import type { RunState, TaskState } from "../../core/model/states.ts";
+import { attemptLogPath } from "../../core/model/log-path.ts";
 import { planClaim } from "../../core/policy/claim-plan.ts";
 import { planRerun } from "../../core/policy/rerun-plan.ts";
 import { endTry, nextTryNumber, reopenedByHand, runEnd, RunProgress } from "../../core/policy/run-progress.ts";
@@ -177,7 +178,7 @@ export class SqliteStore extends SqliteReads implements Store {
     const q = this.q;
     const tryNumber = nextTryNumber({ state: c.state, tryNumber: c.try_number });
     const leaseExpiresAt = request.now + request.leaseMs;
-    const logPath = request.logPath(c.run_id, c.task_id, tryNumber);
+    const logPath = attemptLogPath(request.logDir, c.run_id, c.task_id, tryNumber);
     const started = q.insertAttempt.run(c.run_id, c.task_id, tryNumber, request.workerId, request.pid, request.now, leaseExpiresAt, logPath);
     const attemptId = Number(started.lastInsertRowid);
     q.startTaskInstance.run(tryNumber, attemptId, request.now, c.run_id, c.task_id);

@@ -1,0 +1,123 @@
+import type { RunState, TaskState, TriggerKind } from "../../core/model/states.ts";
+
+/**
+ * Claims and leases: how a worker takes eligible task instances, keeps their leases, ends their
+ * attempts, and how an attempt whose worker died is recorded as lost.
+ */
+export interface AttemptStore {
+  /** Takes up to `limit` eligible task instances, starting an attempt (with a lease) for each. */
+  claimReady(request: ClaimRequest): Promise<ClaimedAttempt[]>;
+  /** Extends a running attempt's lease; false when the attempt is no longer this worker's. */
+  renewLease(attemptId: number, workerId: string, leaseExpiresAt: number): Promise<boolean>;
+  /**
+   * Records how an attempt ended and, in the same transaction, makes downstream task instances
+   * eligible (or skipped / upstream_failed) and finishes the run when nothing is left.
+   * A stale attempt (finished, lost, or another worker's) is refused: `accepted` is false.
+   */
+  finishAttempt(finish: AttemptFinish): Promise<FinishOutcome>;
+  /** Running attempts whose lease ran out before `now`: their worker is presumed dead. */
+  listExpiredAttempts(now: number, limit: number): Promise<ExpiredAttempt[]>;
+  /**
+   * Records an expired attempt as lost: a failed try, retried under the task's policy at
+   * `retryAt` (null: no tries left or no retry). Fenced: refused unless the lease really expired.
+   */
+  loseAttempt(request: { attemptId: number; now: number; retryAt: number | null }): Promise<FinishOutcome>;
+  /**
+   * Calls `onWork` soon after any process makes work eligible (a run created, a task finished,
+   * an attempt handed back), so idle workers need not poll fast. Adapters without a channel of
+   * their own (SQLite) leave it out; the engine then watches a file in the state directory.
+   */
+  watchWork?(onWork: () => void): Promise<() => Promise<void>>;
+}
+
+export const MAX_SUMMARY_BYTES = 64 * 1024;
+
+export interface ClaimLimits {
+  /** Task instances running at once across everything (all workers, all pipelines). */
+  parallelism?: number;
+  /** Per pipeline: task instances running at once across its runs. */
+  maxActiveTasks?: Readonly<Record<string, number>>;
+  /**
+   * A queued task that has waited this long for pool slots reserves them: smaller tasks stop
+   * jumping ahead of it in that pool, so it cannot starve. Default 60 s.
+   */
+  starvationMs?: number;
+}
+
+export interface ClaimRequest {
+  limits?: ClaimLimits;
+  workerId: string;
+  pid: number;
+  limit: number;
+  now: number;
+  leaseMs: number;
+  /** Claim only from this run (an in-process `idem run`). */
+  runId?: string;
+  /** Claim only from this backfill's runs (`idem backfill` running one with no scheduler about). */
+  backfillId?: string;
+  /**
+   * The folder the claiming worker keeps attempt logs in: each attempt's log path,
+   * `attemptLogPath(logDir, run, task, try)` (core/model/log-path.ts), is stored on the attempt.
+   */
+  logDir: string;
+  /** Claim only task instances of these pipelines: the ones the worker has loaded. */
+  pipelineIds?: readonly string[];
+}
+
+export interface ClaimedAttempt {
+  attemptId: number;
+  runId: string;
+  pipelineId: string;
+  taskId: string;
+  tryNumber: number;
+  maxTries: number;
+  intervalStart: number;
+  intervalEnd: number;
+  businessDate: string;
+  graphVersion: string;
+  params: Record<string, unknown>;
+  logPath: string;
+  leaseExpiresAt: number;
+  /** When the task instance first started in this run (a sensor's timeout counts from here). */
+  firstStartedAt: number;
+  trigger: TriggerKind;
+  backfillId: string | null;
+}
+
+export interface AttemptFinish {
+  attemptId: number;
+  workerId: string;
+  now: number;
+  /** "rescheduled": a sensor poked and its condition is not met yet; poke again at `retryAt`. */
+  outcome: "success" | "failed" | "skipped" | "rescheduled";
+  /** Datasets the task produces: on success an event (dataset, business date, run) is recorded. */
+  datasets?: readonly string[];
+  /** Datasets the task publishes: on success their freshness row for the business date is upserted. */
+  publishes?: readonly { dataset: string; emptyReason: string | null }[];
+  /** False for data errors: no try is left to them whatever the policy says. */
+  retryable: boolean;
+  /** When the next try may start, if the task has tries left. */
+  retryAt: number | null;
+  exitCode: number | null;
+  errorClass: string | null;
+  errorMessage: string | null;
+  /** Serialized summary JSON; at most MAX_SUMMARY_BYTES. */
+  summary: string | null;
+  skipReason: string | null;
+}
+
+export interface FinishOutcome {
+  accepted: boolean;
+  taskState: TaskState | null;
+  runState: RunState | null;
+}
+
+export interface ExpiredAttempt {
+  attemptId: number;
+  runId: string;
+  pipelineId: string;
+  taskId: string;
+  tryNumber: number;
+  workerId: string;
+  leaseExpiresAt: number;
+}

@@ -1,0 +1,90 @@
+import type { TriggerKind } from "../../core/model/states.ts";
+import type { RunRecord } from "./runs.ts";
+
+/**
+ * Freshness, incidents and alerts: what was published for which business date, incidents opened
+ * once per key, and the outbox of alerts to deliver.
+ */
+export interface FreshnessStore {
+  /** Published business dates of a dataset in [fromDate, toDate], oldest first. */
+  listFreshness(dataset: string, fromDate: string, toDate: string): Promise<FreshnessRecord[]>;
+  /** Every publication of one business date, oldest first (a rerun publishes again). */
+  freshnessHistory(dataset: string, businessDate: string): Promise<FreshnessPublication[]>;
+  /**
+   * Opens an incident unless one with the same key was ever opened (deduplication survives
+   * restarts), queueing one "open" alert per notifier in the same transaction. True if opened.
+   */
+  openIncident(incident: NewIncident): Promise<boolean>;
+  /** Resolves an open incident, queueing one "resolve" alert per notifier. True if it was open. */
+  resolveIncident(key: string, at: number, resolution: string): Promise<boolean>;
+  listIncidents(query: { open?: boolean; limit?: number }): Promise<Incident[]>;
+  /** Alerts not delivered yet whose next attempt is due. */
+  dueAlerts(now: number, limit: number): Promise<OutboxAlert[]>;
+  recordAlertDelivery(id: number, result: { at: number; error?: string; nextAttemptAt?: number }): Promise<void>;
+  /** Runs that ended failed at or after `since`. */
+  failedRunsSince(since: number): Promise<RunRecord[]>;
+}
+
+export interface FreshnessRecord {
+  dataset: string;
+  businessDate: string;
+  publishedAt: number;
+  firstPublishedAt: number;
+  pipelineId: string;
+  runId: string;
+  taskId: string;
+  summary: Record<string, unknown> | null;
+  /** Declared empty (no rows, on purpose), with the reason. */
+  emptyReason: string | null;
+}
+
+export interface FreshnessPublication {
+  dataset: string;
+  businessDate: string;
+  publishedAt: number;
+  runId: string;
+  emptyReason: string | null;
+  /** How the publishing run was triggered ("restate": a republication by the trailing window); null for old rows. */
+  trigger: TriggerKind | null;
+  /** The publishing task's summary: what it wrote. */
+  summary: Record<string, unknown> | null;
+}
+
+export type IncidentKind = "late" | "sla_missed" | "late_publication" | "did_not_run" | "run_failed" | "restate_failed" | "scheduler_down";
+
+export interface NewIncident {
+  key: string;
+  kind: IncidentKind;
+  dataset: string | null;
+  pipelineId: string | null;
+  businessDate: string | null;
+  runId: string | null;
+  message: string;
+  /** Notifier names to alert. */
+  notify: readonly string[];
+  at: number;
+}
+
+export interface Incident extends Omit<NewIncident, "at" | "key"> {
+  key: string;
+  openedAt: number;
+  resolvedAt: number | null;
+  resolution: string | null;
+}
+
+export interface OutboxAlert {
+  id: number;
+  incidentKey: string;
+  event: "open" | "resolve";
+  notifier: string;
+  payload: Record<string, unknown>;
+  tries: number;
+}
+
+/**
+ * queued: not tried yet; failed: the last try failed and another is due at nextAttemptAt; sent:
+ * delivered.
+ */
+export type AlertState = "queued" | "failed" | "sent";
+
+export const ALERT_STATES: readonly AlertState[] = ["queued", "failed", "sent"];

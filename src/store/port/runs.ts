@@ -1,0 +1,165 @@
+import type { AttemptState, RunState, TaskState, TriggerKind } from "../../core/model/states.ts";
+import type { TriggerRule } from "../../core/policy/trigger-rules.ts";
+
+/**
+ * Runs and their task instances: pipeline versions, the one way a run comes to exist, reruns, a
+ * task instance settled by hand, and reading them back.
+ */
+export interface RunStore {
+  /** Records a graph version and its edges; a no-op when the version is already known. */
+  savePipelineVersion(version: NewPipelineVersion): Promise<void>;
+  getPipelineVersion(pipelineId: string, version: string): Promise<PipelineVersionRecord | null>;
+  /** The one way runs come to exist: at most one per (pipeline, interval), whoever asks. */
+  createRunIfAbsent(run: NewRun): Promise<{ run: RunRecord; created: boolean }>;
+  /**
+   * Runs a run again: task instances are reset (all of them, or `taskIds` and nothing else),
+   * keeping their try numbers, so history stays. Refused while an attempt of the run is running.
+   */
+  rerun(request: RerunRequest): Promise<RunRecord>;
+  getRun(runId: string): Promise<RunRecord | null>;
+  listRuns(query: RunQuery): Promise<RunRecord[]>;
+  listTaskInstances(runId: string): Promise<TaskInstanceRecord[]>;
+  listAttempts(runId: string, taskId?: string): Promise<AttemptRecord[]>;
+  /** Earliest time a waiting retry of this run becomes due, or null. */
+  nextRetryAt(runId: string): Promise<number | null>;
+  /** An explicit skip: the task instance ends skipped with the reason, and the skip flows downstream. */
+  skipTask(request: TaskActionRequest): Promise<TaskInstanceRecord>;
+  /** Sets a task instance's final state by hand (success or failed); downstream follows. */
+  markTask(request: TaskActionRequest & { state: "success" | "failed" }): Promise<TaskInstanceRecord>;
+}
+
+export interface NewPipelineVersion {
+  pipelineId: string;
+  version: string;
+  definition: Record<string, unknown>;
+  edges: readonly { parent: string; child: string }[];
+  createdAt: number;
+}
+
+export interface PipelineVersionRecord {
+  pipelineId: string;
+  version: string;
+  definition: Record<string, unknown>;
+  createdAt: number;
+}
+
+export interface NewTaskInstance {
+  taskId: string;
+  /** Root tasks (no upstream) are eligible at once. */
+  hasUpstream: boolean;
+  triggerRule: TriggerRule;
+  /** 1 + retries. */
+  maxTries: number;
+  pool: string | null;
+  slots: number;
+  priority: number;
+}
+
+export interface NewRun {
+  backfillId?: string;
+  /** With a scheduled run: the pipeline's schedule cursor moves here in the same transaction. */
+  cursor?: number;
+  runId: string;
+  pipelineId: string;
+  intervalStart: number;
+  intervalEnd: number;
+  businessDate: string;
+  graphVersion: string;
+  trigger: TriggerKind;
+  triggeredBy: string | null;
+  reason: string | null;
+  params: Record<string, unknown>;
+  tasks: readonly NewTaskInstance[];
+  createdAt: number;
+}
+
+export interface RerunRequest {
+  /** A backfill taking over an existing run: the run becomes part of it. */
+  backfill?: { backfillId: string; triggeredBy: string; reason: string };
+  runId: string;
+  graphVersion: string;
+  /** The tasks of that graph version; instances of tasks no longer in it are removed. */
+  tasks: readonly NewTaskInstance[];
+  /** Reset only these (default: every task instance). */
+  taskIds?: readonly string[];
+  params: Record<string, unknown>;
+  at: number;
+  /**
+   * The schedule restating the run (its trailing window): refused unless the run has ended,
+   * and ended before `endedBefore` (when the newer interval fired), so two schedulers or a
+   * restart cannot restate it twice for one interval. The run's trigger becomes "restate" and
+   * its restate count grows; its task instances are claimed after live runs', as a backfill's.
+   */
+  restate?: { triggeredBy: string; reason: string; endedBefore: number };
+}
+
+export interface RunRecord {
+  runId: string;
+  pipelineId: string;
+  intervalStart: number;
+  intervalEnd: number;
+  businessDate: string;
+  state: RunState;
+  trigger: TriggerKind;
+  triggeredBy: string | null;
+  reason: string | null;
+  graphVersion: string;
+  params: Record<string, unknown>;
+  createdAt: number;
+  startedAt: number | null;
+  endedAt: number | null;
+  backfillId: string | null;
+  /** How often the schedule has restated the run, and when it last started doing so. */
+  restateCount: number;
+  restatedAt: number | null;
+  /** Why the latest restatement the schedule wanted did not happen (a frozen period), if so. */
+  restateNote: string | null;
+}
+
+export interface TaskInstanceRecord {
+  runId: string;
+  taskId: string;
+  state: TaskState;
+  tryNumber: number;
+  maxTries: number;
+  nextTryAt: number | null;
+  triggerRule: TriggerRule;
+  pool: string | null;
+  slots: number;
+  priority: number;
+  /** Why it was skipped or marked upstream_failed. */
+  reason: string | null;
+  startedAt: number | null;
+  endedAt: number | null;
+}
+
+export interface AttemptRecord {
+  attemptId: number;
+  runId: string;
+  taskId: string;
+  tryNumber: number;
+  state: AttemptState;
+  workerId: string;
+  pid: number | null;
+  startedAt: number;
+  endedAt: number | null;
+  leaseExpiresAt: number | null;
+  exitCode: number | null;
+  errorClass: string | null;
+  errorMessage: string | null;
+  logPath: string;
+  summary: Record<string, unknown> | null;
+}
+
+export interface RunQuery {
+  pipelineId?: string;
+  limit?: number;
+  states?: readonly RunState[];
+}
+
+export interface TaskActionRequest {
+  runId: string;
+  taskId: string;
+  reason: string;
+  at: number;
+}

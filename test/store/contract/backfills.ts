@@ -1,0 +1,65 @@
+import { describe, expect, it } from "vitest";
+import { newRun, tasksOf } from "../../support/shapes.ts";
+import { T0, type Harness } from "./harness.ts";
+
+export function backfillsContract(h: Harness): void {
+  describe("BackfillStore", () => {
+    const { store, saveGraph, claim, finish } = h;
+
+    it("stores a backfill with its plan once, and tracks its runs", async () => {
+      const item = (d: string, action: "create" | "refuse") => ({ businessDate: d, intervalStart: Date.parse(`${d}T00:00:00Z`), intervalEnd: Date.parse(`${d}T00:00:00Z`) + 86_400_000, action, why: action, runId: `p@${d}` });
+      const request = {
+        backfillId: "bf_1", pipelineId: "p", fromDate: "2026-09-01", toDate: "2026-09-02", reprocess: "none" as const, maxActiveRuns: 2,
+        backwards: false, taskIds: null, actor: "ana", reason: "rebuild", graphVersion: "v1", estimate: {},
+        items: [item("2026-09-01", "create"), item("2026-09-02", "refuse")], at: T0,
+      };
+      expect((await store.createBackfill(request)).created).toBe(true);
+      expect((await store.createBackfill({ ...request, backfillId: "bf_2" })).backfill.backfillId).toBe("bf_1");
+      expect((await store.pendingBackfillItems("bf_1", 10)).map((i) => i.businessDate)).toEqual(["2026-09-01"]);
+      await saveGraph();
+      await store.createRunIfAbsent(newRun({ backfillId: "bf_1", trigger: "backfill", tasks: tasksOf(["a"]) }));
+      await store.markBackfillItemStarted("bf_1", 0);
+      expect(await store.countLiveBackfillRuns("bf_1")).toBe(1);
+      expect(await store.backfillProgress("bf_1")).toEqual({ planned: 1, notStarted: 0, queued: 1, running: 0, succeeded: 0, failed: 0, untouched: 1 });
+      const cancelled = await store.cancelBackfill("bf_1", "wrong range", T0 + 1);
+      expect(cancelled.state).toBe("cancelled");
+      expect((await store.getRun("p@2026-09-01"))!.state).toBe("failed");
+    });
+
+    it("reads a backfill, its plan and the list of backfills, and records its state changes", async () => {
+      await saveGraph();
+      const plan = {
+        pipelineId: "p", fromDate: "2026-09-01", toDate: "2026-09-02", reprocess: "none" as const, maxActiveRuns: 1, backwards: false,
+        taskIds: null, actor: "ana", reason: "late files", graphVersion: "v1", estimate: {}, at: T0,
+        items: [
+          { businessDate: "2026-09-01", intervalStart: 0, intervalEnd: 1, action: "create" as const, why: "no run yet", runId: "p@2026-09-01" },
+          { businessDate: "2026-09-02", intervalStart: 1, intervalEnd: 2, action: "refuse" as const, why: "frozen", runId: "p@2026-09-02" },
+        ],
+      };
+      await store.createBackfill({ ...plan, backfillId: "bf_1" });
+      expect(await store.getBackfill("bf_1")).toMatchObject({ backfillId: "bf_1", state: "running", reason: "late files", endedAt: null });
+      expect(await store.getBackfill("bf_none")).toBeNull();
+      expect((await store.backfillItems("bf_1")).map((i) => [i.seq, i.businessDate, i.action, i.why])).toEqual([
+        [0, "2026-09-01", "create", "no run yet"],
+        [1, "2026-09-02", "refuse", "frozen"],
+      ]);
+      expect((await store.setBackfillState("bf_1", "paused", T0 + 1)).state).toBe("paused");
+      expect((await store.listBackfills({ live: true })).map((b) => b.backfillId)).toEqual(["bf_1"]);
+      const done = await store.setBackfillState("bf_1", "completed", T0 + 2);
+      expect([done.state, done.endedAt]).toEqual(["completed", T0 + 2]);
+      expect(await store.listBackfills({ live: true })).toEqual([]);
+      expect((await store.listBackfills({ pipelineId: "p" })).map((b) => b.backfillId)).toEqual(["bf_1"]);
+      expect(await store.listBackfills({ pipelineId: "other" })).toEqual([]);
+      await expect(store.setBackfillState("bf_none", "paused", T0)).rejects.toThrow(/no backfill bf_none/);
+    });
+
+    it("estimates from the durations of each task's latest successful attempts", async () => {
+      await store.createRunIfAbsent(newRun({ tasks: tasksOf(["a", "b"]) }));
+      const claimed = await claim();
+      await store.finishAttempt(finish(claimed.find((c) => c.taskId === "a")!, { now: T0 + 4_000 }));
+      await store.finishAttempt(finish(claimed.find((c) => c.taskId === "b")!, { now: T0 + 1_000, outcome: "failed", retryable: false }));
+      expect(await store.taskDurations("p", 5)).toEqual(new Map([["a", [4_000]]]));
+      expect(await store.taskDurations("other", 5)).toEqual(new Map());
+    });
+  });
+}

@@ -1,0 +1,169 @@
+import { describe, expect, it } from "vitest";
+import { newRun, tasksOf } from "../../support/shapes.ts";
+import { T0, type Harness } from "./harness.ts";
+
+export function runsContract(h: Harness): void {
+  describe("RunStore", () => {
+    const { store, saveGraph, claim, finish, states, createStandardRun, endedRun, restate } = h;
+
+    it("creates one run per pipeline and interval, however often it is asked", async () => {
+      const first = await createStandardRun();
+      const second = await createStandardRun();
+      const twinWithOtherId = await store.createRunIfAbsent(
+        newRun({ runId: "p@other-name", tasks: tasksOf(["a"]) }),
+      );
+      expect(first.created).toBe(true);
+      expect(second.created).toBe(false);
+      expect(twinWithOtherId.created).toBe(false);
+      expect(twinWithOtherId.run.runId).toBe("p@2026-09-01");
+      expect(await store.listRuns({ pipelineId: "p" })).toHaveLength(1);
+    });
+
+    it("records the interval, trigger, who and why, and the graph version", async () => {
+      const { run } = await createStandardRun();
+      expect(run).toMatchObject({
+        pipelineId: "p",
+        businessDate: "2026-09-01",
+        state: "queued",
+        trigger: "manual",
+        triggeredBy: "tester",
+        graphVersion: "v1",
+        intervalStart: Date.parse("2026-09-01T00:00:00Z"),
+        intervalEnd: Date.parse("2026-09-02T00:00:00Z"),
+      });
+    });
+
+    it("makes only tasks without upstream eligible at first", async () => {
+      await createStandardRun();
+      expect(await states()).toEqual({ a: "queued", b: "scheduled", c: "scheduled", d: "scheduled" });
+    });
+
+    it("lists runs newest interval first, per pipeline", async () => {
+      await saveGraph();
+      for (const day of ["2026-09-01", "2026-09-03", "2026-09-02"]) {
+        await store.createRunIfAbsent(newRun({ runId: `p@${day}`, businessDate: day, tasks: tasksOf(["a"]) }));
+      }
+      const runs = await store.listRuns({ pipelineId: "p", limit: 2 });
+      expect(runs.map((r) => r.businessDate)).toEqual(["2026-09-03", "2026-09-02"]);
+      expect(await store.listRuns({ pipelineId: "other" })).toEqual([]);
+    });
+
+    it("skips and marks task instances by hand, and downstream follows", async () => {
+      await createStandardRun();
+      await store.skipTask({ runId: "p@2026-09-01", taskId: "a", reason: "skipped by ana: no file", at: T0 });
+      expect(await states()).toEqual({ a: "skipped", b: "skipped", c: "skipped", d: "skipped" });
+      await store.markTask({ runId: "p@2026-09-01", taskId: "a", state: "success", reason: "loaded by hand", at: T0 });
+      expect(await states()).toEqual({ a: "success", b: "queued", c: "scheduled", d: "queued" });
+    });
+
+    it("keeps each graph version once", async () => {
+      await saveGraph();
+      await saveGraph();
+      const version = await store.getPipelineVersion("p", "v1");
+      expect(version).toMatchObject({ pipelineId: "p", version: "v1", createdAt: T0 });
+      expect(await store.getPipelineVersion("p", "nope")).toBeNull();
+    });
+
+    describe("running a run again", () => {
+      async function runToEnd() {
+        for (let i = 0; i < 3; i++) for (const attempt of await claim()) await store.finishAttempt(finish(attempt));
+      }
+
+      it("resets every task instance and continues the try numbers", async () => {
+        await createStandardRun();
+        await runToEnd();
+        const rerun = await store.rerun({ runId: "p@2026-09-01", graphVersion: "v1", tasks: tasksOf(["a", "b", "c", "d"], [["a", "b"], ["b", "c"], ["a", "d"]]), params: { mode: "append" }, at: T0 + 5_000 });
+        expect(rerun).toMatchObject({ state: "queued", endedAt: null, params: { mode: "append" } });
+        expect(await states()).toEqual({ a: "queued", b: "scheduled", c: "scheduled", d: "scheduled" });
+        const [a] = await claim();
+        expect(a).toMatchObject({ taskId: "a", tryNumber: 2, params: { mode: "append" } });
+        expect(await store.listAttempts("p@2026-09-01", "a")).toHaveLength(2);
+      });
+
+      it("gives the rerun its full retries again", async () => {
+        await createStandardRun({ a: { maxTries: 2 } });
+        await runToEnd();
+        await store.rerun({ runId: "p@2026-09-01", graphVersion: "v1", tasks: tasksOf(["a", "b", "c", "d"], [["a", "b"], ["b", "c"], ["a", "d"]], { a: { maxTries: 2 } }), params: {}, at: T0 });
+        const a = (await store.listTaskInstances("p@2026-09-01")).find((t) => t.taskId === "a")!;
+        expect(a).toMatchObject({ tryNumber: 1, maxTries: 3 });
+      });
+
+      it("can reset chosen tasks only, leaving the rest as they ended", async () => {
+        await createStandardRun();
+        await runToEnd();
+        await store.rerun({ runId: "p@2026-09-01", graphVersion: "v1", tasks: tasksOf(["a", "b", "c", "d"], [["a", "b"], ["b", "c"], ["a", "d"]]), taskIds: ["b", "c"], params: {}, at: T0 });
+        expect(await states()).toEqual({ a: "success", b: "queued", c: "scheduled", d: "success" });
+      });
+
+      it("is refused while a task of the run is running", async () => {
+        await createStandardRun();
+        await claim();
+        await expect(
+          store.rerun({ runId: "p@2026-09-01", graphVersion: "v1", tasks: tasksOf(["a"]), params: {}, at: T0 }),
+        ).rejects.toThrow(/running/);
+      });
+
+      it("follows a new graph version: new tasks appear, removed tasks go", async () => {
+        await createStandardRun();
+        await runToEnd();
+        const edges = await saveGraph("v2", [["a", "e"]]);
+        await store.rerun({ runId: "p@2026-09-01", graphVersion: "v2", tasks: tasksOf(["a", "e"], edges), params: {}, at: T0 });
+        expect(await states()).toEqual({ a: "queued", e: "scheduled" });
+        expect((await store.getRun("p@2026-09-01"))!.graphVersion).toBe("v2");
+      });
+    });
+
+    describe("restatements", () => {
+      it("runs an ended run again as a restatement: trigger, count and time recorded, try numbers continue", async () => {
+        const ended = await endedRun("2026-09-01", T0);
+        expect(ended).toMatchObject({ state: "success", restateCount: 0, restatedAt: null, restateNote: null });
+        const restated = await restate("2026-09-01", T0 + 10, T0 + 5);
+        expect(restated).toMatchObject({ state: "queued", trigger: "restate", triggeredBy: "scheduler", reason: "trailing window", restateCount: 1, restatedAt: T0 + 10 });
+        const tries = await claim(10, T0 + 11, "p@2026-09-01");
+        expect(tries.map((a) => [a.taskId, a.tryNumber, a.trigger])).toEqual([["a", 2, "restate"], ["b", 2, "restate"]]);
+        for (const a of tries) await store.finishAttempt(finish(a, { now: T0 + 12 }));
+        expect((await restate("2026-09-01", T0 + 20, T0 + 15)).restateCount).toBe(2);
+        expect((await store.listRuns({ pipelineId: "p" })).map((r) => r.runId)).toEqual(["p@2026-09-01"]);
+      });
+
+      it("refuses a run that is live, or that ended at or after the interval asking for it fired", async () => {
+        await endedRun("2026-09-01", T0 + 100);
+        await expect(restate("2026-09-01", T0 + 200, T0 + 100)).rejects.toThrow(/already ran after/);
+        await restate("2026-09-01", T0 + 200, T0 + 150);
+        await expect(restate("2026-09-01", T0 + 201, T0 + 150)).rejects.toThrow(/is queued; it is not restated while live/);
+        expect((await store.getRun("p@2026-09-01"))!.restateCount).toBe(1);
+      });
+
+      it("resets only the tasks it is given; the others keep their state and try", async () => {
+        await endedRun("2026-09-01", T0);
+        await restate("2026-09-01", T0 + 10, T0 + 5, ["a"]);
+        expect(await states()).toEqual({ a: "queued", b: "success" });
+        const [a] = await claim(10, T0 + 11, "p@2026-09-01");
+        expect(a).toMatchObject({ taskId: "a", tryNumber: 2 });
+        await store.finishAttempt(finish(a!, { now: T0 + 12 }));
+        expect((await store.getRun("p@2026-09-01"))!.state).toBe("success");
+        expect((await store.listAttempts("p@2026-09-01", "b")).map((x) => x.tryNumber)).toEqual([1]);
+      });
+
+      it("claims a restated run's tasks after a live scheduled run's, whatever their priority", async () => {
+        await endedRun("2026-09-01", T0);
+        await restate("2026-09-01", T0 + 10, T0 + 5);
+        await store.createRunIfAbsent(newRun({ runId: "p@2026-09-02", businessDate: "2026-09-02", graphVersion: "flat", trigger: "schedule", tasks: tasksOf(["a"], [], { a: { priority: -5 } }) }));
+        const [first] = await claim(1, T0 + 20);
+        expect(first).toMatchObject({ runId: "p@2026-09-02", trigger: "schedule" });
+      });
+    });
+
+    it("says when the earliest waiting retry of a run is due, and nothing once none waits", async () => {
+      await createStandardRun({ a: { maxTries: 3 } });
+      expect(await store.nextRetryAt("p@2026-09-01")).toBeNull();
+      const [a] = await claim();
+      await store.finishAttempt(finish(a!, { outcome: "failed", retryAt: T0 + 9_000 }));
+      expect(await store.nextRetryAt("p@2026-09-01")).toBe(T0 + 9_000);
+      const [retry] = await claim(10, T0 + 9_000);
+      await store.finishAttempt(finish(retry!, { now: T0 + 10_000 }));
+      expect(await store.nextRetryAt("p@2026-09-01")).toBeNull();
+      expect(await store.nextRetryAt("p@none")).toBeNull();
+    });
+  });
+}
