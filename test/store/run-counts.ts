@@ -6,7 +6,6 @@ import { StoreConflictError, type ClaimedAttempt, type Store } from "../../src/s
 import { newRun, tasksOf } from "../support/shapes.ts";
 
 const T0 = Date.parse("2026-09-02T02:00:00Z");
-const LOG = (run: string, task: string, n: number) => `/logs/${run}/${task}/try-${n}.log`;
 
 /** The run's counters as stored, and the same counted from its task instances' states by SQL. */
 export interface RunCounts {
@@ -73,7 +72,7 @@ export function describeRunCounts(adapter: string, open: () => Promise<RunCounts
             for (const o of ops) {
               now += 1_000;
               if (o.kind === "claim") {
-                running.push(...(await store.claimReady({ workerId: "w", pid: 1, limit: o.limit, now, leaseMs: 500, runId: runIds[o.run], logPath: LOG })));
+                running.push(...(await store.claimReady({ workerId: "w", pid: 1, limit: o.limit, now, leaseMs: 500, runId: runIds[o.run], logDir: "/logs" })));
               } else if ((o.kind === "finish" || o.kind === "lose") && running.length > 0) {
                 const [attempt] = running.splice(o.pick % running.length, 1);
                 if (o.kind === "lose") await store.loseAttempt({ attemptId: attempt!.attemptId, now, retryAt: o.retry ? now : null });

@@ -12,7 +12,6 @@ import type { AttemptFinish } from "../../src/store/port.ts";
 import { newRun, tasksOf } from "../support/shapes.ts";
 
 const T0 = Date.parse("2026-09-02T02:00:00Z");
-const LOG = (run: string, task: string, n: number) => `/logs/${run}/${task}/try-${n}.log`;
 
 const dirs: string[] = [];
 describeStoreContract(
@@ -165,7 +164,7 @@ describe("SQLite store specifics", () => {
     await store.migrate();
     await store.savePipelineVersion({ pipelineId: "p", version: "v1", definition: {}, edges: [{ parent: "x", child: "z" }, { parent: "y", child: "z" }], createdAt: T0 });
     await store.createRunIfAbsent(newRun({ tasks: tasksOf(["w", "x", "y", "z"], [["x", "z"], ["y", "z"]]) }));
-    const claimed = new Map((await store.claimReady({ workerId: "w", pid: 1, limit: 10, now: T0, leaseMs: 30_000, logPath: LOG })).map((c) => [c.taskId, c]));
+    const claimed = new Map((await store.claimReady({ workerId: "w", pid: 1, limit: 10, now: T0, leaseMs: 30_000, logDir: "/logs" })).map((c) => [c.taskId, c]));
     const end = (task: string, overrides: Partial<AttemptFinish> = {}): AttemptFinish => ({
       attemptId: claimed.get(task)!.attemptId, workerId: "w", now: T0 + 1, outcome: "success", retryable: false, retryAt: null,
       exitCode: null, errorClass: null, errorMessage: null, summary: null, skipReason: null, ...overrides,
