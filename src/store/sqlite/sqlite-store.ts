@@ -142,15 +142,24 @@ export class SqliteStore extends SqliteReads implements Store {
     return this.db.transaction(() => {
       const q = this.q;
       const limits = request.limits ?? {};
-      // Look past the first `limit` candidates: some will not fit their pool or their pipeline's cap.
-      const scan = request.limit * 4 + 32;
-      const candidates = (request.runId
-        ? (q.selectRunCandidates.all({ runId: request.runId, now: request.now, limit: scan }) as Row[])
-        : request.backfillId
-        ? (q.selectBackfillCandidates.all(request.backfillId, request.now, scan) as Row[])
-        : [...(q.selectWaitingCandidates.all(request.now, scan) as Row[]), ...(q.selectQueuedCandidates.all(scan) as Row[])]
-      ).map(claimCandidate);
-      if (candidates.length === 0) return [];
+      // Read as many candidates as wanted; look further (as PostgreSQL does) only when some did
+      // not fit their pool or their pipeline's cap: every row read is joined, mapped and sorted.
+      const read = (scan: number) => {
+        if (request.runId) {
+          const rows = q.selectRunCandidates.all({ runId: request.runId, now: request.now, limit: scan }) as Row[];
+          return { rows, exhausted: rows.length < scan };
+        }
+        if (request.backfillId) {
+          const rows = q.selectBackfillCandidates.all(request.backfillId, request.now, scan) as Row[];
+          return { rows, exhausted: rows.length < scan };
+        }
+        const due = q.selectWaitingCandidates.all(request.now, scan) as Row[];
+        const queued = q.selectQueuedCandidates.all(scan) as Row[];
+        return { rows: [...due, ...queued], exhausted: due.length < scan && queued.length < scan };
+      };
+      let scan = request.limit;
+      let { rows, exhausted } = read(scan);
+      if (rows.length === 0) return [];
 
       const running = limits.parallelism === undefined ? 0 : ((q.countRunningAll.get() as Row).n as number);
       const runningByPipeline = new Map<string, number>();
@@ -158,19 +167,25 @@ export class SqliteStore extends SqliteReads implements Store {
         for (const r of q.countRunningByPipeline.all() as Row[]) runningByPipeline.set(r.pipeline_id, r.n);
       }
       const pools = new Map<string, { slots: number; used: number }>();
-      if (candidates.some((c) => c.pool !== null)) {
-        for (const p of q.selectPools.all() as Row[]) pools.set(p.name, { slots: p.slots, used: 0 });
-        for (const u of q.poolsInUse.all() as Row[]) {
-          const pool = pools.get(u.pool);
-          if (pool) pool.used = u.used;
+      const plan = () => {
+        const candidates = rows.map(claimCandidate);
+        if (pools.size === 0 && candidates.some((c) => c.pool !== null)) {
+          for (const p of q.selectPools.all() as Row[]) pools.set(p.name, { slots: p.slots, used: 0 });
+          for (const u of q.poolsInUse.all() as Row[]) {
+            const pool = pools.get(u.pool);
+            if (pool) pool.used = u.used;
+          }
         }
+        return planClaim(candidates, { ...limits, limit: request.limit, now: request.now, pipelineIds: request.pipelineIds }, { running, runningByPipeline, pools });
+      };
+      let chosen = plan();
+      const wide = request.limit * 4 + 32;
+      if (chosen.chosen.length < request.limit && chosen.passedOver && !exhausted && scan < wide) {
+        scan = wide;
+        ({ rows, exhausted } = read(scan));
+        chosen = plan();
       }
-      const plan = planClaim(
-        candidates,
-        { ...limits, limit: request.limit, now: request.now, pipelineIds: request.pipelineIds },
-        { running, runningByPipeline, pools },
-      );
-      return plan.chosen.map((c) => this.#startAttempt(c.row, request));
+      return chosen.chosen.map((c) => this.#startAttempt(c.row, request));
     }).immediate();
   }
 
