@@ -39,7 +39,7 @@ try {
   const plan = await engine.planBackfill("three_years", { from: "2023-01-01", to: "2025-12-31", maxActiveRuns: 16 });
   const planMs = Math.round(performance.now() - t0);
   const { backfill } = await engine.backfill("three_years", { from: "2023-01-01", to: "2025-12-31", maxActiveRuns: 16, reason: "benchmark" });
-  await engine.store.close();
+  await engine.close();
 
   const started = performance.now();
   const processes = [["scheduler"], ["worker"], ["worker"]].map((args) => spawn(process.execPath, [bin, ...args], { cwd: dir, stdio: "ignore" }));

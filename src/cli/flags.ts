@@ -1,13 +1,38 @@
-import { UsageError } from "../core/model/errors.ts";
+import { InvalidArgumentError } from "commander";
 
-/** A flag's value as a whole number of at least `min`, or a usage error naming the flag. */
-export function wholeNumber(text: string, flag: string, min = 1): number {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < min) throw new UsageError(`${flag} ${text}: expected a whole number >= ${min}`);
+/*
+ * Parsers for numeric flags, given to commander with the option (`.option("--limit <n>", "how
+ * many", positiveWholeNumber, 50)`): a bad value is refused before the command runs, with
+ * commander's one line naming the flag and the value, and exit code 2.
+ */
+
+/** Digits only: `Number()` would also take "", " 5", "0x10" and "1e3". */
+function parseWholeNumber(text: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const n = /^[0-9]+$/.test(text) ? Number(text) : NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    throw new InvalidArgumentError(max === Number.MAX_SAFE_INTEGER ? `Expected a whole number >= ${min}.` : `Expected a whole number from ${min} to ${max}.`);
+  }
   return n;
 }
+
+/** 0, 1, 2, ... */
+export const wholeNumber = (text: string): number => parseWholeNumber(text, 0);
+
+/** 1, 2, 3, ... */
+export const positiveWholeNumber = (text: string): number => parseWholeNumber(text, 1);
+
+/** A TCP port, 0 meaning any free one. */
+export const port = (text: string): number => parseWholeNumber(text, 0, 65535);
 
 /** For repeatable flags: `-p a=1 -p b=2`. */
 export function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
+}
+
+/**
+ * The flag that gives an engine argument: `maxActiveRuns` -> `--max-active-runs`. The engine names
+ * arguments in its own words (`ArgumentError`); the CLI prints them as the flags a user types.
+ */
+export function flagOf(argument: string): string {
+  return `--${argument.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 }

@@ -1,6 +1,6 @@
 import { DataError, DefinitionError } from "../core/model/errors.ts";
-import { sourceTotals } from "./source-queries.ts";
-import type { Source } from "./source.ts";
+import { sourceTotals } from "./sources/source-queries.ts";
+import { sourceSpec, type Source, type SourceSpec } from "./sources/source.ts";
 import { describePredicate, predicateSql, type Predicate } from "./predicate.ts";
 import { ident, identList, joinSql, sql, trusted, type Sql, type SqlValue } from "./sql.ts";
 import type { Row, Target } from "./target.ts";
@@ -33,6 +33,11 @@ export interface CheckScope {
   source?: Source;
 }
 
+/** A check scope as the loaders pass it: the load's source already read. */
+export interface StagedScope extends Omit<CheckScope, "source"> {
+  source?: SourceSpec;
+}
+
 export interface CheckFailure {
   check: string;
   message: string;
@@ -54,7 +59,12 @@ export function checkName(check: Check): string {
 }
 
 /** Runs every check; throws one DataError naming the first failure (and counting the others). */
-export async function runChecks(scope: CheckScope, checks: readonly Check[]): Promise<void> {
+export function runChecks(scope: CheckScope, checks: readonly Check[]): Promise<void> {
+  return checkStaged({ ...scope, source: scope.source && sourceSpec(scope.source, scope.label) }, checks);
+}
+
+/** `runChecks` for a loader, which has read its source already. */
+export async function checkStaged(scope: StagedScope, checks: readonly Check[]): Promise<void> {
   const failures: CheckFailure[] = [];
   for (const check of checks) {
     const failure = await runCheck(scope, check);
@@ -66,7 +76,7 @@ export async function runChecks(scope: CheckScope, checks: readonly Check[]): Pr
   throw new DataError(`${scope.label}: check ${first.check} failed: ${first.message}${more}`, { failures });
 }
 
-async function runCheck(scope: CheckScope, check: Check): Promise<CheckFailure | null> {
+async function runCheck(scope: StagedScope, check: Check): Promise<CheckFailure | null> {
   const name = checkName(check);
   const { target, relation } = scope;
   const rel = sql`${relation} AS ${ident("staged")}`;
@@ -76,7 +86,7 @@ async function runCheck(scope: CheckScope, check: Check): Promise<CheckFailure |
     return cols;
   };
   if ("rowCountEqualsSource" in check || "reconcileSum" in check) {
-    const source = check.against ?? scope.source;
+    const source = check.against ? sourceSpec(check.against, `${scope.label}: check ${name} against`) : scope.source;
     if (!source) throw new DefinitionError(`check ${name} needs the load's source`);
     const staged = await target.query(
       "reconcileSum" in check

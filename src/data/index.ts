@@ -9,7 +9,7 @@ export { openDuckDB, duckdbTarget, type DuckDBTarget } from "./targets/duckdb.ts
 export { openSQLite, type SQLiteTarget } from "./targets/sqlite.ts";
 export { openPostgres, postgresTarget, type PostgresTarget, type PostgresOptions } from "./targets/postgres.ts";
 export { openTarget } from "./open-target.ts";
-export type { Source, FileSource, CsvSource, JsonSource, ParquetSource, QuerySource, RowsSource } from "./source.ts";
+export type { Source, FileSource, CsvSource, JsonSource, ParquetSource, QuerySource, RowsSource } from "./sources/source.ts";
 export { describePredicate, type Predicate } from "./predicate.ts";
 export { runChecks, checkTable, checkName, type Check, type CheckScope, type CheckFailure } from "./checks.ts";
 export { writeContextFrom, type WriteContext } from "./context.ts";

@@ -1,4 +1,5 @@
 import { DefinitionError } from "../core/model/errors.ts";
+import type { SqlValue } from "./sql.ts";
 
 /**
  * The column types a declared schema may use. A closed list, so every target can map each one to
@@ -79,4 +80,14 @@ export function inferSchemaFromRows(rows: readonly Record<string, unknown>[], wh
     else if (typeof sample === "number") type = rows.every((r) => r[name] == null || Number.isInteger(r[name])) ? "bigint" : "double";
     return { name, type };
   });
+}
+
+/** The type of a constant column (`constants` of a source): as declared, else from its value; a YYYY-MM-DD string is a date. */
+export function constantType(value: SqlValue, declared?: ColumnType): ColumnType {
+  if (declared) return declared;
+  if (typeof value === "boolean") return "boolean";
+  if (typeof value === "bigint") return "bigint";
+  if (typeof value === "number") return Number.isInteger(value) ? "bigint" : "double";
+  if (typeof value === "string" && /^\d{4}-\d{2}-\d{2}$/.test(value)) return "date";
+  return "text";
 }

@@ -3,8 +3,7 @@ import { open, type FileHandle } from "node:fs/promises";
 import { hostname, userInfo } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { Clock } from "../core/model/clock.ts";
-import { ConflictError, DefinitionError, IntervalNotEndedError, NotFoundError, UsageError } from "../core/model/errors.ts";
-import { runIdFor } from "../core/model/run-id.ts";
+import { ArgumentError, ConflictError, DefinitionError, IntervalNotEndedError, NotFoundError, UsageError } from "../core/model/errors.ts";
 import type { Params, Pipeline } from "../core/pipeline/types.ts";
 import { addDays, formatInstant, parseBusinessDate, parseInstant, startOfDay } from "../core/time/dates.ts";
 import { isValidId } from "../core/model/ids.ts";
@@ -17,7 +16,7 @@ import type {
 import type { RunState, TriggerKind } from "../core/model/states.ts";
 import { hashToken, newTokenSecret } from "./tokens.ts";
 import { ChangeFeed } from "./changes/change-feed.ts";
-import { StoreConflictError } from "../store/port.ts";
+import { refusalsTranslated } from "./store-refusals.ts";
 import type { AlertRecord, AlertState, TaskStateCell } from "../store/port.ts";
 import { DEFAULT_DID_NOT_RUN_GRACE_MS, expectedRuns, recentIntervalsFrom, type ExpectedRun } from "./scheduler/ledger.ts";
 import { Watchdog } from "./freshness/watchdog.ts";
@@ -30,7 +29,7 @@ import { notifyScheduler, notifyWork } from "./worker/wakeup.ts";
 import { checkerHealth, freshnessReport, type CheckerHealth, type FreshnessReport } from "./freshness/report.ts";
 import { describeFrozen, frozenPeriodOf, type FrozenPeriod } from "../core/policy/frozen.ts";
 import { reachable } from "../core/graph/dag.ts";
-import { saveVersion, taskInstancesOf } from "./pipeline-records.ts";
+import { newRun, saveVersion, taskInstancesOf } from "./pipeline-records.ts";
 import { FROZEN_CHANGE_ACTION, recordFrozenPeriods } from "./frozen-records.ts";
 import type { ConnectionConfig } from "./project/config.ts";
 import { PipelineCatalog, type BrokenFile } from "./project/catalog.ts";
@@ -38,12 +37,15 @@ import { TaskHostPool } from "./task-host/pool.ts";
 import { taskProcessEnvironment, withheldVariables } from "./executor/command-env.ts";
 import { hostedRunner, type TaskCodeRunner } from "./executor/task-code-runner.ts";
 import { SecretMasker } from "./secrets/masker.ts";
+import type { ProcessParts, ProcessSettings, WorkerRequest } from "./processes.ts";
 
 /** A worker not seen for this long is taken for dead by `idem why`. */
 const WORKER_ALIVE_MS = 60_000;
 
 export interface EngineOptions {
   store: Store;
+  /** The engine opened the store (`openProject`): `close()` closes it too. */
+  ownsStore?: boolean;
   clock: Clock;
   stateDir: string;
   /**
@@ -72,6 +74,16 @@ export interface EngineOptions {
   watch?: WatchSettings;
   /** Where the state store is (a file or a URL): task processes do not see it or its password. */
   stateUrl?: string;
+  /** Attempts a worker and `runInterval` run at once. Default 4. */
+  concurrency?: number;
+  /** Task instances running at once across all workers. Default: no limit beyond the workers'. */
+  parallelism?: number;
+  /** A scheduler that has not renewed the leader lease for this long is replaced. Default 15 s. */
+  schedulerLeaseMs?: number;
+  /** How often long-running processes and `runInterval` look at the pipeline files. Default: never (pipelines in memory). */
+  reloadMs?: number;
+  /** Pools created when missing, by each long-running process at its start. */
+  pools?: Readonly<Record<string, number>>;
 }
 
 export interface WatchSettings {
@@ -238,10 +250,64 @@ export class Engine {
     if (this.catalog.pipelines().some((p) => this.catalog.fileOf(p.id))) this.#pool?.warm(count);
   }
 
-  /** Ends the task hosts (they would end with this process anyway). */
+  /** Ends the task hosts (they would end with this process anyway), and the store when the engine opened it. */
   async close(): Promise<void> {
     await this.#pool?.close();
     this.#pool = null;
+    if (this.#options.ownsStore) await this.store.close();
+  }
+
+  // --- the long-running processes, built from the engine's config ---------------------------
+
+  /** The config's numbers for the scheduler and workers. */
+  get settings(): ProcessSettings {
+    const o = this.#options;
+    return {
+      concurrency: o.concurrency ?? 4, parallelism: o.parallelism, workerLeaseMs: o.workerLeaseMs ?? 30_000,
+      schedulerLeaseMs: o.schedulerLeaseMs ?? 15_000, reloadMs: o.reloadMs ?? null, logMaxBytes: o.logMaxBytes ?? null, pools: o.pools ?? {},
+    };
+  }
+
+  /**
+   * Runs `body` as a long-lived process in the role given (scheduler, worker, serve, dev), until
+   * `signal`: the config's pools exist, pipeline files are reloaded every `reloadMs`, a watchdog runs.
+   */
+  async runLongLived(role: string, signal: AbortSignal, body: () => Promise<void>, log: (line: string) => void): Promise<void> {
+    const { runLongLived } = await import("./processes.ts");
+    await runLongLived(this.#processParts(), role, signal, body, log);
+  }
+
+  /** Runs this process's scheduler until `signal`: it leads, or stands by while another leads. */
+  async runScheduler(signal: AbortSignal, log?: (line: string) => void): Promise<void> {
+    const { runScheduler } = await import("./processes.ts");
+    await runScheduler(this.#processParts(), signal, log);
+  }
+
+  /** Runs a worker as the config says (flags may override concurrency and grace) until `signal`. */
+  async runWorker(signal: AbortSignal, request: WorkerRequest = {}): Promise<void> {
+    const { runWorker } = await import("./processes.ts");
+    await runWorker(this.#processParts(), signal, request);
+  }
+
+  /**
+   * With no live scheduler, runs the backfill in this process (a scheduler for backfills only and
+   * a worker on its runs) until `signal`; `done` settles when they have stopped. Null when a
+   * scheduler is live: it runs the backfill.
+   */
+  async runBackfillHere(backfillId: string, maxActiveRuns: number, signal: AbortSignal): Promise<{ done: Promise<void> } | null> {
+    const { runBackfillHere } = await import("./processes.ts");
+    return runBackfillHere(this.#processParts(), backfillId, maxActiveRuns, signal);
+  }
+
+  #processParts(): ProcessParts {
+    return {
+      store: this.store, clock: this.clock, stateDir: this.stateDir, projectDir: this.#projectDir, catalog: this.catalog,
+      frozen: this.#frozen, connections: this.connections, masker: this.masker, withheldEnv: this.withheldEnv, workerId: this.workerId,
+      settings: this.settings,
+      taskRunner: (size) => this.taskRunner(size),
+      warmTaskHosts: (count) => this.warmTaskHosts(count),
+      watchdog: (role, log) => this.watchdog(role, log),
+    };
   }
 
   /** The interval a business date names under the pipeline's schedule. */
@@ -272,7 +338,7 @@ export class Engine {
     } catch (error) {
       throw new UsageError((error as Error).message, { pipeline: pipelineId });
     }
-    if (endMs <= startMs) throw new UsageError(`--end ${end} is not after --start ${start}`, { pipeline: pipelineId });
+    if (endMs <= startMs) throw new ArgumentError("end", (n) => `${n("end")} ${end} is not after ${n("start")} ${start}`, { pipeline: pipelineId });
     const atStart = pipeline.schedule.intervalAt(startMs);
     if (pipeline.schedule.kind !== "manual" && (atStart.start !== startMs || atStart.end !== endMs)) {
       throw new UsageError(
@@ -297,31 +363,15 @@ export class Engine {
     await saveVersion(this.store, pipeline, now, actor);
     await this.#recordProjectFrozen(actor, now);
     const params = request.params ?? {};
-    const runId = runIdFor(pipeline.id, interval);
-    const { run, created } = await this.store.createRunIfAbsent({
-      runId,
-      pipelineId: pipeline.id,
-      intervalStart: interval.start,
-      intervalEnd: interval.end,
-      businessDate: interval.businessDate,
-      graphVersion: pipeline.version,
-      trigger: "manual",
-      triggeredBy: actor,
-      reason: request.reason ?? null,
-      params,
-      tasks: taskInstancesOf(pipeline),
-      createdAt: now,
-    });
+    const { run, created } = await this.store.createRunIfAbsent(newRun(pipeline, interval, { trigger: "manual", triggeredBy: actor, reason: request.reason ?? null, params }, now));
     if (!created) {
       // A previous `idem run` of this run killed on this host left attempts no one renews: they are lost now, not in a lease.
       const { recoverDeadHolders } = await import("./worker/dead-holders.ts");
       await recoverDeadHolders(this.store, now, { runId: run.runId });
-      try {
-        await this.store.rerun({ runId: run.runId, graphVersion: pipeline.version, tasks: taskInstancesOf(pipeline), params, at: now });
-      } catch (error) {
-        if (error instanceof StoreConflictError) throw new ConflictError(error.message, { pipeline: pipelineId });
-        throw error;
-      }
+      await refusalsTranslated(
+        () => this.store.rerun({ runId: run.runId, graphVersion: pipeline.version, tasks: taskInstancesOf(pipeline), params, at: now }),
+        { pipeline: pipelineId },
+      );
     }
     await this.store.appendAudit({
       at: now,
@@ -334,9 +384,10 @@ export class Engine {
       details: { businessDate: interval.businessDate, params, ...(request.openFrozen ? { openFrozen: request.openFrozen } : {}) },
     });
     // the executor loads only for a command that runs an interval (`idem run`), not for every engine
-    const { executeRun } = await import("./executor/execute-run.ts");
+    const { executeRun } = await import("./worker/execute-run.ts");
     // Like a worker: each attempt runs the task's code as its file says when it starts.
-    const reload = request.reloadMs ? setInterval(() => void this.catalog.refresh().catch(() => {}), request.reloadMs) : null;
+    const reloadMs = request.reloadMs ?? this.#options.reloadMs;
+    const reload = reloadMs ? setInterval(() => void this.catalog.refresh().catch(() => {}), reloadMs) : null;
     const finished = await executeRun({
       store: this.store,
       pipeline,
@@ -345,7 +396,7 @@ export class Engine {
       clock: this.clock,
       stateDir: this.stateDir,
       workerId: this.workerId,
-      concurrency: request.concurrency ?? 4,
+      concurrency: request.concurrency ?? this.settings.concurrency,
       leaseMs: this.#options.workerLeaseMs,
       defaultCwd: this.#projectDir,
       cancel: request.cancel,
@@ -353,7 +404,7 @@ export class Engine {
       frozen: this.#frozen,
       connections: this.connections,
       onAttempt: request.onAttempt,
-      runner: this.taskRunner(request.concurrency ?? 4),
+      runner: this.taskRunner(request.concurrency ?? this.settings.concurrency),
       logMaxBytes: this.#options.logMaxBytes,
       masker: this.masker,
       withheldEnv: this.withheldEnv,
@@ -468,15 +519,15 @@ export class Engine {
     const pipeline = this.pipeline(pipelineId);
     const now = this.clock.now();
     const tz = pipeline.schedule.timezone;
-    const parse = (value: string, flag: string) => {
+    const parse = (value: string, argument: "from" | "to") => {
       try {
         return parseInstant(value, tz);
       } catch (error) {
-        throw new UsageError(`${flag}: ${(error as Error).message}`, { pipeline: pipelineId });
+        throw new ArgumentError(argument, (n) => `${n(argument)}: ${(error as Error).message}`, { pipeline: pipelineId });
       }
     };
-    const to = range.to ? parse(range.to, "--to") : (pipeline.schedule.nextDue(now)?.interval.start ?? now);
-    const from = range.from ? parse(range.from, "--from") : recentIntervalsFrom(pipeline, to, pipeline.start ?? -Infinity, range.limit ?? 30);
+    const to = range.to ? parse(range.to, "to") : (pipeline.schedule.nextDue(now)?.interval.start ?? now);
+    const from = range.from ? parse(range.from, "from") : recentIntervalsFrom(pipeline, to, pipeline.start ?? -Infinity, range.limit ?? 30);
     return expectedRuns(this.store, pipeline, { from, to }, now, { graceMs: this.#watch.graceMs ?? DEFAULT_DID_NOT_RUN_GRACE_MS });
   }
 
@@ -486,7 +537,7 @@ export class Engine {
 
   async setPool(name: string, slots: number, request: { description?: string } & Acting = {}): Promise<void> {
     if (!isValidId(name)) throw new UsageError(`invalid pool name ${JSON.stringify(name)}`);
-    if (!Number.isInteger(slots) || slots < 0) throw new UsageError(`--slots ${slots}: expected a whole number >= 0`);
+    if (!Number.isInteger(slots) || slots < 0) throw new ArgumentError("slots", (n) => `${n("slots")} ${slots}: expected a whole number >= 0`);
     const at = this.clock.now();
     await this.store.setPool({ name, slots, description: request.description ?? null, at });
     tellAudit(request, await this.store.appendAudit({ at, actor: request.actor ?? defaultActor(), action: "pool-set", pipelineId: null, reason: request.reason ?? null, details: { pool: name, slots } }));
@@ -569,7 +620,7 @@ export class Engine {
   #assertNotFrozen(pipeline: Pipeline, businessDate: string, openFrozen: string | undefined): void {
     const frozen = frozenPeriodOf(this.frozenPeriods(pipeline.id), businessDate);
     if (frozen && !openFrozen) {
-      throw new UsageError(`${businessDate} is ${describeFrozen(frozen)}; give --open-frozen "<reason>" to run it anyway`, { pipeline: pipeline.id });
+      throw new ArgumentError("openFrozen", (n) => `${businessDate} is ${describeFrozen(frozen)}; give ${n("openFrozen")} "<reason>" to run it anyway`, { pipeline: pipeline.id });
     }
   }
 
@@ -591,11 +642,9 @@ export class Engine {
     }
     await saveVersion(this.store, pipeline, now, actor);
     await this.#recordProjectFrozen(actor, now);
-    const { run, created } = await this.store.createRunIfAbsent({
-      runId: runIdFor(pipeline.id, interval), pipelineId, intervalStart: interval.start, intervalEnd: interval.end,
-      businessDate: interval.businessDate, graphVersion: pipeline.version, trigger: "manual", triggeredBy: actor,
-      reason: request.reason ?? null, params: request.params ?? {}, tasks: taskInstancesOf(pipeline), createdAt: now,
-    });
+    const { run, created } = await this.store.createRunIfAbsent(
+      newRun(pipeline, interval, { trigger: "manual", triggeredBy: actor, reason: request.reason ?? null, params: request.params }, now),
+    );
     if (!created) throw new ConflictError(`run ${run.runId} already exists (${run.state}); use idem clear to run it again`, { pipeline: pipelineId });
     tellAudit(request, await this.#audit(actor, "trigger", pipeline, run.runId, null, request.reason ?? null, { businessDate: interval.businessDate, openFrozen: request.openFrozen }));
     this.#announce();
@@ -630,15 +679,10 @@ export class Engine {
     if (chosen.size === 0) throw new UsageError(`nothing to clear in run ${runId}${request.failedOnly ? " (no failed task)" : ""}`);
     this.#assertNotFrozen(pipeline, run.businessDate, undefined);
     const actor = request.actor ?? defaultActor();
-    try {
-      await this.store.rerun({
-        runId, graphVersion: run.graphVersion, tasks: taskInstancesOf(pipeline), taskIds: [...chosen],
-        params: run.params, at: this.clock.now(),
-      });
-    } catch (error) {
-      if (error instanceof StoreConflictError) throw new ConflictError(error.message);
-      throw error;
-    }
+    await refusalsTranslated(() => this.store.rerun({
+      runId, graphVersion: run.graphVersion, tasks: taskInstancesOf(pipeline), taskIds: [...chosen],
+      params: run.params, at: this.clock.now(),
+    }));
     tellAudit(request, await this.#audit(actor, "clear", pipeline, runId, request.taskId ?? null, request.reason, {
       tasks: [...chosen], downstream: !!request.downstream, upstream: !!request.upstream, failedOnly: !!request.failedOnly,
     }));
@@ -649,7 +693,7 @@ export class Engine {
   async skip(runId: string, taskId: string, request: { reason: string } & Acting): Promise<TaskInstanceRecord> {
     const run = await this.run(runId);
     const actor = request.actor ?? defaultActor();
-    const ti = await this.#byHand(() => this.store.skipTask({ runId, taskId, reason: `skipped by ${actor}: ${request.reason}`, at: this.clock.now() }));
+    const ti = await refusalsTranslated(() => this.store.skipTask({ runId, taskId, reason: `skipped by ${actor}: ${request.reason}`, at: this.clock.now() }));
     tellAudit(request, await this.#audit(actor, "skip", this.pipeline(run.pipelineId), runId, taskId, request.reason, {}));
     this.#announce();
     return ti;
@@ -658,7 +702,7 @@ export class Engine {
   async mark(runId: string, taskId: string, request: { state: "success" | "failed"; reason: string } & Acting): Promise<TaskInstanceRecord> {
     const run = await this.run(runId);
     const actor = request.actor ?? defaultActor();
-    const ti = await this.#byHand(() => this.store.markTask({ runId, taskId, state: request.state, reason: request.reason, at: this.clock.now() }));
+    const ti = await refusalsTranslated(() => this.store.markTask({ runId, taskId, state: request.state, reason: request.reason, at: this.clock.now() }));
     tellAudit(request, await this.#audit(actor, `mark-${request.state}`, this.pipeline(run.pipelineId), runId, taskId, request.reason, {}));
     this.#announce();
     return ti;
@@ -667,19 +711,6 @@ export class Engine {
   async audit(query: { pipelineId?: string; limit?: number } = {}): Promise<AuditEntry[]> {
     if (query.pipelineId && this.#pipelinesLoaded) this.pipeline(query.pipelineId);
     return this.store.listAudit(query);
-  }
-
-  async #byHand<T>(action: () => Promise<T>): Promise<T> {
-    try {
-      return await action();
-    } catch (error) {
-      if (error instanceof StoreConflictError) {
-        if (/^no run /.test(error.message)) throw new NotFoundError("run", error.message.replace(/^no run /, "unknown run "));
-        if (/ has no task /.test(error.message)) throw new NotFoundError("task", error.message);
-        throw new ConflictError(error.message);
-      }
-      throw error;
-    }
   }
 
   async #audit(actor: string, action: string, pipeline: Pipeline, runId: string | null, taskId: string | null, reason: string | null, details: Record<string, unknown>): Promise<AuditEntry> {
@@ -698,9 +729,11 @@ export class Engine {
     } catch (error) {
       throw new UsageError((error as Error).message, { pipeline: pipelineId });
     }
-    if (to < from) throw new UsageError(`--to ${to} is before --from ${from}`, { pipeline: pipelineId });
+    if (to < from) throw new ArgumentError("to", (n) => `${n("to")} ${to} is before ${n("from")} ${from}`, { pipeline: pipelineId });
     const maxActiveRuns = request.maxActiveRuns ?? 4;
-    if (!Number.isInteger(maxActiveRuns) || maxActiveRuns < 1) throw new UsageError(`--max-active-runs ${maxActiveRuns}: expected a whole number >= 1`);
+    if (!Number.isInteger(maxActiveRuns) || maxActiveRuns < 1) {
+      throw new ArgumentError("maxActiveRuns", (n) => `${n("maxActiveRuns")} ${maxActiveRuns}: expected a whole number >= 1`);
+    }
     const taskIds = this.#selectTasks(pipeline, request.tasks, request.downstream ?? false);
     const tz = pipeline.schedule.timezone;
     const { runs } = await this.store.ledger(pipeline.id, startOfDay(from, tz) - 1, startOfDay(addDays(to, 1), tz));
@@ -717,7 +750,7 @@ export class Engine {
 
   /** Plans and stores a backfill; the scheduler runs it. The same live backfill asked again is returned, not duplicated. */
   async backfill(pipelineId: string, request: BackfillRequest & { reason: string } & Acting): Promise<{ backfill: BackfillRecord; created: boolean; plan: BackfillPlan }> {
-    if (!request.reason?.trim()) throw new UsageError("a backfill needs --reason");
+    if (!request.reason?.trim()) throw new ArgumentError("reason", (n) => `a backfill needs ${n("reason")}`);
     const plan = await this.planBackfill(pipelineId, request);
     const pipeline = this.pipeline(pipelineId);
     const actor = request.actor ?? defaultActor();
@@ -767,10 +800,11 @@ export class Engine {
     if (!live) throw new UsageError(`backfill ${backfillId} is ${current.state}; only a running or paused backfill can be ${action}d`);
     const at = this.clock.now();
     const actor = request.actor ?? defaultActor();
-    const updated =
+    const updated = await refusalsTranslated(() =>
       action === "cancel"
-        ? await this.store.cancelBackfill(backfillId, `backfill ${backfillId} cancelled by ${actor}${request.reason ? `: ${request.reason}` : ""}`, at)
-        : await this.store.setBackfillState(backfillId, action === "pause" ? "paused" : "running", at);
+        ? this.store.cancelBackfill(backfillId, `backfill ${backfillId} cancelled by ${actor}${request.reason ? `: ${request.reason}` : ""}`, at)
+        : this.store.setBackfillState(backfillId, action === "pause" ? "paused" : "running", at),
+    );
     tellAudit(request, await this.#audit(actor, `backfill-${action}`, this.pipeline(current.pipelineId), null, null, request.reason ?? null, { backfillId }));
     this.#announce();
     return updated;
@@ -783,11 +817,13 @@ export class Engine {
     try {
       regex = new RegExp(pattern);
     } catch (error) {
-      throw new UsageError(`--tasks ${JSON.stringify(pattern)}: not a regular expression: ${(error as Error).message}`);
+      throw new ArgumentError("tasks", (n) => `${n("tasks")} ${JSON.stringify(pattern)}: not a regular expression: ${(error as Error).message}`);
     }
     const nodes = [...pipeline.tasks.values()];
     const matched = nodes.filter((t) => regex.test(t.id)).map((t) => t.id);
-    if (matched.length === 0) throw new UsageError(`--tasks ${JSON.stringify(pattern)} matches no task of ${pipeline.id} (tasks: ${nodes.map((t) => t.id).join(", ")})`);
+    if (matched.length === 0) {
+      throw new ArgumentError("tasks", (n) => `${n("tasks")} ${JSON.stringify(pattern)} matches no task of ${pipeline.id} (tasks: ${nodes.map((t) => t.id).join(", ")})`);
+    }
     const all = new Set(matched);
     if (downstream) for (const id of matched) for (const d of reachable(nodes, id, "downstream")) all.add(d);
     return [...pipeline.tasks.keys()].filter((id) => all.has(id));
@@ -878,17 +914,11 @@ export class Engine {
   /** A new token; the secret is returned this once and only its hash is stored. */
   async createToken(request: { name: string; role: TokenRole } & Acting): Promise<{ token: TokenInfo; secret: string }> {
     if (!isValidId(request.name)) throw new UsageError(`invalid token name ${JSON.stringify(request.name)}: letters, digits, _ and - only`);
-    if (request.role !== "viewer" && request.role !== "operator") throw new UsageError(`--role ${request.role}: expected viewer or operator`);
+    if (request.role !== "viewer" && request.role !== "operator") throw new ArgumentError("role", (n) => `${n("role")} ${request.role}: expected viewer or operator`);
     const actor = request.actor ?? defaultActor();
     const at = this.clock.now();
     const secret = newTokenSecret();
-    let record: ApiTokenRecord;
-    try {
-      record = await this.store.createToken({ tokenHash: hashToken(secret), name: request.name, role: request.role, createdBy: actor, at });
-    } catch (error) {
-      if (error instanceof StoreConflictError) throw new ConflictError(error.message);
-      throw error;
-    }
+    const record = await refusalsTranslated(() => this.store.createToken({ tokenHash: hashToken(secret), name: request.name, role: request.role, createdBy: actor, at }));
     tellAudit(request, await this.store.appendAudit({ at, actor, action: "token-create", pipelineId: null, reason: request.reason ?? null, details: { name: request.name, role: request.role } }));
     return { token: tokenInfo(record), secret };
   }
@@ -934,11 +964,11 @@ export class Engine {
     query: { states?: readonly RunState[]; triggers?: readonly TriggerKind[]; fromDate?: string; toDate?: string; limit: number; after?: number },
   ): Promise<Page<RunRecord, number>> {
     const tz = this.pipeline(pipelineId).schedule.timezone;
-    const day = (date: string, flag: string) => {
+    const day = (date: string, argument: "from" | "to") => {
       try {
         return parseBusinessDate(date);
       } catch (error) {
-        throw new UsageError(`${flag}: ${(error as Error).message}`, { pipeline: pipelineId });
+        throw new ArgumentError(argument, (n) => `${n(argument)}: ${(error as Error).message}`, { pipeline: pipelineId });
       }
     };
     const rows = await this.store.pageRuns({
@@ -981,12 +1011,12 @@ export class Engine {
   /** One page of the audit log, newest first; `from` and `to` are instants or dates (a date is midnight UTC). */
   async auditPage(query: { pipelineId?: string; actor?: string; action?: string; from?: string; to?: string; limit: number; after?: number }): Promise<Page<AuditEntry, number>> {
     if (query.pipelineId) this.pipeline(query.pipelineId);
-    const instant = (value: string | undefined, flag: string) => {
+    const instant = (value: string | undefined, argument: "from" | "to") => {
       if (value === undefined) return undefined;
       try {
         return parseInstant(value, "UTC");
       } catch (error) {
-        throw new UsageError(`${flag}: ${(error as Error).message}`);
+        throw new ArgumentError(argument, (n) => `${n(argument)}: ${(error as Error).message}`);
       }
     };
     const rows = await this.store.pageAudit({

@@ -1,5 +1,8 @@
-import type { Pipeline } from "../core/pipeline/types.ts";
-import type { NewTaskInstance, RunStore, SchedulingStore } from "../store/port.ts";
+import { runIdFor } from "../core/model/run-id.ts";
+import type { TriggerKind } from "../core/model/states.ts";
+import type { Params, Pipeline } from "../core/pipeline/types.ts";
+import type { Interval } from "../core/time/interval.ts";
+import type { NewRun, NewTaskInstance, RunStore, SchedulingStore } from "../store/port.ts";
 import { recordFrozenPeriods } from "./frozen-records.ts";
 
 /**
@@ -17,6 +20,48 @@ export function taskInstancesOf(pipeline: Pipeline, only: ReadonlySet<string> | 
     slots: t.policy.slots,
     priority: t.policy.priority,
   }));
+}
+
+/** Who or what asks for a new run, and why. */
+export interface RunOrigin {
+  trigger: TriggerKind;
+  triggeredBy: string | null;
+  reason: string | null;
+  params?: Params;
+  /** A scheduled run moves the pipeline's schedule cursor here, in the same transaction. */
+  cursor?: number;
+  backfillId?: string;
+  /** The run holds only these tasks (a backfill of some tasks). */
+  only?: ReadonlySet<string> | null;
+}
+
+/**
+ * The one way a run is asked of the store, whoever asks (an operator, the schedule, a dataset,
+ * a backfill): the current graph version and its task instances, for an interval. A backfill's
+ * item names its run already, so it may pass the run id with the bounds.
+ */
+export function newRun(
+  pipeline: Pipeline,
+  interval: Interval | { runId: string; start: number; end: number; businessDate: string },
+  origin: RunOrigin,
+  createdAt: number,
+): NewRun {
+  return {
+    ...(origin.backfillId === undefined ? {} : { backfillId: origin.backfillId }),
+    ...(origin.cursor === undefined ? {} : { cursor: origin.cursor }),
+    runId: "runId" in interval ? interval.runId : runIdFor(pipeline.id, interval),
+    pipelineId: pipeline.id,
+    intervalStart: interval.start,
+    intervalEnd: interval.end,
+    businessDate: interval.businessDate,
+    graphVersion: pipeline.version,
+    trigger: origin.trigger,
+    triggeredBy: origin.triggeredBy,
+    reason: origin.reason,
+    params: origin.params ?? {},
+    tasks: taskInstancesOf(pipeline, origin.only ?? null),
+    createdAt,
+  };
 }
 
 /**

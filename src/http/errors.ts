@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { ConflictError, DefinitionError, NotFoundError, UsageError } from "../core/model/errors.ts";
+import { ArgumentError, ConflictError, DefinitionError, NotFoundError, UsageError } from "../core/model/errors.ts";
 import { FieldError, problem } from "./problem.ts";
 
 /** The path parameter (or body field) that named the missing thing. */
@@ -20,6 +20,8 @@ export function problemFor(c: Context, error: unknown, log: (line: string) => vo
   if (error instanceof FieldError) return problem(c, error.status, error.message, { field: error.field });
   if (error instanceof NotFoundError) return problem(c, 404, error.message, { field: FIELD_OF[error.what] });
   if (error instanceof ConflictError) return problem(c, 409, error.message);
+  // The API's fields carry the engine's names for its arguments.
+  if (error instanceof ArgumentError) return problem(c, 422, error.message, { field: error.argument });
   if (error instanceof UsageError || error instanceof DefinitionError) return problem(c, 422, error.message);
   if (error instanceof HTTPException) return problem(c, error.status as ContentfulStatusCode, error.message);
   log(`${c.req.method} ${c.req.path}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);

@@ -38,8 +38,8 @@ describe("idem attempts", () => {
     expect(code).toBe(0);
     const lines = out.trim().split("\n");
     expect(lines[0]).toMatch(/^TRY\s+STATE\s+STARTED\s+ENDED\s+TOOK\s+DELAY BEFORE\s+WORKER\s+ERROR$/);
-    expect(lines[1]).toMatch(/^1\s+failed\s+\S+Z\s+\S+Z\s+(\d+ms|\d+(\.\d)?s)\s+-\s+\S+\s+Error: source not ready \(try 1\)$/);
-    expect(lines[2]).toMatch(/^2\s+failed\s+.*\s+(\d{3,}ms|\d+\.\ds)\s+\S+\s+Error: source not ready \(try 2\)$/);
+    expect(lines[1]).toMatch(/^1\s+failed\s+\S+Z\s+\S+Z\s+(\d+ms|\d+(\.\d)?s)\s+-\s+\S+\s+TaskFailed: source not ready \(try 1\)$/);
+    expect(lines[2]).toMatch(/^2\s+failed\s+.*\s+(\d{3,}ms|\d+\.\ds)\s+\S+\s+TaskFailed: source not ready \(try 2\)$/);
     expect(lines[3]).toMatch(/^3\s+success\s/);
     const json = JSON.parse(idem("attempts", "orders@2026-09-01", "load", "--json").out) as { tryNumber: number; delayBeforeMs: number | null }[];
     expect(json.map((a) => a.tryNumber)).toEqual([1, 2, 3]);

@@ -103,7 +103,10 @@ describe("idem CLI", () => {
       [["run", "sales"], /^idem: give the interval: --date YYYY-MM-DD, or --start and --end\n$/],
       [["run", "sales", "--date", "2026-08-01"], /^idem: pipeline sales: 2026-08-01 is before the pipeline's start/],
       [["tasks", "sales@1999-01-01"], /^idem: unknown run "sales@1999-01-01"/],
-      [["runs", "sales", "--limit", "zero"], /^idem: --limit zero: expected a whole number >= 1\n$/],
+      // The engine names its arguments (to, tasks, end); the CLI prints the flags that gave them.
+      [["backfill", "sales", "--from", "2026-09-04", "--to", "2026-09-01", "--dry-run"], /^idem: pipeline sales: --to 2026-09-01 is before --from 2026-09-04\n$/],
+      [["backfill", "sales", "--from", "2026-09-01", "--to", "2026-09-02", "--tasks", "(", "--dry-run"], /^idem: --tasks "\(": not a regular expression: /],
+      [["run", "sales", "--start", "2026-09-02", "--end", "2026-09-01"], /^idem: pipeline sales: --end 2026-09-01 is not after --start 2026-09-02\n$/],
     ];
     for (const [args, message] of cases) {
       const { code, err } = idem(...args);
@@ -114,6 +117,25 @@ describe("idem CLI", () => {
     const unknownOption = idem("run", "sales", "--dat", "2026-09-01");
     expect(unknownOption.code).toBe(2);
     expect(unknownOption.err).toMatch(/unknown option '--dat'/);
+  });
+
+  it("refuses a bad number for a numeric flag before the command runs: one line naming the flag and the value, exit 2", () => {
+    const cases: [string[], string][] = [
+      [["runs", "sales", "--limit", "zero"], "option '--limit <n>' argument 'zero' is invalid. Expected a whole number >= 1."],
+      [["runs", "sales", "--limit", "0"], "option '--limit <n>' argument '0' is invalid. Expected a whole number >= 1."],
+      [["next", "sales", "-n", "1e3"], "option '-n, --count <n>' argument '1e3' is invalid. Expected a whole number >= 1."],
+      [["logs", "sales@2026-09-01", "extract", "--tail", "-1"], "option '--tail <n>' argument '-1' is invalid. Expected a whole number >= 0."],
+      [["run", "sales", "--date", "2026-09-01", "--concurrency", "2.5"], "option '--concurrency <n>' argument '2.5' is invalid. Expected a whole number >= 1."],
+      [["backfill", "sales", "--from", "2026-09-01", "--to", "2026-09-02", "--max-active-runs", "0"], "option '--max-active-runs <n>' argument '0' is invalid. Expected a whole number >= 1."],
+      [["serve", "--port", "70000"], "option '--port <port>' argument '70000' is invalid. Expected a whole number from 0 to 65535."],
+      [["worker", "--health-port", " 80"], "option '--health-port <port>' argument ' 80' is invalid. Expected a whole number from 0 to 65535."],
+      [["worker", "--grace", ""], "option '--grace <seconds>' argument '' is invalid. Expected a whole number >= 0."],
+    ];
+    for (const [args, message] of cases) {
+      const { code, out, err } = idem(...args);
+      expect({ args, code, out }).toEqual({ args, code: 2, out: "" });
+      expect(err.split("\n")[0]).toBe(`error: ${message}`);
+    }
   });
 
   it("pauses and unpauses with a note, audited under the acting user", () => {
@@ -132,7 +154,7 @@ describe("idem CLI", () => {
   it("sets, lists and deletes pools", () => {
     expect(idem("pools", "set", "warehouse", "--slots", "2", "--description", "the DuckDB file").code).toBe(0);
     expect(idem("pools").out).toMatch(/^POOL\s+SLOTS\s+USED\s+HELD BY\nwarehouse\s+2\s+0\s*$/m);
-    expect(idem("pools", "set", "warehouse", "--slots", "many").err).toMatch(/--slots many: expected a whole number >= 0/);
+    expect(idem("pools", "set", "warehouse", "--slots", "many").err).toMatch(/^error: option '--slots <n>' argument 'many' is invalid\. Expected a whole number >= 0\.\n/);
     expect(idem("pools", "delete", "warehouse").out).toBe("pool warehouse deleted\n");
     expect(idem("pools", "delete", "warehouse").err).toBe('idem: no pool named "warehouse"\n');
   });

@@ -1,7 +1,8 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { passthroughColumns, recordsWithConstants } from "../../src/data/csv-passthrough.ts";
+import { passthroughColumns, recordsWithConstants } from "../../src/data/sources/csv-passthrough.ts";
+import { sourceSpec, type CsvSource, type CsvSpec } from "../../src/data/sources/source.ts";
 import { cleanTempDirs, tempDir } from "./targets.ts";
 
 afterAll(cleanTempDirs);
@@ -44,11 +45,12 @@ describe("passing a CSV file straight to a bulk loader", () => {
 
   it("is used only when the header names exactly the declared columns", async () => {
     const columns = [{ name: "a", sqlType: "bigint" }, { name: "b", sqlType: "text" }, { name: "d", sqlType: "date" }];
-    const src = (content: string, extra = {}) => ({ csv: file(content), columns: { a: "bigint", b: "text" } as const, constants: { d: "2026-09-01" }, ...extra });
+    const csv = (source: CsvSource) => sourceSpec(source, "test") as CsvSpec;
+    const src = (content: string, extra = {}) => csv({ csv: file(content), columns: { a: "bigint", b: "text" } as const, constants: { d: "2026-09-01" }, ...extra });
     expect(await passthroughColumns(src("a,b\n1,x\n"), columns)).toEqual(["a", "b", "d"]);
     expect(await passthroughColumns(src("b,a\nx,1\n"), columns)).toBeNull();
     expect(await passthroughColumns(src('"a",b\n1,x\n'), columns)).toBeNull();
     expect(await passthroughColumns(src("a;b\n1;x\n", { delimiter: ";" }), columns)).toBeNull();
-    expect(await passthroughColumns({ csv: file("a,b\n"), constants: { d: "2026-09-01" } }, columns)).toBeNull();
+    expect(await passthroughColumns(csv({ csv: file("a,b\n"), constants: { d: "2026-09-01" } }), columns)).toBeNull();
   });
 });

@@ -79,8 +79,8 @@ describe("file partition swap", () => {
 
   it("refuses a frozen partition unless opened with a reason", async () => {
     const root = join(tempDir(), "orders");
-    const frozen = [{ from: "2026-09-01", to: "2026-09-30", reason: "September closed" }];
-    await expect(swapPartition({ root, column: "order_date", value: "2026-09-01", source: orders("2026-09-01", [1]), context, frozen })).rejects.toThrow(/frozen period 2026-09-01\.\.2026-09-30 \(September closed\)/);
+    const frozen = [{ from: "2026-09-01", to: "2026-09-30", owner: "finance", reason: "September closed" }];
+    await expect(swapPartition({ root, column: "order_date", value: "2026-09-01", source: orders("2026-09-01", [1]), context, frozen })).rejects.toThrow(/frozen period 2026-09-01\.\.2026-09-30 \(finance: September closed\)/);
     expect(existsSync(root)).toBe(false);
     const opened = await swapPartition({ root, column: "order_date", value: "2026-09-01", source: orders("2026-09-01", [1]), context, frozen, openFrozen: { reason: "fix" } });
     expect(opened.frozenOverride).toBe("fix");

@@ -254,7 +254,7 @@ describe("the sensor timeout rule", () => {
     for (const t of ["01:00", "01:10", "01:25", "01:40", "01:55", "02:00", "02:30", "03:00"]) await at(t);
     const attempts = await h.store.listAttempts("mounted@2026-09-01", "wait_file");
     expect(attempts.map((a) => [new Date(a.startedAt).toISOString().slice(11, 16), a.tryNumber, a.state, a.errorClass])).toEqual([
-      ["01:00", 1, "failed", "Error"], // the check's own error: retried after retryDelay
+      ["01:00", 1, "failed", "TaskFailed"], // the check's own error: retried after retryDelay
       ["01:10", 2, "rescheduled", null], // a poke that finds nothing uses no try
       ["01:25", 2, "rescheduled", null],
       ["01:40", 2, "rescheduled", null],

@@ -64,7 +64,7 @@ describe.skipIf(!url)("idem migrate: SQLite state to PostgreSQL", () => {
     for (let round = 0; round < 4; round++) {
       for (const c of await claim(store, T0 + round * 60_000)) {
         if (c.runId === "p@2026-09-02" && c.taskId === "a" && c.tryNumber === 1) {
-          await store.finishAttempt(finish(c, { outcome: "failed", errorClass: "Error", errorMessage: "boom", retryAt: T0, exitCode: 1 }));
+          await store.finishAttempt(finish(c, { outcome: "failed", errorClass: "TaskFailed", errorMessage: "boom", retryAt: T0, exitCode: 1 }));
         } else if (c.runId === "p@2026-09-03" && c.taskId === "b") {
           continue; // still running
         } else {

@@ -172,7 +172,7 @@ describe.skipIf(!url)("PostgreSQL store", () => {
       const held = await gate(["p@2026-09-01"]);
       const first = [store!.finishAttempt(success(claimed.get("w1")!, "w")), store!.finishAttempt(success(claimed.get("w2")!, "w"))];
       await new Promise((r) => setTimeout(r, 50));
-      const failed = (task: string) => ({ ...success(claimed.get(task)!, "w"), outcome: "failed" as const, errorClass: "Error", errorMessage: task });
+      const failed = (task: string) => ({ ...success(claimed.get(task)!, "w"), outcome: "failed" as const, errorClass: "TaskFailed" as const, errorMessage: task });
       const together = [store!.finishAttempt(failed("x")), store!.finishAttempt(failed("y"))];
       await new Promise((r) => setTimeout(r, 50));
       await held.release();

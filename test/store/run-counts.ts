@@ -1,3 +1,4 @@
+import { ErrorClass } from "../../src/core/model/error-classes.ts";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { TASK_STATES } from "../../src/core/model/states.ts";
@@ -80,7 +81,7 @@ export function describeRunCounts(adapter: string, open: () => Promise<RunCounts
                   await store.finishAttempt({
                     attemptId: attempt!.attemptId, workerId: "w", now, exitCode: null, summary: null,
                     outcome: o.outcome === "retry" ? "failed" : o.outcome, retryable: o.outcome === "retry", retryAt: o.outcome === "retry" ? now : o.outcome === "rescheduled" ? now : null,
-                    errorClass: o.outcome === "failed" || o.outcome === "retry" ? "Error" : null, errorMessage: null,
+                    errorClass: o.outcome === "failed" || o.outcome === "retry" ? ErrorClass.TaskFailed : null, errorMessage: null,
                     skipReason: o.outcome === "skipped" ? "nothing to do" : null,
                   });
                 }

@@ -1,3 +1,4 @@
+import { ErrorClass } from "../../src/core/model/error-classes.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -171,10 +172,10 @@ describe("SQLite store specifics", () => {
     });
     const writeTransactions = countImmediateTransactions(store);
     const outcomes = await Promise.allSettled([
-      store.finishAttempt(end("x", { outcome: "failed", errorClass: "Error", errorMessage: "x" })),
+      store.finishAttempt(end("x", { outcome: "failed", errorClass: ErrorClass.TaskFailed, errorMessage: "x" })),
       store.finishAttempt(end("x")), // the same attempt again: refused, as it would be after the first
       store.finishAttempt(end("w", { datasets: [null as unknown as string] })), // a write that throws
-      store.finishAttempt(end("y", { outcome: "failed", errorClass: "Error", errorMessage: "y" })),
+      store.finishAttempt(end("y", { outcome: "failed", errorClass: ErrorClass.TaskFailed, errorMessage: "y" })),
     ]);
     expect(writeTransactions()).toBe(1);
     expect(outcomes.map((o) => (o.status === "fulfilled" ? o.value : "rejected"))).toEqual([

@@ -1,3 +1,4 @@
+import type { ErrorClass } from "../../src/core/model/error-classes.ts";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -136,7 +137,7 @@ export async function seedStore(options: { days?: number } = {}): Promise<Seeded
   };
 }
 
-type Outcome = { outcome: "success" | "failed"; retryable: boolean; error?: [string, string]; took: number; log: string[] };
+type Outcome = { outcome: "success" | "failed"; retryable: boolean; error?: [ErrorClass, string]; took: number; log: string[] };
 
 async function seedRun(store: Store, dir: string, p: Pipeline, date: string, mode: "done" | "running"): Promise<void> {
   const interval = p.schedule.intervalForDate(date);
@@ -217,7 +218,7 @@ function outcomeOf(p: Pipeline, date: string, claim: ClaimedAttempt, mode: "done
   const ok = (lines: string[]): Outcome => ({ outcome: "success", retryable: true, took, log: lines });
   if (p.id !== WAREHOUSE) return ok([`${claim.taskId} for ${date}: done`]);
   if (claim.taskId === "extract_payments" && (retriesPayments(date) || mode === "running") && claim.tryNumber === 1) {
-    return { outcome: "failed", retryable: true, took: 8_000, error: ["FetchError", "payments API answered 503 Service Unavailable"], log: [`fetching payments for ${date}`, "GET /v2/payments?date=" + date, "payments API answered 503 Service Unavailable; giving up this try"] };
+    return { outcome: "failed", retryable: true, took: 8_000, error: ["TaskFailed", "FetchError: payments API answered 503 Service Unavailable"], log: [`fetching payments for ${date}`, "GET /v2/payments?date=" + date, "payments API answered 503 Service Unavailable; giving up this try"] };
   }
   if (claim.taskId === "check_facts" && failsCheck(date)) {
     return {

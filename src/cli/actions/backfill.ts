@@ -1,20 +1,16 @@
 import { UsageError } from "../../core/model/errors.ts";
 import { formatDuration } from "../../core/time/duration.ts";
-import type { BackfillPlan } from "../../engine/engine.ts";
-import { Scheduler } from "../../engine/scheduler/scheduler.ts";
-import { BACKFILL_ONLY_HOLDER, schedulerPresence } from "../../engine/scheduler/presence.ts";
-import { Worker } from "../../engine/worker/worker.ts";
-import { subscribeToScheduling, notifyWork } from "../../engine/worker/wakeup.ts";
+import type { BackfillPlan, Engine } from "../../engine/engine.ts";
 import type { BackfillProgress } from "../../store/port.ts";
 import { elapsed, isoTime, printJson, table } from "../format.ts";
 import type { Cli } from "../lazy.ts";
-import { withEngine, type ProjectEngine } from "../project.ts";
+import { withEngine } from "../project.ts";
 
 interface BackfillFlags {
   from?: string;
   to?: string;
   reason?: string;
-  maxActiveRuns: string;
+  maxActiveRuns: number;
   reprocess: string;
   backwards?: boolean;
   dryRun?: boolean;
@@ -35,7 +31,7 @@ export function backfill(cli: Cli, pipelineId: string | undefined, flags: Backfi
       to: flags.to,
       reprocess: flags.reprocess as "none" | "failed" | "all",
       backwards: flags.backwards ?? false,
-      maxActiveRuns: Number(flags.maxActiveRuns),
+      maxActiveRuns: flags.maxActiveRuns,
       tasks: flags.tasks,
       downstream: flags.downstream ?? false,
       openFrozen: flags.openFrozen,
@@ -106,27 +102,11 @@ function printPlan(plan: BackfillPlan): void {
  * Follows a backfill to its end: a live bar on a terminal, plain lines otherwise. When no
  * scheduler is running, this process runs one (and a worker) until the backfill ends.
  */
-async function follow(engine: ProjectEngine, backfillId: string, plan: BackfillPlan): Promise<void> {
+async function follow(engine: Engine, backfillId: string, plan: BackfillPlan): Promise<void> {
   const stop = new AbortController();
   process.once("SIGINT", () => stop.abort());
-  const here = !(await schedulerPresence(engine.store, engine.clock.now())).live;
-  const background: Promise<void>[] = [];
-  if (here) {
-    console.log("no scheduler is running: running this backfill here (Ctrl-C stops; the backfill continues with `idem scheduler`)");
-    const scheduler = new Scheduler({ store: engine.store, clock: engine.clock, pipelines: engine.pipelines(), frozen: engine.config.frozen, holder: `${BACKFILL_ONLY_HOLDER}${engine.workerId}`, scope: "backfills", onWork: () => notifyWork(engine.stateDir) });
-    background.push(scheduler.run(stop.signal, { subscribe: (wake) => subscribeToScheduling(engine.store, engine.stateDir, wake) }));
-    const concurrency = Math.max(engine.config.concurrency, plan.maxActiveRuns);
-    const worker = new Worker({
-      store: engine.store, clock: engine.clock, pipelines: engine.pipelines(), stateDir: engine.stateDir, projectDir: engine.config.rootDir,
-      // Task code runs in task hosts here too, never in this loop.
-      // A host started after a pipeline file changed finds a new version: the catalog is reloaded then.
-      catalog: engine.catalog, runner: engine.taskRunner(concurrency), logMaxBytes: engine.config.logMaxBytes, masker: engine.masker, withheldEnv: engine.withheldEnv,
-      workerId: engine.workerId, backfillId, concurrency,
-      leaseMs: engine.config.workerLeaseMs, frozen: engine.config.frozen, connections: engine.config.connections, graceMs: 5_000,
-      limits: { parallelism: engine.config.parallelism, maxActiveTasks: Object.fromEntries(engine.pipelines().map((p) => [p.id, p.maxActiveTasks])) },
-    });
-    background.push(worker.run(stop.signal));
-  }
+  const here = await engine.runBackfillHere(backfillId, plan.maxActiveRuns, stop.signal);
+  if (here) console.log("no scheduler is running: running this backfill here (Ctrl-C stops; the backfill continues with `idem scheduler`)");
   const tty = process.stdout.isTTY === true;
   const started = Date.now();
   let last = "";
@@ -147,7 +127,7 @@ async function follow(engine: ProjectEngine, backfillId: string, plan: BackfillP
     }
   } finally {
     stop.abort();
-    await Promise.allSettled(background);
+    await here?.done;
   }
 }
 

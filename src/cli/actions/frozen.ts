@@ -1,11 +1,10 @@
-import { wholeNumber } from "../flags.ts";
 import { isoTime, printJson, table } from "../format.ts";
 import type { Cli } from "../lazy.ts";
 import { withEngine } from "../project.ts";
 
-export function frozen(cli: Cli, pipelineId: string, flags: { limit: string; json?: boolean }) {
+export function frozen(cli: Cli, pipelineId: string, flags: { limit: number; json?: boolean }) {
   return withEngine(cli, { pipelines: true }, async (engine) => {
-    const report = await engine.frozenReport(pipelineId, wholeNumber(flags.limit, "--limit"));
+    const report = await engine.frozenReport(pipelineId, flags.limit);
     if (flags.json) return printJson(report);
     console.log(
       report.periods.length === 0

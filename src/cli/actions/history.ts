@@ -1,15 +1,14 @@
 import { UsageError } from "../../core/model/errors.ts";
 import { formatHistory, readHistory } from "../../data/history.ts";
 import { openTarget } from "../../data/open-target.ts";
-import { wholeNumber } from "../flags.ts";
 import { printJson } from "../format.ts";
 import type { Cli } from "../lazy.ts";
 import { loadProjectConfig } from "../project.ts";
 
-export async function history(cli: Cli, table: string, flags: { warehouse?: string; limit: string; json?: boolean }) {
+export async function history(cli: Cli, table: string, flags: { warehouse?: string; limit: number; json?: boolean }) {
   const location = flags.warehouse ?? (await loadProjectConfig(cli.global)).warehouse;
   if (!location) throw new UsageError("which warehouse? give --warehouse duckdb:<path>, or set `warehouse` in idem.config.ts");
-  const limit = wholeNumber(flags.limit, "--limit");
+  const limit = flags.limit;
   const target = await openTarget(location);
   try {
     const entries = await readHistory(target, table, { limit });

@@ -1,5 +1,4 @@
 import { formatInstant } from "../../core/time/dates.ts";
-import { wholeNumber } from "../flags.ts";
 import { elapsed, isoTime, printJson, restated, table } from "../format.ts";
 import type { Cli } from "../lazy.ts";
 import { withEngine } from "../project.ts";
@@ -7,9 +6,9 @@ import { streamLog, tailOffset } from "../../engine/logs/read-log.ts";
 
 const STATE_ONLY = { pipelines: false };
 
-export function runs(cli: Cli, pipelineId: string, options: { limit: string; json?: boolean }) {
+export function runs(cli: Cli, pipelineId: string, options: { limit: number; json?: boolean }) {
   return withEngine(cli, STATE_ONLY, async (engine) => {
-    const runs = await engine.runs(pipelineId, wholeNumber(options.limit, "--limit"));
+    const runs = await engine.runs(pipelineId, options.limit);
     // Only an empty answer needs the pipeline files: to tell a typo from a pipeline that has not run.
     if (runs.length === 0) await withEngine(cli, { pipelines: true }, (loaded) => loaded.runs(pipelineId, 1));
     if (options.json) return printJson(runs);
@@ -48,10 +47,10 @@ export function tasks(cli: Cli, runId: string, options: { json?: boolean }) {
   });
 }
 
-export function logs(cli: Cli, runId: string, taskId: string, options: { try?: string; tail?: string; follow?: boolean }) {
+export function logs(cli: Cli, runId: string, taskId: string, options: { try?: number; tail?: number; follow?: boolean }) {
   return withEngine(cli, STATE_ONLY, async (engine) => {
-    const tail = options.tail === undefined ? undefined : wholeNumber(options.tail, "--tail", 0);
-    const { attempt, path } = await engine.logOf(runId, taskId, options.try === undefined ? undefined : wholeNumber(options.try, "--try"));
+    const tail = options.tail;
+    const { attempt, path } = await engine.logOf(runId, taskId, options.try);
     await streamLog(path, {
       from: tail === undefined ? 0 : tailOffset(path, tail),
       write: (chunk) => new Promise<void>((resolve) => (process.stdout.write(chunk) ? resolve() : process.stdout.once("drain", resolve))),
@@ -60,9 +59,9 @@ export function logs(cli: Cli, runId: string, taskId: string, options: { try?: s
   });
 }
 
-export function next(cli: Cli, pipelineId: string, options: { count: string; json?: boolean }) {
+export function next(cli: Cli, pipelineId: string, options: { count: number; json?: boolean }) {
   return withEngine(cli, { pipelines: true }, async (engine) => {
-    const due = engine.preview(pipelineId, wholeNumber(options.count, "--count"));
+    const due = engine.preview(pipelineId, options.count);
     const tz = engine.pipeline(pipelineId).schedule.timezone;
     if (options.json) {
       return printJson(due.map((d) => ({ ...d.interval, startIso: isoTime(d.interval.start), endIso: isoTime(d.interval.end), firesAt: isoTime(d.firesAt) })));

@@ -1,7 +1,6 @@
 import { UsageError } from "../../core/model/errors.ts";
 import { describeAuditDetails } from "../../engine/audit-details.ts";
 import { formatInstant } from "../../core/time/dates.ts";
-import { wholeNumber } from "../flags.ts";
 import { isoTime, printJson, restated, table } from "../format.ts";
 import type { Cli } from "../lazy.ts";
 import { withEngine } from "../project.ts";
@@ -9,9 +8,9 @@ import { withEngine } from "../project.ts";
 const PIPELINES = { pipelines: true };
 const STATE_ONLY = { pipelines: false };
 
-export function expected(cli: Cli, pipelineId: string, options: { from?: string; to?: string; limit: string; json?: boolean }) {
+export function expected(cli: Cli, pipelineId: string, options: { from?: string; to?: string; limit: number; json?: boolean }) {
   return withEngine(cli, PIPELINES, async (engine) => {
-    const entries = await engine.expected(pipelineId, { from: options.from, to: options.to, limit: wholeNumber(options.limit, "--limit") });
+    const entries = await engine.expected(pipelineId, { from: options.from, to: options.to, limit: options.limit });
     if (options.json) return printJson(entries);
     const tz = engine.pipeline(pipelineId).schedule.timezone;
     if (entries.length === 0) return console.log(`${pipelineId}: no scheduled intervals in that range`);
@@ -58,9 +57,9 @@ export function pools(cli: Cli, options: { json?: boolean }) {
   });
 }
 
-export function setPool(cli: Cli, name: string, options: { slots: string; description?: string }) {
+export function setPool(cli: Cli, name: string, options: { slots: number; description?: string }) {
   return withEngine(cli, STATE_ONLY, async (engine, actor) => {
-    await engine.setPool(name, wholeNumber(options.slots, "--slots", 0), { description: options.description, actor });
+    await engine.setPool(name, options.slots, { description: options.description, actor });
     console.log(`pool ${name}: ${options.slots} slot(s)`);
   });
 }
@@ -112,9 +111,9 @@ export function mark(cli: Cli, runId: string, taskId: string, flags: { state: st
   });
 }
 
-export function audit(cli: Cli, flags: { pipeline?: string; limit: string; json?: boolean }) {
+export function audit(cli: Cli, flags: { pipeline?: string; limit: number; json?: boolean }) {
   return withEngine(cli, STATE_ONLY, async (engine) => {
-    const entries = await engine.audit({ pipelineId: flags.pipeline, limit: wholeNumber(flags.limit, "--limit") });
+    const entries = await engine.audit({ pipelineId: flags.pipeline, limit: flags.limit });
     if (flags.json) return printJson(entries);
     if (entries.length === 0) return console.log("no manual actions recorded");
     console.log(

@@ -1,6 +1,5 @@
 import { UsageError } from "../../core/model/errors.ts";
 import type { Engine } from "../../engine/engine.ts";
-import { wholeNumber } from "../flags.ts";
 import { elapsed, printJson } from "../format.ts";
 import type { Cli } from "../lazy.ts";
 import { withEngine } from "../project.ts";
@@ -11,20 +10,18 @@ interface RunOptions {
   end?: string;
   param: string[];
   reason?: string;
-  concurrency?: string;
+  concurrency?: number;
   json?: boolean;
 }
 
 export function run(cli: Cli, pipelineId: string, options: RunOptions) {
   return withEngine(cli, { pipelines: true }, async (engine, actor) => {
     const interval = intervalOf(engine, pipelineId, options);
-    const concurrency = options.concurrency === undefined ? engine.config.concurrency : wholeNumber(options.concurrency, "--concurrency");
     const result = await engine.runInterval(pipelineId, interval, {
       actor,
       reason: options.reason,
       params: parseParams(options.param),
-      concurrency,
-      reloadMs: engine.config.reloadMs,
+      concurrency: options.concurrency,
       onAttempt: options.json
         ? undefined
         : (claim, outcome) =>

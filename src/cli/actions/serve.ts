@@ -3,12 +3,12 @@ import { UsageError } from "../../core/model/errors.ts";
 import { defaultActor } from "../../engine/engine.ts";
 import type { RunningServer } from "../../http/server.ts";
 import type { Cli } from "../lazy.ts";
-import type { ProjectEngine } from "../project.ts";
+import type { Engine } from "../../engine/engine.ts";
 import { daemon, log } from "./daemons.ts";
 
 export interface HttpFlags {
   host: string;
-  port: string;
+  port: number;
   allowHost?: string[];
 }
 
@@ -21,9 +21,8 @@ export function serve(cli: Cli, flags: HttpFlags) {
 }
 
 /** Starts the app's server (and says where it listens); the caller closes it. */
-export async function openHttp(engine: ProjectEngine, flags: HttpFlags, user: string | undefined): Promise<RunningServer> {
-  const port = Number(flags.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port ${flags.port}: expected a port number 0-65535`);
+export async function openHttp(engine: Engine, flags: HttpFlags, user: string | undefined): Promise<RunningServer> {
+  const port = flags.port;
   const { startServer } = await import("../../http/server.ts");
   let server: RunningServer;
   try {

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { positiveWholeNumber } from "../flags.ts";
 import { lazy } from "../lazy.ts";
 
 const actions = () => import("../actions/backfill.ts");
@@ -11,7 +12,7 @@ export function registerBackfillCommands(program: Command): void {
     .option("--from <date>", "first business date")
     .option("--to <date>", "last business date (inclusive)")
     .option("--reason <text>", "why, recorded with the backfill and its runs")
-    .option("--max-active-runs <n>", "runs of this backfill at once", "4")
+    .option("--max-active-runs <n>", "runs of this backfill at once", positiveWholeNumber, 4)
     .option("--reprocess <which>", "existing runs to run again: none (only missing intervals), failed, all", "none")
     .option("--backwards", "newest interval first")
     .option("--dry-run", "show the plan and the estimate; change nothing")

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { port, positiveWholeNumber, wholeNumber } from "../flags.ts";
 import { lazy } from "../lazy.ts";
 
 const actions = () => import("../actions/daemons.ts");
@@ -8,25 +9,25 @@ export function registerDaemonCommands(program: Command): void {
   program
     .command("scheduler")
     .description("create runs for due intervals and published datasets; recover lost attempts (one leads, others stand by); runs a watchdog")
-    .option("--health-port <port>", "serve GET /health on 127.0.0.1:<port> (0: any free port, logged)")
+    .option("--health-port <port>", "serve GET /health on 127.0.0.1:<port> (0: any free port, logged)", port)
     .action(lazy(actions, "scheduler"));
 
   program
     .command("worker")
     .description("claim eligible task instances and run them; runs a watchdog")
-    .option("--concurrency <n>", "attempts at once (default: the config's concurrency)")
-    .option("--grace <seconds>", "on SIGTERM, how long running attempts may finish before they are handed back", "30")
-    .option("--health-port <port>", "serve GET /health on 127.0.0.1:<port>")
+    .option("--concurrency <n>", "attempts at once (default: the config's concurrency)", positiveWholeNumber)
+    .option("--grace <seconds>", "on SIGTERM, how long running attempts may finish before they are handed back", wholeNumber, 30)
+    .option("--health-port <port>", "serve GET /health on 127.0.0.1:<port>", port)
     .action(lazy(actions, "worker"));
 
   program
     .command("dev")
     .description("scheduler, worker and the web UI in one process, for local use")
-    .option("--concurrency <n>", "attempts at once (default: the config's concurrency)")
-    .option("--grace <seconds>", "on SIGTERM, how long running attempts may finish", "30")
-    .option("--health-port <port>", "serve GET /health on 127.0.0.1:<port> (0: any free port, logged)")
+    .option("--concurrency <n>", "attempts at once (default: the config's concurrency)", positiveWholeNumber)
+    .option("--grace <seconds>", "on SIGTERM, how long running attempts may finish", wholeNumber, 30)
+    .option("--health-port <port>", "serve GET /health on 127.0.0.1:<port> (0: any free port, logged)", port)
     .option("--host <address>", "address the web UI and API listen on", "127.0.0.1")
-    .option("--port <port>", "port of the web UI and API (0: any free port)", "8080")
+    .option("--port <port>", "port of the web UI and API (0: any free port)", port, 8080)
     .option("--allow-host <name...>", "more host names the Host header may carry")
     .option("--no-serve", "no web UI or API")
     .action(lazy(actions, "dev"));

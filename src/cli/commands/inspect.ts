@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { positiveWholeNumber, wholeNumber } from "../flags.ts";
 import { lazy } from "../lazy.ts";
 
 const actions = () => import("../actions/inspect.ts");
@@ -8,7 +9,7 @@ export function registerInspectCommands(program: Command): void {
   program
     .command("runs <pipeline>")
     .description("list a pipeline's runs, newest interval first")
-    .option("--limit <n>", "how many", "50")
+    .option("--limit <n>", "how many", positiveWholeNumber, 50)
     .option("--json", "print as JSON")
     .action(lazy(actions, "runs"));
 
@@ -21,15 +22,15 @@ export function registerInspectCommands(program: Command): void {
   program
     .command("logs <run> <task>")
     .description("print the log of a task's latest attempt (or --try N), streamed")
-    .option("--try <n>", "which try")
-    .option("--tail <n>", "only the last N lines")
+    .option("--try <n>", "which try", positiveWholeNumber)
+    .option("--tail <n>", "only the last N lines", wholeNumber)
     .option("-f, --follow", "keep printing while the attempt runs")
     .action(lazy(actions, "logs"));
 
   program
     .command("next <pipeline>")
     .description("preview the next runs the schedule will create")
-    .option("-n, --count <n>", "how many", "5")
+    .option("-n, --count <n>", "how many", positiveWholeNumber, 5)
     .option("--json", "print as JSON")
     .action(lazy(actions, "next"));
 }

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { positiveWholeNumber, wholeNumber } from "../flags.ts";
 import { lazy } from "../lazy.ts";
 
 const actions = () => import("../actions/operate.ts");
@@ -10,7 +11,7 @@ export function registerOperateCommands(program: Command): void {
     .description("the ledger of expected runs: every due interval and whether it ran, is running, was skipped, or is missing")
     .option("--from <date>", "first interval start (date or instant)")
     .option("--to <date>", "end of the range (exclusive)")
-    .option("--limit <n>", "without --from: how many intervals back", "30")
+    .option("--limit <n>", "without --from: how many intervals back", positiveWholeNumber, 30)
     .option("--json", "print as JSON")
     .action(lazy(actions, "expected"));
 
@@ -33,7 +34,7 @@ export function registerOperateCommands(program: Command): void {
   pools
     .command("set <name>")
     .description("create a pool or change its slots (audited)")
-    .requiredOption("--slots <n>", "how many slots")
+    .requiredOption("--slots <n>", "how many slots", wholeNumber)
     .option("--description <text>", "what it guards")
     .action(lazy(actions, "setPool"));
   pools
@@ -84,7 +85,7 @@ export function registerActionCommands(program: Command): void {
     .command("audit")
     .description("who did what, when, why, against which graph version")
     .option("--pipeline <id>", "only this pipeline's")
-    .option("--limit <n>", "how many", "50")
+    .option("--limit <n>", "how many", positiveWholeNumber, 50)
     .option("--json", "print as JSON")
     .action(lazy(actions, "audit"));
 }

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { collect } from "../flags.ts";
+import { collect, positiveWholeNumber } from "../flags.ts";
 import { lazy } from "../lazy.ts";
 
 export function registerRunCommand(program: Command): void {
@@ -11,7 +11,7 @@ export function registerRunCommand(program: Command): void {
     .option("--end <instant>", "interval end, with --start")
     .option("-p, --param <key=value>", "override a pipeline param for this run (repeatable)", collect, [])
     .option("--reason <text>", "why, for the audit log")
-    .option("--concurrency <n>", "task instances of this run that may run at once")
+    .option("--concurrency <n>", "task instances of this run that may run at once", positiveWholeNumber)
     .option("--json", "print the finished run as JSON")
     .action(lazy(() => import("../actions/run.ts"), "run"));
 }

@@ -70,3 +70,28 @@ export class IntervalNotEndedError extends UsageError {}
 
 /** The request is valid but the state forbids it now (the run exists already, an attempt is running, ...). */
 export class ConflictError extends UsageError {}
+
+/** How a surface calls an argument of the engine's (the CLI: `maxActiveRuns` -> `--max-active-runs`). */
+export type ArgumentNames = (argument: string) => string;
+
+/**
+ * An argument of a request is wrong, said in the engine's words: `end 2026-09-01 is not after
+ * start ...`, `maxActiveRuns 0: expected ...`. `argument` is the one at fault; a surface renders
+ * the message with its own names for the arguments (`describe`): the CLI its flags, the HTTP API
+ * its fields (which are the engine's names), so the engine never knows either.
+ */
+export class ArgumentError extends UsageError {
+  readonly argument: string;
+  readonly #phrase: (name: ArgumentNames) => string;
+
+  constructor(argument: string, phrase: (name: ArgumentNames) => string, place: ErrorPlace = {}) {
+    super(phrase((a) => a), place);
+    this.argument = argument;
+    this.#phrase = phrase;
+  }
+
+  /** The message with each argument named as `name` says. */
+  describe(name: ArgumentNames): string {
+    return prefix(this.place) + this.#phrase(name);
+  }
+}

@@ -1,8 +1,8 @@
 import { DataError } from "../../core/model/errors.ts";
-import { runChecks, type Check } from "../checks.ts";
-import { loadSource, type RowsProgress } from "../load-source.ts";
-import { sourceColumns } from "../source-columns.ts";
-import type { Source } from "../source.ts";
+import { checkStaged, type Check } from "../checks.ts";
+import { loadSource, type RowsProgress } from "../sources/load-source.ts";
+import { sourceColumns } from "../sources/source-columns.ts";
+import { sourceSpec, type Source } from "../sources/source.ts";
 import { ident, identList, sql, trusted } from "../sql.ts";
 import { openDuckDB, type DuckDBTarget } from "../targets/duckdb.ts";
 
@@ -27,12 +27,13 @@ export async function stageToFile(options: {
   /** Called when the rows are staged, when they passed the checks, and when the file is written. */
   onStep?: (step: "staged" | "checked" | "written", rows: number) => Promise<void>;
 }): Promise<number> {
+  const source = sourceSpec(options.source, options.label);
   const duck: DuckDBTarget = await openDuckDB(":memory:");
   try {
-    const columns = await sourceColumns(duck, options.source);
+    const columns = await sourceColumns(duck, source);
     await duck.createTable("staged", columns);
     const tableColumns = (await duck.tableColumns("staged"))!;
-    const staged = await loadSource(duck, "staged", tableColumns, options.source, options.onRows, options.batchRows, options.label);
+    const staged = await loadSource(duck, "staged", tableColumns, source, options.onRows, options.batchRows, options.label);
     await options.onStep?.("staged", staged);
     const kept = columns.map((c) => c.name).filter((n) => n !== options.omit);
     if (options.omit && columns.some((c) => c.name === options.omit)) {
@@ -42,7 +43,7 @@ export async function stageToFile(options: {
         throw new DataError(`${options.label}: ${n} staged row(s) fall outside ${options.omit} = ${options.omitEquals}, e.g. ${outside.map((r) => JSON.stringify(r)).join(" ")}; nothing written`);
       }
     }
-    await runChecks({ target: duck, relation: sql`staged`, label: options.label, source: options.source }, options.checks ?? []);
+    await checkStaged({ target: duck, relation: sql`staged`, label: options.label, source }, options.checks ?? []);
     await options.onStep?.("checked", staged);
     const format = options.format === "parquet" ? "FORMAT parquet" : options.format === "csv" ? "FORMAT csv, HEADER true" : "FORMAT json, ARRAY true";
     await duck.exec(sql`COPY (SELECT ${identList(kept)} FROM staged) TO ${options.path} (${trusted(format)})`);

@@ -5,7 +5,7 @@ import { DefinitionError } from "../../core/model/errors.ts";
 import type { Check } from "../checks.ts";
 import type { WriteContext } from "../context.ts";
 import { guardFrozen, type FrozenPeriod } from "../frozen.ts";
-import type { Source } from "../source.ts";
+import type { Source } from "../sources/source.ts";
 import type { StepHook } from "../steps.ts";
 import { fsyncPath } from "./atomic-file.ts";
 import { invalidateManifest, MANIFEST_NAME } from "./manifest.ts";

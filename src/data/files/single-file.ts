@@ -2,7 +2,7 @@ import { mkdir, rm } from "node:fs/promises";
 import { basename, dirname, extname } from "node:path";
 import { DefinitionError } from "../../core/model/errors.ts";
 import type { Check } from "../checks.ts";
-import type { Source } from "../source.ts";
+import type { Source } from "../sources/source.ts";
 import type { StepHook } from "../steps.ts";
 import { publishFile } from "./atomic-file.ts";
 import { invalidateManifest } from "./manifest.ts";

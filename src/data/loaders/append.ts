@@ -1,8 +1,9 @@
 import { DefinitionError } from "../../core/model/errors.ts";
-import { runChecks } from "../checks.ts";
+import { checkStaged } from "../checks.ts";
 import { guardFrozen } from "../frozen.ts";
 import { claimBatch, recordHistory } from "../history.ts";
-import { loadError, loadSource } from "../load-source.ts";
+import { loadError, loadSource } from "../sources/load-source.ts";
+import { sourceSpec } from "../sources/source.ts";
 import { ident, identList, sql } from "../sql.ts";
 import { contextDates, guardStagedDates, NOTHING, prepareTable, stagingName, stepper, summary, type LoadOptions, type WriteSummary } from "./common.ts";
 
@@ -15,16 +16,17 @@ export async function plainAppend(options: LoadOptions): Promise<WriteSummary> {
   const { target, table, context } = options;
   const now = options.now ?? (() => new Date());
   const step = stepper(options);
+  const source = sourceSpec(options.source, table);
   let frozenOverride = guardFrozen(table, contextDates(context), options.frozen, options.openFrozen);
-  const columns = await prepareTable(options);
+  const columns = await prepareTable(options, source);
   const names = columns.map((c) => c.name);
   const stage = stagingName();
   await target.exec(sql`CREATE TEMP TABLE ${ident(stage)} AS SELECT * FROM ${ident(table)} LIMIT 0`);
   try {
-    const staged = await loadSource(target, stage, columns, options.source, (rows) => step("staging", rows), options.batchRows, table);
+    const staged = await loadSource(target, stage, columns, source, (rows) => step("staging", rows), options.batchRows, table);
     await step("staged", staged);
     frozenOverride = (await guardStagedDates(options, table, sql`${ident(stage)}`)) ?? frozenOverride;
-    await runChecks({ target, relation: sql`${ident(stage)}`, label: table, source: options.source }, options.checks ?? []);
+    await checkStaged({ target, relation: sql`${ident(stage)}`, label: table, source }, options.checks ?? []);
     await step("checked");
     const result = await target.transaction(async () => {
       const at = now();
@@ -37,7 +39,7 @@ export async function plainAppend(options: LoadOptions): Promise<WriteSummary> {
       await recordHistory(target, { table, operation: "append", predicate: null, counts, context, frozenOverride, at });
       return summary(table, "append", null, staged, counts, frozenOverride);
     }).catch((error: unknown) => {
-      throw loadError(target, table, options.source, error, "appending");
+      throw loadError(target, table, source, error, "appending");
     });
     await step("committed");
     return result;

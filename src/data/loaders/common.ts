@@ -4,9 +4,9 @@ import type { Check } from "../checks.ts";
 import type { WriteContext } from "../context.ts";
 import { guardFrozen, type FrozenPeriod } from "../frozen.ts";
 import type { Operation, WriteCounts } from "../history.ts";
-import { sourceColumns } from "../source-columns.ts";
+import { sourceColumns } from "../sources/source-columns.ts";
 import { normalizeSchema, type SchemaInput } from "../schema.ts";
-import type { Source } from "../source.ts";
+import type { Source, SourceSpec } from "../sources/source.ts";
 import { ident, sql, type Sql } from "../sql.ts";
 import type { StepHook, WriteStep } from "../steps.ts";
 import type { TableColumn, Target } from "../target.ts";
@@ -72,7 +72,7 @@ export function stepper(options: LoadOptions) {
 }
 
 /** Creates the bookkeeping tables and the table itself when missing; returns its columns. */
-export async function prepareTable(options: LoadOptions): Promise<TableColumn[]> {
+export async function prepareTable(options: LoadOptions, source: SourceSpec): Promise<TableColumn[]> {
   const { target, table } = options;
   if (table.startsWith("_idem_")) throw new DefinitionError(`${table}: names starting with _idem_ are idem's own tables`);
   await target.ensureBookkeeping();
@@ -83,7 +83,7 @@ export async function prepareTable(options: LoadOptions): Promise<TableColumn[]>
     if (missing.length > 0) throw new DefinitionError(`table ${table} on ${target.label} exists without declared column(s) ${missing.join(", ")}`);
     return existing;
   }
-  await target.createTable(table, declared ?? (await sourceColumns(target, options.source)));
+  await target.createTable(table, declared ?? (await sourceColumns(target, source)));
   const created = await target.tableColumns(table);
   if (!created) throw new Error(`table ${table} on ${target.label} was not created`);
   return created;

@@ -1,5 +1,5 @@
 import type { RunTrigger, WriteContext } from "../context.ts";
-import type { Source } from "../source.ts";
+import type { Source } from "../sources/source.ts";
 import { compareWatermarks, subtractLookback, type Watermark, type WatermarkStore } from "../watermark.ts";
 import { mergeByKey, type MergeByKeyOptions, type MergeSummary } from "./merge.ts";
 

@@ -1,9 +1,10 @@
 import { DefinitionError } from "../../core/model/errors.ts";
-import { runChecks, type Check } from "../checks.ts";
+import { checkStaged, type Check } from "../checks.ts";
 import { guardFrozen } from "../frozen.ts";
 import { claimBatch, recordHistory, type Operation } from "../history.ts";
-import { loadError, loadSource } from "../load-source.ts";
-import { sampleSource } from "../source-queries.ts";
+import { loadError, loadSource } from "../sources/load-source.ts";
+import { sampleSource } from "../sources/source-queries.ts";
+import { sourceSpec } from "../sources/source.ts";
 import { describePredicate, predicateColumns, predicateDateRanges, predicateSql, rowMatches, type Predicate } from "../predicate.ts";
 import { ident, identList, joinSql, sql } from "../sql.ts";
 import { contextDates, guardStagedDates, NOTHING, outsideError, prepareTable, requireColumns, stagingName, stepper, summary, type LoadOptions, type WriteSummary } from "./common.ts";
@@ -43,8 +44,9 @@ export async function mergeByKey(options: MergeByKeyOptions, operation: Operatio
   const label = scope ? `${table} (${describePredicate(scope)})` : table;
   const now = options.now ?? (() => new Date());
   const step = stepper(options);
+  const source = sourceSpec(options.source, label);
   let frozenOverride = guardFrozen(label, [...(scope ? predicateDateRanges(scope) : []), ...contextDates(context)], options.frozen, options.openFrozen);
-  const columns = await prepareTable(options);
+  const columns = await prepareTable(options, source);
   requireColumns(table, columns, [...key, ...(scope ? predicateColumns(scope) : []), ...(options.watermarkColumn ? [options.watermarkColumn] : [])], `mergeByKey into ${table}`);
   const names = columns.map((c) => c.name);
   const others = names.filter((n) => !key.includes(n));
@@ -55,20 +57,20 @@ export async function mergeByKey(options: MergeByKeyOptions, operation: Operatio
 
   await target.exec(sql`CREATE TEMP TABLE ${ident(stage)} AS SELECT * FROM ${t} LIMIT 0`);
   try {
-    const staged = await loadSource(target, stage, columns, options.source, (rows) => step("staging", rows), options.batchRows, table);
+    const staged = await loadSource(target, stage, columns, source, (rows) => step("staging", rows), options.batchRows, table);
     await step("staged", staged);
     await target.analyze(stage);
     const relation = sql`${ident(stage)}`;
     if (scope) {
       const outside = Number((await target.query(sql`SELECT count(*) AS n FROM ${relation} WHERE (${predicateSql(scope)}) IS NOT TRUE`))[0]?.n ?? 0);
       if (outside > 0) {
-        const sample = await sampleSource(target, options.source, sql`(${predicateSql(scope, "src")}) IS NOT TRUE`, (row) => !rowMatches(row, scope));
+        const sample = await sampleSource(target, source, sql`(${predicateSql(scope, "src")}) IS NOT TRUE`, (row) => !rowMatches(row, scope));
         throw outsideError(label, outside, describePredicate(scope), sample);
       }
     }
     frozenOverride = (await guardStagedDates(options, label, relation)) ?? frozenOverride;
     const keyChecks: Check[] = [{ notNull: key }, { uniqueKey: key }];
-    await runChecks({ target, relation, label, source: options.source }, [...keyChecks, ...(options.checks ?? [])]);
+    await checkStaged({ target, relation, label, source }, [...keyChecks, ...(options.checks ?? [])]);
     const stagedMaximum = options.watermarkColumn
       ? ((await target.query(sql`SELECT max(${ident(options.watermarkColumn)}) AS m FROM ${relation}`))[0]?.m as string | number | null) ?? null
       : undefined;
@@ -98,7 +100,7 @@ export async function mergeByKey(options: MergeByKeyOptions, operation: Operatio
       await recordHistory(target, { table, operation, predicate, counts, context, frozenOverride, at });
       return summary(table, operation, predicate, staged, counts, frozenOverride);
     }).catch((error: unknown) => {
-      throw loadError(target, table, options.source, error, "merging");
+      throw loadError(target, table, source, error, "merging");
     });
     await step("committed");
     return stagedMaximum === undefined ? result : { ...result, stagedMaximum };

@@ -1,8 +1,9 @@
-import { runChecks } from "../checks.ts";
+import { checkStaged } from "../checks.ts";
 import { guardFrozen } from "../frozen.ts";
 import { claimBatch, recordHistory } from "../history.ts";
-import { loadSource } from "../load-source.ts";
-import { sampleSource } from "../source-queries.ts";
+import { loadSource } from "../sources/load-source.ts";
+import { sampleSource } from "../sources/source-queries.ts";
+import { sourceSpec } from "../sources/source.ts";
 import { describePredicate, predicateColumns, predicateDateRanges, predicateSql, rowMatches, type Predicate } from "../predicate.ts";
 import { ident, sql } from "../sql.ts";
 import { contextDates, guardStagedDates, NOTHING, outsideError, prepareTable, requireColumns, stepper, summary, type LoadOptions, type WriteSummary } from "./common.ts";
@@ -24,8 +25,9 @@ export async function replaceWhere(options: ReplaceWhereOptions): Promise<WriteS
   const label = `${table} (${predicate})`;
   const now = options.now ?? (() => new Date());
   const step = stepper(options);
+  const source = sourceSpec(options.source, label);
   let frozenOverride = guardFrozen(label, [...predicateDateRanges(where), ...contextDates(context)], options.frozen, options.openFrozen);
-  const columns = await prepareTable(options);
+  const columns = await prepareTable(options, source);
   requireColumns(table, columns, predicateColumns(where), `replaceWhere on ${predicate}`);
   const owned = predicateSql(where);
 
@@ -36,17 +38,17 @@ export async function replaceWhere(options: ReplaceWhereOptions): Promise<WriteS
     }
     const deleted = await target.exec(sql`DELETE FROM ${ident(table)} WHERE ${owned}`);
     await step("deleted");
-    const staged = await loadSource(target, table, columns, options.source, (rows) => step("staging", rows), options.batchRows);
+    const staged = await loadSource(target, table, columns, source, (rows) => step("staging", rows), options.batchRows);
     await step("staged", staged);
 
     const matching = Number((await target.query(sql`SELECT count(*) AS n FROM ${ident(table)} WHERE ${owned}`))[0]?.n ?? 0);
     if (matching !== staged) {
-      const sample = await sampleSource(target, options.source, sql`(${predicateSql(where, "src")}) IS NOT TRUE`, (row) => !rowMatches(row, where));
+      const sample = await sampleSource(target, source, sql`(${predicateSql(where, "src")}) IS NOT TRUE`, (row) => !rowMatches(row, where));
       throw outsideError(label, staged - matching, predicate, sample);
     }
     const relation = sql`(SELECT * FROM ${ident(table)} WHERE ${owned})`;
     frozenOverride = (await guardStagedDates(options, label, relation)) ?? frozenOverride;
-    await runChecks({ target, relation, label, source: options.source }, options.checks ?? []);
+    await checkStaged({ target, relation, label, source }, options.checks ?? []);
     await step("checked");
 
     const counts = { deleted, inserted: staged, updated: 0, unchanged: 0 };

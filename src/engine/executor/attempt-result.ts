@@ -1,4 +1,5 @@
 import type { Summary } from "../../core/pipeline/types.ts";
+import { type ErrorClass } from "../../core/model/error-classes.ts";
 
 /** How one attempt ended, before the store decides what it means for the task instance. */
 export type AttemptResult =
@@ -8,8 +9,7 @@ export type AttemptResult =
   | { outcome: "rescheduled"; pokeAt: number; summary: Summary | null }
   | {
       outcome: "failed";
-      /** DataError, Timeout, ExitCode, Error, SummaryTooLarge, ... */
-      errorClass: string;
+      errorClass: ErrorClass;
       errorMessage: string;
       /** False when retrying cannot help (bad data, an oversized summary). */
       retryable: boolean;

@@ -16,6 +16,7 @@ import { commandEnvironment } from "./command-env.ts";
 import { NO_SECRETS, type SecretMasker } from "../secrets/masker.ts";
 import { watermarksForRun } from "./watermarks.ts";
 import type { ConnectionConfig } from "../project/config.ts";
+import { ErrorClass } from "../../core/model/error-classes.ts";
 
 export interface AttemptEnvironment {
   clock: Clock;
@@ -57,7 +58,7 @@ export async function executeAttempt(
     if (!task) {
       result = {
         outcome: "failed",
-        errorClass: "DefinitionError",
+        errorClass: ErrorClass.DefinitionError,
         errorMessage: `pipeline ${pipeline.id} version ${pipeline.version} has no task ${claim.taskId}`,
         retryable: false,
         exitCode: null,
@@ -203,7 +204,7 @@ function checkCompleteness(result: AttemptResult, promise: FreshnessPromise | nu
   if (verdict === true) return result;
   return {
     outcome: "failed",
-    errorClass: "DataError",
+    errorClass: ErrorClass.DataError,
     errorMessage: `${promise.dataset} is not complete, so it is not published: ${verdict}`,
     retryable: false,
     exitCode: result.exitCode,
@@ -227,20 +228,20 @@ function serializeOk(summary: Summary | null): string | null {
 }
 
 /** The store keeps counts, not data: a summary must be a small JSON object. */
-function serializeSummary(summary: Summary | null): string | null | { errorClass: string; error: string } {
+function serializeSummary(summary: Summary | null): string | null | { errorClass: ErrorClass; error: string } {
   if (summary === null || summary === undefined) return null;
   if (typeof summary !== "object" || Array.isArray(summary)) {
-    return { errorClass: "SummaryError", error: `a task returns a summary object (or nothing), not ${Array.isArray(summary) ? "an array" : typeof summary}` };
+    return { errorClass: ErrorClass.SummaryError, error: `a task returns a summary object (or nothing), not ${Array.isArray(summary) ? "an array" : typeof summary}` };
   }
   let text: string;
   try {
     text = JSON.stringify(summary);
   } catch (error) {
-    return { errorClass: "SummaryError", error: `summary is not JSON: ${(error as Error).message}` };
+    return { errorClass: ErrorClass.SummaryError, error: `summary is not JSON: ${(error as Error).message}` };
   }
   const bytes = Buffer.byteLength(text);
   if (bytes > MAX_SUMMARY_BYTES) {
-    return { errorClass: "SummaryTooLarge", error: `summary is ${bytes} bytes; the store keeps at most ${MAX_SUMMARY_BYTES} (counts, not data)` };
+    return { errorClass: ErrorClass.SummaryTooLarge, error: `summary is ${bytes} bytes; the store keeps at most ${MAX_SUMMARY_BYTES} (counts, not data)` };
   }
   return text;
 }

@@ -6,6 +6,7 @@ import type { AttemptLog } from "./attempt-log.ts";
 import { realSleep } from "./real-sleep.ts";
 import { signalGroup, spawnSupervised } from "./supervised-spawn.ts";
 import { stopReason } from "./stop-reason.ts";
+import { ErrorClass } from "../../core/model/error-classes.ts";
 
 export interface CommandRunOptions {
   argv: readonly string[];
@@ -33,11 +34,11 @@ export async function runCommandTask(options: CommandRunOptions): Promise<Attemp
   rmSync(summaryFile, { force: true });
   const [program, ...args] = options.argv as [string, ...string[]];
   if (!findProgram(program, options.cwd, options.env.PATH)) {
-    return { outcome: "failed", errorClass: "SpawnError", errorMessage: `command not found: ${program}`, retryable: false, exitCode: null };
+    return { outcome: "failed", errorClass: ErrorClass.SpawnError, errorMessage: `command not found: ${program}`, retryable: false, exitCode: null };
   }
 
   return new Promise<AttemptResult>((resolvePromise) => {
-    let stopping: { errorClass: string; message: string } | null = null;
+    let stopping: { errorClass: ErrorClass; message: string } | null = null;
     const stopTimers = new AbortController();
     const child = spawnSupervised([program, ...args], {
       cwd: options.cwd,
@@ -48,11 +49,11 @@ export async function runCommandTask(options: CommandRunOptions): Promise<Attemp
     child.stdout!.on("data", (chunk: Buffer) => options.log.write(chunk));
     child.stderr!.on("data", (chunk: Buffer) => options.log.write(chunk));
 
-    const stop = (why: { errorClass: string; message: string }) => {
+    const stop = (why: { errorClass: ErrorClass; message: string }) => {
       if (stopping || child.exitCode !== null || child.signalCode !== null) return;
       stopping = why;
       // A lost lease leaves no time for grace: the retry may start any moment.
-      if (why.errorClass === "LeaseLost") return void signalGroup(child.pid, "SIGKILL");
+      if (why.errorClass === ErrorClass.LeaseLost) return void signalGroup(child.pid, "SIGKILL");
       signalGroup(child.pid, "SIGTERM");
       void realSleep(options.killGraceMs, stopTimers.signal).then(() => {
         if (!stopTimers.signal.aborted) signalGroup(child.pid, "SIGKILL");
@@ -60,7 +61,7 @@ export async function runCommandTask(options: CommandRunOptions): Promise<Attemp
     };
     if (options.timeoutMs !== null) {
       void realSleep(options.timeoutMs, stopTimers.signal).then(() => {
-        if (!stopTimers.signal.aborted) stop({ errorClass: "Timeout", message: `timed out after ${formatDuration(options.timeoutMs!)}` });
+        if (!stopTimers.signal.aborted) stop({ errorClass: ErrorClass.Timeout, message: `timed out after ${formatDuration(options.timeoutMs!)}` });
       });
     }
     const onCancel = () => stop(stopReason(options.cancel!));
@@ -76,7 +77,7 @@ export async function runCommandTask(options: CommandRunOptions): Promise<Attemp
     };
 
     child.on("error", (error: NodeJS.ErrnoException) => {
-      finish({ outcome: "failed", errorClass: "SpawnError", errorMessage: `could not start ${program}: ${error.message}`, retryable: false, exitCode: null });
+      finish({ outcome: "failed", errorClass: ErrorClass.SpawnError, errorMessage: `could not start ${program}: ${error.message}`, retryable: false, exitCode: null });
     });
     child.on("exit", (code, signal) => {
       exit = { code, signal };
@@ -90,13 +91,13 @@ export async function runCommandTask(options: CommandRunOptions): Promise<Attemp
         return finish({ outcome: "failed", errorClass: stopping.errorClass, errorMessage: stopping.message, retryable: true, exitCode: code });
       }
       if (signal) {
-        return finish({ outcome: "failed", errorClass: "Signal", errorMessage: `killed by ${signal}`, retryable: true, exitCode: null });
+        return finish({ outcome: "failed", errorClass: ErrorClass.Signal, errorMessage: `killed by ${signal}`, retryable: true, exitCode: null });
       }
       if (code !== 0) {
         const dataError = options.dataErrorExitCodes.includes(code!);
         return finish({
           outcome: "failed",
-          errorClass: dataError ? "DataError" : "ExitCode",
+          errorClass: dataError ? ErrorClass.DataError : ErrorClass.ExitCode,
           errorMessage: dataError ? `exited with ${code}: a data error, not retried` : `exited with ${code}`,
           retryable: !dataError,
           exitCode: code,
@@ -109,7 +110,7 @@ export async function runCommandTask(options: CommandRunOptions): Promise<Attemp
         if ((error as NodeJS.ErrnoException).code !== "ENOENT") {
           return finish({
             outcome: "failed",
-            errorClass: "SummaryError",
+            errorClass: ErrorClass.SummaryError,
             errorMessage: `IDEM_SUMMARY_FILE is not valid JSON: ${(error as Error).message}`,
             retryable: false,
             exitCode: 0,

@@ -5,6 +5,7 @@ import { formatDuration } from "../../core/time/duration.ts";
 import type { AttemptResult } from "./attempt-result.ts";
 import { realSleep } from "./real-sleep.ts";
 import { stopReason } from "./stop-reason.ts";
+import { ErrorClass } from "../../core/model/error-classes.ts";
 
 export interface FunctionRunOptions {
   fn: TaskFunction<any>;
@@ -46,7 +47,7 @@ export async function runFunctionTask(options: FunctionRunOptions): Promise<Atte
   try {
     const first = await Promise.race([settled, timedOut, cancelled]);
     if (first === "timeout" || first === "cancelled") {
-      const stop = first === "timeout" ? { errorClass: "Timeout", message: `timed out after ${formatDuration(options.timeoutMs!)}` } : stopReason(options.cancel!);
+      const stop = first === "timeout" ? { errorClass: ErrorClass.Timeout, message: `timed out after ${formatDuration(options.timeoutMs!)}` } : stopReason(options.cancel!);
       const why = stop.message;
       if (first === "timeout") controller.abort(new Error(why));
       const stopped = await Promise.race([
@@ -72,12 +73,15 @@ export async function runFunctionTask(options: FunctionRunOptions): Promise<Atte
 export function fromError(error: unknown): AttemptResult {
   if (error instanceof TaskSkipped) return { outcome: "skipped", reason: error.reason, summary: null, exitCode: null };
   if (error instanceof DataError) {
-    return { outcome: "failed", errorClass: "DataError", errorMessage: error.message, retryable: false, exitCode: null };
+    return { outcome: "failed", errorClass: ErrorClass.DataError, errorMessage: error.message, retryable: false, exitCode: null };
   }
   // A task that is wrong as written (a SQL task naming an unknown parameter) fails the same way on every try.
   if (error instanceof DefinitionError) {
-    return { outcome: "failed", errorClass: "DefinitionError", errorMessage: error.message, retryable: false, exitCode: null };
+    return { outcome: "failed", errorClass: ErrorClass.DefinitionError, errorMessage: error.message, retryable: false, exitCode: null };
   }
+  // Any other exception is the task's own failure; its name (TypeError, a driver's error) is kept
+  // at the head of the message, so the class stays one of idem's and nothing is lost.
   const e = error instanceof Error ? error : new Error(String(error));
-  return { outcome: "failed", errorClass: e.name || "Error", errorMessage: e.message, retryable: true, exitCode: null };
+  const name = e.name && e.name !== "Error" ? `${e.name}: ` : "";
+  return { outcome: "failed", errorClass: ErrorClass.TaskFailed, errorMessage: `${name}${e.message}`, retryable: true, exitCode: null };
 }

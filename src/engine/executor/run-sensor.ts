@@ -4,6 +4,7 @@ import type { ClaimedAttempt } from "../../store/port.ts";
 import type { AttemptResult } from "./attempt-result.ts";
 import type { AttemptEnvironment } from "./execute-attempt.ts";
 import type { AttemptLog } from "./attempt-log.ts";
+import { ErrorClass } from "../../core/model/error-classes.ts";
 
 /**
  * Pokes a sensor. In reschedule mode one poke is one attempt: an unmet condition ends the attempt
@@ -31,7 +32,7 @@ export async function runSensor(
     if (now >= deadline) {
       const reason = `sensor timed out after ${formatDuration(policy.timeoutMs)}: condition not met`;
       if (policy.softFail) return { outcome: "skipped", reason, summary: { pokes }, exitCode: null };
-      return { outcome: "failed", errorClass: "SensorTimeout", errorMessage: reason, retryable: false, exitCode: null };
+      return { outcome: "failed", errorClass: ErrorClass.SensorTimeout, errorMessage: reason, retryable: false, exitCode: null };
     }
     const waited = now - claim.firstStartedAt;
     const wait = policy.pokeBackoff

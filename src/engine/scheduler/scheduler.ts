@@ -1,11 +1,12 @@
 import type { Clock } from "../../core/model/clock.ts";
 import { runIdFor } from "../../core/model/run-id.ts";
+import { Backoff } from "../../core/policy/backoff.ts";
 import { retryDelay } from "../../core/policy/retry.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
 import { describeFrozen, frozenPeriodOf, type FrozenPeriod } from "../../core/policy/frozen.ts";
 import type { Interval } from "../../core/time/interval.ts";
 import type { BackfillItem, BackfillRecord, Store } from "../../store/port.ts";
-import { saveVersion, taskInstancesOf } from "../pipeline-records.ts";
+import { newRun, saveVersion, taskInstancesOf } from "../pipeline-records.ts";
 import { recordFrozenPeriods } from "../frozen-records.ts";
 import type { PipelineCatalog } from "../project/catalog.ts";
 import { groupDatasetEvents } from "../../core/policy/data-trigger.ts";
@@ -177,16 +178,21 @@ export class Scheduler {
       if (sleeping) sleeping.abort();
       else wokenDuringTick = true;
     });
+    // A store out of reach for a while must not end the scheduler: it tries again shortly, for
+    // as long as it runs (a steady pause: a tick is cheap, and the store may be back any moment).
+    let failing: Backoff | null = null;
     try {
       while (!signal.aborted) {
         wokenDuringTick = false;
         let result: TickResult;
         try {
           result = await this.tick();
+          failing = null;
         } catch (error) {
-          // A store out of reach for a while must not end the scheduler: try again shortly.
           this.#o.log?.(`tick failed, trying again: ${(error as Error).message}`);
-          await this.#o.clock.sleep(Math.min(this.#o.tickMs, 2_000), signal);
+          const pauseMs = Math.min(this.#o.tickMs, 2_000);
+          failing ??= new Backoff({ firstMs: pauseMs, maxMs: pauseMs, withinMs: Infinity, clock: this.#o.clock, signal });
+          await failing.again();
           continue;
         }
         // Wakes from other processes only matter to the leader; a standby waits for the lease.
@@ -290,21 +296,9 @@ export class Scheduler {
     reason: string | null,
   ): Promise<number> {
     await this.#saveVersionOnce(pipeline, now);
-    const { created } = await this.#o.store.createRunIfAbsent({
-      cursor: trigger === "schedule" ? interval.end : undefined,
-      runId: runIdFor(pipeline.id, interval),
-      pipelineId: pipeline.id,
-      intervalStart: interval.start,
-      intervalEnd: interval.end,
-      businessDate: interval.businessDate,
-      graphVersion: pipeline.version,
-      trigger,
-      triggeredBy,
-      reason,
-      params: {},
-      tasks: taskInstancesOf(pipeline),
-      createdAt: now,
-    });
+    const { created } = await this.#o.store.createRunIfAbsent(
+      newRun(pipeline, interval, { trigger, triggeredBy, reason, cursor: trigger === "schedule" ? interval.end : undefined }, now),
+    );
     if (created) this.#o.log?.(`created run ${runIdFor(pipeline.id, interval)} (${trigger})`);
     return created ? 1 : 0;
   }
@@ -341,7 +335,6 @@ export class Scheduler {
   async #startBackfillItem(pipeline: Pipeline, backfill: BackfillRecord, item: BackfillItem, now: number): Promise<number> {
     const { store } = this.#o;
     const selected = backfill.taskIds ? new Set(backfill.taskIds) : null;
-    const tasks = taskInstancesOf(pipeline, selected);
     const existing = await store.getRun(item.runId);
     if (existing && (existing.state === "queued" || existing.state === "running")) {
       this.#o.log?.(`backfill ${backfill.backfillId}: ${item.runId} is already ${existing.state}; left alone`);
@@ -349,21 +342,12 @@ export class Scheduler {
     }
     await this.#saveVersionOnce(pipeline, now);
     if (!existing) {
-      await store.createRunIfAbsent({
-        backfillId: backfill.backfillId,
-        runId: item.runId,
-        pipelineId: pipeline.id,
-        intervalStart: item.intervalStart,
-        intervalEnd: item.intervalEnd,
-        businessDate: item.businessDate,
-        graphVersion: pipeline.version,
-        trigger: "backfill",
-        triggeredBy: backfill.actor,
-        reason: backfill.reason,
-        params: {},
-        tasks,
-        createdAt: now,
-      });
+      await store.createRunIfAbsent(newRun(
+        pipeline,
+        { runId: item.runId, start: item.intervalStart, end: item.intervalEnd, businessDate: item.businessDate },
+        { trigger: "backfill", triggeredBy: backfill.actor, reason: backfill.reason, backfillId: backfill.backfillId, only: selected },
+        now,
+      ));
     } else {
       await store.rerun({
         runId: existing.runId,

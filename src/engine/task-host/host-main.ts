@@ -15,7 +15,8 @@ import { taskCode } from "../executor/task-code-runner.ts";
 import { AttemptConnections } from "../connections/connections.ts";
 import type { AttemptResult } from "../executor/attempt-result.ts";
 import { SecretMasker } from "../secrets/masker.ts";
-import { DEFINITION_CHANGED, type FromHost, type RunMessage, type ToHost } from "./protocol.ts";
+import { type FromHost, type RunMessage, type ToHost } from "./protocol.ts";
+import { ErrorClass } from "../../core/model/error-classes.ts";
 
 const send = (message: FromHost) => process.send!(message);
 const modules = new Map<string, Promise<Record<string, unknown>>>();
@@ -33,7 +34,7 @@ for (const event of ["uncaughtException", "unhandledRejection"] as const) {
     try {
       current?.log.line("ERROR", `${e.name}: ${e.message} (thrown outside the task's promise)`);
       current?.log.close();
-      send({ type: "crash", errorClass: e.name || "Error", message: e.message });
+      send({ type: "crash", name: e.name || "Error", message: e.message });
     } finally {
       process.exit(70);
     }
@@ -100,7 +101,7 @@ async function run(message: RunMessage): Promise<void> {
   try {
     const pipeline = await pipelineIn(message);
     if (typeof pipeline === "string") {
-      result = { outcome: "failed", errorClass: DEFINITION_CHANGED, errorMessage: pipeline, retryable: true, exitCode: null };
+      result = { outcome: "failed", errorClass: ErrorClass.DefinitionChanged, errorMessage: pipeline, retryable: true, exitCode: null };
     } else {
       result = await call(pipeline, message, log, controller.signal);
     }
@@ -114,7 +115,7 @@ async function run(message: RunMessage): Promise<void> {
   } catch (error) {
     send({
       type: "done",
-      result: { outcome: "failed", errorClass: "SummaryError", errorMessage: `summary is not JSON: ${(error as Error).message}`, retryable: false, exitCode: null },
+      result: { outcome: "failed", errorClass: ErrorClass.SummaryError, errorMessage: `summary is not JSON: ${(error as Error).message}`, retryable: false, exitCode: null },
     });
   }
 }
@@ -141,7 +142,7 @@ async function pipelineIn(message: RunMessage): Promise<Pipeline | string> {
 
 async function call(pipeline: Pipeline, message: RunMessage, log: AttemptLog, signal: AbortSignal): Promise<AttemptResult> {
   const task = pipeline.tasks.get(message.claim.taskId);
-  if (!task) return { outcome: "failed", errorClass: DEFINITION_CHANGED, errorMessage: `pipeline ${pipeline.id} has no task ${message.claim.taskId} now`, retryable: true, exitCode: null };
+  if (!task) return { outcome: "failed", errorClass: ErrorClass.DefinitionChanged, errorMessage: `pipeline ${pipeline.id} has no task ${message.claim.taskId} now`, retryable: true, exitCode: null };
   const connections = new AttemptConnections(message.connections);
   try {
     // Not spread: that would read the lazy interval.
@@ -158,7 +159,7 @@ function success(value: Summary | void): AttemptResult {
   try {
     if (summary !== null) JSON.stringify(summary); // fails here, not in send
   } catch (error) {
-    return { outcome: "failed", errorClass: "SummaryError", errorMessage: `summary is not JSON: ${(error as Error).message}`, retryable: false, exitCode: null };
+    return { outcome: "failed", errorClass: ErrorClass.SummaryError, errorMessage: `summary is not JSON: ${(error as Error).message}`, retryable: false, exitCode: null };
   }
   return { outcome: "success", summary, exitCode: null };
 }

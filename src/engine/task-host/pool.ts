@@ -11,6 +11,7 @@ import { signalGroup, spawnSupervised } from "../executor/supervised-spawn.ts";
 import type { FromHost, TaskEntry, ToHost } from "./protocol.ts";
 import { RawOutput } from "./raw-output.ts";
 import { SecretMasker } from "../secrets/masker.ts";
+import { ErrorClass } from "../../core/model/error-classes.ts";
 
 export interface TaskHostPoolOptions {
   /** Hosts alive at most: one per attempt the worker runs at once. */
@@ -44,7 +45,7 @@ interface Host {
   dead: boolean;
   /** The last bytes the host wrote to stderr: why it crashed, when it did. */
   stderrTail: string;
-  crash: { errorClass: string; message: string } | null;
+  crash: { name: string; message: string } | null;
   onMessage: ((message: FromHost) => void) | null;
   /** Where the host's own output goes while an attempt runs on it (its log, bounded). */
   output: RawOutput | null;
@@ -102,7 +103,7 @@ export class TaskHostPool {
   async call(request: HostCall): Promise<AttemptResult> {
     const host = await this.#acquire();
     if (!host) {
-      return { outcome: "failed", errorClass: "TaskCrashed", errorMessage: `the task host did not start: ${lastLine(this.#lastTail)}`, retryable: true, exitCode: null };
+      return { outcome: "failed", errorClass: ErrorClass.TaskCrashed, errorMessage: `the task host did not start: ${lastLine(this.#lastTail)}`, retryable: true, exitCode: null };
     }
     try {
       return await this.#runOn(host, request);
@@ -119,7 +120,7 @@ export class TaskHostPool {
 
   #runOn(host: Host, request: HostCall): Promise<AttemptResult> {
     return new Promise<AttemptResult>((resolve) => {
-      let stopping: { errorClass: string; message: string } | null = null;
+      let stopping: { errorClass: ErrorClass; message: string } | null = null;
       let settled = false;
       // Plain timers, not AbortSignals: this is the per-task path, and aborting a signal is not cheap.
       const timers: NodeJS.Timeout[] = [];
@@ -133,11 +134,11 @@ export class TaskHostPool {
         request.cancel?.removeEventListener("abort", onCancel);
         resolve(result);
       };
-      const stop = (why: { errorClass: string; message: string }) => {
+      const stop = (why: { errorClass: ErrorClass; message: string }) => {
         if (stopping || settled) return;
         stopping = why;
         // A lost lease leaves no time for grace: the retry may start any moment.
-        if (why.errorClass === "LeaseLost") return this.#kill(host);
+        if (why.errorClass === ErrorClass.LeaseLost) return this.#kill(host);
         this.#send(host, { type: "abort", errorClass: why.errorClass, message: why.message });
         later(request.graceMs, () => {
           // The task did not honour its signal (a busy loop, a call that ignores it): end its process.
@@ -151,7 +152,7 @@ export class TaskHostPool {
         if (request.timeoutMs === null || timeoutStarted) return;
         timeoutStarted = true;
         const timeoutMs = request.timeoutMs;
-        later(timeoutMs, () => stop({ errorClass: "Timeout", message: `timed out after ${formatDuration(timeoutMs)}` }));
+        later(timeoutMs, () => stop({ errorClass: ErrorClass.Timeout, message: `timed out after ${formatDuration(timeoutMs)}` }));
       };
       const failedAsStopped = (): AttemptResult => ({ outcome: "failed", errorClass: stopping!.errorClass, errorMessage: stopping!.message, retryable: true, exitCode: null });
 
@@ -248,7 +249,7 @@ export class TaskHostPool {
         if (files.length) this.#send(host, { type: "preload", files });
         markReady(true);
       }
-      else if (message.type === "crash") host.crash = { errorClass: message.errorClass, message: message.message };
+      else if (message.type === "crash") host.crash = { name: message.name, message: message.message };
       else host.onMessage?.(message);
     });
     child.on("error", (error) => {
@@ -287,12 +288,12 @@ export class TaskHostPool {
 function crashResult(host: Host, code: number | null, signal: NodeJS.Signals | null, memoryMb: number | undefined): AttemptResult {
   const tail = host.stderrTail;
   let message: string;
-  if (host.crash) message = `${host.crash.errorClass}: ${host.crash.message} (thrown outside the task's promise)`;
+  if (host.crash) message = `${host.crash.name}: ${host.crash.message} (thrown outside the task's promise)`;
   else if (/heap out of memory|Allocation failed/i.test(tail)) {
     message = `the task ran out of memory${memoryMb ? ` (taskMemoryMb: ${memoryMb})` : ""}`;
   } else if (signal) message = `the task's process was killed by ${signal}${lastLine(tail) ? `: ${lastLine(tail)}` : ""}`;
   else message = `the task's process exited with code ${code} before the task returned (process.exit?)`;
-  return { outcome: "failed", errorClass: "TaskCrashed", errorMessage: message, retryable: true, exitCode: code };
+  return { outcome: "failed", errorClass: ErrorClass.TaskCrashed, errorMessage: message, retryable: true, exitCode: code };
 }
 
 function lastLine(text: string): string {

@@ -3,6 +3,7 @@ import type { Summary } from "../../core/pipeline/types.ts";
 import type { ClaimedAttempt } from "../../store/port.ts";
 import type { ConnectionConfig } from "../project/config.ts";
 import type { AttemptResult } from "../executor/attempt-result.ts";
+import { type ErrorClass } from "../../core/model/error-classes.ts";
 
 /** Which piece of task code to call: a function task, a sensor's check, a command's argv builder, or a SQL task's statements. */
 export type TaskEntry = "run" | "sensor" | "command" | "sql";
@@ -32,7 +33,7 @@ export type ToHost =
   | RunMessage
   /** Import these pipeline files now, ahead of their first attempt. */
   | { type: "preload"; files: readonly string[] }
-  | { type: "abort"; errorClass: string; message: string }
+  | { type: "abort"; errorClass: ErrorClass; message: string }
   | { type: "watermark-reply"; id: number; value?: string | number | null; error?: string };
 
 export type FromHost =
@@ -41,8 +42,6 @@ export type FromHost =
   | { type: "started" }
   | { type: "done"; result: AttemptResult }
   | { type: "watermark"; id: number; op: "get" | "save"; pipelineId: string; taskId: string; value?: string | number }
-  /** An error thrown outside the task's own promise: the host exits right after. */
-  | { type: "crash"; errorClass: string; message: string };
+  /** An error thrown outside the task's own promise (`name`: the exception's own): the host exits right after. */
+  | { type: "crash"; name: string; message: string };
 
-/** The error class of an attempt whose pipeline file changed under it: handed back, not failed. */
-export const DEFINITION_CHANGED = "DefinitionChanged";

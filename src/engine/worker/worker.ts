@@ -1,7 +1,8 @@
 import { setMaxListeners } from "node:events";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import type { Clock } from "../../core/model/clock.ts";
+import { systemClock, type Clock } from "../../core/model/clock.ts";
+import { retryWithBackoff } from "../../core/policy/backoff.ts";
 import type { FrozenPeriod } from "../../core/policy/frozen.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
 import type { AttemptFinish, ClaimLimits, ClaimedAttempt, Store } from "../../store/port.ts";
@@ -13,9 +14,9 @@ import { realSleep } from "../executor/real-sleep.ts";
 import { announceFinish, subscribeToWork } from "./wakeup.ts";
 import { inlineRunner, type TaskCodeRunner } from "../executor/task-code-runner.ts";
 import { stopError } from "../executor/stop-reason.ts";
-import { DEFINITION_CHANGED } from "../task-host/protocol.ts";
 import type { SecretMasker } from "../secrets/masker.ts";
 import type { PipelineCatalog } from "../project/catalog.ts";
+import { ErrorClass } from "../../core/model/error-classes.ts";
 
 export interface WorkerOptions {
   store: Store;
@@ -212,10 +213,10 @@ export class Worker {
           withheldEnv: this.#o.withheldEnv,
         });
       }
-      if (finish.errorClass === "Cancelled") {
+      if (finish.errorClass === ErrorClass.Cancelled) {
         // Handed back on shutdown: the same try runs again elsewhere, at once.
         finish = { ...finish, outcome: "rescheduled", retryAt: this.#o.clock.now() };
-      } else if (finish.errorClass === DEFINITION_CHANGED) {
+      } else if (finish.errorClass === ErrorClass.DefinitionChanged) {
         // The file changed between our load and the task host's: load it again, and let the
         // attempt run on the definition as it is now, without using up a try.
         this.#o.log?.(`${claim.runId} ${claim.taskId}: ${finish.errorMessage}; handing it back and reloading`);
@@ -245,7 +246,7 @@ export class Worker {
     this.#o.log?.(`${claim.runId} ${claim.taskId}: ${why}; handing it back`);
     return {
       attemptId: claim.attemptId, workerId: this.#o.workerId, now: this.#o.clock.now(), outcome: "rescheduled",
-      retryable: false, retryAt: this.#o.clock.now() + HAND_BACK_DELAY_MS, exitCode: null, errorClass: DEFINITION_CHANGED,
+      retryable: false, retryAt: this.#o.clock.now() + HAND_BACK_DELAY_MS, exitCode: null, errorClass: ErrorClass.DefinitionChanged,
       errorMessage: why, summary: null, skipReason: null,
     };
   }
@@ -256,7 +257,7 @@ export class Worker {
     const settled = Promise.allSettled(this.#inFlight.values()).then(() => true);
     if (!(await Promise.race([settled, realSleep(this.#o.graceMs).then(() => false)]))) {
       this.#o.log?.(`handing back ${this.#inFlight.size} attempt(s)`);
-      this.#cancel.abort(stopError("Cancelled", "cancelled: worker is shutting down"));
+      this.#cancel.abort(stopError(ErrorClass.Cancelled, "cancelled: worker is shutting down"));
       await settled;
     }
   }
@@ -267,17 +268,12 @@ export class Worker {
    * out and the scheduler retries it, as if this worker had died.
    */
   async #retrying<T>(what: string, operation: () => Promise<T>, signal?: AbortSignal): Promise<T | undefined> {
-    const deadline = Date.now() + this.#o.leaseMs;
-    for (let pause = 10; ; pause = Math.min(pause * 2, 2_000)) {
-      try {
-        return await operation();
-      } catch (error) {
-        if (Date.now() + pause > deadline || signal?.aborted) {
-          this.#o.log?.(`${what} failed, giving up: ${(error as Error).message}`);
-          return undefined;
-        }
-        await realSleep(pause);
-      }
+    try {
+      // Real time, not the injected clock: the store is out of reach for real.
+      return await retryWithBackoff(operation, { firstMs: 10, maxMs: 2_000, withinMs: this.#o.leaseMs, clock: systemClock, signal });
+    } catch (error) {
+      this.#o.log?.(`${what} failed, giving up: ${(error as Error).message}`);
+      return undefined;
     }
   }
 
@@ -303,9 +299,9 @@ export class Worker {
       }
       if (renewed === true) lease.until = now + leaseMs;
       else if (renewed === false && this.#leases.has(attemptId)) {
-        lease.stop.abort(stopError("LeaseLost", "the attempt's lease was taken away (recorded as lost); stopped so that its retry runs alone"));
+        lease.stop.abort(stopError(ErrorClass.LeaseLost, "the attempt's lease was taken away (recorded as lost); stopped so that its retry runs alone"));
       } else if (renewed === null && lease.until - clock.now() < leaseMs / 3 + 250) {
-        lease.stop.abort(stopError("LeaseLost", `its lease could not be renewed and runs out at ${new Date(lease.until).toISOString()}; stopped before that`));
+        lease.stop.abort(stopError(ErrorClass.LeaseLost, `its lease could not be renewed and runs out at ${new Date(lease.until).toISOString()}; stopped before that`));
       }
     }
   }

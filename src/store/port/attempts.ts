@@ -1,3 +1,4 @@
+import type { ErrorClass } from "../../core/model/error-classes.ts";
 import type { RunState, TaskState, TriggerKind } from "../../core/model/states.ts";
 
 /**
@@ -99,7 +100,8 @@ export interface AttemptFinish {
   /** When the next try may start, if the task has tries left. */
   retryAt: number | null;
   exitCode: number | null;
-  errorClass: string | null;
+  /** One of idem's closed set (core/model/error-classes.ts). */
+  errorClass: ErrorClass | null;
   errorMessage: string | null;
   /** Serialized summary JSON; at most MAX_SUMMARY_BYTES. */
   summary: string | null;

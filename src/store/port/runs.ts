@@ -1,3 +1,4 @@
+import type { ErrorClass } from "../../core/model/error-classes.ts";
 import type { AttemptState, RunState, TaskState, TriggerKind } from "../../core/model/states.ts";
 import type { TriggerRule } from "../../core/policy/trigger-rules.ts";
 
@@ -145,7 +146,8 @@ export interface AttemptRecord {
   endedAt: number | null;
   leaseExpiresAt: number | null;
   exitCode: number | null;
-  errorClass: string | null;
+  /** One of idem's closed set (core/model/error-classes.ts). */
+  errorClass: ErrorClass | null;
   errorMessage: string | null;
   logPath: string;
   summary: Record<string, unknown> | null;

@@ -471,4 +471,19 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
         WHERE state IN ('up_for_retry', 'up_for_reschedule');
     `,
   },
+  {
+    version: 18,
+    name: "error classes as a closed set: an exception's own name moves from the class to the message",
+    sql: `
+      -- Attempts used to record an exception thrown by task code under its own name ("TypeError",
+      -- a driver's error). The classes are now idem's closed set (core/model/error-classes.ts, as
+      -- of this version: frozen here); such an attempt is TaskFailed, the name at the head of its
+      -- message, as new attempts are recorded. "Error" says nothing and is dropped.
+      UPDATE attempts
+      SET error_message = CASE WHEN error_class = 'Error' THEN error_message ELSE error_class || COALESCE(': ' || error_message, '') END,
+          error_class = 'TaskFailed'
+      WHERE error_class IS NOT NULL
+        AND error_class NOT IN ('TaskFailed', 'DataError', 'DefinitionError', 'DefinitionChanged', 'Timeout', 'Cancelled', 'LeaseLost', 'LeaseExpired', 'TaskCrashed', 'SpawnError', 'ExitCode', 'Signal', 'SummaryError', 'SummaryTooLarge', 'SensorTimeout');
+    `,
+  },
 ];

@@ -13,6 +13,7 @@
  *   the lock sees the first. Claims move rows from queued to running, which no decision reads,
  *   so they never wait on it.
  */
+import { ErrorClass } from "../../core/model/error-classes.ts";
 
 export const SQL = {
   insertPipelineVersion: `
@@ -400,7 +401,7 @@ export const SQL = {
     ORDER BY a.lease_expires_at LIMIT $2`,
   loseAttempt: `
     UPDATE attempts
-    SET state = 'lost', ended_at = $2, error_class = 'LeaseExpired', error_message = $3, lease_expires_at = NULL
+    SET state = 'lost', ended_at = $2, error_class = '${ErrorClass.LeaseExpired}', error_message = $3, lease_expires_at = NULL
     WHERE attempt_id = $1`,
   /**
    * Takes or keeps a role's lease in one statement: inserted when absent, renewed by its holder,

@@ -1,4 +1,6 @@
 import type pg from "pg";
+import { systemClock } from "../../core/model/clock.ts";
+import { Backoff, retryWithBackoff, type BackoffOptions } from "../../core/policy/backoff.ts";
 import { isConnectionError, isTransientConflict } from "./connection.ts";
 import { SESSION_SQL, SQL, type StatementName } from "./sql.ts";
 
@@ -18,24 +20,12 @@ export function observed<T>(promise: Promise<T>): Promise<T> {
 }
 
 /**
- * Paces retries while the server is unreachable, up to a deadline: a scheduler or worker
- * rides out a restart or a network blip instead of failing its loop.
+ * Paces retries while the server is unreachable, up to a deadline (real time): a scheduler or
+ * worker rides out a restart or a network blip instead of failing its loop. The first retry is
+ * at once, then after 50 ms, doubling up to 1 s.
  */
-export class Reconnect {
-  readonly #deadline: number;
-  #pauseMs = 0;
-
-  constructor(withinMs: number) {
-    this.#deadline = Date.now() + withinMs;
-  }
-
-  /** Waits before the next try; false when the time is up (the error should surface). */
-  async again(): Promise<boolean> {
-    if (Date.now() + this.#pauseMs > this.#deadline) return false;
-    if (this.#pauseMs > 0) await new Promise((r) => setTimeout(r, this.#pauseMs));
-    this.#pauseMs = Math.min(Math.max(this.#pauseMs * 2, 50), 1_000);
-    return true;
-  }
+function reconnecting(withinMs: number): BackoffOptions {
+  return { firstMs: 0, minMs: 50, maxMs: 1_000, withinMs, clock: systemClock };
 }
 
 /**
@@ -104,7 +94,7 @@ export class Transactions {
    * creating a run that exists, renewing a lease, finishing a fenced attempt a second time).
    */
   async tx<T>(work: (tx: Tx) => Promise<T | AfterCommit<T>>, { once = false }: { once?: boolean } = {}): Promise<T> {
-    const reconnect = new Reconnect(this.#reconnectWithinMs);
+    const reconnect = new Backoff(reconnecting(this.#reconnectWithinMs));
     for (let conflicts = 0; ; ) {
       let client: pg.PoolClient;
       try {
@@ -149,13 +139,9 @@ export class Transactions {
 
   /** A read, or a write that may run twice with the same effect (renewals, upserts): one round trip. */
   async idempotent(name: StatementName, values: unknown[] = []): Promise<pg.QueryResult<Row>> {
-    const reconnect = new Reconnect(this.#reconnectWithinMs);
-    for (;;) {
-      try {
-        return await this.#pool.query<Row>({ name, text: SQL[name], values });
-      } catch (error) {
-        if (!isConnectionError(error) || !(await reconnect.again())) throw error;
-      }
-    }
+    return retryWithBackoff(() => this.#pool.query<Row>({ name, text: SQL[name], values }), {
+      ...reconnecting(this.#reconnectWithinMs),
+      retryable: isConnectionError,
+    });
   }
 }

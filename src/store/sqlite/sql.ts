@@ -1,3 +1,4 @@
+import { ErrorClass } from "../../core/model/error-classes.ts";
 /** What core's claim plan needs of a candidate; background work (backfills, restatements) is served after live runs. */
 const CANDIDATE = `t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots, t.priority, r.pipeline_id,
     (r.backfill_id IS NOT NULL OR r.trigger_kind = 'restate') AS background`;
@@ -218,7 +219,7 @@ export const SQL = {
     ORDER BY a.lease_expires_at LIMIT ?`,
   loseAttempt: `
     UPDATE attempts
-    SET state = 'lost', ended_at = ?, error_class = 'LeaseExpired', error_message = ?, lease_expires_at = NULL
+    SET state = 'lost', ended_at = ?, error_class = '${ErrorClass.LeaseExpired}', error_message = ?, lease_expires_at = NULL
     WHERE attempt_id = ?`,
   selectLease: `SELECT * FROM leases WHERE role = ?`,
   insertLease: `INSERT INTO leases (role, holder, term, expires_at, renewed_at) VALUES (?, ?, 1, ?, ?)`,

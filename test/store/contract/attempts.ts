@@ -85,7 +85,7 @@ export function attemptsContract(h: Harness): void {
         await createStandardRun({ a: { maxTries: 2 } });
         const [first] = await claim();
         const outcome = await store.finishAttempt(
-          finish(first!, { outcome: "failed", errorClass: "Error", errorMessage: "boom", retryAt: T0 + 60_000 }),
+          finish(first!, { outcome: "failed", errorClass: "TaskFailed", errorMessage: "boom", retryAt: T0 + 60_000 }),
         );
         expect(outcome.taskState).toBe("up_for_retry");
         expect(await store.nextRetryAt("p@2026-09-01")).toBe(T0 + 60_000);
@@ -97,7 +97,7 @@ export function attemptsContract(h: Harness): void {
       it("fails a task for good when its tries are used up, and marks everything downstream", async () => {
         await createStandardRun({ a: { maxTries: 1 } });
         const [a] = await claim();
-        const outcome = await store.finishAttempt(finish(a!, { outcome: "failed", errorClass: "Error", errorMessage: "boom" }));
+        const outcome = await store.finishAttempt(finish(a!, { outcome: "failed", errorClass: "TaskFailed", errorMessage: "boom" }));
         expect(outcome).toEqual({ accepted: true, taskState: "failed", runState: "failed" });
         expect(await states()).toEqual({ a: "failed", b: "upstream_failed", c: "upstream_failed", d: "upstream_failed" });
         const b = (await store.listTaskInstances("p@2026-09-01")).find((t) => t.taskId === "b");
@@ -128,7 +128,7 @@ export function attemptsContract(h: Harness): void {
       it("runs an all_done task after its parent failed", async () => {
         await createStandardRun({ b: { triggerRule: "all_done" } });
         const [a] = await claim();
-        await store.finishAttempt(finish(a!, { outcome: "failed", errorClass: "Error", errorMessage: "x" }));
+        await store.finishAttempt(finish(a!, { outcome: "failed", errorClass: "TaskFailed", errorMessage: "x" }));
         expect(await states()).toEqual({ a: "failed", b: "queued", c: "scheduled", d: "upstream_failed" });
       });
 
@@ -151,7 +151,7 @@ export function attemptsContract(h: Harness): void {
       it("refuses to record the same attempt twice", async () => {
         await createStandardRun({ a: { maxTries: 3 } });
         const [a] = await claim();
-        await store.finishAttempt(finish(a!, { outcome: "failed", errorClass: "Error", errorMessage: "x", retryAt: T0 }));
+        await store.finishAttempt(finish(a!, { outcome: "failed", errorClass: "TaskFailed", errorMessage: "x", retryAt: T0 }));
         const again = await store.finishAttempt(finish(a!));
         expect(again.accepted).toBe(false);
         expect(await states()).toMatchObject({ a: "up_for_retry" });

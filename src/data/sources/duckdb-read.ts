@@ -1,44 +1,38 @@
-import { duckdbType } from "./targets/duckdb.ts";
-import { normalizeSchema, type Column } from "./schema.ts";
-import { filePath, type FileSource } from "./source.ts";
-import { ident, joinSql, render, sql, trusted, doubleQuote, type Sql, type SqlValue } from "./sql.ts";
+import { duckdbType } from "../targets/duckdb.ts";
+import { constantType, normalizeSchema, type Column } from "../schema.ts";
+import type { FileSpec } from "./source.ts";
+import { ident, joinSql, render, sql, trusted, doubleQuote, type Sql, type SqlValue } from "../sql.ts";
 
 /**
  * A SELECT over a CSV, JSON or Parquet file in DuckDB's SQL. With declared columns a CSV is read
  * as text and cast, so DuckDB's type detection cannot turn "007" into 7; a value that does not
  * cast is a parse error, not a silent NULL.
  */
-export function fileSelect(source: FileSource): Sql {
-  const path = filePath(source);
-  const declared = source.columns ? normalizeSchema(source.columns, path) : null;
+export function fileSelect(source: FileSpec): Sql {
+  const declared = source.columns ? normalizeSchema(source.columns, source.path) : null;
   let reader: Sql;
-  if ("csv" in source) {
-    const delimiter = source.delimiter ?? ",";
-    // A quoted empty field is an empty string and an unquoted one is NULL, as in PostgreSQL's
-    // CSV, so a file means the same whichever path loads it.
-    reader = sql`read_csv(${path}, header = ${source.header ?? true}, delim = ${delimiter}, allow_quoted_nulls = false${trusted(declared ? ", all_varchar = true" : "")})`;
-  } else if ("json" in source) {
-    reader = sql`read_json_auto(${path})`;
-  } else {
-    reader = sql`read_parquet(${path})`;
+  switch (source.kind) {
+    case "csv":
+      // A quoted empty field is an empty string and an unquoted one is NULL, as in PostgreSQL's
+      // CSV, so a file means the same whichever path loads it.
+      reader = sql`read_csv(${source.path}, header = ${source.header}, delim = ${source.delimiter}, allow_quoted_nulls = false${trusted(declared ? ", all_varchar = true" : "")})`;
+      break;
+    case "json":
+      reader = sql`read_json_auto(${source.path})`;
+      break;
+    case "parquet":
+      reader = sql`read_parquet(${source.path})`;
+      break;
   }
-  const constants = source.constants ?? {};
+  const constants = source.constants;
   const exprs: Sql[] = declared
     ? declared.filter((c) => !(c.name in constants)).map((c) => sql`CAST(${ident(c.name)} AS ${trusted(duckdbType(c.type))}) AS ${ident(c.name)}`)
     : [trusted("*")];
   for (const [name, value] of Object.entries(constants)) {
-    const declaredType = declared?.find((c) => c.name === name)?.type;
-    exprs.push(sql`CAST(${value} AS ${trusted(declaredType ? duckdbType(declaredType) : constantType(value))}) AS ${ident(name)}`);
+    const type = constantType(value, declared?.find((c) => c.name === name)?.type);
+    exprs.push(sql`CAST(${value} AS ${trusted(duckdbType(type))}) AS ${ident(name)}`);
   }
   return sql`SELECT ${joinSql(exprs)} FROM ${reader}`;
-}
-
-function constantType(value: SqlValue): string {
-  if (typeof value === "boolean") return "BOOLEAN";
-  if (typeof value === "bigint") return "BIGINT";
-  if (typeof value === "number") return Number.isInteger(value) ? "BIGINT" : "DOUBLE";
-  if (typeof value === "string" && /^\d{4}-\d{2}-\d{2}$/.test(value)) return "DATE";
-  return "VARCHAR";
 }
 
 const duckDialect = { quoteIdent: doubleQuote, placeholder: (n: number) => `$${n}` };

@@ -1,13 +1,13 @@
-import { DataError, DefinitionError, IdemError } from "../core/model/errors.ts";
+import { DataError, DefinitionError, IdemError } from "../../core/model/errors.ts";
 import { copyThroughCsv } from "./bulk-copy.ts";
 import { passthroughColumns, recordsWithConstants } from "./csv-passthrough.ts";
 import { fileSelect, withMemoryDuckDB } from "./duckdb-read.ts";
-import type { Column } from "./schema.ts";
+import type { Column } from "../schema.ts";
 import { sourceColumns } from "./source-columns.ts";
-import { describeSource, isFileSource, type FileSource, type Source } from "./source.ts";
-import { ident, identList, joinSql, sql, type SqlValue } from "./sql.ts";
-import type { TableColumn, Target } from "./target.ts";
-import { explainDuckDBError } from "./targets/duckdb.ts";
+import { describeSource, type FileSpec, type SourceSpec } from "./source.ts";
+import { ident, identList, joinSql, sql, type SqlValue } from "../sql.ts";
+import type { TableColumn, Target } from "../target.ts";
+import { explainDuckDBError } from "../targets/duckdb.ts";
 
 /** Rows moved per round trip when a target cannot read the source itself. */
 export const DEFAULT_BATCH_ROWS = 20_000;
@@ -18,7 +18,7 @@ export type RowsProgress = (rowsSoFar: number) => void | Promise<void>;
  * Inserts every row of the source into `table` (which has `columns`), and returns how many.
  * The source must provide exactly the table's columns, by name.
  */
-export async function loadSource(target: Target, table: string, columns: readonly TableColumn[], source: Source, onRows?: RowsProgress, batchRows = DEFAULT_BATCH_ROWS, label = table): Promise<number> {
+export async function loadSource(target: Target, table: string, columns: readonly TableColumn[], source: SourceSpec, onRows?: RowsProgress, batchRows = DEFAULT_BATCH_ROWS, label = table): Promise<number> {
   if (!Number.isInteger(batchRows) || batchRows < 1) throw new DefinitionError(`batchRows must be a whole number >= 1, not ${batchRows}`);
   try {
     return await load(target, table, columns, source, onRows, batchRows, label);
@@ -31,7 +31,7 @@ export async function loadSource(target: Target, table: string, columns: readonl
  * One line naming the table and the source. A value that does not parse or fit is a DataError
  * (never retried); anything else (a missing file, a lost connection) stays retryable.
  */
-export function loadError(target: Target, table: string, source: Source, error: unknown, doing = "loading"): Error {
+export function loadError(target: Target, table: string, source: SourceSpec, error: unknown, doing = "loading"): Error {
   if (error instanceof IdemError) return error;
   const explained = target.explainError(error) ?? explainDuckDBError(error);
   const text = explained?.message ?? String(error instanceof Error ? error.message : error).split("\n")[0];
@@ -39,33 +39,39 @@ export function loadError(target: Target, table: string, source: Source, error: 
   return explained?.isData ? new DataError(message, { cause: error instanceof Error ? error.message : String(error) }) : new Error(message, { cause: error });
 }
 
-async function load(target: Target, table: string, columns: readonly TableColumn[], source: Source, onRows: RowsProgress | undefined, batchRows: number, label: string): Promise<number> {
+async function load(target: Target, table: string, columns: readonly TableColumn[], source: SourceSpec, onRows: RowsProgress | undefined, batchRows: number, label: string): Promise<number> {
   // No rows say nothing about columns; an empty load is still a load (it empties a day).
-  if ("rows" in source && source.rows.length === 0 && !source.columns) {
+  if (source.kind === "rows" && source.rows.length === 0 && !source.columns) {
     await onRows?.(0);
     return 0;
   }
   const provided = await sourceColumns(target, source);
   matchColumns(label, columns, provided, source);
-  if (isFileSource(source)) {
-    if (target.readsFiles && target.insertFromFile) {
-      await onRows?.(0);
-      return target.insertFromFile(table, columns, fileSelect(source));
-    }
-    return moveFileRows(target, table, columns, source, provided, onRows, batchRows);
+  switch (source.kind) {
+    case "csv":
+    case "json":
+    case "parquet":
+      if (target.readsFiles && target.insertFromFile) {
+        await onRows?.(0);
+        return target.insertFromFile(table, columns, fileSelect(source));
+      }
+      return moveFileRows(target, table, columns, source, provided, onRows, batchRows);
+    case "rows":
+      return insertInBatches(target, table, columns, jsRows(source.rows, columns, source.constants), onRows, batchRows);
+    case "query":
+      break;
   }
-  if ("rows" in source) return insertInBatches(target, table, columns, jsRows(source.rows, columns, source.constants), onRows, batchRows);
   if (source.from && source.from !== target) {
     const rows = await source.from.query(source.sql);
     return insertInBatches(target, table, columns, jsRows(rows, columns, source.constants), onRows, batchRows);
   }
   await onRows?.(0);
-  const constants = source.constants ?? {};
+  const constants = source.constants;
   const exprs = columns.map((c) => target.cast(c.name in constants ? sql`${constants[c.name] ?? null}` : sql`${ident("src")}.${ident(c.name)}`, c.sqlType));
   return target.exec(sql`INSERT INTO ${ident(table)} (${identList(columns.map((c) => c.name))}) SELECT ${joinSql(exprs)} FROM (${source.sql}) AS ${ident("src")}`);
 }
 
-function matchColumns(table: string, columns: readonly TableColumn[], provided: readonly Column[], source: Source) {
+function matchColumns(table: string, columns: readonly TableColumn[], provided: readonly Column[], source: SourceSpec) {
   const have = new Set(provided.map((c) => c.name));
   const want = new Set(columns.map((c) => c.name));
   const missing = columns.filter((c) => !have.has(c.name)).map((c) => c.name);
@@ -74,14 +80,13 @@ function matchColumns(table: string, columns: readonly TableColumn[], provided: 
   if (extra.length > 0) throw new DefinitionError(`${describeSource(source)} has column(s) ${extra.join(", ")} that table ${table} does not`);
 }
 
-async function moveFileRows(target: Target, table: string, columns: readonly TableColumn[], source: FileSource, provided: readonly Column[], onRows: RowsProgress | undefined, batchRows: number) {
+async function moveFileRows(target: Target, table: string, columns: readonly TableColumn[], source: FileSpec, provided: readonly Column[], onRows: RowsProgress | undefined, batchRows: number) {
   if (target.copyCsv) {
-    const order = "csv" in source ? await passthroughColumns(source, columns) : null;
-    if (order && "csv" in source) {
+    const order = source.kind === "csv" ? await passthroughColumns(source, columns) : null;
+    if (order && source.kind === "csv") {
       const byName = new Map(columns.map((c) => [c.name, c]));
-      const constants = Object.keys(source.constants ?? {}).map((k) => source.constants![k] ?? null);
       await onRows?.(0);
-      return target.copyCsv(table, order.map((n) => byName.get(n)!), recordsWithConstants(source.csv, constants, onRows));
+      return target.copyCsv(table, order.map((n) => byName.get(n)!), recordsWithConstants(source.path, Object.values(source.constants), onRows));
     }
     // DuckDB's CSV writer formats each type itself; booleans come out as true/false.
     const raw = sql`SELECT ${identList(columns.map((c) => c.name))} FROM (${fileSelect(source)}) AS ${ident("src")}`;

@@ -2,11 +2,11 @@ import type { Clock } from "../../core/model/clock.ts";
 import type { FrozenPeriod } from "../../core/policy/frozen.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
 import type { ClaimedAttempt, RunRecord, Store } from "../../store/port.ts";
-import { Worker } from "../worker/worker.ts";
+import { Worker } from "./worker.ts";
 import type { ConnectionConfig } from "../project/config.ts";
 import { DefinitionError, UsageError } from "../../core/model/errors.ts";
 import type { PipelineCatalog } from "../project/catalog.ts";
-import type { TaskCodeRunner } from "./task-code-runner.ts";
+import type { TaskCodeRunner } from "../executor/task-code-runner.ts";
 import type { SecretMasker } from "../secrets/masker.ts";
 
 export interface ExecuteRunOptions {

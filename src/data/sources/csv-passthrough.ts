@@ -1,9 +1,9 @@
 import { createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
-import { normalizeSchema } from "./schema.ts";
-import type { CsvSource } from "./source.ts";
-import type { SqlValue } from "./sql.ts";
-import type { TableColumn } from "./target.ts";
+import { normalizeSchema } from "../schema.ts";
+import type { CsvSpec } from "./source.ts";
+import type { SqlValue } from "../sql.ts";
+import type { TableColumn } from "../target.ts";
 
 /**
  * When a CSV file already is what a bulk loader wants (declared columns, plain commas, a header
@@ -12,11 +12,11 @@ import type { TableColumn } from "./target.ts";
  * This skips a parse and a re-format, which on a small machine is most of the cost.
  * Returns the COPY column order, or null when the file must go through DuckDB instead.
  */
-export async function passthroughColumns(source: CsvSource, columns: readonly TableColumn[]): Promise<string[] | null> {
-  if (!source.columns || (source.header ?? true) !== true || (source.delimiter ?? ",") !== ",") return null;
-  const constants = Object.keys(source.constants ?? {});
-  const declared = normalizeSchema(source.columns, source.csv).map((c) => c.name).filter((n) => !constants.includes(n));
-  const header = await firstLine(source.csv);
+export async function passthroughColumns(source: CsvSpec, columns: readonly TableColumn[]): Promise<string[] | null> {
+  if (!source.columns || !source.header || source.delimiter !== ",") return null;
+  const constants = Object.keys(source.constants);
+  const declared = normalizeSchema(source.columns, source.path).map((c) => c.name).filter((n) => !constants.includes(n));
+  const header = await firstLine(source.path);
   if (header === null || header.includes('"')) return null;
   const names = header.replace(/\r$/, "").split(",");
   if (names.length !== declared.length || names.some((n, i) => n !== declared[i])) return null;

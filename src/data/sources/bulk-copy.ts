@@ -5,8 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { withMemoryDuckDB } from "./duckdb-read.ts";
 import type { RowsProgress } from "./load-source.ts";
-import { sql, type Sql } from "./sql.ts";
-import type { TableColumn, Target } from "./target.ts";
+import { sql, type Sql } from "../sql.ts";
+import type { TableColumn, Target } from "../target.ts";
 
 /**
  * DuckDB writes the rows as CSV (in C++, fast) and the target's bulk loader reads them. Where the

@@ -1,0 +1,102 @@
+import { join } from "node:path";
+import { systemClock, type Clock } from "../core/model/clock.ts";
+import type { Pipeline } from "../core/pipeline/types.ts";
+import type { Store } from "../store/port.ts";
+import type { Engine } from "./engine.ts";
+import type { PipelineCheck } from "./project/catalog.ts";
+import type { ResolvedConfig } from "./project/config.ts";
+import type { ModuleImporter } from "./project/load-pipelines.ts";
+
+export interface OpenProjectOptions {
+  /**
+   * Load the pipeline files. A surface that only reads the state store says false: its engine
+   * knows no pipelines (`engine.pipeline(id)` fails), and the user's code never runs.
+   */
+  pipelines: boolean;
+  /** How the project's files are imported (the CLI: its compiled cache); default plain `import()`. */
+  importModule?: ModuleImporter;
+  clock?: Clock;
+  /** Told the secrets to mask before the store opens, so even an error opening it can be masked. */
+  onSecrets?: (secrets: readonly string[]) => void;
+}
+
+/**
+ * The composition root: the project as its config says, and the engine over it. It opens the
+ * state store (IDEM_STATE_URL, else the config's `state`, else `<stateDir>/state.db`), migrates
+ * it and creates the config's pools, loads the pipeline files into a catalog (a broken file stops
+ * only itself), collects the secrets to mask, and hands all of it, with the config's numbers, to
+ * one `Engine`, which then builds the scheduler, workers, watchdog and task hosts from the same
+ * config. The engine owns the store: `engine.close()` closes it.
+ */
+export async function openProject(config: ResolvedConfig, options: OpenProjectOptions): Promise<Engine> {
+  const clock = options.clock ?? systemClock;
+  const catalog = options.pipelines
+    ? await (await import("./project/catalog.ts")).PipelineCatalog.load(config.pipelinePaths, config.rootDir, options.importModule, await pipelineCheck(config))
+    : undefined;
+  const [{ openStore }, { Engine }, { reportingStore, storeUnavailable }, { maskedStore }, { SecretMasker }] = await Promise.all([
+    import("../store/open-store.ts"), import("./engine.ts"), import("../store/unavailable.ts"),
+    import("./secrets/masked-store.ts"), import("./secrets/masker.ts"),
+  ]);
+  const location = stateLocation(config);
+  const secrets = await projectSecrets(config, location);
+  options.onSecrets?.(secrets);
+  const busyTimeoutMs = config.stateBusyTimeoutMs;
+  let opened: Store;
+  try {
+    opened = await openStore(location, { busyTimeoutMs });
+  } catch (error) {
+    throw storeUnavailable(error, location, busyTimeoutMs) ?? error;
+  }
+  const store = maskedStore(reportingStore(opened, location, busyTimeoutMs), new SecretMasker(secrets));
+  try {
+    await store.migrate();
+    await store.ensurePools(Object.entries(config.pools).map(([name, slots]) => ({ name, slots })), clock.now());
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  return new Engine({
+    store, ownsStore: true, clock, stateDir: config.stateDir, catalog, projectDir: config.rootDir, frozen: config.frozen,
+    connections: config.connections, secrets, stateUrl: location,
+    logMaxBytes: config.logMaxBytes, taskMemoryMb: config.taskMemoryMb,
+    concurrency: config.concurrency, parallelism: config.parallelism, pools: config.pools, reloadMs: config.reloadMs,
+    workerLeaseMs: config.workerLeaseMs, schedulerLeaseMs: config.schedulerLeaseMs,
+    watch: {
+      notifiers: config.notifiers, defaultNotify: config.defaultNotify, intervalMs: config.checkerIntervalMs,
+      graceMs: config.didNotRunGraceMs, staleMs: config.checkerStaleMs,
+    },
+  });
+}
+
+/** Every pipeline file of the project, each of which must load (`idem validate`). */
+export async function loadProjectPipelines(config: ResolvedConfig, importModule?: ModuleImporter): Promise<Pipeline[]> {
+  const { loadPipelines } = await import("./project/load-pipelines.ts");
+  return loadPipelines(config.pipelinePaths, config.rootDir, importModule, await pipelineCheck(config));
+}
+
+/** Where the state lives: IDEM_STATE_URL, else the config's `state`, else `<stateDir>/state.db`. */
+function stateLocation(config: ResolvedConfig): string {
+  return process.env.IDEM_STATE_URL?.trim() || config.state || join(config.stateDir, "state.db");
+}
+
+/**
+ * The values idem masks: the config's named secrets, IDEM_SECRET_*, the state URL's password, and
+ * connections' passwords (by the variables they name, or as written when they name none).
+ */
+async function projectSecrets(config: ResolvedConfig, location: string): Promise<string[]> {
+  const { collectSecrets, referencedVariables } = await import("./secrets/masker.ts");
+  const connections = Object.values(config.connections).flatMap((c) => ("postgres" in c ? [c] : []));
+  const secrets = collectSecrets({
+    names: [...config.secrets, ...connections.flatMap((c) => [...referencedVariables(c.password), ...referencedVariables(c.postgres)])],
+    stateUrl: location,
+    urls: connections.map((c) => c.postgres),
+  });
+  secrets.push(...connections.flatMap((c) => (c.password && referencedVariables(c.password).length === 0 ? [c.password] : [])));
+  return secrets;
+}
+
+/** A SQL task whose connection the config does not have stops its pipeline when the file loads. */
+async function pipelineCheck(config: ResolvedConfig): Promise<PipelineCheck> {
+  const { connectionProblems } = await import("./connections/connections.ts");
+  return (pipeline, file) => connectionProblems(pipeline, config.connections, file);
+}
