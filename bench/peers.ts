@@ -7,7 +7,9 @@
  * each on a free 127.0.0.1 port, stopped by pid at the end.
  *
  * Shapes (BENCH_SHAPES, default ceiling,throughput,chain,big; BENCH_JOBS, default 20,000;
- * BENCH_ROUNDS, default 3; BENCH_BIG, default 1000,20000):
+ * BENCH_ROUNDS, default 3; BENCH_BIG, default 1000,20000; BENCH_ONLY, a comma-separated list of
+ * system names to run alone, for example "idem sqlite"; BENCH_WORKER_NODE_ARGS, node's options for
+ * the idem processes only, for example "--cpu-prof --cpu-prof-dir=/tmp/prof"):
  *   throughput  no-op units at concurrency 10 in one worker: for idem 2,000 runs x 10 independent
  *               tasks enqueued in one transaction (as bench/pg/throughput.ts), drained by one
  *               `idem worker` process on SQLite and one on PostgreSQL; each unit is claimed with
@@ -51,6 +53,7 @@ const RUNS = Math.ceil(JOBS / TASKS_PER_RUN);
 const CONCURRENCY = 10;
 const CHAIN = 200;
 const BIG = (process.env.BENCH_BIG ?? "1000,20000").split(",").map(Number);
+const ONLY = process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(",") : null;
 const SHAPES = new Set((process.env.BENCH_SHAPES ?? "ceiling,throughput,chain,big").split(","));
 
 const load = () => loadavg().map((l) => +l.toFixed(2));
@@ -480,6 +483,11 @@ try {
     ...("skipped" in redis ? [] : ([["bullmq", () => bullmqChain(redis)]] as [string, () => Promise<Record<string, unknown>>][])),
   ];
 
+  if (ONLY) {
+    const chosen = ([name]: [string, unknown]) => ONLY.some((o) => name.startsWith(o));
+    throughputSystems.splice(0, Infinity, ...throughputSystems.filter(chosen));
+    chainSystems.splice(0, Infinity, ...chainSystems.filter(chosen));
+  }
   for (let round = 0; round < ROUNDS; round++) {
     const rotate = <T,>(xs: T[]) => [...xs.slice(round % xs.length), ...xs.slice(0, round % xs.length)];
     if (SHAPES.has("ceiling")) keep("sqlite", "ceiling", { round, ...sqliteCeiling() });

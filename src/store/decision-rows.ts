@@ -10,11 +10,6 @@ import type { Row } from "./row-mappers.ts";
  * reads that assemble the same record from the same rows). SQL stays in each adapter's sql.ts.
  */
 
-/** A list of states as an SQL literal, `('a', 'b')`, so a state set is written once, in core. */
-export function sqlList(values: readonly string[]): string {
-  return `(${values.map((v) => `'${v}'`).join(", ")})`;
-}
-
 /**
  * Waiting task instances from rows of (task_id, trigger_rule, upstream, upstream_state), one row
  * per parent (upstream null for a task with none), in the rows' order.

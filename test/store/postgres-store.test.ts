@@ -5,6 +5,7 @@ import type { AttemptFinish, ClaimedAttempt, Store } from "../../src/store/port.
 import { dropSchema, freshSchema, queryPg, testPostgresUrl, withAdmin } from "../process/postgres-support.ts";
 import { newRun, tasksOf } from "../support/shapes.ts";
 import { describeStoreContract } from "./store-contract.ts";
+import { describeRunCounts } from "./run-counts.ts";
 
 const url = testPostgresUrl();
 const T0 = Date.parse("2026-09-02T02:00:00Z");
@@ -21,6 +22,26 @@ describe.skipIf(!url)("PostgreSQL store", () => {
     },
     { channels: true },
   );
+
+  describeRunCounts("PostgreSQL", async () => {
+    const store = new PostgresStore({ connectionString: url!, schema: freshSchema(), poolSize: 2 });
+    await store.migrate();
+    return {
+      store,
+      async counts(runId) {
+        const [run] = (await store.pool.query("SELECT live_tasks, failed_tasks FROM runs WHERE run_id = $1", [runId])).rows;
+        const rows = (await store.pool.query("SELECT state, count(*)::int AS n FROM task_instances WHERE run_id = $1 GROUP BY state", [runId])).rows;
+        return { liveTasks: run.live_tasks, failedTasks: run.failed_tasks, byState: Object.fromEntries(rows.map((r) => [r.state, r.n])) };
+      },
+      async setState(runId, taskId, state) {
+        await store.pool.query("UPDATE task_instances SET state = $3 WHERE run_id = $1 AND task_id = $2", [runId, taskId, state]);
+      },
+      async close() {
+        await store.close();
+        await dropSchema(url!, store.schema);
+      },
+    };
+  }, { runs: 20 });
 
   /** Several stores on one schema: as many processes (or machines) sharing one database. */
   let schema: string;

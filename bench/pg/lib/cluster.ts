@@ -60,7 +60,10 @@ export function project(files: Record<string, string>): { dir: string; cleanup: 
 }
 
 export function startIdem(dir: string, ...args: string[]) {
-  const child = spawn(process.execPath, [bin, ...args], { cwd: dir, stdio: ["ignore", "ignore", "inherit"] });
+  // BENCH_WORKER_NODE_ARGS (for example "--cpu-prof --cpu-prof-dir=/tmp/prof") goes to the idem
+  // processes' node only: not to the benchmark's own, nor to their task hosts.
+  const nodeArgs = process.env.BENCH_WORKER_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, bin, ...args], { cwd: dir, stdio: ["ignore", "ignore", "inherit"] });
   const exited = new Promise<void>((r) => child.once("exit", () => r()));
   return {
     pid: child.pid!,

@@ -418,6 +418,60 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     `,
   },
   {
+    version: 17,
+    name: "per-run counts of live and failing task instances; claims of one run read an index in order",
+    sql: `
+      -- "Is anything in this run live, did anything fail?" is asked by every finish; counted by
+      -- triggers in the changing transaction instead of probed (see SQLite's migration 17). The
+      -- state sets are core's LIVE_TASK_STATES and FAILING_TASK_STATES as of this migration.
+      -- Every statement that moves a task instance in or out of those sets holds its run's row
+      -- already (the lock of decisions in a run); claims move rows between live states, which
+      -- the update trigger's condition passes over, so a claim never waits for a run's row.
+      ALTER TABLE runs ADD COLUMN live_tasks integer NOT NULL DEFAULT 0, ADD COLUMN failed_tasks integer NOT NULL DEFAULT 0;
+      UPDATE runs r SET live_tasks = c.live, failed_tasks = c.failed
+      FROM (SELECT run_id, count(*) FILTER (WHERE state IN ('scheduled', 'queued', 'running', 'up_for_retry', 'up_for_reschedule')) AS live,
+                   count(*) FILTER (WHERE state IN ('failed', 'upstream_failed')) AS failed
+            FROM task_instances GROUP BY run_id) c
+      WHERE r.run_id = c.run_id;
+      -- Inserts and deletes come in sets (a run's task instances): one update per run per statement.
+      CREATE FUNCTION run_counts_of_set() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      DECLARE sign integer := CASE WHEN TG_OP = 'INSERT' THEN 1 ELSE -1 END;
+      BEGIN
+        -- idem migrate copies runs with their counts, then their task instances.
+        IF current_setting('idem.copying', true) = 'on' THEN RETURN NULL; END IF;
+        UPDATE runs r SET live_tasks = r.live_tasks + sign * c.live, failed_tasks = r.failed_tasks + sign * c.failed
+        FROM (SELECT run_id, count(*) FILTER (WHERE state IN ('scheduled', 'queued', 'running', 'up_for_retry', 'up_for_reschedule')) AS live,
+                     count(*) FILTER (WHERE state IN ('failed', 'upstream_failed')) AS failed
+              FROM changed_rows GROUP BY run_id) c
+        WHERE r.run_id = c.run_id AND (c.live > 0 OR c.failed > 0);
+        RETURN NULL;
+      END
+      $fn$;
+      CREATE TRIGGER run_counts_inserted AFTER INSERT ON task_instances REFERENCING NEW TABLE AS changed_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION run_counts_of_set();
+      CREATE TRIGGER run_counts_deleted AFTER DELETE ON task_instances REFERENCING OLD TABLE AS changed_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION run_counts_of_set();
+      -- Updates: a row trigger whose condition is checked without calling the function.
+      CREATE FUNCTION run_counts_of_row() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        UPDATE runs SET live_tasks = live_tasks + (NEW.state IN ('scheduled', 'queued', 'running', 'up_for_retry', 'up_for_reschedule'))::int - (OLD.state IN ('scheduled', 'queued', 'running', 'up_for_retry', 'up_for_reschedule'))::int,
+                        failed_tasks = failed_tasks + (NEW.state IN ('failed', 'upstream_failed'))::int - (OLD.state IN ('failed', 'upstream_failed'))::int
+        WHERE run_id = NEW.run_id;
+        RETURN NULL;
+      END
+      $fn$;
+      CREATE TRIGGER run_counts_changed AFTER UPDATE OF state ON task_instances FOR EACH ROW
+        WHEN ((OLD.state IN ('scheduled', 'queued', 'running', 'up_for_retry', 'up_for_reschedule')) IS DISTINCT FROM (NEW.state IN ('scheduled', 'queued', 'running', 'up_for_retry', 'up_for_reschedule'))
+              OR (OLD.state IN ('failed', 'upstream_failed')) IS DISTINCT FROM (NEW.state IN ('failed', 'upstream_failed')))
+        EXECUTE FUNCTION run_counts_of_row();
+      -- A claim scoped to one run (idem run) read and sorted all of the run's rows.
+      CREATE INDEX task_instances_queued_by_run ON task_instances (run_id, priority DESC, queued_at, task_id)
+        WHERE state = 'queued';
+      CREATE INDEX task_instances_waiting_by_run ON task_instances (run_id, next_try_at)
+        WHERE state IN ('up_for_retry', 'up_for_reschedule');
+    `,
+  },
+  {
     version: 18,
     name: "error classes as a closed set: an exception's own name moves from the class to the message",
     sql: `

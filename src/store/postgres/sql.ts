@@ -14,11 +14,6 @@
  *   so they never wait on it.
  */
 import { ErrorClass } from "../../core/model/error-classes.ts";
-import { FAILING_TASK_STATES, LIVE_TASK_STATES as LIVE } from "../../core/policy/run-progress.ts";
-import { sqlList } from "../decision-rows.ts";
-
-const LIVE_TASK_STATES = sqlList(LIVE);
-const FAILING = sqlList(FAILING_TASK_STATES);
 
 export const SQL = {
   insertPipelineVersion: `
@@ -118,15 +113,30 @@ export const SQL = {
            c.grp, c.grp = 0 AS due, c.from_backfill AS background, r.pipeline_id
     FROM candidates c JOIN runs r ON r.run_id = c.run_id
     ORDER BY c.grp, c.from_backfill, c.k1, c.k2, c.task_id`,
+  /**
+   * One run's queued rows and its due retries, each from its partial index in order, cut at the
+   * limit (O(what is claimed), not O(the run)); both locked, skipping rows another claimer holds.
+   */
   selectRunCandidates: `
+    WITH queued AS (
+      SELECT * FROM task_instances
+      WHERE run_id = $1 AND state = 'queued'
+      ORDER BY priority DESC, queued_at, task_id
+      LIMIT $3
+      FOR UPDATE SKIP LOCKED
+    ), waiting AS (
+      SELECT * FROM task_instances
+      WHERE run_id = $1 AND state IN ('up_for_retry', 'up_for_reschedule') AND next_try_at <= $2
+      ORDER BY next_try_at
+      LIMIT $3
+      FOR UPDATE SKIP LOCKED
+    ), candidates AS (
+      SELECT * FROM queued UNION ALL SELECT * FROM waiting
+    )
     SELECT t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots, t.priority,
            t.queued_at AS waited_since, false AS due, t.from_backfill AS background, r.pipeline_id
-    FROM task_instances t JOIN runs r ON r.run_id = t.run_id
-    WHERE t.run_id = $1
-      AND (t.state = 'queued' OR (t.state IN ('up_for_retry', 'up_for_reschedule') AND t.next_try_at <= $2))
-    ORDER BY t.priority DESC, t.queued_at, t.task_id
-    LIMIT $3
-    FOR UPDATE OF t SKIP LOCKED`,
+    FROM candidates t JOIN runs r ON r.run_id = t.run_id
+    ORDER BY t.priority DESC, t.queued_at, t.task_id`,
   selectBackfillCandidates: `
     SELECT t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots, t.priority,
            t.queued_at AS waited_since, false AS due, t.from_backfill AS background, r.pipeline_id
@@ -248,31 +258,11 @@ export const SQL = {
       SELECT u.state FROM task_instances u WHERE u.run_id = a.run_id AND u.task_id = e.parent OFFSET 0
     ) u ON true
     ORDER BY a.run_id, a.task_id, w.task_id`,
+  /** Counted by triggers (migration 17): one row per run, read after the batch's writes. */
   runsProgressOfAttempts: `
-    -- one index probe per run (LATERAL ... LIMIT 1), never a scan of every live row
-    SELECT r.run_id, live.one IS NOT NULL AS live, failed.one IS NOT NULL AS failed
-    FROM (
-      SELECT DISTINCT a.run_id FROM unnest($1::bigint[]) AS ids(attempt_id)
-      JOIN LATERAL (SELECT run_id FROM attempts WHERE attempt_id = ids.attempt_id OFFSET 0) a ON true
-    ) AS r(run_id)
-    LEFT JOIN LATERAL (
-      SELECT 1 AS one FROM task_instances t WHERE t.run_id = r.run_id AND t.state IN ${LIVE_TASK_STATES} LIMIT 1
-    ) live ON true
-    LEFT JOIN LATERAL (
-      SELECT 1 AS one FROM task_instances t
-      WHERE live.one IS NULL AND t.run_id = r.run_id AND t.state IN ${FAILING} LIMIT 1
-    ) failed ON true`,
-  runsProgress: `
-    -- one index probe per run (LATERAL ... LIMIT 1), never a scan of every live row
-    SELECT r.run_id, live.one IS NOT NULL AS live, failed.one IS NOT NULL AS failed
-    FROM unnest($1::text[]) AS r(run_id)
-    LEFT JOIN LATERAL (
-      SELECT 1 AS one FROM task_instances t WHERE t.run_id = r.run_id AND t.state IN ${LIVE_TASK_STATES} LIMIT 1
-    ) live ON true
-    LEFT JOIN LATERAL (
-      SELECT 1 AS one FROM task_instances t
-      WHERE live.one IS NULL AND t.run_id = r.run_id AND t.state IN ${FAILING} LIMIT 1
-    ) failed ON true`,
+    SELECT r.run_id, r.live_tasks > 0 AS live, r.failed_tasks > 0 AS failed
+    FROM runs r WHERE r.run_id IN (SELECT a.run_id FROM attempts a WHERE a.attempt_id = ANY($1::bigint[]))`,
+  runsProgress: `SELECT run_id, live_tasks > 0 AS live, failed_tasks > 0 AS failed FROM runs WHERE run_id = ANY($1::text[])`,
   taskStatesOfAttempts: `
     SELECT a.attempt_id, t.state FROM attempts a
     LEFT JOIN task_instances t ON t.run_id = a.run_id AND t.task_id = a.task_id
@@ -344,14 +334,8 @@ export const SQL = {
     )
     UPDATE task_instances SET state = 'up_for_reschedule', next_try_at = $9, reason = NULL, ended_at = NULL
     WHERE run_id = $7 AND task_id = $8`,
-  /** Read after lockRun: sees every task instance a concurrent finisher of this run committed. */
-  runProgress: `
-    SELECT s.live,
-           -- read only once nothing is live: a large run has many finished rows to pass
-           CASE WHEN s.live THEN false
-                ELSE EXISTS (SELECT 1 FROM task_instances WHERE run_id = $1 AND state IN ${FAILING})
-           END AS failed
-    FROM (SELECT EXISTS (SELECT 1 FROM task_instances WHERE run_id = $1 AND state IN ${LIVE_TASK_STATES}) AS live) s`,
+  /** Read after lockRun: the counts a concurrent finisher of this run committed (migration 17). */
+  runProgress: `SELECT live_tasks > 0 AS live, failed_tasks > 0 AS failed FROM runs WHERE run_id = $1`,
   nextRetryAt: `
     SELECT min(next_try_at) AS at FROM task_instances
     WHERE run_id = $1 AND state IN ('up_for_retry', 'up_for_reschedule')`,

@@ -408,6 +408,47 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     `,
   },
   {
+    version: 17,
+    name: "per-run counts of live and failing task instances; claims of one run read an index in order",
+    sql: `
+      -- "Is anything in this run live, did anything fail?" is asked by every finish. Answered by
+      -- probing task_instances it read the run's rows in key order up to the first live one:
+      -- every finished row first, so one run of N tasks cost O(N^2). Counted instead, by
+      -- triggers (no statement that changes a task instance can forget), in the changing
+      -- transaction. The state sets are core's LIVE_TASK_STATES and FAILING_TASK_STATES as of
+      -- this migration (test/store/run-counts.test.ts checks they still agree).
+      ALTER TABLE runs ADD COLUMN live_tasks INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE runs ADD COLUMN failed_tasks INTEGER NOT NULL DEFAULT 0;
+      UPDATE runs SET
+        live_tasks = (SELECT count(*) FROM task_instances t WHERE t.run_id = runs.run_id AND t.state IN ('scheduled', 'queued', 'running', 'up_for_retry', 'up_for_reschedule')),
+        failed_tasks = (SELECT count(*) FROM task_instances t WHERE t.run_id = runs.run_id AND t.state IN ('failed', 'upstream_failed'));
+      CREATE TRIGGER run_counts_inserted AFTER INSERT ON task_instances
+        WHEN NEW.state IN ('scheduled', 'queued', 'running', 'up_for_retry', 'up_for_reschedule') OR NEW.state IN ('failed', 'upstream_failed')
+      BEGIN
+        UPDATE runs SET live_tasks = live_tasks + (NEW.state IN ('scheduled', 'queued', 'running', 'up_for_retry', 'up_for_reschedule')), failed_tasks = failed_tasks + (NEW.state IN ('failed', 'upstream_failed'))
+        WHERE run_id = NEW.run_id;
+      END;
+      CREATE TRIGGER run_counts_deleted AFTER DELETE ON task_instances
+        WHEN OLD.state IN ('scheduled', 'queued', 'running', 'up_for_retry', 'up_for_reschedule') OR OLD.state IN ('failed', 'upstream_failed')
+      BEGIN
+        UPDATE runs SET live_tasks = live_tasks - (OLD.state IN ('scheduled', 'queued', 'running', 'up_for_retry', 'up_for_reschedule')), failed_tasks = failed_tasks - (OLD.state IN ('failed', 'upstream_failed'))
+        WHERE run_id = OLD.run_id;
+      END;
+      CREATE TRIGGER run_counts_changed AFTER UPDATE OF state ON task_instances
+        WHEN (OLD.state IN ('scheduled', 'queued', 'running', 'up_for_retry', 'up_for_reschedule')) IS NOT (NEW.state IN ('scheduled', 'queued', 'running', 'up_for_retry', 'up_for_reschedule')) OR (OLD.state IN ('failed', 'upstream_failed')) IS NOT (NEW.state IN ('failed', 'upstream_failed'))
+      BEGIN
+        UPDATE runs SET live_tasks = live_tasks + (NEW.state IN ('scheduled', 'queued', 'running', 'up_for_retry', 'up_for_reschedule')) - (OLD.state IN ('scheduled', 'queued', 'running', 'up_for_retry', 'up_for_reschedule')),
+                        failed_tasks = failed_tasks + (NEW.state IN ('failed', 'upstream_failed')) - (OLD.state IN ('failed', 'upstream_failed'))
+        WHERE run_id = NEW.run_id;
+      END;
+      -- A claim scoped to one run (idem run) read and sorted all of the run's rows.
+      CREATE INDEX task_instances_queued_by_run ON task_instances (run_id, priority DESC, queued_at, task_id)
+        WHERE state = 'queued';
+      CREATE INDEX task_instances_waiting_by_run ON task_instances (run_id, next_try_at)
+        WHERE state IN ('up_for_retry', 'up_for_reschedule');
+    `,
+  },
+  {
     version: 18,
     name: "error classes as a closed set: an exception's own name moves from the class to the message",
     sql: `

@@ -1,7 +1,4 @@
 import { ErrorClass } from "../../core/model/error-classes.ts";
-import { FAILING_TASK_STATES, LIVE_TASK_STATES } from "../../core/policy/run-progress.ts";
-import { sqlList } from "../decision-rows.ts";
-
 /** What core's claim plan needs of a candidate; background work (backfills, restatements) is served after live runs. */
 const CANDIDATE = `t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots, t.priority, r.pipeline_id,
     (r.backfill_id IS NOT NULL OR r.trigger_kind = 'restate') AS background`;
@@ -82,13 +79,17 @@ export const SQL = {
     UPDATE task_instances SET state = 'queued', queued_at = ? WHERE run_id = ? AND task_id = ? AND state = 'scheduled'`,
   settleTaskInstance: `
     UPDATE task_instances SET state = ?, reason = ?, ended_at = ? WHERE run_id = ? AND task_id = ? AND state = 'scheduled'`,
-  /** The waiting children of a task, each with all its parents' states (core's RunProgress reads these). */
+  /**
+   * The waiting children of a task, each with all its parents' states (core's RunProgress reads
+   * these). CROSS JOIN keeps SQLite's join order: left to choose, it started from every edge of
+   * the graph version, O(edges) per finish.
+   */
   waitingChildrenWithParents: `
     SELECT w.task_id, w.trigger_rule, e.parent AS upstream, u.state AS upstream_state
     FROM task_edges c
-    JOIN task_instances w ON w.run_id = @runId AND w.task_id = c.child AND w.state = 'scheduled'
-    JOIN task_edges e ON e.graph_version = c.graph_version AND e.child = c.child
-    JOIN task_instances u ON u.run_id = @runId AND u.task_id = e.parent
+    CROSS JOIN task_instances w ON w.run_id = @runId AND w.task_id = c.child AND w.state = 'scheduled'
+    CROSS JOIN task_edges e ON e.graph_version = c.graph_version AND e.child = c.child
+    CROSS JOIN task_instances u ON u.run_id = @runId AND u.task_id = e.parent
     WHERE c.graph_version = @graphVersion AND c.parent = @parent
     ORDER BY w.task_id`,
   /** Rerun: the reset tasks that wait, each with all its parents' states. */
@@ -100,17 +101,10 @@ export const SQL = {
     WHERE w.run_id = @runId AND w.task_id IN (SELECT value FROM json_each(@taskIds)) AND w.state = 'scheduled'`,
   /** A manual settle: the task instances downstream of one task. */
   childInstances: `
-    SELECT t.* FROM task_edges c JOIN task_instances t ON t.run_id = ? AND t.task_id = c.child
+    SELECT t.* FROM task_edges c CROSS JOIN task_instances t ON t.run_id = ? AND t.task_id = c.child
     WHERE c.graph_version = ? AND c.parent = ? ORDER BY t.task_id`,
-  /**
-   * "Anything failed?" is asked only once nothing is live: no index covers failing states, so
-   * asked on every finish it read the whole run each time (quadratic in a big run). The live
-   * probe reads task_instances_live_by_run and stops at the first row.
-   */
-  runProgress: `
-    SELECT live, CASE WHEN live THEN 0
-                      ELSE EXISTS (SELECT 1 FROM task_instances WHERE run_id = @runId AND state IN ${sqlList(FAILING_TASK_STATES)}) END AS failed
-    FROM (SELECT EXISTS (SELECT 1 FROM task_instances WHERE run_id = @runId AND state IN ${sqlList(LIVE_TASK_STATES)}) AS live)`,
+  /** Kept by triggers in every transaction that changes a task instance's state (migration 17): O(1). */
+  runProgress: `SELECT live_tasks > 0 AS live, failed_tasks > 0 AS failed FROM runs WHERE run_id = @runId`,
   nextRetryAt: `
     SELECT min(next_try_at) AS at FROM task_instances
     WHERE run_id = ? AND state IN ('up_for_retry', 'up_for_reschedule')`,
@@ -161,13 +155,31 @@ export const SQL = {
     WHERE t.state IN ('up_for_retry', 'up_for_reschedule') AND t.next_try_at <= ?
     ORDER BY t.from_backfill, t.next_try_at
     LIMIT ?`,
+  /**
+   * One run's queued rows and its due retries, each read from its partial index in order and
+   * cut at LIMIT, then merged: O(what is claimed), not O(the run). `due` is 0 for both (a claim
+   * scoped to one run orders by priority and age alone).
+   */
   selectRunCandidates: `
-    SELECT ${CANDIDATE}, t.queued_at AS waited_since, 0 AS due
-    FROM task_instances t JOIN runs r ON r.run_id = t.run_id
-    WHERE t.run_id = ?
-      AND (t.state = 'queued' OR (t.state IN ('up_for_retry', 'up_for_reschedule') AND t.next_try_at <= ?))
-    ORDER BY t.priority DESC, t.queued_at, t.task_id
-    LIMIT ?`,
+    SELECT * FROM (
+      SELECT * FROM (
+        SELECT ${CANDIDATE}, t.queued_at AS waited_since, 0 AS due
+        FROM task_instances t INDEXED BY task_instances_queued_by_run CROSS JOIN runs r ON r.run_id = t.run_id
+        WHERE t.run_id = @runId AND t.state = 'queued'
+        ORDER BY t.priority DESC, t.queued_at, t.task_id
+        LIMIT @limit
+      )
+      UNION ALL
+      SELECT * FROM (
+        SELECT ${CANDIDATE}, t.queued_at AS waited_since, 0 AS due
+        FROM task_instances t INDEXED BY task_instances_waiting_by_run CROSS JOIN runs r ON r.run_id = t.run_id
+        WHERE t.run_id = @runId AND t.state IN ('up_for_retry', 'up_for_reschedule') AND t.next_try_at <= @now
+        ORDER BY t.next_try_at
+        LIMIT @limit
+      )
+    )
+    ORDER BY priority DESC, waited_since, task_id
+    LIMIT @limit`,
   selectBackfillCandidates: `
     SELECT ${CANDIDATE}, t.queued_at AS waited_since, 0 AS due
     FROM task_instances t JOIN runs r ON r.run_id = t.run_id

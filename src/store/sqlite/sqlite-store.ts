@@ -29,6 +29,7 @@ type Row = Record<string, any>;
  */
 export class SqliteStore extends SqliteReads implements Store {
   readonly db: Database.Database;
+  readonly #pendingFinishes: { finish: AttemptFinish; resolve: (o: FinishOutcome) => void; reject: (e: unknown) => void }[] = [];
   constructor(path: string, options: { busyTimeoutMs?: number } = {}) {
     super();
     this.db = openWalDatabase(path, options.busyTimeoutMs);
@@ -60,6 +61,7 @@ export class SqliteStore extends SqliteReads implements Store {
   }
 
   async close(): Promise<void> {
+    if (this.db.open) this.#recordPendingFinishes();
     if (this.db.open) this.db.close();
   }
 
@@ -140,15 +142,24 @@ export class SqliteStore extends SqliteReads implements Store {
     return this.db.transaction(() => {
       const q = this.q;
       const limits = request.limits ?? {};
-      // Look past the first `limit` candidates: some will not fit their pool or their pipeline's cap.
-      const scan = request.limit * 4 + 32;
-      const candidates = (request.runId
-        ? (q.selectRunCandidates.all(request.runId, request.now, scan) as Row[])
-        : request.backfillId
-        ? (q.selectBackfillCandidates.all(request.backfillId, request.now, scan) as Row[])
-        : [...(q.selectWaitingCandidates.all(request.now, scan) as Row[]), ...(q.selectQueuedCandidates.all(scan) as Row[])]
-      ).map(claimCandidate);
-      if (candidates.length === 0) return [];
+      // Read as many candidates as wanted; look further (as PostgreSQL does) only when some did
+      // not fit their pool or their pipeline's cap: every row read is joined, mapped and sorted.
+      const read = (scan: number) => {
+        if (request.runId) {
+          const rows = q.selectRunCandidates.all({ runId: request.runId, now: request.now, limit: scan }) as Row[];
+          return { rows, exhausted: rows.length < scan };
+        }
+        if (request.backfillId) {
+          const rows = q.selectBackfillCandidates.all(request.backfillId, request.now, scan) as Row[];
+          return { rows, exhausted: rows.length < scan };
+        }
+        const due = q.selectWaitingCandidates.all(request.now, scan) as Row[];
+        const queued = q.selectQueuedCandidates.all(scan) as Row[];
+        return { rows: [...due, ...queued], exhausted: due.length < scan && queued.length < scan };
+      };
+      let scan = request.limit;
+      let { rows, exhausted } = read(scan);
+      if (rows.length === 0) return [];
 
       const running = limits.parallelism === undefined ? 0 : ((q.countRunningAll.get() as Row).n as number);
       const runningByPipeline = new Map<string, number>();
@@ -156,19 +167,25 @@ export class SqliteStore extends SqliteReads implements Store {
         for (const r of q.countRunningByPipeline.all() as Row[]) runningByPipeline.set(r.pipeline_id, r.n);
       }
       const pools = new Map<string, { slots: number; used: number }>();
-      if (candidates.some((c) => c.pool !== null)) {
-        for (const p of q.selectPools.all() as Row[]) pools.set(p.name, { slots: p.slots, used: 0 });
-        for (const u of q.poolsInUse.all() as Row[]) {
-          const pool = pools.get(u.pool);
-          if (pool) pool.used = u.used;
+      const plan = () => {
+        const candidates = rows.map(claimCandidate);
+        if (pools.size === 0 && candidates.some((c) => c.pool !== null)) {
+          for (const p of q.selectPools.all() as Row[]) pools.set(p.name, { slots: p.slots, used: 0 });
+          for (const u of q.poolsInUse.all() as Row[]) {
+            const pool = pools.get(u.pool);
+            if (pool) pool.used = u.used;
+          }
         }
+        return planClaim(candidates, { ...limits, limit: request.limit, now: request.now, pipelineIds: request.pipelineIds }, { running, runningByPipeline, pools });
+      };
+      let chosen = plan();
+      const wide = request.limit * 4 + 32;
+      if (chosen.chosen.length < request.limit && chosen.passedOver && !exhausted && scan < wide) {
+        scan = wide;
+        ({ rows, exhausted } = read(scan));
+        chosen = plan();
       }
-      const plan = planClaim(
-        candidates,
-        { ...limits, limit: request.limit, now: request.now, pipelineIds: request.pipelineIds },
-        { running, runningByPipeline, pools },
-      );
-      return plan.chosen.map((c) => this.#startAttempt(c.row, request));
+      return chosen.chosen.map((c) => this.#startAttempt(c.row, request));
     }).immediate();
   }
 
@@ -188,8 +205,47 @@ export class SqliteStore extends SqliteReads implements Store {
     return this.q.renewLease.run(leaseExpiresAt, attemptId, workerId).changes === 1;
   }
 
+  /**
+   * Finishes that arrive in one turn of the event loop (task hosts answer one message at a
+   * time, but several are often read in one poll) are recorded together, in one transaction,
+   * after the turn: one write lock and one commit for all of them. Each is its own savepoint, so
+   * one that throws fails alone, and each sees those before it, as if recorded one by one.
+   */
   async finishAttempt(f: AttemptFinish): Promise<FinishOutcome> {
     assertSummaryFits(f.summary);
+    return new Promise((resolve, reject) => {
+      this.#pendingFinishes.push({ finish: f, resolve, reject });
+      if (this.#pendingFinishes.length === 1) setImmediate(() => this.#recordPendingFinishes());
+    });
+  }
+
+  #recordPendingFinishes(): void {
+    const batch = this.#pendingFinishes.splice(0);
+    if (batch.length === 0) return;
+    const results: ({ outcome: FinishOutcome } | { error: unknown })[] = [];
+    try {
+      this.db.transaction(() => {
+        for (const { finish } of batch) {
+          try {
+            results.push({ outcome: this.#finishOne(finish) });
+          } catch (error) {
+            results.push({ error });
+          }
+        }
+      }).immediate();
+    } catch (error) {
+      for (const q of batch) q.reject(error);
+      return;
+    }
+    batch.forEach((q, i) => {
+      const result = results[i]!;
+      if ("error" in result) q.reject(result.error);
+      else q.resolve(result.outcome);
+    });
+  }
+
+  /** One finish, inside the batch's transaction: a savepoint of its own. */
+  #finishOne(f: AttemptFinish): FinishOutcome {
     return this.db.transaction((): FinishOutcome => {
       const q = this.q;
       const a = q.selectAttemptForFinish.get(f.attemptId) as Row | undefined;
@@ -223,7 +279,7 @@ export class SqliteStore extends SqliteReads implements Store {
         return { accepted: true, taskState: "up_for_reschedule", runState: null };
       }
       return this.#endTry(a!, f.outcome, f.outcome === "failed" && f.retryable ? f.retryAt : null, f.skipReason, f.now);
-    }).immediate();
+    })();
   }
 
   /** Ends a try: a retry if one is allowed, else a final state that flows downstream. */
