@@ -1,37 +1,17 @@
-import type { Clock } from "../../core/model/clock.ts";
-import type { FrozenPeriod } from "../../core/policy/frozen.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
-import type { ClaimedAttempt, RunRecord, Store } from "../../store/port.ts";
-import { Worker } from "./worker.ts";
-import type { ConnectionConfig } from "../project/config.ts";
+import type { RunRecord, Store } from "../../store/port.ts";
+import { Worker, type WorkerOptions } from "./worker.ts";
 import { DefinitionError, UsageError } from "../../core/model/errors.ts";
-import type { PipelineCatalog } from "../project/catalog.ts";
-import type { TaskCodeRunner } from "../executor/task-code-runner.ts";
-import type { SecretMasker } from "../secrets/masker.ts";
 
-export interface ExecuteRunOptions {
-  store: Store;
+/** The worker's own options that a run in this process passes through unchanged. */
+type PassedToWorker = "store" | "clock" | "stateDir" | "workerId" | "concurrency" | "leaseMs" | "random" | "frozen"
+  | "connections" | "runner" | "logMaxBytes" | "masker" | "withheldEnv" | "catalog" | "onAttempt";
+
+export interface ExecuteRunOptions extends Pick<WorkerOptions, PassedToWorker> {
   pipeline: Pipeline;
   runId: string;
-  clock: Clock;
-  stateDir: string;
-  workerId: string;
-  /** Task instances of this run that may run at once. */
-  concurrency: number;
-  leaseMs?: number;
   defaultCwd?: string;
   cancel?: AbortSignal;
-  random?: () => number;
-  frozen?: readonly FrozenPeriod[];
-  connections?: Record<string, ConnectionConfig>;
-  runner?: TaskCodeRunner;
-  logMaxBytes?: number | null;
-  masker?: SecretMasker;
-  withheldEnv?: readonly string[];
-  /** The pipelines as their files say now (reloaded while the run runs); overrides `pipeline` for attempts. */
-  catalog?: PipelineCatalog;
-  /** Called after each attempt is recorded; for progress output. */
-  onAttempt?: (claim: ClaimedAttempt, outcome: { taskState: string | null; errorMessage: string | null }) => void;
 }
 
 /**
@@ -40,26 +20,14 @@ export interface ExecuteRunOptions {
  * on the clock until the next retry is due.
  */
 export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord> {
+  const { pipeline, runId, defaultCwd, cancel, ...passed } = options;
   const worker = new Worker({
-    store: options.store,
-    clock: options.clock,
-    pipelines: [options.pipeline],
-    stateDir: options.stateDir,
-    workerId: options.workerId,
-    concurrency: options.concurrency,
-    projectDir: options.defaultCwd,
+    ...passed,
+    pipelines: [pipeline],
+    projectDir: defaultCwd,
     leaseMs: options.leaseMs ?? 30_000,
-    runId: options.runId,
+    runId,
     pollMs: 250,
-    random: options.random,
-    frozen: options.frozen,
-    connections: options.connections,
-    onAttempt: options.onAttempt,
-    runner: options.runner,
-    logMaxBytes: options.logMaxBytes,
-    masker: options.masker,
-    withheldEnv: options.withheldEnv,
-    catalog: options.catalog,
   });
   const finished = async () => {
     const run = await options.store.getRun(options.runId);
