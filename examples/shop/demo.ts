@@ -50,5 +50,5 @@ try {
   console.log(`\nstate and logs are in ${join("examples/shop", ".idem")}; try:`);
   console.log("  cd examples/shop && node ../../bin/idem.js runs shop_orders && node ../../bin/idem.js tasks shop_orders@2026-09-01");
 } finally {
-  await engine.store.close();
+  await engine.close();
 }
