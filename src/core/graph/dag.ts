@@ -12,6 +12,11 @@ export interface GraphProblem {
   message: string;
 }
 
+/** Shared by every task with no children: most of a wide pipeline's 20,000 have none. */
+const NONE: readonly string[] = Object.freeze([]);
+/** `localeCompare`'s order, without its cost per call (a pipeline may have 20,000 tasks to sort). */
+const byLocale = new Intl.Collator().compare;
+
 export function findGraphProblems(nodes: readonly GraphNode[]): GraphProblem[] {
   const problems: GraphProblem[] = [];
   const ids = new Set<string>();
@@ -20,12 +25,12 @@ export function findGraphProblems(nodes: readonly GraphNode[]): GraphProblem[] {
     ids.add(node.id);
   }
   for (const node of nodes) {
-    const seen = new Set<string>();
+    const seen = node.upstream.length > 1 ? new Set<string>() : null;
     for (const up of node.upstream) {
       if (!ids.has(up)) problems.push({ task: node.id, message: `depends on unknown task "${up}"` });
       else if (up === node.id) problems.push({ task: node.id, message: `depends on itself` });
-      else if (seen.has(up)) problems.push({ task: node.id, message: `lists dependency "${up}" twice` });
-      seen.add(up);
+      else if (seen?.has(up)) problems.push({ task: node.id, message: `lists dependency "${up}" twice` });
+      seen?.add(up);
     }
   }
   // Duplicates make the graph ambiguous; unknown dependencies do not hide a cycle among the rest.
@@ -56,7 +61,7 @@ export function findCycle(nodes: readonly GraphNode[]): string[] | null {
     color.set(id, "black");
     return null;
   };
-  for (const node of [...nodes].sort((a, b) => a.id.localeCompare(b.id))) {
+  for (const node of [...nodes].sort((a, b) => byLocale(a.id, b.id))) {
     if (!color.has(node.id)) {
       const found = visit(node.id);
       if (found) return found;
@@ -65,34 +70,50 @@ export function findCycle(nodes: readonly GraphNode[]): string[] | null {
   return null;
 }
 
-export function downstreamMap(nodes: readonly GraphNode[]): Map<string, string[]> {
-  const map = new Map<string, string[]>(nodes.map((n) => [n.id, []]));
-  for (const node of nodes) for (const up of node.upstream) map.get(up)?.push(node.id);
+/** Each task's children, in the order of `nodes`; a dependency on an unknown task is left out. */
+export function downstreamMap(nodes: readonly GraphNode[]): Map<string, readonly string[]> {
+  const map = new Map<string, readonly string[]>();
+  for (const node of nodes) map.set(node.id, NONE);
+  for (const node of nodes) {
+    for (const up of node.upstream) {
+      const children = map.get(up);
+      if (children === NONE) map.set(up, [node.id]);
+      else (children as string[] | undefined)?.push(node.id);
+    }
+  }
   return map;
 }
 
 /** Kahn's algorithm; ties broken by id so the order (and anything hashed from it) is stable. */
 export function topologicalOrder(nodes: readonly GraphNode[]): string[] {
   const downstream = downstreamMap(nodes);
-  const waiting = new Map(nodes.map((n) => [n.id, new Set(n.upstream).size]));
+  const waiting = new Map<string, number>();
+  for (const n of nodes) waiting.set(n.id, n.upstream.length > 1 ? new Set(n.upstream).size : n.upstream.length);
   const ready = nodes.filter((n) => n.upstream.length === 0).map((n) => n.id).sort();
   const order: string[] = [];
-  while (ready.length > 0) {
-    const id = ready.shift()!;
+  // `ready` is consumed from `next` on (shifting a list of 20,000 ready tasks is quadratic).
+  for (let next = 0; next < ready.length; next++) {
+    const id = ready[next]!;
     order.push(id);
-    for (const next of downstream.get(id) ?? []) {
-      const left = waiting.get(next)! - 1;
-      waiting.set(next, left);
-      if (left === 0) insertSorted(ready, next);
+    for (const child of downstream.get(id) ?? []) {
+      const left = waiting.get(child)! - 1;
+      waiting.set(child, left);
+      if (left === 0) insertSorted(ready, child, next + 1);
     }
   }
   return order;
 }
 
-function insertSorted(list: string[], id: string): void {
-  let i = 0;
-  while (i < list.length && list[i]! < id) i++;
-  list.splice(i, 0, id);
+/** Inserts `id` into the sorted tail of `list` that starts at `from`. */
+function insertSorted(list: string[], id: string, from: number): void {
+  let low = from;
+  let high = list.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (list[middle]! < id) low = middle + 1;
+    else high = middle;
+  }
+  list.splice(low, 0, id);
 }
 
 /** Every task reachable downstream (or upstream) of `from`, not including `from`. */

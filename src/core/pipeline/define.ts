@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DefinitionError, DefinitionErrors, type ErrorPlace } from "../model/errors.ts";
@@ -11,7 +10,7 @@ import { resolvePromise, type FreshnessPromise } from "./promise.ts";
 import { parseDuration } from "../time/duration.ts";
 import { assertTimeZone, parseBusinessDate, parseInstant } from "../time/dates.ts";
 import { cron, manual, type Timetable } from "../time/timetable.ts";
-import { canonicalJson } from "./canonical-json.ts";
+import { hashCanonicalJson } from "./canonical-json.ts";
 import type {
   CatchupPolicy,
   Params,
@@ -24,7 +23,7 @@ import type {
   TaskSpec,
 } from "./types.ts";
 
-export const DEFAULT_POLICY: TaskPolicy = {
+export const DEFAULT_POLICY: TaskPolicy = Object.freeze({
   retries: 0,
   retryDelayMs: 30_000,
   backoff: "fixed",
@@ -35,7 +34,12 @@ export const DEFAULT_POLICY: TaskPolicy = {
   pool: null,
   slots: 1,
   priority: 0,
-};
+});
+
+/** The policy fields a task may set; a task that sets none shares its pipeline's defaults. */
+const POLICY_INPUTS = ["retries", "retryDelay", "backoff", "maxRetryDelay", "jitter", "timeout", "triggerRule", "pool", "slots", "priority"] as const;
+/** Shared by every task with no dependency, output or child (most tasks of a wide pipeline). */
+const NONE: readonly string[] = Object.freeze([]);
 
 const DEFAULT_DATA_ERROR_EXIT_CODES = [65];
 const DEFAULT_KILL_GRACE_MS = 5_000;
@@ -64,12 +68,12 @@ export function pipeline<P extends Params>(
 ): Pipeline<P> {
   const problems: DefinitionError[] = [];
   const pipelinePlace: ErrorPlace = { pipeline: isValidId(id) ? id : JSON.stringify(id) };
-  const attempt = <T>(place: ErrorPlace, fn: () => T): T | undefined => {
+  const attempt = <T>(place: ErrorPlace | (() => ErrorPlace), fn: () => T): T | undefined => {
     try {
       return fn();
     } catch (error) {
       if (error instanceof DefinitionError) {
-        problems.push(new DefinitionError(stripPlace(error), place));
+        problems.push(new DefinitionError(stripPlace(error), typeof place === "function" ? place() : place));
         return undefined;
       }
       throw error;
@@ -97,24 +101,27 @@ export function pipeline<P extends Params>(
     const resolved = attempt(pipelinePlace, () => resolvePromise(input, schedule?.timezone ?? "UTC"));
     if (resolved) promises.push(resolved);
   }
-  const defaults = attempt(pipelinePlace, () => resolvePolicy(options.defaults ?? {}, DEFAULT_POLICY)) ?? DEFAULT_POLICY;
+  const defaults = options.defaults === undefined
+    ? DEFAULT_POLICY
+    : Object.freeze(attempt(pipelinePlace, () => resolvePolicy(options.defaults!, DEFAULT_POLICY)) ?? DEFAULT_POLICY);
 
-  const specs: (TaskSpec<string, P> & { id: string })[] = Array.isArray(tasks)
-    ? [...(tasks as TaskList<P>)]
-    : Object.entries(tasks as Record<string, TaskSpec<string, P>>).map(([taskId, spec]) => ({ ...spec, id: taskId }));
+  // Specs are read where the user wrote them (no copy of each with its id): with 20,000 tasks,
+  // what defining a pipeline allocates on the way is what the worker's RSS keeps.
+  const specs: (readonly [string, TaskSpec<string, P>])[] = Array.isArray(tasks)
+    ? (tasks as TaskList<P>).map((spec) => [spec.id, spec] as const)
+    : Object.entries(tasks as Record<string, TaskSpec<string, P>>);
   if (specs.length === 0) problem("has no tasks");
 
   const definitions: TaskDefinition[] = [];
-  for (const spec of specs) {
-    const taskPlace = { ...pipelinePlace, task: String(spec.id) };
-    if (!isValidId(spec.id)) {
-      problem(`invalid task id ${JSON.stringify(spec.id)}: use letters, digits, _ and -, starting with a letter or _`);
+  for (const [taskId, spec] of specs) {
+    if (!isValidId(taskId)) {
+      problem(`invalid task id ${JSON.stringify(taskId)}: use letters, digits, _ and -, starting with a letter or _`);
       continue;
     }
-    const definition = attempt(taskPlace, () => resolveTask(spec, defaults));
+    const definition = attempt(() => ({ ...pipelinePlace, task: String(taskId) }), () => resolveTask(taskId, spec, defaults));
     if (definition) definitions.push(definition);
   }
-  for (const graphProblem of findGraphProblems(specs.map((s) => ({ id: s.id, upstream: s.after ?? [] })))) {
+  for (const graphProblem of findGraphProblems(specs.map(([taskId, spec]) => ({ id: taskId, upstream: spec.after ?? NONE })))) {
     problem(graphProblem.message, graphProblem.task);
   }
 
@@ -138,9 +145,10 @@ export function pipeline<P extends Params>(
   if (problems.length > 1) throw new DefinitionErrors(problems);
 
   const downstream = downstreamMap(definitions);
-  const byId = new Map(definitions.map((d) => [d.id, { ...d, downstream: downstream.get(d.id) ?? [] }]));
-  const ordered = new Map(topologicalOrder(definitions).map((taskId) => [taskId, byId.get(taskId)!]));
-  const definition = {
+  for (const d of definitions) d.downstream = downstream.get(d.id) ?? NONE;
+  const byId = new Map(definitions.map((d) => [d.id, d]));
+  const ordered: ReadonlyMap<string, TaskDefinition> = new Map(topologicalOrder(definitions).map((taskId) => [taskId, byId.get(taskId)!]));
+  const head = {
     id,
     schedule: schedule!.toJSON(),
     start,
@@ -153,7 +161,6 @@ export function pipeline<P extends Params>(
     frozen,
     promises: promises.map((p) => ({ ...p, completeness: p.completenessJson })),
     restate: restate ?? undefined,
-    tasks: [...ordered.values()].map(describeTask),
   };
   return Object.freeze({
     kind: "idem.pipeline" as const,
@@ -173,8 +180,12 @@ export function pipeline<P extends Params>(
     promises,
     restate: restate ?? null,
     tasks: ordered,
-    version: createHash("sha256").update(canonicalJson(definition)).digest("hex").slice(0, 16),
-    definition,
+    version: hashCanonicalJson(describePipeline(head, ordered)).slice(0, 16),
+    // Made on each read (only stored with a new version, and shown): a second, JSON-shaped copy
+    // of every task would double what the pipeline holds in every worker and task host.
+    get definition() {
+      return describePipeline(head, ordered);
+    },
   });
 }
 
@@ -208,7 +219,7 @@ function parseBound(value: string, timezone: string, which: "start" | "end"): nu
   return instant;
 }
 
-function resolveTask<P extends Params>(spec: TaskSpec<string, P> & { id: string }, defaults: TaskPolicy): TaskDefinition {
+function resolveTask<P extends Params>(id: string, spec: TaskSpec<string, P>, defaults: TaskPolicy): TaskDefinition {
   const hasRun = "run" in spec && spec.run !== undefined;
   const hasCommand = "command" in spec && spec.command !== undefined;
   const hasSensor = "sensor" in spec && spec.sensor !== undefined;
@@ -217,24 +228,27 @@ function resolveTask<P extends Params>(spec: TaskSpec<string, P> & { id: string 
     throw new DefinitionError("needs exactly one of `run` (a function), `command` (an argv array), `sensor` (a condition) or `sql` (a statement or { file })");
   }
   if (hasRun && typeof (spec as { run: unknown }).run !== "function") throw new DefinitionError("`run` must be a function");
-  const policy = resolvePolicy(spec, defaults);
+  const policy = POLICY_INPUTS.some((field) => spec[field] !== undefined) ? resolvePolicy(spec, defaults) : defaults;
   const publishes = spec.publishes === undefined ? null : datasetNames([spec.publishes], "publishes")[0]!;
+  const produced = spec.produces === undefined && publishes === null ? NONE : [...new Set([...datasetNames(spec.produces, "produces"), ...(publishes ? [publishes] : [])])];
   const base = {
-    id: spec.id,
+    id,
     description: spec.description ?? "",
-    upstream: [...(spec.after ?? [])],
-    downstream: [],
+    upstream: spec.after?.length ? [...spec.after] : NONE,
+    downstream: NONE,
     policy,
     dataErrorExitCodes: DEFAULT_DATA_ERROR_EXIT_CODES,
     killGraceMs: spec.killGrace === undefined ? DEFAULT_KILL_GRACE_MS : parseDuration(spec.killGrace, "killGrace"),
     // Publishing a dataset produces it: its data triggers fire without a second declaration.
-    produces: [...new Set([...datasetNames(spec.produces, "produces"), ...(publishes ? [publishes] : [])])],
+    produces: produced,
     publishes,
     restate: spec.restate ?? true,
   };
   if (typeof base.restate !== "boolean") throw new DefinitionError(`restate must be true or false, not ${JSON.stringify(spec.restate)}`);
-  if (hasRun) return { ...base, kind: "function", run: (spec as { run: TaskDefinition["run"] }).run };
-  if (hasSql) return { ...base, kind: "sql", ...resolveSql(spec as SqlTaskSpec<string>) };
+  // Object.assign onto `base`, never a spread into a new literal: in a loop, V8 gives each object
+  // made by `{ ...base, more }` a hidden class of its own (about 400 bytes a task, kept).
+  if (hasRun) return Object.assign(base, { kind: "function" as const, run: (spec as { run: TaskDefinition["run"] }).run });
+  if (hasSql) return Object.assign(base, { kind: "sql" as const }, resolveSql(spec as SqlTaskSpec<string>));
   if (hasSensor) {
     const sensor = spec as Extract<TaskSpec<string, P>, { sensor: unknown }>;
     if (typeof sensor.sensor !== "function") throw new DefinitionError("`sensor` must be a function returning true when the condition is met");
@@ -242,9 +256,8 @@ function resolveTask<P extends Params>(spec: TaskSpec<string, P> & { id: string 
     if (mode !== "reschedule" && mode !== "poke") throw new DefinitionError(`sensor mode must be "reschedule" or "poke", not ${JSON.stringify(mode)}`);
     const pokeIntervalMs = parseDuration(sensor.pokeInterval ?? "60s", "pokeInterval");
     if (pokeIntervalMs === 0) throw new DefinitionError("pokeInterval must be more than 0");
-    return {
-      ...base,
-      kind: "sensor",
+    return Object.assign(base, {
+      kind: "sensor" as const,
       sensor: sensor.sensor,
       sensorPolicy: {
         pokeIntervalMs,
@@ -254,7 +267,7 @@ function resolveTask<P extends Params>(spec: TaskSpec<string, P> & { id: string 
         softFail: sensor.softFail ?? false,
         mode,
       },
-    };
+    });
   }
   const command = (spec as { command: unknown }).command;
   if (typeof command !== "function") {
@@ -267,14 +280,12 @@ function resolveTask<P extends Params>(spec: TaskSpec<string, P> & { id: string 
   if (!codes.every((c) => Number.isInteger(c) && c > 0 && c < 256)) {
     throw new DefinitionError("`dataErrorExitCodes` must be exit codes 1..255");
   }
-  return {
-    ...base,
-    kind: "command",
+  return Object.assign(base, {
+    kind: "command" as const,
     command: cmd.command as TaskDefinition["command"],
     cwd: cmd.cwd,
-    ...commandEnv(cmd.env),
     dataErrorExitCodes: [...codes],
-  };
+  }, commandEnv(cmd.env));
 }
 
 function resolveSql(spec: SqlTaskSpec<string>): Pick<TaskDefinition, "sql" | "connection" | "check"> {
@@ -345,6 +356,11 @@ export function resolvePolicy(input: TaskPolicyInput, defaults: TaskPolicy): Tas
     slots,
     priority,
   };
+}
+
+/** The JSON that the version hashes and the store keeps: tasks in their topological order. */
+function describePipeline(head: Record<string, unknown>, tasks: ReadonlyMap<string, TaskDefinition>): Record<string, unknown> {
+  return { ...head, tasks: [...tasks.values()].map(describeTask) };
 }
 
 function describeTask(task: TaskDefinition): Record<string, unknown> {

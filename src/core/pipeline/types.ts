@@ -286,6 +286,6 @@ export interface Pipeline<P extends Params = Params> {
   readonly tasks: ReadonlyMap<string, TaskDefinition>;
   /** Stable hash of the definition: tasks, edges, policies, schedule. */
   readonly version: string;
-  /** The JSON that `version` hashes; stored with the version. */
+  /** The JSON that `version` hashes; stored with the version. Made anew on each read (the tasks are held once, in `tasks`). */
   readonly definition: Record<string, unknown>;
 }
