@@ -10,6 +10,7 @@ import { newRun, saveVersion, taskInstancesOf } from "../pipeline-records.ts";
 import { recordFrozenPeriods } from "../frozen-records.ts";
 import type { PipelineCatalog } from "../project/catalog.ts";
 import { groupDatasetEvents } from "../../core/policy/data-trigger.ts";
+import { nextDueOf } from "./next-due.ts";
 import { restateTrailingWindow, type RestateEnvironment } from "./restate.ts";
 
 export interface SchedulerOptions {
@@ -158,7 +159,7 @@ export class Scheduler {
       await this.#saveVersionOnce(pipeline, now);
       runsCreated += await this.#schedule(pipeline, now);
       if (pipeline.restate) runsCreated += await restateTrailingWindow(this.#restateEnvironment, pipeline, now);
-      const next = pipeline.schedule.nextDue(now);
+      const next = nextDueOf(pipeline.schedule, now);
       if (next) nextTickAt = Math.min(nextTickAt, next.firesAt);
     }
     if (runsCreated + attemptsLost > 0) this.#o.onWork?.();
@@ -224,6 +225,9 @@ export class Scheduler {
     if (room <= 0) return created;
     const from = state.scheduleCursor ?? pipeline.start ?? pipeline.schedule.nextDue(state.createdAt)?.interval.start;
     if (from === undefined) return created;
+    // Past its end the pipeline owns no interval: computing the due ones (up to the run cap, every
+    // tick, each a few calculations in the zone) would only find them all outside it.
+    if (pipeline.end !== null && from >= pipeline.end) return created;
     const owned = (d: { interval: Interval }) => pipeline.end === null || d.interval.start < pipeline.end;
 
     if (pipeline.catchup === "latest") {
