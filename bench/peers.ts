@@ -26,9 +26,16 @@
  *               a WAL file with synchronous=NORMAL (the store's settings) on the same disk.
  *   one big run one run of 1,000 and one of 20,000 independent no-op tasks on SQLite, one worker
  *               process: per-task cost of each, and their ratio (linear would be 1.0).
+ *   history     (not in the default list: BENCH_SHAPES=history) idem alone, SQLite and PostgreSQL:
+ *               the throughput and chain shapes on a store holding BENCH_HISTORY_RUNS (default
+ *               100,000) finished runs of ten daily pipelines, each with its five task instances
+ *               and their attempts (one run in fifty failed), seeded by direct SQL, against the
+ *               same project with an empty store, interleaved; an `idem scheduler` runs beside the
+ *               workers in both (its ticks count). Ratios seeded / empty.
  * Usage: npm run bench -- peers
  */
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { loadavg } from "node:os";
 import { join } from "node:path";
@@ -125,7 +132,7 @@ async function idemProject(kind: Kind, pgUrl: string | null, pipelineFile = pipe
         workers.push(worker);
         liveWorkers.add(worker);
       }
-      await until("workers up", async () => Number((await query("SELECT count(*) AS n FROM workers"))[0]!.n) === n, 120_000, 50);
+      await until("workers up", async () => Number((await query("SELECT count(*) AS n FROM workers"))[0]!.n) === workers.length, 120_000, 50);
       await new Promise((r) => setTimeout(r, 500)); // past the first idle polls
       return workers;
     },
@@ -211,24 +218,29 @@ async function idemChain(kind: Kind, pgUrl: string | null) {
   const p = await idemProject(kind, pgUrl);
   try {
     await p.startWorkers(2);
-    const { chain } = (await import(pathToFileURL(join(p.dir, "pipelines/bench.ts")).href)) as { chain: Pipeline };
-    const hops: number[] = [];
-    for (const [round, day] of ["2026-01-01", "2026-01-02"].entries()) {
-      const start = Date.parse(`${day}T00:00:00Z`);
-      await saveVersion(p.store, chain, Date.now(), "bench");
-      await p.store.createRunIfAbsent({
-        runId: `chain@${day}`, pipelineId: "chain", intervalStart: start, intervalEnd: start + 86_400_000, businessDate: day,
-        graphVersion: chain.version, trigger: "manual", triggeredBy: "bench", reason: null, params: {}, tasks: taskInstancesOf(chain), createdAt: Date.now(),
-      });
-      await until("the chain", async () => (await p.store.getRun(`chain@${day}`))!.state === "success", 300_000, 20);
-      if (round === 0) continue; // warm-up: task hosts started, statements prepared
-      const byTask = new Map((await p.store.listAttempts(`chain@${day}`)).map((r) => [r.taskId, r.summary as unknown as { s: number; e: number }]));
-      for (let i = 1; i < CHAIN; i++) hops.push(byTask.get(`t${i}`)!.s - byTask.get(`t${i - 1}`)!.e);
-    }
-    return hopFigures(hops);
+    return await chainHops(p);
   } finally {
     await p.close();
   }
+}
+
+/** Two 200-task chains on the project's running workers (the first warms up): the second's hops. */
+async function chainHops(p: Awaited<ReturnType<typeof idemProject>>) {
+  const { chain } = (await import(pathToFileURL(join(p.dir, "pipelines/bench.ts")).href)) as { chain: Pipeline };
+  const hops: number[] = [];
+  for (const [round, day] of ["2026-01-01", "2026-01-02"].entries()) {
+    const start = Date.parse(`${day}T00:00:00Z`);
+    await saveVersion(p.store, chain, Date.now(), "bench");
+    await p.store.createRunIfAbsent({
+      runId: `chain@${day}`, pipelineId: "chain", intervalStart: start, intervalEnd: start + 86_400_000, businessDate: day,
+      graphVersion: chain.version, trigger: "manual", triggeredBy: "bench", reason: null, params: {}, tasks: taskInstancesOf(chain), createdAt: Date.now(),
+    });
+    await until("the chain", async () => (await p.store.getRun(`chain@${day}`))!.state === "success", 300_000, 20);
+    if (round === 0) continue; // warm-up: task hosts started, statements prepared
+    const byTask = new Map((await p.store.listAttempts(`chain@${day}`)).map((r) => [r.taskId, r.summary as unknown as { s: number; e: number }]));
+    for (let i = 1; i < CHAIN; i++) hops.push(byTask.get(`t${i}`)!.s - byTask.get(`t${i - 1}`)!.e);
+  }
+  return hopFigures(hops);
 }
 
 async function idemBigRun(tasks: number) {
@@ -245,6 +257,124 @@ async function idemBigRun(tasks: number) {
     const { jobs, ms } = await p.span("wide");
     return { tasks, complete, tasksDone: jobs, tasksPerSecond: rate(jobs, ms), usPerTask: Math.round((ms * 1000) / jobs), ...memoryOf(worker!.pid) };
   } finally {
+    await p.close();
+  }
+}
+
+// --- history: a store holding 100,000 finished runs against an empty one ----------------------
+
+const HISTORY_RUNS = Number(process.env.BENCH_HISTORY_RUNS ?? 100_000);
+const HISTORY_PIPELINES = 10;
+const HISTORY_TASKS = 5;
+const DAY_MS = 86_400_000;
+const HISTORY_FIRST_DAY = Date.parse("1999-01-01T00:00:00Z");
+const HISTORY_DAYS = Math.ceil(HISTORY_RUNS / HISTORY_PIPELINES);
+const HISTORY_END = HISTORY_FIRST_DAY + HISTORY_DAYS * DAY_MS;
+
+/**
+ * The throughput project plus ten daily pipelines of five chained tasks. They own no interval
+ * past the history's last day, and their schedule cursors are put there in both stores, so the
+ * scheduler has nothing to create in either: what it does per tick is what the history costs it.
+ */
+const historyPipelineFile = `${pipelines}
+const histTasks = {};
+for (let i = 0; i < ${HISTORY_TASKS}; i++) histTasks["t" + i] = { after: i ? ["t" + (i - 1)] : [], run: () => {} };
+${Array.from({ length: HISTORY_PIPELINES }, (_, i) =>
+  `export const hist${i} = pipeline("hist${i}", { schedule: "0 0 * * *", start: "1999-01-01", end: "${new Date(HISTORY_END - DAY_MS).toISOString().slice(0, 10)}" }, histTasks);`).join("\n")}
+`;
+
+/**
+ * Finished runs as years of a daily schedule leave them: run i is pipeline hist(i mod 10)'s day
+ * i / 10 from 1999-01-01, every task instance succeeded after one attempt, except in one run of
+ * fifty, whose last task failed. One statement per table, so 100,000 runs take seconds.
+ */
+async function seedHistory(p: Awaited<ReturnType<typeof idemProject>>, runs: number) {
+  const t0 = Date.now();
+  const last = HISTORY_TASKS - 1;
+  const runColumns = "run_id, pipeline_id, interval_start, interval_end, business_date, state, trigger_kind, graph_version, params, created_at, started_at, ended_at";
+  const taskColumns = "run_id, task_id, state, try_number, max_tries, trigger_rule, queued_at, started_at, ended_at";
+  const attemptColumns = "run_id, task_id, try_number, state, worker_id, pid, started_at, ended_at, error_class, error_message, log_path";
+  const runValues = (day: string) => `pipeline_id || '@' || ${day}, pipeline_id, s, s + ${DAY_MS}, ${day}, CASE WHEN i % 50 = 49 THEN 'failed' ELSE 'success' END,
+    'schedule', 'hist', '{}', s + ${DAY_MS + 60_000}, s + ${DAY_MS + 61_000}, s + ${DAY_MS + 120_000}`;
+  const taskValues = `r.run_id, 't' || j, CASE WHEN r.state = 'failed' AND j = ${last} THEN 'failed' ELSE 'success' END, 1, 1, 'all_success',
+    r.started_at + j * 10000, r.started_at + j * 10000, r.started_at + j * 10000 + 9000`;
+  const attemptValues = `run_id, task_id, 1, state, 'bench-history', 1, started_at, ended_at,
+    CASE WHEN state = 'failed' THEN 'TaskFailed' END, CASE WHEN state = 'failed' THEN 'the source was late' END, 'logs/' || run_id || '/' || task_id || '/1.log'`;
+  const statements = p.kind === "postgres" ? [
+    `INSERT INTO runs (${runColumns}) SELECT ${runValues("to_char(to_timestamp(s / 1000) AT TIME ZONE 'UTC', 'YYYY-MM-DD')")}
+       FROM (SELECT i, 'hist' || (i % ${HISTORY_PIPELINES}) AS pipeline_id, ${HISTORY_FIRST_DAY}::bigint + (i / ${HISTORY_PIPELINES})::bigint * ${DAY_MS} AS s
+             FROM generate_series(0, ${runs - 1}) AS i) AS r`,
+    `INSERT INTO task_instances (${taskColumns}) SELECT ${taskValues} FROM runs r, generate_series(0, ${last}) AS j WHERE r.graph_version = 'hist'`,
+    `INSERT INTO attempts (${attemptColumns}) SELECT ${attemptValues} FROM task_instances WHERE run_id LIKE 'hist%'`,
+  ] : [
+    `INSERT INTO runs (${runColumns})
+       WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ${runs - 1}),
+       r AS (SELECT i, 'hist' || (i % ${HISTORY_PIPELINES}) AS pipeline_id, ${HISTORY_FIRST_DAY} + (i / ${HISTORY_PIPELINES}) * ${DAY_MS} AS s FROM n)
+       SELECT ${runValues("date(s / 1000, 'unixepoch')")} FROM r`,
+    `INSERT INTO task_instances (${taskColumns})
+       WITH RECURSIVE m(j) AS (SELECT 0 UNION ALL SELECT j + 1 FROM m WHERE j < ${last})
+       SELECT ${taskValues} FROM runs r, m WHERE r.graph_version = 'hist'`,
+    `INSERT INTO attempts (${attemptColumns}) SELECT ${attemptValues} FROM task_instances WHERE run_id LIKE 'hist%'`,
+  ];
+  await p.query("BEGIN");
+  for (const statement of statements) await p.query(statement);
+  await p.query("COMMIT");
+  // PostgreSQL's autovacuum analyses tables after such a load; the SQLite store never runs
+  // ANALYZE, so its planner sees the history as users' stores have it: without statistics.
+  if (p.kind === "postgres") await p.query("ANALYZE runs, task_instances, attempts");
+  return Date.now() - t0;
+}
+
+/** The history pipelines' schedule cursors at the end of their history: nothing is due. */
+async function historyCursors(p: Awaited<ReturnType<typeof idemProject>>) {
+  for (let i = 0; i < HISTORY_PIPELINES; i++) {
+    await p.query(`INSERT INTO pipelines (pipeline_id, schedule_cursor, created_at) VALUES ($1, $2, $3)`, [`hist${i}`, HISTORY_END, Date.now()]);
+  }
+}
+
+/** CPU time (user + system) a live process has used, in ms: /proc/<pid>/stat counts 100ths of a second. */
+function cpuMsOf(pid: number): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "").split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Throughput (one worker), then chain hops (a second worker joins), an `idem scheduler` beside
+ * them. The worker's and the scheduler's CPU time over the throughput part say where history
+ * costs, whatever the machine's load does to the rates.
+ */
+async function idemHistory(kind: Kind, pgUrl: string | null, seeded: boolean) {
+  const p = await idemProject(kind, pgUrl, historyPipelineFile);
+  let scheduler: ReturnType<typeof startIdem> | null = null;
+  try {
+    await historyCursors(p);
+    const seedMs = seeded ? await seedHistory(p, HISTORY_RUNS) : 0;
+    scheduler = startIdem(p.dir, "scheduler");
+    liveWorkers.add(scheduler);
+    const [worker] = await p.startWorkers(1);
+    const finished = async () => Number((await p.query("SELECT count(*) AS n FROM runs WHERE pipeline_id = 'noop' AND state = 'success'"))[0]!.n);
+    const t0 = await p.enqueue("noop", RUNS, TASKS_PER_RUN);
+    await until("all noop runs", async () => (await finished()) === RUNS, 600_000, 100);
+    const wallMs = Date.now() - t0;
+    const { jobs, ms } = await p.span("noop");
+    const memory = memoryOf(worker!.pid);
+    const [workerCpuMs, schedulerCpuMs] = [cpuMsOf(worker!.pid), cpuMsOf(scheduler.pid)];
+    await p.startWorkers(1);
+    const chain = await chainHops(p);
+    const historyRuns = Number((await p.query("SELECT count(*) AS n FROM runs WHERE graph_version = 'hist'"))[0]!.n);
+    return {
+      store: seeded ? "history" : "empty", historyRuns, seedMs, jobs, jobsPerSecond: rate(jobs, ms), wallMs, workerCpuMs, schedulerCpuMs,
+      chainP50Ms: chain.p50Ms, chainP90Ms: chain.p90Ms, chainP99Ms: chain.p99Ms, ...memory,
+    };
+  } finally {
+    if (scheduler) {
+      await scheduler.stop();
+      liveWorkers.delete(scheduler);
+    }
     await p.close();
   }
 }
@@ -495,6 +625,17 @@ try {
     if (SHAPES.has("chain")) for (const [system, measure] of rotate(chainSystems)) keep(system, "chain", { round, ...(await measure()) });
   }
   if (SHAPES.has("big")) for (const tasks of BIG) keep("idem sqlite", `one run of ${tasks}`, await idemBigRun(tasks));
+  if (SHAPES.has("history")) {
+    const kinds = (["sqlite", ...(pgUrl ? ["postgres"] : [])] as Kind[]).filter((k) => !ONLY || ONLY.some((o) => `idem ${k}`.startsWith(o)));
+    for (let round = 0; round < ROUNDS; round++) {
+      // Interleaved: empty then seeded, seeded then empty, one kind after the other.
+      for (const kind of kinds) {
+        for (const seeded of round % 2 ? [true, false] : [false, true]) {
+          keep(`idem ${kind}`, seeded ? "history" : "history empty", { round, ...(await idemHistory(kind, pgUrl, seeded)) });
+        }
+      }
+    }
+  }
 
   const m = (key: string, field: string) => median((figures[key] ?? []).map((f) => f[field]!).filter((x) => typeof x === "number"));
   const ratio = (a: number, b: number) => (Number.isFinite(a) && Number.isFinite(b) && b > 0 ? +(a / b).toFixed(3) : null);
@@ -515,6 +656,11 @@ try {
         chainP50SqliteToBullmq: ratio(m("idem sqlite chain", "p50Ms"), m("bullmq chain", "p50Ms")),
         chainP50PostgresToGraphile: ratio(m("idem postgres chain", "p50Ms"), m("graphile-worker default chain", "p50Ms")),
         perTaskCostBiggestToSmallest: ratio(perTask(Math.max(...BIG)), perTask(Math.min(...BIG))),
+        // history: >= 0.9 (throughput) and <= 1.1 (hop p50) meet "within 10% of an empty store"
+        historyThroughputSqlite: ratio(m("idem sqlite history", "jobsPerSecond"), m("idem sqlite history empty", "jobsPerSecond")),
+        historyChainP50Sqlite: ratio(m("idem sqlite history", "chainP50Ms"), m("idem sqlite history empty", "chainP50Ms")),
+        historyThroughputPostgres: ratio(m("idem postgres history", "jobsPerSecond"), m("idem postgres history empty", "jobsPerSecond")),
+        historyChainP50Postgres: ratio(m("idem postgres history", "chainP50Ms"), m("idem postgres history empty", "chainP50Ms")),
       },
       workerPeakRssMb: Math.max(...Object.entries(figures).filter(([k]) => k.startsWith("idem")).flatMap(([, l]) => l.map((f) => f.workerPeakRssMb ?? 0))),
       loadAtEnd: load(),
