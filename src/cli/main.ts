@@ -3,7 +3,6 @@
 import { Command, CommanderError } from "commander";
 import { ArgumentError, DataError, DefinitionError, DefinitionErrors, IdemError, StoreUnavailableError, UsageError } from "../core/model/errors.ts";
 import { flagOf } from "./flags.ts";
-import { remedyAsCommand } from "./remedies.ts";
 import { registerInspectCommands } from "./commands/inspect.ts";
 import { registerRunCommand } from "./commands/run.ts";
 import { registerValidateCommand } from "./commands/validate.ts";
@@ -81,6 +80,7 @@ async function report(error: unknown, verbose: boolean): Promise<number> {
   }
   // Known secrets never reach the terminal, even inside an error message.
   const { maskForOutput } = await import("./secrets.ts");
+  const { remedyAsCommand } = await import("./remedies.ts");
   if (error instanceof DefinitionErrors) {
     for (const problem of error.problems) process.stderr.write(`idem: ${maskForOutput(problem.message)}\n`);
   } else {
