@@ -334,7 +334,7 @@ export class PostgresStore extends PostgresReads implements Store {
     this.#sendEnds(tx, finishes.filter((f) => ends.has(f.attemptId)), ends);
     const progressed = tx.rows("runsProgressOfAttempts", [ids]);
     const [lockedRows, childRows, progressRows] = await Promise.all([locked, children, progressed]);
-    const current = new Map(lockedRows.map((r) => [Number(r.attempt_id), r]));
+    const current = new Map(lockedRows.filter((r) => isCurrentAttempt(r, Number(r.attempt_id))).map((r) => [Number(r.attempt_id), r]));
     // The rest needed the tries left: decided now, written with the decisions.
     const late = finishes.filter((f) => current.has(f.attemptId) && !ends.has(f.attemptId));
     for (const f of late) {
