@@ -9,7 +9,9 @@
  * Prints one JSON line: jobs/s, tasks per claim, commits per task (pg_stat_database), statements
  * sent per task, and the load.
  * BENCH_JOBS (default 4,000), BENCH_CONCURRENCY (default 10), BENCH_HISTORY: finished runs of
- * 10 tasks already in the store (default 0 and 10,000, one measurement each).
+ * 10 tasks already in the store (default 0 and 10,000, one measurement each), BENCH_PREFETCH:
+ * attempts claimed ahead of free slots into a local queue, as a worker's `prefetch` does
+ * (default 0: claims for free slots only, each slot held until its finish is recorded).
  * Usage: node bin/run-ts.js bench/pg/store-loop.ts
  */
 import { loadavg } from "node:os";
@@ -22,6 +24,7 @@ const NAME = "pg-store-loop";
 const JOBS = Number(process.env.BENCH_JOBS ?? 4000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 10);
 const HISTORIES = (process.env.BENCH_HISTORY ?? "0,10000").split(",").map(Number);
+const PREFETCH = Number(process.env.BENCH_PREFETCH ?? 0);
 setTimeout(() => {
   console.log(JSON.stringify({ bench: NAME, error: "did not finish within 900 s" }));
   process.exit(1);
@@ -67,30 +70,43 @@ async function measure(history: number) {
     const commitsBefore = await commits();
     const statementsBefore = statements;
 
-    let inFlight = 0;
+    let running = 0;
     let done = 0;
     let claims = 0;
     let claimed = 0;
+    const queue: number[] = [];
     let wake = () => {};
     const finishOf = (attemptId: number): AttemptFinish => ({
       attemptId, workerId: "w1", now: Date.now(), outcome: "success", retryable: true, retryAt: null,
       exitCode: 0, errorClass: null, errorMessage: null, summary: null, skipReason: null,
     });
+    // With no prefetch a slot stays taken until its finish is recorded (today's worker); with
+    // one, it frees when the task code ends and the finish is recorded behind it.
+    const start = (attemptId: number) => {
+      running++;
+      setImmediate(() => {
+        if (PREFETCH > 0) running--;
+        void store.finishAttempt(finishOf(attemptId)).then(() => {
+          if (PREFETCH === 0) running--;
+          done++;
+          wake();
+        });
+        if (PREFETCH > 0) startQueued();
+      });
+    };
+    const startQueued = () => {
+      while (running < CONCURRENCY && queue.length > 0) start(queue.shift()!);
+    };
+    const wanted = () => (queue.length > PREFETCH / 2 ? 0 : Math.max(0, CONCURRENCY + PREFETCH - running - queue.length));
     const t0 = Date.now();
     while (done < JOBS) {
-      const free = CONCURRENCY - inFlight;
-      if (free > 0 && claimed < JOBS) {
-        const got = await store.claimReady({ workerId: "w1", pid: process.pid, limit: free, now: Date.now(), leaseMs: 60_000, logDir: "/tmp/idem-bench-logs" });
+      const limit = wanted();
+      if (limit > 0 && claimed < JOBS) {
+        const got = await store.claimReady({ workerId: "w1", pid: process.pid, limit, now: Date.now(), leaseMs: 60_000, logDir: "/tmp/idem-bench-logs" });
         claims++;
         claimed += got.length;
-        for (const a of got) {
-          inFlight++;
-          setImmediate(() => void store.finishAttempt(finishOf(a.attemptId)).then(() => {
-            inFlight--;
-            done++;
-            wake();
-          }));
-        }
+        queue.push(...got.map((a) => a.attemptId));
+        startQueued();
         if (got.length > 0) {
           // as the worker does: results that already arrived are recorded before the next claim
           await new Promise((r) => setImmediate(r));
@@ -102,7 +118,7 @@ async function measure(history: number) {
     const ms = Date.now() - t0;
     const commitsPerTask = ((await commits()) - commitsBefore - 1) / JOBS;
     return {
-      history, jobs: JOBS, concurrency: CONCURRENCY, jobsPerSecond: Math.round(JOBS / (ms / 1000)), ms,
+      history, jobs: JOBS, concurrency: CONCURRENCY, prefetch: PREFETCH, jobsPerSecond: Math.round(JOBS / (ms / 1000)), ms,
       tasksPerClaim: +(claimed / claims).toFixed(2), commitsPerTask: +commitsPerTask.toFixed(3),
       statementsPerTask: +((statements - statementsBefore) / JOBS).toFixed(2),
       load: loadavg().map((l) => +l.toFixed(1)),
