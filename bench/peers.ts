@@ -44,7 +44,7 @@ import { notifyWork } from "../src/engine/worker/wakeup.ts";
 import { PostgresStore } from "../src/store/postgres/postgres-store.ts";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
 import type { Store } from "../src/store/port.ts";
-import { saveVersion, taskInstancesOf } from "../src/engine/pipeline-records.ts";
+import { saveVersion, taskInstancesOf } from "../src/engine/records/pipeline-records.ts";
 import type { Pipeline } from "../src/core/pipeline/types.ts";
 
 const NAME = "peers";

@@ -59,3 +59,73 @@ describe("the engine's module boundaries", () => {
     expect(importsIn(text, "src/engine/executor/x.ts")).toEqual(["a", "b", "c", "d", "e"].map((n) => `src/engine/worker/${n}.ts`));
   });
 });
+
+/** Each file's imports of other repository files, over every `.ts` file under `folder`. */
+function importGraph(folder: string): Map<string, string[]> {
+  return new Map(sourceFiles(folder).map((file) => [file, importsIn(readFileSync(join(repo, file), "utf8"), file)]));
+}
+
+/** The cycles of a graph, each as one loop "a -> b -> a" (one per strongly connected part). */
+function cyclesOf(graph: ReadonlyMap<string, readonly string[]>): string[] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: string[] = [];
+  const visit = (node: string) => {
+    index.set(node, index.size);
+    low.set(node, index.get(node)!);
+    stack.push(node);
+    onStack.add(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!graph.has(next)) continue;
+      if (!index.has(next)) visit(next);
+      if (onStack.has(next)) low.set(node, Math.min(low.get(node)!, low.get(next)!));
+    }
+    if (low.get(node) !== index.get(node)) return;
+    const part: string[] = [];
+    for (let member = stack.pop()!; ; member = stack.pop()!) {
+      onStack.delete(member);
+      part.push(member);
+      if (member === node) break;
+    }
+    if (part.length > 1 || graph.get(node)!.includes(node)) cycles.push(`${part.sort().join(" <-> ")}`);
+  };
+  for (const node of graph.keys()) if (!index.has(node)) visit(node);
+  return cycles;
+}
+
+/** The folder directly under `root` that holds `file`, or null for a file at `root` itself. */
+function folderUnder(root: string, file: string): string | null {
+  const rest = relative(root, file).split("/");
+  return rest.length > 1 ? `${root}/${rest[0]}` : null;
+}
+
+describe("no import cycles", () => {
+  it("no source file imports itself back through others (type-only and dynamic imports count)", () => {
+    expect(cyclesOf(importGraph("src"))).toEqual([]);
+  });
+
+  it("the engine's folders import one another one way, and none imports the engine's top-level files (engine.ts, compose, processes), which build on them", () => {
+    const folders = new Map<string, Set<string>>();
+    const upward: string[] = [];
+    for (const [file, imports] of importGraph("src/engine")) {
+      const from = folderUnder("src/engine", file);
+      if (from === null) continue;
+      const edges = folders.get(from) ?? folders.set(from, new Set()).get(from)!;
+      for (const target of imports.filter((t) => t.startsWith("src/engine/"))) {
+        const into = folderUnder("src/engine", target);
+        if (into === null) upward.push(`${file} -> ${target}`);
+        else if (into !== from) edges.add(into);
+      }
+    }
+    expect(upward).toEqual([]);
+    expect(cyclesOf(new Map([...folders].map(([folder, into]) => [folder, [...into]])))).toEqual([]);
+  });
+
+  it("finds a cycle of three and a file importing itself, and none in a one-way graph", () => {
+    expect(cyclesOf(new Map([["a", ["b"]], ["b", ["c"]], ["c", ["a"]], ["d", ["a"]]]))).toEqual(["a <-> b <-> c"]);
+    expect(cyclesOf(new Map([["a", ["a"]]]))).toEqual(["a"]);
+    expect(cyclesOf(new Map([["a", ["b", "c"]], ["b", ["c"]], ["c", []]]))).toEqual([]);
+  });
+});

@@ -10,7 +10,7 @@ import { pathToFileURL } from "node:url";
 import { join } from "node:path";
 import { benchUrl, bound, freshSchema, percentile, project, sql, startIdem, until, withSchema } from "./lib/cluster.ts";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
-import { saveVersion, taskInstancesOf } from "../../src/engine/pipeline-records.ts";
+import { saveVersion, taskInstancesOf } from "../../src/engine/records/pipeline-records.ts";
 import type { Pipeline } from "../../src/core/pipeline/types.ts";
 
 const NAME = "pg-hop";

@@ -1,6 +1,6 @@
 import type { AuditEntry } from "../store/port.ts";
 import type { DateRangeWhy } from "./backfill/plan.ts";
-import { FROZEN_CHANGE_ACTION } from "./frozen-records.ts";
+import { FROZEN_CHANGE_ACTION } from "./records/frozen-records.ts";
 
 /**
  * An audit entry's details in one line for people: a backfill's range, what it runs, what it

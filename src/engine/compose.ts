@@ -70,7 +70,7 @@ export async function openProject(config: ResolvedConfig, options: OpenProjectOp
 
 /** Every pipeline file of the project, each of which must load (`idem validate`). */
 export async function loadProjectPipelines(config: ResolvedConfig, importModule?: ModuleImporter): Promise<Pipeline[]> {
-  const { loadPipelines } = await import("./project/load-pipelines.ts");
+  const { loadPipelines } = await import("./project/catalog.ts");
   return loadPipelines(config.pipelinePaths, config.rootDir, importModule, await pipelineCheck(config));
 }
 

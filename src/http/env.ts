@@ -1,6 +1,5 @@
 import type { Context } from "hono";
 import type { Engine } from "../engine/engine.ts";
-import type { TokenVerifier } from "./auth/principal.ts";
 
 export type Role = "viewer" | "operator";
 
@@ -15,6 +14,21 @@ export interface Principal {
   localUser: boolean;
   /** How the request proved who it is. */
   via: "bearer" | "cookie" | "local";
+}
+
+/** A token as the engine knows it after checking the secret. */
+export interface VerifiedToken {
+  name: string;
+  role: Role;
+  /** The stored hash: it keys the session's CSRF token, so every server against one store agrees. */
+  hash: string;
+}
+
+/** What the auth middleware asks the engine. */
+export interface TokenVerifier {
+  /** True when at least one token that is not revoked exists. */
+  hasTokens(): Promise<boolean>;
+  verifyToken(secret: string): Promise<VerifiedToken | null>;
 }
 
 /** What the app is built from. */

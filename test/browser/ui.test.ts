@@ -1,4 +1,5 @@
-import { mkdirSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,9 +13,12 @@ import { startUiServer, UI_LOCAL_USER } from "../support/ui-server.ts";
 /**
  * The web UI in a real Chromium over a seeded year of a 10-task pipeline. One browser, one
  * seeded store and one server for the whole file; each test opens its pages in a fresh context.
- * Every page visited is saved as a screenshot into docs/ui/ (docs/ui.md shows them).
+ * Every page visited is saved as a screenshot: into docs/ui/ (docs/ui.md shows them) when
+ * IDEM_UI_SHOTS=1 asks to refresh them, else into a temporary directory, so that a test run
+ * leaves the working tree as it found it.
  */
-const SHOTS = resolve(import.meta.dirname, "../../docs/ui");
+const REFRESH_DOCS = process.env.IDEM_UI_SHOTS === "1";
+const SHOTS = REFRESH_DOCS ? resolve(import.meta.dirname, "../../docs/ui") : mkdtempSync(join(tmpdir(), "idem-ui-shots-"));
 const FAILED_DATE = "2026-11-19";
 const FAILED_RUN = `${WAREHOUSE}@${FAILED_DATE}`;
 
@@ -32,6 +36,7 @@ afterAll(async () => {
   await browser?.close();
   await server?.close();
   await seeded?.close();
+  if (!REFRESH_DOCS) rmSync(SHOTS, { recursive: true, force: true });
 });
 
 async function open(path: string, options: { timezoneId?: string; dark?: boolean } = {}): Promise<{ context: BrowserContext; page: Page }> {

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/core/model/clock.ts";
 import { pipeline } from "../../src/core/pipeline/define.ts";
 import { daily } from "../../src/core/time/index.ts";
-import { saveVersion, taskInstancesOf } from "../../src/engine/pipeline-records.ts";
+import { saveVersion, taskInstancesOf } from "../../src/engine/records/pipeline-records.ts";
 import { Engine } from "../../src/engine/engine.ts";
 import { Scheduler } from "../../src/engine/scheduler/scheduler.ts";
 import { schedulerWakeupFile, subscribeToScheduling, wakeupFile } from "../../src/engine/worker/wakeup.ts";

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/core/model/clock.ts";
 import { pipeline } from "../../src/core/pipeline/define.ts";
-import { saveVersion } from "../../src/engine/pipeline-records.ts";
+import { saveVersion } from "../../src/engine/records/pipeline-records.ts";
 import { Worker } from "../../src/engine/worker/worker.ts";
 import type { Store } from "../../src/store/port.ts";
 import { newRun, tasksOf } from "../support/shapes.ts";

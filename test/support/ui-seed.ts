@@ -9,7 +9,7 @@ import type { Pipeline } from "../../src/core/pipeline/types.ts";
 import { addDays } from "../../src/core/time/dates.ts";
 import { daily } from "../../src/core/time/index.ts";
 import { Engine } from "../../src/engine/engine.ts";
-import { taskInstancesOf, saveVersion } from "../../src/engine/pipeline-records.ts";
+import { taskInstancesOf, saveVersion } from "../../src/engine/records/pipeline-records.ts";
 import type { ClaimedAttempt, Store } from "../../src/store/port.ts";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
 

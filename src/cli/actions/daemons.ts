@@ -1,7 +1,6 @@
-import { createServer, type Server } from "node:http";
 import type { Engine } from "../../engine/engine.ts";
 import type { Cli } from "../lazy.ts";
-import { openEngine } from "../project.ts";
+import { daemon, log } from "./daemon.ts";
 import { openHttp, type HttpFlags } from "./serve.ts";
 
 export function scheduler(cli: Cli, flags: { healthPort?: number }) {
@@ -38,64 +37,4 @@ function runWorker(engine: Engine, signal: AbortSignal, flags: WorkerFlags): Pro
     onAttempt: (claim, outcome) =>
       log(`${claim.runId} ${claim.taskId} try ${claim.tryNumber}: ${outcome.taskState}${outcome.errorMessage ? ` (${outcome.errorMessage})` : ""}`),
   });
-}
-
-/**
- * A long-running process (the engine adds the watchdog, pipeline reloads and pools: see
- * `Engine.runLongLived`); here only the signals that stop it and the optional health endpoint.
- * `role` names the process for `idem health`.
- */
-export async function daemon(cli: Cli, body: (engine: Engine, signal: AbortSignal) => Promise<void>, options: { role: string; healthPort?: number }): Promise<void> {
-  const { role, healthPort } = options;
-  const port = healthPort ?? null;
-  const engine = await openEngine(cli.global, { pipelines: true });
-  const stop = new AbortController();
-  const onSignal = (name: string) => {
-    if (stop.signal.aborted) return;
-    log(`${name}: stopping`);
-    stop.abort();
-  };
-  process.on("SIGTERM", () => onSignal("SIGTERM"));
-  process.on("SIGINT", () => onSignal("SIGINT"));
-  try {
-    const server = port === null ? null : await serveHealth(engine, port);
-    try {
-      // Whatever ends the body (an error included) stops the rest of the process with it.
-      await engine.runLongLived(role, stop.signal, () => body(engine, stop.signal).finally(() => stop.abort()), log);
-    } finally {
-      server?.close();
-    }
-  } finally {
-    stop.abort();
-    await engine.close();
-  }
-}
-
-/**
- * GET /health: 200 with the checker's health when the scheduler's heartbeat is fresh, 503 when
- * not; `brokenFiles` lists pipeline files that did not load (their pipelines do not run, the
- * others do, so they do not make the scheduler unhealthy).
- */
-async function serveHealth(engine: Engine, port: number): Promise<Server> {
-  const server = createServer((request, response) => {
-    if (request.url !== "/health") {
-      response.writeHead(404).end();
-      return;
-    }
-    engine
-      .installationHealth()
-      .then((health) => {
-        const body = { ...health.checker, brokenFiles: health.brokenFiles };
-        response.writeHead(health.checker.healthy ? 200 : 503, { "content-type": "application/json" }).end(JSON.stringify(body));
-      })
-      .catch((error) => response.writeHead(500).end(String(error)));
-  });
-  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
-  const address = server.address();
-  log(`health on http://127.0.0.1:${typeof address === "object" && address ? address.port : port}/health`);
-  return server;
-}
-
-export function log(line: string): void {
-  process.stdout.write(`${new Date().toISOString()} ${line}\n`);
 }

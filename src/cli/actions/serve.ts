@@ -4,7 +4,7 @@ import { defaultActor } from "../../engine/engine.ts";
 import type { RunningServer } from "../../http/server.ts";
 import type { Cli } from "../lazy.ts";
 import type { Engine } from "../../engine/engine.ts";
-import { daemon, log } from "./daemons.ts";
+import { daemon, log } from "./daemon.ts";
 
 export interface HttpFlags {
   host: string;

@@ -1,8 +1,8 @@
 import { DataError } from "../../core/model/errors.ts";
 import { checkStaged, type Check } from "../checks.ts";
-import { loadSource, type RowsProgress } from "../sources/load-source.ts";
+import { loadSource } from "../sources/load-source.ts";
 import { sourceColumns } from "../sources/source-columns.ts";
-import { sourceSpec, type Source } from "../sources/source.ts";
+import { sourceSpec, type RowsProgress, type Source } from "../sources/source.ts";
 import { ident, identList, sql, trusted } from "../sql.ts";
 import { openDuckDB, type DuckDBTarget } from "../targets/duckdb.ts";
 

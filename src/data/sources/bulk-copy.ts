@@ -4,7 +4,7 @@ import { mkdtemp, open, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { withMemoryDuckDB } from "./duckdb-read.ts";
-import type { RowsProgress } from "./load-source.ts";
+import type { RowsProgress } from "./source.ts";
 import { sql, type Sql } from "../sql.ts";
 import type { TableColumn, Target } from "../target.ts";
 

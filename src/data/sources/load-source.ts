@@ -4,15 +4,13 @@ import { passthroughColumns, recordsWithConstants } from "./csv-passthrough.ts";
 import { fileSelect, withMemoryDuckDB } from "./duckdb-read.ts";
 import type { Column } from "../schema.ts";
 import { sourceColumns } from "./source-columns.ts";
-import { describeSource, type FileSpec, type SourceSpec } from "./source.ts";
+import { describeSource, type FileSpec, type RowsProgress, type SourceSpec } from "./source.ts";
 import { ident, identList, joinSql, sql, type SqlValue } from "../sql.ts";
 import type { TableColumn, Target } from "../target.ts";
 import { explainDuckDBError } from "../targets/duckdb.ts";
 
 /** Rows moved per round trip when a target cannot read the source itself. */
 export const DEFAULT_BATCH_ROWS = 20_000;
-
-export type RowsProgress = (rowsSoFar: number) => void | Promise<void>;
 
 /**
  * Inserts every row of the source into `table` (which has `columns`), and returns how many.

@@ -149,3 +149,6 @@ export function describeSource(source: SourceSpec): string {
       return source.from ? `a query on ${source.from.label}` : "a query";
   }
 }
+
+/** Told how many rows a load has moved so far, after each batch. */
+export type RowsProgress = (rowsSoFar: number) => void | Promise<void>;

@@ -4,9 +4,6 @@ import type { Clock } from "../../core/model/clock.ts";
 import { NO_SECRETS, type SecretMasker } from "../secrets/masker.ts";
 import { HeadAndTailFile } from "../logs/head-and-tail-file.ts";
 
-/** The default cap of one attempt's log: 10 MiB (`logMaxBytes` in idem.config.ts). */
-export const DEFAULT_LOG_MAX_BYTES = 10 * 1024 * 1024;
-
 /** A partial line longer than this is masked and written without waiting for its end. */
 const MAX_PENDING_LINE = 64 * 1024;
 

@@ -1,8 +1,8 @@
+import type { Clock } from "../../core/model/clock.ts";
 import type { TaskDefinition } from "../../core/pipeline/types.ts";
 import { formatDuration } from "../../core/time/duration.ts";
 import type { ClaimedAttempt } from "../../store/port.ts";
 import type { AttemptResult } from "./attempt-result.ts";
-import type { AttemptEnvironment } from "./execute-attempt.ts";
 import type { AttemptLog } from "./attempt-log.ts";
 import { ErrorClass } from "../../core/model/error-classes.ts";
 
@@ -14,7 +14,8 @@ import { ErrorClass } from "../../core/model/error-classes.ts";
 export async function runSensor(
   task: TaskDefinition,
   claim: ClaimedAttempt,
-  env: AttemptEnvironment,
+  /** What of the attempt's environment a poke needs: the time, and the worker stopping it. */
+  env: { clock: Clock; cancel?: AbortSignal },
   log: AttemptLog,
   /** One call of the sensor's check; it answers `{ met }`. */
   check: () => Promise<AttemptResult>,

@@ -3,12 +3,13 @@ import type { Pipeline, Summary, TaskContext, TaskDefinition, WatermarkAccess } 
 import type { ConnectionConfig } from "../project/config.ts";
 import { AttemptConnections } from "../connections/connections.ts";
 import type { ClaimedAttempt } from "../../store/port.ts";
-import type { TaskHostPool } from "../task-host/pool.ts";
-import type { TaskEntry } from "../task-host/protocol.ts";
 import type { AttemptLog } from "./attempt-log.ts";
 import type { AttemptResult } from "./attempt-result.ts";
 import { runFunctionTask } from "./run-function.ts";
 import { buildContext } from "./task-context.ts";
+
+/** Which piece of task code to call: a function task, a sensor's check, a command's argv builder, or a SQL task's statements. */
+export type TaskEntry = "run" | "sensor" | "command" | "sql";
 
 export interface TaskCodeCall {
   pipeline: Pipeline;
@@ -66,16 +67,4 @@ export function taskCode(task: TaskDefinition, entry: TaskEntry, projectDir: str
   // loaded on a SQL task's first attempt: commands that only open an engine do not pay for it
   if (entry === "sql") return async (ctx) => (await import("./run-sql.ts")).runSqlTask(task, ctx, projectDir);
   return (ctx) => ({ argv: [...(task.command as (c: typeof ctx) => readonly string[])(ctx)] });
-}
-
-/** Task code in the pool's task hosts, for every pipeline loaded from a file. */
-export function hostedRunner(pool: TaskHostPool, fileOf: (pipelineId: string) => string | undefined): TaskCodeRunner {
-  return {
-    call(request) {
-      const file = fileOf(request.pipeline.id);
-      if (!file) return inlineRunner.call(request);
-      const { pipeline, task: _task, log: _log, ...call } = request;
-      return pool.call({ ...call, file, version: pipeline.version });
-    },
-  };
 }

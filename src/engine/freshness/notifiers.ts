@@ -1,18 +1,7 @@
 import { spawn } from "node:child_process";
 import type { Clock } from "../../core/model/clock.ts";
 import type { OutboxAlert, FreshnessStore } from "../../store/port.ts";
-
-/**
- * Where alerts go. A webhook's url and headers may name environment variables
- * ("$OPS_WEBHOOK_URL", "${TOKEN}"): they are read when an alert is sent, so secrets live in the
- * environment, never in a pipeline file, and no log line ever shows them. A command's argv is
- * passed as written: the command gets idem's environment plus IDEM_ALERT_*, and a shell it
- * starts expands `$NAME` itself (expanding the alert's text into argv would let a message run code).
- */
-export type NotifierConfig =
-  | { webhook: { url: string; headers?: Record<string, string>; timeoutMs?: number } }
-  | { command: readonly string[] }
-  | { log: true };
+import type { NotifierConfig } from "../project/config.ts";
 
 export interface DispatcherOptions {
   store: FreshnessStore;

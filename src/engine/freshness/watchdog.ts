@@ -1,7 +1,8 @@
 import type { Clock } from "../../core/model/clock.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
 import { FreshnessChecker, type CheckerStore, type CheckResult } from "./checker.ts";
-import { AlertDispatcher, type NotifierConfig } from "./notifiers.ts";
+import { AlertDispatcher } from "./notifiers.ts";
+import type { NotifierConfig } from "../project/config.ts";
 
 /** The lease role of the watchdog: one process at a time checks promises and delivers alerts. */
 export const CHECKER_ROLE = "checker";

@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import { relative } from "node:path";
-import { DefinitionError } from "../../core/model/errors.ts";
+import { DefinitionError, DefinitionErrors } from "../../core/model/errors.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
 import { importByUrl, importPipelineFile, pipelineFiles, type ModuleImporter } from "./load-pipelines.ts";
 
@@ -168,4 +168,18 @@ function stampOf(file: string): string {
 
 function duplicateError(id: string, first: string, second: string): DefinitionError {
   return new DefinitionError(`pipeline ${id} is also defined in ${first}`, { file: second });
+}
+
+/**
+ * Imports every pipeline file (TypeScript loads directly) and collects the pipelines they
+ * export. All problems are gathered and reported together, each naming its file: for commands
+ * that need every file sound (`idem validate`). Long-running processes use the PipelineCatalog,
+ * which runs the sound files and reports the broken ones.
+ */
+export async function loadPipelines(paths: readonly string[], rootDir: string, importModule: ModuleImporter = importByUrl, check?: PipelineCheck): Promise<Pipeline[]> {
+  const catalog = await PipelineCatalog.load(paths, rootDir, importModule, check);
+  const problems = catalog.problems();
+  if (problems.length === 1) throw problems[0];
+  if (problems.length > 1) throw new DefinitionErrors(problems);
+  return catalog.pipelines();
 }

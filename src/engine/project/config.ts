@@ -3,9 +3,22 @@ import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { DefinitionError } from "../../core/model/errors.ts";
 import { validateFrozenPeriods, type FrozenPeriod } from "../../core/policy/frozen.ts";
-import type { NotifierConfig } from "../freshness/notifiers.ts";
-import { DEFAULT_LOG_MAX_BYTES } from "../executor/attempt-log.ts";
 import { exactly, listOf, namedRecord, oneOf, text, trueOnly, variants, wholeNumber, type Check } from "./config-schema.ts";
+
+/** The default cap of one attempt's log: 10 MiB (`logMaxBytes` in idem.config.ts). */
+export const DEFAULT_LOG_MAX_BYTES = 10 * 1024 * 1024;
+
+/**
+ * Where alerts go. A webhook's url and headers may name environment variables
+ * ("$OPS_WEBHOOK_URL", "${TOKEN}"): they are read when an alert is sent, so secrets live in the
+ * environment, never in a pipeline file, and no log line ever shows them. A command's argv is
+ * passed as written: the command gets idem's environment plus IDEM_ALERT_*, and a shell it
+ * starts expands `$NAME` itself (expanding the alert's text into argv would let a message run code).
+ */
+export type NotifierConfig =
+  | { webhook: { url: string; headers?: Record<string, string>; timeoutMs?: number } }
+  | { command: readonly string[] }
+  | { log: true };
 
 /**
  * A named database for SQL tasks and `ctx.connection(name)`. Strings may name environment

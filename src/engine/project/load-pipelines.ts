@@ -4,24 +4,9 @@ import { pathToFileURL } from "node:url";
 import { DefinitionError, DefinitionErrors } from "../../core/model/errors.ts";
 import { isPipeline } from "../../core/pipeline/define.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
-import { PipelineCatalog, type PipelineCheck } from "./catalog.ts";
 
 const PIPELINE_FILE = /\.(ts|mts|js|mjs)$/;
 const NOT_PIPELINE_FILE = /\.(test|spec|d)\.(ts|mts|js|mjs)$/;
-
-/**
- * Imports every pipeline file (TypeScript loads directly) and collects the pipelines they
- * export. All problems are gathered and reported together, each naming its file: for commands
- * that need every file sound (`idem validate`). Long-running processes use the PipelineCatalog,
- * which runs the sound files and reports the broken ones.
- */
-export async function loadPipelines(paths: readonly string[], rootDir: string, importModule: ModuleImporter = importByUrl, check?: PipelineCheck): Promise<Pipeline[]> {
-  const catalog = await PipelineCatalog.load(paths, rootDir, importModule, check);
-  const problems = catalog.problems();
-  if (problems.length === 1) throw problems[0];
-  if (problems.length > 1) throw new DefinitionErrors(problems);
-  return catalog.pipelines();
-}
 
 /**
  * Imports one (TypeScript) file: the host decides how (the CLI compiles and caches them).

@@ -5,7 +5,7 @@ import { decideRestatements, restatedTasks, restateRoom, restateWindow, type Res
 import { formatInstant } from "../../core/time/dates.ts";
 import type { Interval } from "../../core/time/interval.ts";
 import { StoreConflictError, type RunRecord, type Store } from "../../store/port.ts";
-import { taskInstancesOf } from "../pipeline-records.ts";
+import { taskInstancesOf } from "../records/pipeline-records.ts";
 
 export interface RestateEnvironment {
   store: Store;

@@ -3,10 +3,8 @@ import type { Summary } from "../../core/pipeline/types.ts";
 import type { ClaimedAttempt } from "../../store/port.ts";
 import type { ConnectionConfig } from "../project/config.ts";
 import type { AttemptResult } from "../executor/attempt-result.ts";
+import type { TaskEntry } from "../executor/task-code-runner.ts";
 import { type ErrorClass } from "../../core/model/error-classes.ts";
-
-/** Which piece of task code to call: a function task, a sensor's check, a command's argv builder, or a SQL task's statements. */
-export type TaskEntry = "run" | "sensor" | "command" | "sql";
 
 /** The worker asks a task host to run one attempt's code. */
 export interface RunMessage {

@@ -1,25 +1,10 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Context, MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
-import type { AppDeps, AppEnv, Principal, Role } from "../env.ts";
+import type { AppDeps, AppEnv, Principal, TokenVerifier } from "../env.ts";
 import { problem } from "../problem.ts";
 
 export const SESSION_COOKIE = "idem_session";
-
-/** A token as the engine knows it after checking the secret. */
-export interface VerifiedToken {
-  name: string;
-  role: Role;
-  /** The stored hash: it keys the session's CSRF token, so every server against one store agrees. */
-  hash: string;
-}
-
-/** What the auth middleware asks the engine. */
-export interface TokenVerifier {
-  /** True when at least one token that is not revoked exists. */
-  hasTokens(): Promise<boolean>;
-  verifyToken(secret: string): Promise<VerifiedToken | null>;
-}
 
 /**
  * Resolves who is asking: `Authorization: Bearer <token>`, else the session cookie, else (on

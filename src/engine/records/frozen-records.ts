@@ -1,7 +1,7 @@
 import {
   canonicalFrozenPeriods, describeFrozenChange, diffFrozenPeriods, isNoFrozenChange, type FrozenPeriod,
-} from "../core/policy/frozen.ts";
-import type { AuditEntry, SchedulingStore } from "../store/port.ts";
+} from "../../core/policy/frozen.ts";
+import type { AuditEntry, SchedulingStore } from "../../store/port.ts";
 
 /** The scope of the project's own frozen periods (`frozen` in idem.config.ts); no pipeline id looks like it. */
 export const PROJECT_FROZEN_SCOPE = "*";

@@ -1,8 +1,8 @@
-import { runIdFor } from "../core/model/run-id.ts";
-import type { TriggerKind } from "../core/model/states.ts";
-import type { Params, Pipeline } from "../core/pipeline/types.ts";
-import type { Interval } from "../core/time/interval.ts";
-import type { NewRun, NewTaskInstance, RunStore, SchedulingStore } from "../store/port.ts";
+import { runIdFor } from "../../core/model/run-id.ts";
+import type { TriggerKind } from "../../core/model/states.ts";
+import type { Params, Pipeline } from "../../core/pipeline/types.ts";
+import type { Interval } from "../../core/time/interval.ts";
+import type { NewRun, NewTaskInstance, RunStore, SchedulingStore } from "../../store/port.ts";
 import { recordFrozenPeriods } from "./frozen-records.ts";
 
 /**

@@ -1,0 +1,14 @@
+import { inlineRunner, type TaskCodeRunner } from "../executor/task-code-runner.ts";
+import type { TaskHostPool } from "./pool.ts";
+
+/** Task code in the pool's task hosts, for every pipeline loaded from a file. */
+export function hostedRunner(pool: TaskHostPool, fileOf: (pipelineId: string) => string | undefined): TaskCodeRunner {
+  return {
+    call(request) {
+      const file = fileOf(request.pipeline.id);
+      if (!file) return inlineRunner.call(request);
+      const { pipeline, task: _task, log: _log, ...call } = request;
+      return pool.call({ ...call, file, version: pipeline.version });
+    },
+  };
+}
