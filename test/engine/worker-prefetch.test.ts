@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/core/model/clock.ts";
 import { pipeline } from "../../src/core/pipeline/define.ts";
 import type { Pipeline } from "../../src/core/pipeline/types.ts";
-import { saveVersion } from "../../src/engine/pipeline-records.ts";
+import { saveVersion } from "../../src/engine/records/pipeline-records.ts";
 import { Worker, type WorkerOptions } from "../../src/engine/worker/worker.ts";
 import type { Store } from "../../src/store/port.ts";
 import { newRun, tasksOf } from "../support/shapes.ts";
