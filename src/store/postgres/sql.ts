@@ -630,6 +630,17 @@ export const SQL = {
   auditOfRun: `
     SELECT * FROM audit_log WHERE run_id = $1 AND ($2::text[] IS NULL OR action = ANY($2)) ORDER BY id DESC LIMIT $3`,
   taskStatesOfRuns: `SELECT run_id, task_id, state FROM task_instances WHERE run_id = ANY($1::text[])`,
+
+  // --- a worker's own path: leases renewed together, starts after a wait in its queue ---
+  renewLeases: `
+    UPDATE attempts SET lease_expires_at = $1
+    WHERE attempt_id = ANY($2::bigint[]) AND worker_id = $3 AND state = 'running'
+    RETURNING attempt_id`,
+  /** Sent before the finish in its transaction, fenced the same way: only the worker's own running attempts. */
+  recordStartedAt: `
+    UPDATE attempts a SET started_at = f.started_at
+    FROM unnest($1::bigint[], $2::text[], $3::bigint[]) AS f(attempt_id, worker_id, started_at)
+    WHERE a.attempt_id = f.attempt_id AND a.worker_id = f.worker_id AND a.state = 'running'`,
 } as const;
 
 export type StatementName = keyof typeof SQL;
