@@ -60,7 +60,7 @@ export async function openProject(config: ResolvedConfig, options: OpenProjectOp
     store, ownsStore: true, clock, stateDir: config.stateDir, catalog, projectDir: config.rootDir, frozen: config.frozen,
     connections: config.connections, secrets, stateUrl: location,
     logMaxBytes: config.logMaxBytes, taskMemoryMb: config.taskMemoryMb,
-    concurrency: config.concurrency, parallelism: config.parallelism, pools: config.pools, reloadMs: config.reloadMs,
+    concurrency: config.concurrency, prefetch: config.prefetch, parallelism: config.parallelism, pools: config.pools, reloadMs: config.reloadMs,
     workerLeaseMs: config.workerLeaseMs, schedulerLeaseMs: config.schedulerLeaseMs,
     watch: {
       notifiers: config.notifiers, defaultNotify: config.defaultNotify, intervalMs: config.checkerIntervalMs,

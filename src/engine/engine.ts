@@ -84,6 +84,8 @@ export interface EngineOptions {
   stateUrl?: string;
   /** Attempts a worker and `runInterval` run at once. Default 4. */
   concurrency?: number;
+  /** Attempts a worker claims ahead of its free slots. Default 0. */
+  prefetch?: number;
   /** Task instances running at once across all workers. Default: no limit beyond the workers'. */
   parallelism?: number;
   /** A scheduler that has not renewed the leader lease for this long is replaced. Default 15 s. */
@@ -254,7 +256,7 @@ export class Engine {
   get settings(): ProcessSettings {
     const o = this.#options;
     return {
-      concurrency: o.concurrency ?? 4, parallelism: o.parallelism, workerLeaseMs: o.workerLeaseMs ?? 30_000,
+      concurrency: o.concurrency ?? 4, prefetch: o.prefetch ?? 0, parallelism: o.parallelism, workerLeaseMs: o.workerLeaseMs ?? 30_000,
       schedulerLeaseMs: o.schedulerLeaseMs ?? 15_000, reloadMs: o.reloadMs ?? null, logMaxBytes: o.logMaxBytes ?? null, pools: o.pools ?? {},
     };
   }

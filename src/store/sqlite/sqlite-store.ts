@@ -252,6 +252,7 @@ export class SqliteStore extends SqliteReads implements Store {
       if (!isCurrentAttempt(a, f.attemptId) || a!.worker_id !== f.workerId) {
         return { accepted: false, taskState: (a?.ti_state as TaskState) ?? null, runState: null };
       }
+      if (f.startedAt !== undefined) q.recordStartedAt.run(f.startedAt, f.attemptId, f.workerId);
       q.finishAttempt.run({
         attemptId: f.attemptId,
         state: f.outcome,
@@ -572,6 +573,11 @@ export class SqliteStore extends SqliteReads implements Store {
         reason: e.reason ?? null, graphVersion: e.graphVersion ?? null, details: JSON.stringify(e.details ?? {}),
       }) as Row);
     }).immediate();
+  }
+  async renewLeases(workerId: string, attemptIds: readonly number[], leaseExpiresAt: number): Promise<number[]> {
+    if (attemptIds.length === 0) return [];
+    const renewed = this.q.renewLeases.all({ until: leaseExpiresAt, attemptIds: JSON.stringify(attemptIds), workerId }) as Row[];
+    return renewed.map((r) => Number(r.attempt_id));
   }
 }
 
