@@ -9,7 +9,9 @@
  * Shapes (BENCH_SHAPES, default ceiling,throughput,chain,big; BENCH_JOBS, default 20,000;
  * BENCH_ROUNDS, default 3; BENCH_BIG, default 1000,20000; BENCH_ONLY, a comma-separated list of
  * system names to run alone, for example "idem sqlite"; BENCH_WORKER_NODE_ARGS, node's options for
- * the idem processes only, for example "--cpu-prof --cpu-prof-dir=/tmp/prof"):
+ * the idem processes only, for example "--cpu-prof --cpu-prof-dir=/tmp/prof"; BENCH_PREFETCH, the
+ * idem workers' `prefetch`, default 20: attempts claimed ahead of free slots, as graphile-worker's
+ * batched configuration fetches 500 ahead):
  *   throughput  no-op units at concurrency 10 in one worker: for idem 2,000 runs x 10 independent
  *               tasks enqueued in one transaction (as bench/pg/throughput.ts), drained by one
  *               `idem worker` process on SQLite and one on PostgreSQL; each unit is claimed with
@@ -61,6 +63,7 @@ const CONCURRENCY = 10;
 const CHAIN = 200;
 const BIG = (process.env.BENCH_BIG ?? "1000,20000").split(",").map(Number);
 const ONLY = process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(",") : null;
+const PREFETCH = Number(process.env.BENCH_PREFETCH ?? 20);
 const SHAPES = new Set((process.env.BENCH_SHAPES ?? "ceiling,throughput,chain,big").split(","));
 
 const load = () => loadavg().map((l) => +l.toFixed(2));
@@ -107,7 +110,7 @@ async function idemProject(kind: Kind, pgUrl: string | null, pipelineFile = pipe
   const schema = freshSchema("bench_idem");
   const stateUrl = kind === "postgres" ? withSchema(pgUrl!, schema) : null;
   const { dir, cleanup } = project({
-    "idem.config.ts": `import { defineConfig } from "idem";\nexport default defineConfig({ ${stateUrl ? `state: ${JSON.stringify(stateUrl)}, ` : ""}concurrency: ${CONCURRENCY} });\n`,
+    "idem.config.ts": `import { defineConfig } from "idem";\nexport default defineConfig({ ${stateUrl ? `state: ${JSON.stringify(stateUrl)}, ` : ""}concurrency: ${CONCURRENCY}, prefetch: ${PREFETCH} });\n`,
     "pipelines/bench.ts": pipelineFile,
   });
   const store: Store = stateUrl ? new PostgresStore({ connectionString: stateUrl, poolSize: 2 }) : new SqliteStore(join(dir, ".idem/state.db"));
@@ -592,7 +595,7 @@ try {
   }
   if ("skipped" in redis) emit({ skipped: redis.skipped });
   else servers.push(redis);
-  emit({ started, shapes: [...SHAPES], jobs: JOBS, rounds: ROUNDS, concurrency: CONCURRENCY, node: process.version, postgres: pgUrl ? "fsync on, synchronous_commit on" : null });
+  emit({ started, shapes: [...SHAPES], jobs: JOBS, rounds: ROUNDS, concurrency: CONCURRENCY, prefetch: PREFETCH, node: process.version, postgres: pgUrl ? "fsync on, synchronous_commit on" : null });
 
   const throughputSystems: [string, () => Promise<Record<string, unknown>>][] = [
     ["idem sqlite", () => idemThroughput("sqlite", null)],

@@ -26,7 +26,7 @@ export { defaultActor } from "./acting.ts";
 export type { Page } from "./pages.ts";
 export type { TokenInfo } from "./tokens.ts";
 import { ChangeFeed } from "./changes/change-feed.ts";
-import { refusalsTranslated } from "./store-refusals.ts";
+import { refusalsTranslated } from "./records/store-refusals.ts";
 import type { AlertRecord, AlertState, TaskStateCell } from "../store/port.ts";
 import { DEFAULT_DID_NOT_RUN_GRACE_MS, expectedRuns, recentIntervalsFrom, type ExpectedRun } from "./scheduler/ledger.ts";
 import { Watchdog } from "./freshness/watchdog.ts";
@@ -84,6 +84,8 @@ export interface EngineOptions {
   stateUrl?: string;
   /** Attempts a worker and `runInterval` run at once. Default 4. */
   concurrency?: number;
+  /** Attempts a worker claims ahead of its free slots. Default 0. */
+  prefetch?: number;
   /** Task instances running at once across all workers. Default: no limit beyond the workers'. */
   parallelism?: number;
   /** A scheduler that has not renewed the leader lease for this long is replaced. Default 15 s. */
@@ -254,7 +256,7 @@ export class Engine {
   get settings(): ProcessSettings {
     const o = this.#options;
     return {
-      concurrency: o.concurrency ?? 4, parallelism: o.parallelism, workerLeaseMs: o.workerLeaseMs ?? 30_000,
+      concurrency: o.concurrency ?? 4, prefetch: o.prefetch ?? 0, parallelism: o.parallelism, workerLeaseMs: o.workerLeaseMs ?? 30_000,
       schedulerLeaseMs: o.schedulerLeaseMs ?? 15_000, reloadMs: o.reloadMs ?? null, logMaxBytes: o.logMaxBytes ?? null, pools: o.pools ?? {},
     };
   }
@@ -577,7 +579,7 @@ export class Engine {
       lines.push(`run cap reached: ${live.length} of ${pipeline.maxActiveRuns} runs active (${live.slice(0, 5).map((r) => r.runId).join(", ")}${live.length > 5 ? ", ..." : ""})`);
     }
     const lead = await this.store.getLead("scheduler");
-    if (!lead || lead.expiresAt < now) lines.push("no scheduler is running: start `idem scheduler` (or `idem dev`)");
+    if (!lead || lead.expiresAt < now) lines.push("no scheduler is running: start a scheduler");
     return lines;
   }
 
@@ -640,7 +642,7 @@ export class Engine {
     const { run, created } = await this.store.createRunIfAbsent(
       newRun(pipeline, interval, { trigger: "manual", triggeredBy: actor, reason: request.reason ?? null, params: request.params }, now),
     );
-    if (!created) throw new ConflictError(`run ${run.runId} already exists (${run.state}); use idem clear to run it again`, { pipeline: pipelineId });
+    if (!created) throw new ConflictError(`run ${run.runId} already exists (${run.state})`, { pipeline: pipelineId }, { action: "clear-run", runId: run.runId });
     tellAudit(request, await this.#audit(actor, "trigger", pipeline, run.runId, null, request.reason ?? null, { businessDate: interval.businessDate, openFrozen: request.openFrozen }));
     this.#announce();
     return run;

@@ -36,6 +36,8 @@ export interface ProcessParts {
 export interface ProcessSettings {
   /** Attempts a worker (and `idem run`) runs at once. */
   concurrency: number;
+  /** Attempts a worker claims ahead of its free slots (`prefetch`); 0: none. */
+  prefetch: number;
   /** Task instances running at once across all workers; undefined: no limit beyond the workers'. */
   parallelism: number | undefined;
   workerLeaseMs: number;
@@ -50,6 +52,8 @@ export interface ProcessSettings {
 export interface WorkerRequest {
   /** Attempts at once; default the config's concurrency. */
   concurrency?: number;
+  /** Attempts claimed ahead of free slots; default the config's prefetch. */
+  prefetch?: number;
   /** On stop, how long running attempts may finish before they are handed back. */
   graceMs?: number;
   /** Work on this backfill's runs only. */
@@ -100,6 +104,7 @@ export function buildWorker(parts: ProcessParts, request: WorkerRequest): Worker
     projectDir: parts.projectDir,
     workerId: parts.workerId,
     concurrency,
+    prefetch: request.prefetch ?? settings.prefetch,
     leaseMs: settings.workerLeaseMs,
     frozen: parts.frozen,
     connections: parts.connections,
@@ -127,7 +132,8 @@ export async function runScheduler(parts: ProcessParts, signal: AbortSignal, log
 /** Runs a worker until `signal`, then lets running attempts finish for the grace period. */
 export async function runWorker(parts: ProcessParts, signal: AbortSignal, request: WorkerRequest): Promise<void> {
   const worker = buildWorker(parts, request);
-  request.log?.(`worker ${parts.workerId}: concurrency ${request.concurrency ?? parts.settings.concurrency}`);
+  const prefetch = request.prefetch ?? parts.settings.prefetch;
+  request.log?.(`worker ${parts.workerId}: concurrency ${request.concurrency ?? parts.settings.concurrency}${prefetch ? `, prefetch ${prefetch}` : ""}`);
   parts.warmTaskHosts(1);
   await worker.run(signal);
 }

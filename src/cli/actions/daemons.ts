@@ -24,12 +24,14 @@ export function dev(cli: Cli, options: WorkerFlags & HttpFlags & { healthPort?: 
 
 interface WorkerFlags {
   concurrency?: number;
+  prefetch?: number;
   grace: number;
 }
 
 function runWorker(engine: Engine, signal: AbortSignal, flags: WorkerFlags): Promise<void> {
   return engine.runWorker(signal, {
     concurrency: flags.concurrency,
+    prefetch: flags.prefetch,
     graceMs: flags.grace * 1000,
     log,
     onAttempt: (claim, outcome) =>

@@ -47,6 +47,11 @@ export interface IdemConfig {
   pipelines?: string | string[];
   /** Task instances of one run that may run at once in `idem run`, and per worker. Default 4. */
   concurrency?: number;
+  /**
+   * Attempts a worker claims ahead of its free slots and starts as slots free, so one claim
+   * takes many. Each holds its lease and its pool slots while it waits. Default 0.
+   */
+  prefetch?: number;
   /** Task instances running at once across all workers. Default: no limit beyond the workers'. */
   parallelism?: number;
   /** Pools created when missing (slots); `idem pools set` changes them afterwards. */
@@ -98,6 +103,7 @@ export interface ResolvedConfig {
   state: string | undefined;
   pipelinePaths: string[];
   concurrency: number;
+  prefetch: number;
   parallelism: number | undefined;
   pools: Record<string, number>;
   workerLeaseMs: number;
@@ -129,6 +135,7 @@ const configSchema: Check = exactly({
   state: text,
   pipelines: oneOf(text, listOf(text, 1)),
   concurrency: wholeNumber(1),
+  prefetch: wholeNumber(0),
   parallelism: wholeNumber(1),
   warehouse: text,
   frozen: listOf(exactly({ from: text, to: text, owner: text, reason: text }, ["from", "to", "owner", "reason"])),
@@ -196,6 +203,7 @@ export async function loadConfig(cwd: string, explicitFile?: string, importModul
       : resolve(rootDir, config.state.replace(/^sqlite:(\/\/)?/i, "")),
     pipelinePaths: (Array.isArray(pipelines) ? pipelines : [pipelines]).map((p) => resolve(rootDir, p)),
     concurrency: config.concurrency ?? 4,
+    prefetch: config.prefetch ?? 0,
     parallelism: config.parallelism,
     pools: config.pools ?? {},
     workerLeaseMs: config.workerLeaseMs ?? 30_000,
@@ -230,7 +238,7 @@ export function findConfig(cwd: string, explicitFile?: string): string {
     if (found) return found;
     if (dirname(dir) === dir) break;
   }
-  throw new DefinitionError(`no idem.config.ts here or above (${resolve(cwd)}): create a project with \`idem init\`, or give --config <file>`);
+  throw new DefinitionError(`no idem.config.ts here or above (${resolve(cwd)})`, {}, { action: "create-project" });
 }
 
 /**

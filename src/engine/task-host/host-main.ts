@@ -4,6 +4,7 @@
  * alive. The worker owns timeouts and kills this process when an attempt must stop and does
  * not; see pool.ts.
  */
+import { getPriority, setPriority } from "node:os";
 import { pathToFileURL } from "node:url";
 import { systemClock } from "../../core/model/clock.ts";
 import { isPipeline } from "../../core/pipeline/define.ts";
@@ -17,6 +18,16 @@ import type { AttemptResult } from "../executor/attempt-result.ts";
 import { SecretMasker } from "../secrets/masker.ts";
 import { type FromHost, type RunMessage, type ToHost } from "./protocol.ts";
 import { ErrorClass } from "../../core/model/error-classes.ts";
+
+// First, before any task code: the worker asked this host to yield the CPU to it (see pool.ts).
+const nice = Number(process.argv.find((a) => a.startsWith("--nice="))?.slice("--nice=".length) ?? 0);
+if (nice > 0) {
+  try {
+    setPriority(0, Math.min(19, getPriority(0) + nice)); // relative to the worker's, whatever it runs at
+  } catch {
+    // not allowed here: the host runs at the worker's priority
+  }
+}
 
 const send = (message: FromHost) => process.send!(message);
 const modules = new Map<string, Promise<Record<string, unknown>>>();

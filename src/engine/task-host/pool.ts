@@ -28,6 +28,14 @@ export interface TaskHostPoolOptions {
   preload?: () => readonly string[];
 }
 
+/**
+ * Hosts run at this much lower priority (nice) than their worker. On a machine with fewer cores
+ * than hosts, a host woken by its next attempt would otherwise take the core from the worker
+ * mid-claim, and the worker is what keeps every attempt's lease alive and starts the next one:
+ * task code must not starve it. Under no contention a host still gets a whole core.
+ */
+export const TASK_HOST_NICENESS = 5;
+
 /** How long a host may take to load a pipeline file before the attempt's timeout starts anyway. */
 const LOAD_ALLOWANCE_MS = 60_000;
 
@@ -214,7 +222,7 @@ export class TaskHostPool {
       // Resolve packages (and "idem" itself) the way this process does.
       ...process.execArgv.filter((a) => a.startsWith("--conditions=")),
       ...(this.#o.memoryMb ? [`--max-old-space-size=${this.#o.memoryMb}`] : []),
-      "--import", TSX_LOADER, HOST_MAIN,
+      "--import", TSX_LOADER, HOST_MAIN, `--nice=${TASK_HOST_NICENESS}`,
     ];
     const child = spawnSupervised(argv, { cwd: this.#o.cwd, env: this.#o.env ?? process.env, stdout: "pipe", stderr: "pipe", ipc: true });
     let markReady: (ok: boolean) => void = () => {};

@@ -1,4 +1,3 @@
-import { setMaxListeners } from "node:events";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { systemClock, type Clock } from "../../core/model/clock.ts";
@@ -11,12 +10,13 @@ import { storeWatermarks } from "../executor/watermarks.ts";
 import { upstreamSummaries } from "../executor/upstream.ts";
 import type { ConnectionConfig } from "../project/config.ts";
 import { realSleep } from "../executor/real-sleep.ts";
-import { announceFinish, subscribeToWork } from "./wakeup.ts";
+import { announceFinish, notifyWork, subscribeToWork } from "./wakeup.ts";
 import { inlineRunner, type TaskCodeRunner } from "../executor/task-code-runner.ts";
 import { stopError } from "../executor/stop-reason.ts";
 import type { SecretMasker } from "../secrets/masker.ts";
 import type { PipelineCatalog } from "../project/catalog.ts";
 import { ErrorClass } from "../../core/model/error-classes.ts";
+import { nextToStart } from "../../core/policy/prefetch-order.ts";
 
 export interface WorkerOptions {
   store: Store;
@@ -26,6 +26,12 @@ export interface WorkerOptions {
   workerId: string;
   /** Attempts this worker runs at once. */
   concurrency: number;
+  /**
+   * Attempts claimed ahead of free slots, kept in a local queue and started as slots free, so a
+   * claim (the costly step) takes many at once. Each holds its lease (renewed) and its pool slots
+   * while it waits. Default 0: claim only for free slots.
+   */
+  prefetch?: number;
   /** Where command tasks run when they name no cwd. */
   projectDir?: string;
   /** A lease not renewed for this long marks the worker dead. Default 30 s; renewed every third. */
@@ -65,12 +71,21 @@ const HAND_BACK_DELAY_MS = 1_000;
  * holds a lease renewed by heartbeat; results are recorded fenced by the attempt id.
  */
 export class Worker {
-  readonly #o: WorkerOptions & { leaseMs: number; pollMs: number; graceMs: number };
+  readonly #o: WorkerOptions & { leaseMs: number; pollMs: number; graceMs: number; prefetch: number };
   readonly #pipelines: Map<string, Pipeline>;
+  /** Attempts started and not yet recorded (task code running, or its result being recorded). */
   readonly #inFlight = new Map<number, Promise<void>>();
-  /** Per running attempt: how to stop it, and until when its lease is known to hold. */
-  readonly #leases = new Map<number, { stop: AbortController; until: number }>();
-  readonly #cancel = new AbortController();
+  /**
+   * Per attempt this worker holds (running or claimed ahead): until when its lease is known to
+   * hold, and how to stop it once it runs (null while it waits in the queue).
+   */
+  readonly #leases = new Map<number, { stop: AbortController | null; until: number }>();
+  /** Claimed ahead of a free slot (`prefetch`), in claim order: not started yet. */
+  readonly #queued: ClaimedAttempt[] = [];
+  /** Attempts whose task code runs now: what `concurrency` bounds. */
+  #running = 0;
+  /** Shutting down: nothing more starts, the queue is handed back. */
+  #stopping = false;
   readonly #watermarks;
   #wake: () => void = () => (this.#wokenEarly = true);
   /** Work was announced while no one was waiting (during a claim): do not sleep on it. */
@@ -78,10 +93,8 @@ export class Worker {
   #failure: unknown = null;
 
   constructor(options: WorkerOptions) {
-    this.#o = { leaseMs: 30_000, pollMs: 500, graceMs: 30_000, ...options };
+    this.#o = { leaseMs: 30_000, pollMs: 500, graceMs: 30_000, ...options, prefetch: options.prefetch ?? 0 };
     this.#watermarks = storeWatermarks(options.store, options.clock);
-    // Every running attempt listens for the shutdown signal.
-    setMaxListeners(0, this.#cancel.signal);
     this.#pipelines = new Map(options.pipelines.map((p) => [p.id, p]));
   }
 
@@ -101,7 +114,10 @@ export class Worker {
   async run(signal: AbortSignal, done?: () => Promise<boolean>): Promise<void> {
     const { store, clock } = this.#o;
     const stopWatching = await subscribeToWork(store, this.#o.stateDir, () => this.#wake());
-    const onAbort = () => this.#wake();
+    const onAbort = () => {
+      this.#stopping = true; // a slot freed from now on starts nothing from the queue
+      this.#wake();
+    };
     signal.addEventListener("abort", onAbort);
     const heartbeat = setInterval(() => void this.#heartbeat(), Math.max(250, this.#o.leaseMs / 3));
     heartbeat.unref();
@@ -112,15 +128,16 @@ export class Worker {
         if (this.#failure) throw this.#failure;
         // Let results that already arrived be recorded first, so one claim fills several free
         // slots: claims are the costly step, and task hosts answer one message at a time.
-        if (this.#inFlight.size > 0 && this.#inFlight.size < this.#o.concurrency) await new Promise((r) => setImmediate(r));
-        const free = this.#o.concurrency - this.#inFlight.size;
+        if (this.#inFlight.size > 0 && this.#running < this.#o.concurrency) await new Promise((r) => setImmediate(r));
+        const wanted = this.#wanted();
         let claimed: ClaimedAttempt[] = [];
-        if (free > 0) {
+        if (wanted > 0) {
+          const now = clock.now();
           claimed = await this.#retrying("claim", () => store.claimReady({
             workerId: this.#o.workerId,
             pid: process.pid,
-            limit: free,
-            now: clock.now(),
+            limit: wanted,
+            now,
             leaseMs: this.#o.leaseMs,
             runId: this.#o.runId,
             backfillId: this.#o.backfillId,
@@ -128,26 +145,77 @@ export class Worker {
             pipelineIds: this.#loadedIds(),
             logDir: join(this.#o.stateDir, "logs"),
           }), signal) ?? [];
-          claimed.forEach((c) => this.#start(c));
+          for (const claim of claimed) {
+            this.#leases.set(claim.attemptId, { stop: null, until: claim.leaseExpiresAt });
+            this.#queued.push(claim);
+          }
+          this.#startQueued(false);
         }
         if (claimed.length > 0) {
           idlePollMs = 1;
-          if (claimed.length === free) await this.#untilWoken(0);
+          if (claimed.length === wanted) await this.#untilWoken(0);
           continue;
         }
-        if (this.#inFlight.size === 0 && done && (await done())) return;
+        if (this.#inFlight.size === 0 && this.#queued.length === 0 && done && (await done())) return;
         await this.#idle(idlePollMs, signal);
         idlePollMs = Math.min(this.#o.pollMs, idlePollMs * 2);
       }
+      await this.#handBackQueued();
       await this.#drain();
     } finally {
       clearInterval(heartbeat);
       signal.removeEventListener("abort", onAbort);
       stopWatching();
+      await this.#handBackQueued();
       await Promise.allSettled(this.#inFlight.values());
       await store.removeWorker(this.#o.workerId).catch(() => {});
     }
     if (this.#failure) throw this.#failure;
+  }
+
+  /**
+   * How many to claim now. With no prefetch: the free slots. With prefetch: room up to
+   * concurrency + prefetch, but only once the queue is down to half the prefetch, so that each
+   * claim takes many (claims are the costly step) rather than one per freed slot.
+   */
+  #wanted(): number {
+    if (this.#stopping) return 0;
+    const { concurrency, prefetch } = this.#o;
+    if (this.#queued.length > prefetch / 2) return 0;
+    return Math.max(0, concurrency + prefetch - this.#running - this.#queued.length);
+  }
+
+  /**
+   * Starts queued attempts while slots are free: live work first (core's `nextToStart`).
+   * `waited`: the attempts sat in the queue past their claim, so their start is recorded as now.
+   */
+  #startQueued(waited: boolean): void {
+    while (!this.#stopping && this.#running < this.#o.concurrency && this.#queued.length > 0) {
+      const [claim] = this.#queued.splice(nextToStart(this.#queued), 1);
+      this.#start(claim!, waited ? this.#o.clock.now() : undefined);
+    }
+  }
+
+  /**
+   * On shutdown, claimed-ahead attempts that never started go back at once, rescheduled on the
+   * same try: claimable again by anyone, as if never claimed.
+   */
+  async #handBackQueued(): Promise<void> {
+    this.#stopping = true;
+    const queued = this.#queued.splice(0);
+    if (queued.length === 0) return;
+    this.#o.log?.(`handing back ${queued.length} claimed attempt(s) that had not started`);
+    await Promise.all(queued.map(async (claim) => {
+      const now = this.#o.clock.now();
+      await this.#retrying(`hand back ${claim.runId} ${claim.taskId}`, () => this.#o.store.finishAttempt({
+        attemptId: claim.attemptId, workerId: this.#o.workerId, now, outcome: "rescheduled", retryable: false, retryAt: now,
+        exitCode: null, errorClass: ErrorClass.Cancelled, errorMessage: "handed back before it started: the worker is shutting down",
+        summary: null, skipReason: null,
+      }));
+      this.#leases.delete(claim.attemptId);
+    }));
+    // Claimable now: on SQLite, say so to the other workers (PostgreSQL's finish notified them).
+    if (!this.#o.store.watchWork) notifyWork(this.#o.stateDir);
   }
 
   /** Nothing to claim: sleep until woken, the next retry of our run, or the next poll. */
@@ -183,12 +251,22 @@ export class Worker {
     });
   }
 
-  #start(claim: ClaimedAttempt): void {
+  /** `startedAt`: set when the attempt waited in the queue, so its recorded start is its real one. */
+  #start(claim: ClaimedAttempt, startedAt: number | undefined): void {
     const stop = new AbortController();
-    setMaxListeners(0, stop.signal);
-    const onShutdown = () => stop.abort(this.#cancel.signal.reason);
-    this.#cancel.signal.addEventListener("abort", onShutdown, { once: true });
-    this.#leases.set(claim.attemptId, { stop, until: claim.leaseExpiresAt });
+    const lease = this.#leases.get(claim.attemptId);
+    if (lease) lease.stop = stop;
+    else this.#leases.set(claim.attemptId, { stop, until: claim.leaseExpiresAt });
+    this.#running++;
+    let running = true;
+    // The slot frees when the task code returns, not once its result is recorded: the next
+    // queued attempt starts at once, while the result is still being written.
+    const freeSlot = () => {
+      if (!running) return;
+      running = false;
+      this.#running--;
+      this.#startQueued(true);
+    };
     const work = (async () => {
       const pipeline = this.#pipeline(claim.pipelineId);
       let finish: AttemptFinish;
@@ -213,6 +291,8 @@ export class Worker {
           withheldEnv: this.#o.withheldEnv,
         });
       }
+      freeSlot();
+      if (startedAt !== undefined) finish = { ...finish, startedAt };
       if (finish.errorClass === ErrorClass.Cancelled) {
         // Handed back on shutdown: the same try runs again elsewhere, at once.
         finish = { ...finish, outcome: "rescheduled", retryAt: this.#o.clock.now() };
@@ -233,7 +313,7 @@ export class Worker {
         this.#failure ??= error;
       })
       .finally(() => {
-        this.#cancel.signal.removeEventListener("abort", onShutdown);
+        freeSlot();
         this.#inFlight.delete(claim.attemptId);
         this.#leases.delete(claim.attemptId);
         this.#wake();
@@ -257,7 +337,8 @@ export class Worker {
     const settled = Promise.allSettled(this.#inFlight.values()).then(() => true);
     if (!(await Promise.race([settled, realSleep(this.#o.graceMs).then(() => false)]))) {
       this.#o.log?.(`handing back ${this.#inFlight.size} attempt(s)`);
-      this.#cancel.abort(stopError(ErrorClass.Cancelled, "cancelled: worker is shutting down"));
+      const reason = stopError(ErrorClass.Cancelled, "cancelled: worker is shutting down");
+      for (const lease of this.#leases.values()) lease.stop?.abort(reason);
       await settled;
     }
   }
@@ -290,19 +371,34 @@ export class Worker {
     } catch (error) {
       this.#o.log?.(`heartbeat failed: ${(error as Error).message}`);
     }
-    for (const [attemptId, lease] of this.#leases) {
-      let renewed: boolean | null = null;
-      try {
-        renewed = await store.renewLease(attemptId, workerId, now + leaseMs);
-      } catch (error) {
-        this.#o.log?.(`lease renewal of attempt ${attemptId} failed: ${(error as Error).message}`);
-      }
-      if (renewed === true) lease.until = now + leaseMs;
-      else if (renewed === false && this.#leases.has(attemptId)) {
-        lease.stop.abort(stopError(ErrorClass.LeaseLost, "the attempt's lease was taken away (recorded as lost); stopped so that its retry runs alone"));
-      } else if (renewed === null && lease.until - clock.now() < leaseMs / 3 + 250) {
-        lease.stop.abort(stopError(ErrorClass.LeaseLost, `its lease could not be renewed and runs out at ${new Date(lease.until).toISOString()}; stopped before that`));
+    const held = [...this.#leases.keys()];
+    if (held.length === 0) return;
+    // One statement for every lease held, running or queued.
+    let renewed: Set<number> | null = null;
+    try {
+      renewed = new Set(await store.renewLeases(workerId, held, now + leaseMs));
+    } catch (error) {
+      this.#o.log?.(`lease renewal of ${held.length} attempt(s) failed: ${(error as Error).message}`);
+    }
+    for (const attemptId of held) {
+      const lease = this.#leases.get(attemptId);
+      if (!lease) continue; // recorded meanwhile
+      if (renewed?.has(attemptId)) lease.until = now + leaseMs;
+      else if (renewed) {
+        this.#loseLease(attemptId, lease, "the attempt's lease was taken away (recorded as lost); stopped so that its retry runs alone");
+      } else if (lease.until - clock.now() < leaseMs / 3 + 250) {
+        this.#loseLease(attemptId, lease, `its lease could not be renewed and runs out at ${new Date(lease.until).toISOString()}; stopped before that`);
       }
     }
+  }
+
+  /** A lease not ours any more (or about to run out): a running attempt is killed, a queued one never starts. */
+  #loseLease(attemptId: number, lease: { stop: AbortController | null }, why: string): void {
+    if (lease.stop) return lease.stop.abort(stopError(ErrorClass.LeaseLost, why));
+    const at = this.#queued.findIndex((c) => c.attemptId === attemptId);
+    if (at === -1) return;
+    const [claim] = this.#queued.splice(at, 1);
+    this.#leases.delete(attemptId);
+    this.#o.log?.(`${claim!.runId} ${claim!.taskId} try ${claim!.tryNumber}: not started, ${why.replace("; stopped", "; dropped from the queue")}`);
   }
 }

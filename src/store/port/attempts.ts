@@ -29,6 +29,12 @@ export interface AttemptStore {
    * their own (SQLite) leave it out; the engine then watches a file in the state directory.
    */
   watchWork?(onWork: () => void): Promise<() => Promise<void>>;
+  /**
+   * Extends the leases of several of this worker's running attempts in one statement (one per
+   * heartbeat, however many attempts the worker holds); answers the ids renewed. An id missing
+   * from the answer is no longer this worker's running attempt (finished, or recorded lost).
+   */
+  renewLeases(workerId: string, attemptIds: readonly number[], leaseExpiresAt: number): Promise<number[]>;
 }
 
 export const MAX_SUMMARY_BYTES = 64 * 1024;
@@ -106,6 +112,12 @@ export interface AttemptFinish {
   /** Serialized summary JSON; at most MAX_SUMMARY_BYTES. */
   summary: string | null;
   skipReason: string | null;
+  /**
+   * When the task code really started, when that is later than the claim: an attempt claimed
+   * ahead of a free slot (a worker's `prefetch`) waits in the worker's queue first. Recorded as
+   * the attempt's start, fenced like the rest of the finish.
+   */
+  startedAt?: number;
 }
 
 export interface FinishOutcome {

@@ -5,7 +5,7 @@ import type { RunState, TaskState } from "../../core/model/states.ts";
 import { attemptLogPath } from "../../core/model/log-path.ts";
 import { planClaim } from "../../core/policy/claim-plan.ts";
 import { planRerun } from "../../core/policy/rerun-plan.ts";
-import { endTry, endTryKnown, nextTryNumber, reopenedByHand, runEnd, RunProgress, type TryEnd } from "../../core/policy/run-progress.ts";
+import { endTry, endTryKnown, nextTryNumber, reopenedByHand, runEnd, RunProgress, settleByHandRefusal, type TryEnd } from "../../core/policy/run-progress.ts";
 import { assertSummaryFits, claimCandidate, datasetWaits, isCurrentAttempt, waitingTasks, waitingTasksByParent } from "../decision-rows.ts";
 import {
   StoreConflictError, type AttemptFinish, type AuditEntry, type ClaimRequest,
@@ -330,11 +330,12 @@ export class PostgresStore extends PostgresReads implements Store {
     // their tasks with their parents' states; the ends that need no row (no retry asked for); and
     // whether anything in their runs is still live after those.
     const locked = tx.rows("lockAttemptsForFinish", [ids, finishes.map((f) => f.workerId)]);
+    this.#sendStartedAt(tx, finishes);
     const children = tx.rows("waitingChildrenOfAttempts", [ids]);
     this.#sendEnds(tx, finishes.filter((f) => ends.has(f.attemptId)), ends);
     const progressed = tx.rows("runsProgressOfAttempts", [ids]);
     const [lockedRows, childRows, progressRows] = await Promise.all([locked, children, progressed]);
-    const current = new Map(lockedRows.map((r) => [Number(r.attempt_id), r]));
+    const current = new Map(lockedRows.filter((r) => isCurrentAttempt(r, Number(r.attempt_id))).map((r) => [Number(r.attempt_id), r]));
     // The rest needed the tries left: decided now, written with the decisions.
     const late = finishes.filter((f) => current.has(f.attemptId) && !ends.has(f.attemptId));
     for (const f of late) {
@@ -424,6 +425,13 @@ export class PostgresStore extends PostgresReads implements Store {
     ]);
   }
 
+  /** Starts later than their claims (attempts that waited in a worker's queue), before their ends: fenced in SQL. */
+  #sendStartedAt(tx: Tx, finishes: readonly AttemptFinish[]): void {
+    const late = finishes.filter((f) => f.startedAt !== undefined);
+    if (late.length === 0) return;
+    void tx.send("recordStartedAt", [late.map((f) => f.attemptId), late.map((f) => f.workerId), late.map((f) => f.startedAt!)]);
+  }
+
   /** One attempt on its own: a sensor's reschedule, or a success that records datasets. */
   async #finishOne(f: AttemptFinish): Promise<FinishOutcome> {
     return this.#announcing(this.db.tx(async (tx): Promise<FinishOutcome> => {
@@ -431,6 +439,7 @@ export class PostgresStore extends PostgresReads implements Store {
       if (!isCurrentAttempt(a, f.attemptId) || a!.worker_id !== f.workerId) {
         return { accepted: false, taskState: (a?.ti_state as TaskState) ?? null, runState: null };
       }
+      this.#sendStartedAt(tx, [f]);
       if (f.outcome === "success" && f.datasets && f.datasets.length > 0) {
         void tx.send("lockDatasetEventsForWrite", [KEYS.datasetEvents(this.schema)]);
         void tx.send("insertDatasetEvents", [[...f.datasets], a!.business_date, a!.run_id, a!.pipeline_id, a!.task_id, a!.trigger_kind, f.now]);
@@ -646,10 +655,9 @@ export class PostgresStore extends PostgresReads implements Store {
   async #settleByHand(r: TaskActionRequest, state: "success" | "failed" | "skipped", reason: string | null): Promise<TaskInstanceRecord> {
     return this.#announcing(this.db.tx(async (tx) => {
       const run = await tx.first("lockRun", [r.runId]);
-      if (!run) throw new StoreConflictError(`no run ${r.runId}`);
-      const ti = await tx.first("lockTaskInstance", [r.runId, r.taskId]);
-      if (!ti) throw new StoreConflictError(`run ${r.runId} has no task ${r.taskId}`);
-      if (ti.state === "running") throw new StoreConflictError(`task ${r.taskId} of run ${r.runId} is running; wait for it to end`);
+      const ti = run ? await tx.first("lockTaskInstance", [r.runId, r.taskId]) : undefined;
+      const refusal = settleByHandRefusal(r.runId, r.taskId, { run: Boolean(run), taskState: ti?.state ?? null });
+      if (refusal !== null || !run) throw new StoreConflictError(refusal ?? `no run ${r.runId}`);
       void tx.send("settleByHand", [r.runId, r.taskId, state, reason, r.at]);
       // Downstream instances settled because of the old state (upstream_failed, or skipped for an
       // upstream skip) wait again, and are settled afresh from the new one.
@@ -830,6 +838,13 @@ export class PostgresStore extends PostgresReads implements Store {
   /** Notified by triggers (migration 16) in the transactions that end a run, publish, or change a backfill or a pause. */
   async watchScheduling(onWake: () => void): Promise<() => Promise<void>> {
     return this.#listen("scheduling", KEYS.scheduling(this.schema), onWake);
+  }
+  // --- a worker's own path ----------------------------------------------------------------------
+
+  async renewLeases(workerId: string, attemptIds: readonly number[], leaseExpiresAt: number): Promise<number[]> {
+    if (attemptIds.length === 0) return [];
+    const { rows } = await this.db.idempotent("renewLeases", [leaseExpiresAt, attemptIds, workerId]);
+    return rows.map((r) => Number(r.attempt_id));
   }
 }
 

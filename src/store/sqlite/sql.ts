@@ -415,4 +415,12 @@ export const SQL = {
     SELECT * FROM audit_log WHERE run_id = @runId AND (@actions IS NULL OR action IN (SELECT value FROM json_each(@actions)))
     ORDER BY id DESC LIMIT @limit`,
   taskStatesOfRuns: `SELECT run_id, task_id, state FROM task_instances WHERE run_id IN (SELECT value FROM json_each(?))`,
+
+  // --- a worker's own path: leases renewed together, starts after a wait in its queue ---
+  renewLeases: `
+    UPDATE attempts SET lease_expires_at = @until
+    WHERE attempt_id IN (SELECT value FROM json_each(@attemptIds)) AND worker_id = @workerId AND state = 'running'
+    RETURNING attempt_id`,
+  /** Fenced like the finish it goes with: only the worker's own running attempt. */
+  recordStartedAt: `UPDATE attempts SET started_at = ? WHERE attempt_id = ? AND worker_id = ? AND state = 'running'`,
 } as const;

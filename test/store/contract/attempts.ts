@@ -195,5 +195,41 @@ export function attemptsContract(h: Harness): void {
     });
 
     describeChannel(h, "watchWork", "a run makes work eligible", () => createStandardRun());
+
+    describe("a worker's own path: leases renewed together, starts after a wait", () => {
+      it("renews many leases in one call, only the worker's own running attempts", async () => {
+        await saveGraph("flat", []);
+        await store.createRunIfAbsent(newRun({ graphVersion: "flat", tasks: tasksOf(["a", "b", "c"]) }));
+        const mine = await claim(2, T0, undefined, "w1");
+        const [theirs] = await claim(1, T0, undefined, "w2");
+        await store.finishAttempt(finish(mine[1]!));
+        const ids = [mine[0]!.attemptId, mine[1]!.attemptId, theirs!.attemptId, 999_999];
+        expect(await store.renewLeases("w1", ids, T0 + 90_000)).toEqual([mine[0]!.attemptId]);
+        expect(await store.renewLeases("w1", [], T0 + 90_000)).toEqual([]);
+        const lease = async (taskId: string) => (await store.listAttempts("p@2026-09-01", taskId))[0]!.leaseExpiresAt;
+        expect(await lease(mine[0]!.taskId)).toBe(T0 + 90_000);
+        expect(await lease(theirs!.taskId)).toBe(T0 + 30_000);
+      });
+
+      it("records an attempt's start as its finish says, and only for the attempt's own worker", async () => {
+        await saveGraph("flat", []);
+        await store.createRunIfAbsent(newRun({ graphVersion: "flat", tasks: tasksOf(["a", "b", "c"]) }));
+        const [late, plain, stolen] = await claim(3);
+        await store.finishAttempt(finish(late!, { startedAt: T0 + 400 }));
+        await store.finishAttempt(finish(plain!));
+        expect((await store.finishAttempt(finish(stolen!, { workerId: "intruder", startedAt: T0 + 500 }))).accepted).toBe(false);
+        const started = async (taskId: string) => (await store.listAttempts("p@2026-09-01", taskId))[0]!.startedAt;
+        expect(await started(late!.taskId)).toBe(T0 + 400);
+        expect(await started(plain!.taskId)).toBe(T0);
+        expect(await started(stolen!.taskId)).toBe(T0);
+      });
+
+      it("records the start of a handed-back attempt too (a reschedule is finished on its own)", async () => {
+        await createStandardRun();
+        const [a] = await claim();
+        await store.finishAttempt(finish(a!, { outcome: "rescheduled", retryAt: T0 + 1_000, startedAt: T0 + 300 }));
+        expect((await store.listAttempts("p@2026-09-01", "a"))[0]!.startedAt).toBe(T0 + 300);
+      });
+    });
   });
 }
