@@ -47,6 +47,17 @@ describe("the engine's module boundaries", () => {
     }
   });
 
+  it("the surfaces call the engine, never a store: of the store they know only the port's records (and its list of alert states)", () => {
+    for (const surface of ["src/cli", "src/http"]) {
+      expect(importsAcross(surface, "src/store").filter((edge) => !edge.endsWith(" -> src/store/port.ts")), surface).toEqual([]);
+    }
+  });
+
+  it("core imports nothing above it, not even a type; the data plane never imports the engine, a store or a surface", () => {
+    for (const above of ["src/data", "src/store", "src/engine", "src/cli", "src/http"]) expect(importsAcross("src/core", above), `src/core -> ${above}`).toEqual([]);
+    for (const above of ["src/store", "src/engine", "src/cli", "src/http"]) expect(importsAcross("src/data", above), `src/data -> ${above}`).toEqual([]);
+  });
+
   it("sees static, type-only, re-exported and dynamic imports alike", () => {
     const text = [
       'import { a } from "../worker/a.ts";',
@@ -127,5 +138,30 @@ describe("no import cycles", () => {
     expect(cyclesOf(new Map([["a", ["b"]], ["b", ["c"]], ["c", ["a"]], ["d", ["a"]]]))).toEqual(["a <-> b <-> c"]);
     expect(cyclesOf(new Map([["a", ["a"]]]))).toEqual(["a"]);
     expect(cyclesOf(new Map([["a", ["b", "c"]], ["b", ["c"]], ["c", []]]))).toEqual([]);
+  });
+});
+
+describe("one place decides what a store's refusal means", () => {
+  it("no engine file but records/store-refusals.ts names StoreConflictError: the others write through it", () => {
+    const naming = sourceFiles("src/engine").filter((file) => /\bStoreConflictError\b/.test(readFileSync(join(repo, file), "utf8")));
+    expect(naming).toEqual(["src/engine/records/store-refusals.ts"]);
+  });
+});
+
+describe("the engine speaks its own words", () => {
+  /** Code lines (not comments, not SQL comments) naming a CLI flag (` --max-active-runs`) or command (`idem pools`). */
+  const surfaceWords = (folder: string) =>
+    sourceFiles(folder).flatMap((file) =>
+      readFileSync(join(repo, file), "utf8")
+        .split("\n")
+        .map((line, index) => ({ line: line.trim(), at: `${file}:${index + 1}` }))
+        .filter(({ line }) => !/^(\/\/|\/?\*|--)/.test(line))
+        .filter(({ line }) => /(^|[\s("'`])--[a-z][a-z-]*[a-z](?![a-z=-])|\bidem (init|run|scheduler|worker|dev|serve|pools|clear|skip|mark|tokens|backfill|trigger|migrate|validate)\b/.test(line))
+        .filter(({ line }) => !/execArgv|"--import"/.test(line))
+        .map(({ at, line }) => `${at}: ${line}`),
+    );
+
+  it("no message of core, the store, the data plane or the engine names a flag or a command: the CLI translates", () => {
+    for (const layer of ["src/core", "src/store", "src/data", "src/engine"]) expect(surfaceWords(layer), layer).toEqual([]);
   });
 });

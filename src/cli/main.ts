@@ -1,7 +1,7 @@
 // Every command is declared here at start (commander only) and imports its implementation when it
 // runs: see lazy.ts. Nothing below may import the engine, a store, a driver or the data plane.
 import { Command, CommanderError } from "commander";
-import { ArgumentError, DataError, DefinitionError, DefinitionErrors, StoreUnavailableError, UsageError } from "../core/model/errors.ts";
+import { ArgumentError, DataError, DefinitionError, DefinitionErrors, IdemError, StoreUnavailableError, UsageError } from "../core/model/errors.ts";
 import { flagOf } from "./flags.ts";
 import { registerInspectCommands } from "./commands/inspect.ts";
 import { registerRunCommand } from "./commands/run.ts";
@@ -80,11 +80,16 @@ async function report(error: unknown, verbose: boolean): Promise<number> {
   }
   // Known secrets never reach the terminal, even inside an error message.
   const { maskForOutput } = await import("./secrets.ts");
+  const { remedyAsCommand } = await import("./remedies.ts");
   if (error instanceof DefinitionErrors) {
     for (const problem of error.problems) process.stderr.write(`idem: ${maskForOutput(problem.message)}\n`);
   } else {
-    // The engine names arguments in its words; the user typed flags.
-    const message = error instanceof ArgumentError ? error.describe(flagOf) : error instanceof Error ? error.message : String(error);
+    // The engine names arguments and remedies in its words; the user typed flags and commands.
+    const message =
+      error instanceof ArgumentError ? error.describe(flagOf)
+      : error instanceof IdemError ? error.withRemedy(remedyAsCommand)
+      : error instanceof Error ? error.message
+      : String(error);
     process.stderr.write(maskForOutput(`idem: ${message.split("\n").join("\nidem: ")}\n`));
   }
   if (verbose && error instanceof Error && error.stack) process.stderr.write(maskForOutput(error.stack) + "\n");

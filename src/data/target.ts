@@ -66,3 +66,8 @@ export interface ErrorExplanation {
   message: string;
   isData: boolean;
 }
+
+declare module "../core/pipeline/types.ts" {
+  /** What `ctx.connection(name)` gives task code: a whole target. */
+  interface TaskConnection extends Target {}
+}

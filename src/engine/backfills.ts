@@ -9,7 +9,7 @@ import type { AuditEntry, BackfillProgress, BackfillRecord, NewBackfillItem, Sto
 import { defaultActor, tellAudit, type Acting } from "./acting.ts";
 import { estimateBackfill, type BackfillEstimate } from "./backfill/estimate.ts";
 import { IN_THE_FUTURE, planBackfill, rangesOf, type Reprocess } from "./backfill/plan.ts";
-import { refusalsTranslated } from "./store-refusals.ts";
+import { refusalsTranslated } from "./records/store-refusals.ts";
 
 export interface BackfillRequest {
   from: string;

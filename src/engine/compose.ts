@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { systemClock, type Clock } from "../core/model/clock.ts";
 import type { Pipeline } from "../core/pipeline/types.ts";
+import type { MigrateStateOptions } from "../store/migrate-state.ts";
 import type { Store } from "../store/port.ts";
 import type { Engine } from "./engine.ts";
 import type { PipelineCheck } from "./project/catalog.ts";
@@ -99,4 +100,14 @@ async function projectSecrets(config: ResolvedConfig, location: string): Promise
 async function pipelineCheck(config: ResolvedConfig): Promise<PipelineCheck> {
   const { connectionProblems } = await import("./connections/connections.ts");
   return (pipeline, file) => connectionProblems(pipeline, config.connections, file);
+}
+
+/**
+ * Moves an installation's state from its SQLite file to PostgreSQL (`idem migrate`): the one
+ * request that opens two stores and no project. The store adapters copy; a surface asks here,
+ * never a store. Returns the rows copied per table.
+ */
+export async function moveState(options: MigrateStateOptions): Promise<Map<string, number>> {
+  const { migrateState } = await import("../store/migrate-state.ts");
+  return migrateState(options);
 }

@@ -26,7 +26,7 @@ export { defaultActor } from "./acting.ts";
 export type { Page } from "./pages.ts";
 export type { TokenInfo } from "./tokens.ts";
 import { ChangeFeed } from "./changes/change-feed.ts";
-import { refusalsTranslated } from "./store-refusals.ts";
+import { refusalsTranslated } from "./records/store-refusals.ts";
 import type { AlertRecord, AlertState, TaskStateCell } from "../store/port.ts";
 import { DEFAULT_DID_NOT_RUN_GRACE_MS, expectedRuns, recentIntervalsFrom, type ExpectedRun } from "./scheduler/ledger.ts";
 import { Watchdog } from "./freshness/watchdog.ts";
@@ -579,7 +579,7 @@ export class Engine {
       lines.push(`run cap reached: ${live.length} of ${pipeline.maxActiveRuns} runs active (${live.slice(0, 5).map((r) => r.runId).join(", ")}${live.length > 5 ? ", ..." : ""})`);
     }
     const lead = await this.store.getLead("scheduler");
-    if (!lead || lead.expiresAt < now) lines.push("no scheduler is running: start `idem scheduler` (or `idem dev`)");
+    if (!lead || lead.expiresAt < now) lines.push("no scheduler is running: start a scheduler");
     return lines;
   }
 
@@ -642,7 +642,7 @@ export class Engine {
     const { run, created } = await this.store.createRunIfAbsent(
       newRun(pipeline, interval, { trigger: "manual", triggeredBy: actor, reason: request.reason ?? null, params: request.params }, now),
     );
-    if (!created) throw new ConflictError(`run ${run.runId} already exists (${run.state}); use idem clear to run it again`, { pipeline: pipelineId });
+    if (!created) throw new ConflictError(`run ${run.runId} already exists (${run.state})`, { pipeline: pipelineId }, { action: "clear-run", runId: run.runId });
     tellAudit(request, await this.#audit(actor, "trigger", pipeline, run.runId, null, request.reason ?? null, { businessDate: interval.businessDate, openFrozen: request.openFrozen }));
     this.#announce();
     return run;

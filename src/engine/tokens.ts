@@ -4,7 +4,7 @@ import { ArgumentError, NotFoundError, UsageError } from "../core/model/errors.t
 import { isValidId } from "../core/model/ids.ts";
 import type { ApiTokenRecord, Store, TokenRole } from "../store/port.ts";
 import { defaultActor, tellAudit, type Acting } from "./acting.ts";
-import { refusalsTranslated } from "./store-refusals.ts";
+import { refusalsTranslated } from "./records/store-refusals.ts";
 
 /**
  * API tokens are 32 random bytes: far too many to guess, so a fast hash (SHA-256) is enough to
@@ -56,7 +56,7 @@ export class ApiTokens {
     const actor = request.actor ?? defaultActor();
     const at = this.#clock.now();
     const revoked = await this.#store.revokeToken({ name, by: actor, at });
-    if (!revoked) throw new NotFoundError("token", `no live token named "${name}" (see idem tokens list)`);
+    if (!revoked) throw new NotFoundError("token", `no live token named "${name}"`, {}, { action: "list-tokens" });
     tellAudit(request, await this.#store.appendAudit({ at, actor, action: "token-revoke", pipelineId: null, reason: request.reason ?? null, details: { name } }));
     return tokenInfo(revoked);
   }

@@ -94,7 +94,7 @@ async function explainTask(
       const reasons: string[] = [];
       if (task.pool) {
         const pool = pools.get(task.pool);
-        if (!pool) reasons.push(`pool ${task.pool} does not exist (create it: idem pools set ${task.pool} --slots N)`);
+        if (!pool) reasons.push(`pool ${task.pool} does not exist (create it with the slots it should have)`);
         else if (task.slots > pool.slots) reasons.push(`needs ${task.slots} slots but pool ${task.pool} has only ${pool.slots}`);
         else if (pool.used + task.slots > pool.slots) {
           const holders = pool.holders.map((h) => `${h.runId} ${h.taskId}`).join(", ");
@@ -102,7 +102,7 @@ async function explainTask(
         }
       }
       if (maxActiveTasksReached !== null) reasons.push(`the pipeline's maxActiveTasks (${maxActiveTasksReached}) are all running`);
-      if (liveWorkers === 0) reasons.push("no worker alive: start `idem worker` (or `idem dev`)");
+      if (liveWorkers === 0) reasons.push("no worker alive: start a worker");
       return reasons.length ? `queued; ${reasons.join("; ")}` : "queued, eligible: the next free worker slot takes it";
     }
   }

@@ -2,7 +2,9 @@ import { serve } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import { isIP } from "node:net";
-import { UsageError } from "../core/model/errors.ts";
+import { randomBytes } from "node:crypto";
+import { ArgumentError } from "../core/model/errors.ts";
+import type { Engine } from "../engine/engine.ts";
 import type { AppDeps } from "./env.ts";
 import { buildApp } from "./app.ts";
 
@@ -12,6 +14,10 @@ export interface ServeOptions {
   /** Extra host names the Host header may carry (a reverse proxy's public name). */
   allowHosts?: readonly string[];
   log?: (line: string) => void;
+  /** The OS user who acts when nobody logged in (loopback only, no token). */
+  localUser: string;
+  /** See `AppDeps.credentialRecheckMs`. */
+  credentialRecheckMs?: number;
 }
 
 export interface RunningServer {
@@ -37,18 +43,25 @@ export function allowedHostsFor(host: string, extra: readonly string[] = []): st
 }
 
 /**
- * Starts the HTTP server. Off loopback it refuses to start unless tokens exist: a server anyone on
- * the network can reach must never fall back to "the local user may act".
+ * Starts the HTTP server over an engine; the app's other inputs are the server's own: the engine
+ * checks tokens, and CSRF tokens are signed with a secret random to this process. Off loopback it
+ * refuses to start unless tokens exist: a server anyone on the network can reach must never fall
+ * back to "the local user may act".
  */
-export async function startServer(deps: Omit<AppDeps, "allowedHosts" | "localUser">, options: ServeOptions & { localUser: string }): Promise<RunningServer> {
+export async function startServer(engine: Engine, options: ServeOptions): Promise<RunningServer> {
   const loopback = isLoopback(options.host);
-  if (!loopback && !(await deps.tokens.hasTokens())) {
-    throw new UsageError(`--host ${options.host} is not loopback: create a token first (idem tokens create --name NAME --role operator), so that nobody on the network acts unauthenticated`);
+  if (!loopback && !(await engine.hasTokens())) {
+    throw new ArgumentError("host", (n) => `${n("host")} ${options.host} is not loopback: create a token first, so that nobody on the network acts unauthenticated`);
   }
-  const app = buildApp(
-    { ...deps, allowedHosts: allowedHostsFor(options.host, options.allowHosts), localUser: loopback ? options.localUser : null },
-    { log: options.log },
-  );
+  const deps: AppDeps = {
+    engine,
+    tokens: engine,
+    secret: randomBytes(32),
+    allowedHosts: allowedHostsFor(options.host, options.allowHosts),
+    localUser: loopback ? options.localUser : null,
+    credentialRecheckMs: options.credentialRecheckMs,
+  };
+  const app = buildApp(deps, { log: options.log });
   const server = await new Promise<Server>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: options.host, port: options.port }) as Server;
     s.once("listening", () => resolve(s));

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { UsageError } from "../core/model/errors.ts";
+import { ArgumentError } from "../core/model/errors.ts";
 import { isPostgresUrl, sqlitePath } from "./location.ts";
 import { PostgresStore } from "./postgres/postgres-store.ts";
 import { SESSION_SQL, STATE_COPY } from "./postgres/sql.ts";
@@ -27,10 +27,10 @@ const BATCH_ROWS = 1_000;
  * Returns the rows copied per table.
  */
 export async function migrateState(options: MigrateStateOptions): Promise<Map<string, number>> {
-  if (isPostgresUrl(options.from)) throw new UsageError("--from: only a SQLite state file can be moved (sqlite:<path>)");
-  if (!isPostgresUrl(options.to)) throw new UsageError("--to: expected a postgres:// URL");
+  if (isPostgresUrl(options.from)) throw new ArgumentError("from", (n) => `${n("from")}: only a SQLite state file can be moved (sqlite:<path>)`);
+  if (!isPostgresUrl(options.to)) throw new ArgumentError("to", (n) => `${n("to")}: expected a postgres:// URL`);
   const path = sqlitePath(options.from);
-  if (!existsSync(path)) throw new UsageError(`--from ${options.from}: no such file`);
+  if (!existsSync(path)) throw new ArgumentError("from", (n) => `${n("from")} ${options.from}: no such file`);
 
   const source = new SqliteStore(path);
   const target = new PostgresStore({ connectionString: options.to, applicationName: "idem:migrate" });
@@ -53,7 +53,7 @@ export async function migrateState(options: MigrateStateOptions): Promise<Map<st
         if (Number((await client.query(STATE_COPY.targetRowCount(table))).rows[0].n) > 0) held.push(table);
       }
       if (held.length > 0 && !options.force) {
-        throw new UsageError(`the target already holds state (${held.join(", ")}); add --force to replace it`);
+        throw new ArgumentError("force", (n) => `the target already holds state (${held.join(", ")}); add ${n("force")} to replace it`);
       }
       if (held.length > 0) await client.query(STATE_COPY.clear(STATE_COPY.cleared));
 

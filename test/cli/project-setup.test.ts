@@ -28,7 +28,7 @@ describe("setting a project up: bad input gets one line and exit 2", () => {
   it("a folder with no config here or above", () => {
     const { code, err } = idem(dir, "runs", "sales");
     expect(code).toBe(2);
-    expect(err).toBe(`idem: no idem.config.ts here or above (${dir}): create a project with \`idem init\`, or give --config <file>\n`);
+    expect(err).toBe(`idem: no idem.config.ts here or above (${dir}); create a project with \`idem init\`, or give --config <file>\n`);
   });
 
   it("a CommonJS project: says exactly what to change", () => {

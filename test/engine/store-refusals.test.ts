@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ConflictError, NotFoundError } from "../../src/core/model/errors.ts";
 import { pipeline } from "../../src/core/pipeline/define.ts";
 import { daily } from "../../src/core/time/index.ts";
-import { engineErrorOf } from "../../src/engine/store-refusals.ts";
+import { engineErrorOf } from "../../src/engine/records/store-refusals.ts";
 import { StoreConflictError } from "../../src/store/port.ts";
 import { FakeClock } from "../../src/testing.ts";
 import { openTestEngine, type TestEngine } from "../support/engine.ts";

@@ -31,7 +31,7 @@ describe("the watchdog", () => {
     h.clock.advance(4_000);
     let health = await h.engine.health();
     expect(health).toMatchObject({ status: "ok", holder: "worker w1", lastPassAgeMs: 4_000, healthy: false, scheduler: { live: false } });
-    expect(health.message).toBe("checker run by worker w1, last pass 4s ago; no scheduler has ever held the lead: is `idem scheduler` running?");
+    expect(health.message).toBe("checker run by worker w1, last pass 4s ago; no scheduler has ever held the lead: is a scheduler running?");
     await h.scheduler.tick();
     health = await h.engine.health();
     expect(health).toMatchObject({ status: "ok", healthy: true, scheduler: { live: true, holder: "scheduler-1" } });

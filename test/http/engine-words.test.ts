@@ -1,8 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ArgumentError } from "../../src/core/model/errors.ts";
+import { ArgumentError, IdemError } from "../../src/core/model/errors.ts";
 import { pipeline } from "../../src/core/pipeline/define.ts";
 import { daily, hourly } from "../../src/core/time/index.ts";
 import { flagOf } from "../../src/cli/flags.ts";
+import { remedyAsCommand } from "../../src/cli/remedies.ts";
 import { call, testApp } from "../support/http.ts";
 import { ScheduleHarness } from "../support/scheduling.ts";
 
@@ -63,5 +64,25 @@ describe("the engine's errors name arguments in its own words; surfaces name the
 
   it("flagOf turns an argument into its flag", () => {
     expect(["end", "maxActiveRuns", "openFrozen", "failedOnly"].map(flagOf)).toEqual(["--end", "--max-active-runs", "--open-frozen", "--failed-only"]);
+  });
+
+  it("a refusal says what to do in the engine's words; the CLI says it as the command, the HTTP API as the engine does", async () => {
+    const { engine } = h;
+    const remedied = async (call: () => Promise<unknown>): Promise<[string, string]> => {
+      const error = await call().then(() => null, (e: unknown) => e);
+      if (!(error instanceof IdemError) || error.remedy === null) throw new Error(`expected an error with a remedy, got ${String(error)}`);
+      return [error.message, error.withRemedy(remedyAsCommand)];
+    };
+    await engine.trigger("sales", "2026-09-05", { actor: "ana" });
+    expect(await remedied(() => engine.trigger("sales", "2026-09-05", { actor: "ana" }))).toEqual([
+      "pipeline sales: run sales@2026-09-05 already exists (queued); clear run sales@2026-09-05 to run it again",
+      'pipeline sales: run sales@2026-09-05 already exists (queued); use idem clear sales@2026-09-05 --reason "..." to run it again',
+    ]);
+    expect(await remedied(() => engine.revokeToken("nobody", { actor: "ana" }))).toEqual([
+      'no live token named "nobody"; list the live tokens for their names',
+      'no live token named "nobody"; see idem tokens list',
+    ]);
+    const again = await call(testApp(engine), "/api/v1/pipelines/sales/runs", { token: operator, body: { date: "2026-09-05", reason: "again" } });
+    expect([again.status, again.body.detail]).toEqual([409, "pipeline sales: run sales@2026-09-05 already exists (queued); clear run sales@2026-09-05 to run it again"]);
   });
 });

@@ -26,7 +26,7 @@ export interface BenchServer {
 export async function benchServer(store: Store, stateDir: string): Promise<BenchServer> {
   const engine = new Engine({ store, clock: systemClock, stateDir, pipelines: [PIPELINE] });
   const { secret } = await engine.createToken({ name: `bench_${randomBytes(3).toString("hex")}`, role: "operator", actor: "bench" });
-  const server = await startServer({ engine, tokens: engine, secret: randomBytes(32) }, { host: "127.0.0.1", port: 0, localUser: "bench" });
+  const server = await startServer(engine, { host: "127.0.0.1", port: 0, localUser: "bench" });
   return {
     engine,
     server,

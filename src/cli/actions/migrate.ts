@@ -1,9 +1,9 @@
-import { migrateState } from "../../store/migrate-state.ts";
+import { moveState } from "../../engine/compose.ts";
 import { table } from "../format.ts";
 import type { Cli } from "../lazy.ts";
 
 export async function migrate(_cli: Cli, flags: { from: string; to: string; force?: boolean }) {
-  const copied = await migrateState({ from: flags.from, to: flags.to, force: flags.force === true });
+  const copied = await moveState({ from: flags.from, to: flags.to, force: flags.force === true });
   console.log(table(["table", "rows"], [...copied].map(([name, rows]) => [name, rows])));
   const total = [...copied.values()].reduce((a, b) => a + b, 0);
   console.log(`\ncopied ${total} row(s) in one transaction; point the project at the new store with state: "${redact(flags.to)}" or IDEM_STATE_URL`);

@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { UsageError } from "../../core/model/errors.ts";
 import { defaultActor } from "../../engine/engine.ts";
 import type { RunningServer } from "../../http/server.ts";
@@ -26,10 +25,7 @@ export async function openHttp(engine: Engine, flags: HttpFlags, user: string | 
   const { startServer } = await import("../../http/server.ts");
   let server: RunningServer;
   try {
-    server = await startServer(
-      { engine, tokens: engine, secret: randomBytes(32) },
-      { host: flags.host, port, allowHosts: flags.allowHost, localUser: user ?? defaultActor(), log },
-    );
+    server = await startServer(engine, { host: flags.host, port, allowHosts: flags.allowHost, localUser: user ?? defaultActor(), log });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "EADDRINUSE") throw new UsageError(`--port ${port}: already in use on ${flags.host}; choose another with --port`);

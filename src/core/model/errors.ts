@@ -11,10 +11,51 @@ export interface ErrorPlace {
 
 export class IdemError extends Error {
   readonly place: ErrorPlace;
-  constructor(message: string, place: ErrorPlace = {}) {
-    super(prefix(place) + message);
+  /** What the operator can do about it: the message ends with it in the engine's words. */
+  readonly remedy: Remedy | null;
+  readonly #reason: string;
+  constructor(message: string, place: ErrorPlace = {}, remedy: Remedy | null = null) {
+    super(prefix(place) + message + (remedy ? `; ${remedyInEngineWords(remedy)}` : ""));
     this.name = new.target.name;
     this.place = place;
+    this.remedy = remedy;
+    this.#reason = prefix(place) + message;
+  }
+
+  /** The message with its remedy as a surface says it (the CLI: the command that does it). */
+  withRemedy(say: RemedyWords): string {
+    return this.remedy ? `${this.#reason}; ${say(this.remedy)}` : this.message;
+  }
+}
+
+/**
+ * Something an operator can do about a refusal, named by what it does, never by how a surface
+ * does it: the engine knows neither flags nor commands. Each surface says it its own way
+ * (`withRemedy`): the CLI as the command line, the HTTP API in the engine's words.
+ */
+export type Remedy =
+  /** A pool a task needs does not exist. */
+  | { action: "create-pool"; pool: string }
+  /** A run exists already: clearing it runs it again. */
+  | { action: "clear-run"; runId: string }
+  /** No config file was found where the project was looked for. */
+  | { action: "create-project" }
+  /** A token name matched none: the live ones are listed. */
+  | { action: "list-tokens" };
+
+/** How a surface says a remedy. */
+export type RemedyWords = (remedy: Remedy) => string;
+
+function remedyInEngineWords(remedy: Remedy): string {
+  switch (remedy.action) {
+    case "create-pool":
+      return `create pool ${remedy.pool} with the slots it should have, or add it to \`pools\` in idem.config.ts`;
+    case "clear-run":
+      return `clear run ${remedy.runId} to run it again`;
+    case "create-project":
+      return "create a project there, or name its config file";
+    case "list-tokens":
+      return "list the live tokens for their names";
   }
 }
 
@@ -59,8 +100,8 @@ function prefix(place: ErrorPlace): string {
 /** What a request named does not exist; `what` says which kind of thing, for surfaces to point at the right field. */
 export class NotFoundError extends UsageError {
   readonly what: "pipeline" | "run" | "task" | "attempt" | "backfill" | "pool" | "token";
-  constructor(what: NotFoundError["what"], message: string, place: ErrorPlace = {}) {
-    super(message, place);
+  constructor(what: NotFoundError["what"], message: string, place: ErrorPlace = {}, remedy: Remedy | null = null) {
+    super(message, place, remedy);
     this.what = what;
   }
 }

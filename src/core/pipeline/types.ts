@@ -3,7 +3,6 @@ import type { TriggerRule } from "../policy/trigger-rules.ts";
 import type { Timetable } from "../time/timetable.ts";
 import type { FrozenPeriod } from "../policy/frozen.ts";
 import type { FreshnessPromise, FreshnessPromiseInput } from "./promise.ts";
-import type { Target } from "../../data/target.ts";
 import type { RestatePolicy } from "../policy/restate.ts";
 
 /** A small JSON object a task returns: counts, not data. */
@@ -17,6 +16,13 @@ export interface TaskLogger {
 
 /** The summary a task function returns, for typing `ctx.upstream`: `SummaryOf<typeof loadDay>`. */
 export type SummaryOf<F extends (...args: never[]) => unknown> = Exclude<Awaited<ReturnType<F>>, void | undefined>;
+
+/**
+ * A database `ctx.connection(name)` hands out. What one can do is the data plane's to say: it
+ * opens connections, and `data/target.ts` merges its `Target` into this interface. So core
+ * depends on nothing above it, and task code still gets the whole target.
+ */
+export interface TaskConnection {}
 
 /**
  * Everything a task needs to know about the work it is doing; never "today". `U` types
@@ -51,7 +57,7 @@ export interface TaskContext<P extends Params = Params, U extends Record<string,
    * A connection named in idem.config.ts (`connections`), opened on first use and closed when
    * the attempt ends.
    */
-  connection(name: string): Promise<Target>;
+  connection(name: string): Promise<TaskConnection>;
   log: TaskLogger;
   /** Fires when the attempt times out or the worker shuts down; pass it to anything cancellable. */
   signal: AbortSignal;

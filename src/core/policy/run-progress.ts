@@ -60,6 +60,18 @@ export function nextTryNumber(ti: { state: TaskState; tryNumber: number }): numb
 }
 
 /**
+ * Why a task instance cannot be settled by hand (skip, mark success or failed), or null when it
+ * can: its run and the task must exist, and the task must not be running, for its attempt would
+ * end over the hand's state. `taskState` is null for a task the run does not have.
+ */
+export function settleByHandRefusal(runId: string, taskId: string, found: { run: boolean; taskState: TaskState | null }): string | null {
+  if (!found.run) return `no run ${runId}`;
+  if (found.taskState === null) return `run ${runId} has no task ${taskId}`;
+  if (found.taskState === "running") return `task ${taskId} of run ${runId} is running; wait for it to end`;
+  return null;
+}
+
+/**
  * A task settled by hand (skip, mark): a downstream instance that a trigger rule settled because
  * of the old state waits again, with the tries it had left; null when it stays as it is.
  */

@@ -55,11 +55,11 @@ export function planBackfill(input: PlanInput): NewBackfillItem[] {
     if (run.state === "queued" || run.state === "running") return refuse(`run ${run.runId} is already ${run.state}`);
     if (run.state === "failed") {
       return input.reprocess === "none"
-        ? { ...base, action: "leave", why: "failed before; --reprocess failed or all runs it again" }
+        ? { ...base, action: "leave", why: 'failed before; reprocess "failed" or "all" runs it again' }
         : { ...base, action: "rerun", why: `failed before${opened}` };
     }
     return input.reprocess === "all"
-      ? { ...base, action: "rerun", why: `succeeded before; --reprocess all${opened}` }
+      ? { ...base, action: "rerun", why: `succeeded before; reprocess "all"${opened}` }
       : { ...base, action: "leave", why: "already succeeded" };
   });
   return input.backwards ? items.reverse() : items;

@@ -55,7 +55,7 @@ export async function checkerHealth(store: FreshnessStore & WorkerStore, now: nu
   };
   const base = { scheduler, holder: lease?.holder ?? null, lastPassAgeMs: lease ? now - lease.renewedAt : null };
   if (!lease) {
-    return { ...base, status: "none", healthy: false, message: `no watchdog has ever run: nothing checks the promises (it runs in idem scheduler, worker and serve); ${scheduler.note}` };
+    return { ...base, status: "none", healthy: false, message: `no watchdog has ever run: nothing checks the promises (every scheduler, worker and web server runs it); ${scheduler.note}` };
   }
   const age = now - lease.renewedAt;
   if (age > staleMs) {

@@ -238,7 +238,7 @@ export function findConfig(cwd: string, explicitFile?: string): string {
     if (found) return found;
     if (dirname(dir) === dir) break;
   }
-  throw new DefinitionError(`no idem.config.ts here or above (${resolve(cwd)}): create a project with \`idem init\`, or give --config <file>`);
+  throw new DefinitionError(`no idem.config.ts here or above (${resolve(cwd)})`, {}, { action: "create-project" });
 }
 
 /**

@@ -33,13 +33,13 @@ export class LeadMemory {
 /** Is a scheduler leading (and able to create scheduled runs) right now? */
 export async function schedulerPresence(store: WorkerStore, now: number, memory?: LeadMemory): Promise<SchedulerPresence> {
   const lead = await store.getLead(SCHEDULER_ROLE);
-  if (!lead) return { live: false, holder: null, lastLeadAt: null, note: "no scheduler has ever held the lead: is `idem scheduler` running?" };
+  if (!lead) return { live: false, holder: null, lastLeadAt: null, note: "no scheduler has ever held the lead: is a scheduler running?" };
   const when = formatInstant(Math.floor(lead.renewedAt / 1000) * 1000, "UTC");
   if (lead.expiresAt <= now) {
     return { live: false, holder: lead.holder, lastLeadAt: lead.renewedAt, note: `no scheduler has held the lead since ${when} (last: ${lead.holder})` };
   }
   if (lead.holder.startsWith(BACKFILL_ONLY_HOLDER)) {
-    return { live: false, holder: lead.holder, lastLeadAt: null, note: `only a backfill follower (${lead.holder}) leads: it creates no scheduled run; start \`idem scheduler\`` };
+    return { live: false, holder: lead.holder, lastLeadAt: null, note: `only a backfill follower (${lead.holder}) leads: it creates no scheduled run; start a scheduler` };
   }
   return { live: true, holder: lead.holder, leadingSince: memory ? memory.leadingSince(lead, now) : -Infinity };
 }

@@ -4,7 +4,8 @@ import type { FrozenPeriod } from "../../core/policy/frozen.ts";
 import { decideRestatements, restatedTasks, restateRoom, restateWindow, type RestateDecision } from "../../core/policy/restate.ts";
 import { formatInstant } from "../../core/time/dates.ts";
 import type { Interval } from "../../core/time/interval.ts";
-import { StoreConflictError, type RunRecord, type Store } from "../../store/port.ts";
+import type { RunRecord, Store } from "../../store/port.ts";
+import { refusalOf } from "../records/store-refusals.ts";
 import { taskInstancesOf } from "../records/pipeline-records.ts";
 
 export interface RestateEnvironment {
@@ -67,20 +68,18 @@ async function restate(env: RestateEnvironment, pipeline: Pipeline, run: RunReco
   const taskIds = restatedTasks([...pipeline.tasks.values()].map((t) => ({ taskId: t.id, restate: t.restate })), states);
   const reason = `restating the last ${pipeline.restate!.last} interval(s) after ${head.businessDate} ran`;
   await env.saveVersion(pipeline);
-  try {
-    await store.rerun({
-      runId: run.runId,
-      graphVersion: pipeline.version,
-      tasks: taskInstancesOf(pipeline),
-      taskIds: taskIds ?? undefined,
-      params: run.params,
-      at: now,
-      restate: { triggeredBy: "scheduler", reason, endedBefore: firesAt },
-    });
-  } catch (error) {
-    // Another scheduler restated it first, or it became live in between: nothing to do now.
-    if (!(error instanceof StoreConflictError)) throw error;
-    env.log?.(`${run.runId}: not restated: ${error.message}`);
+  // Another scheduler restated it first, or it became live in between: nothing to do now.
+  const refused = await refusalOf(() => store.rerun({
+    runId: run.runId,
+    graphVersion: pipeline.version,
+    tasks: taskInstancesOf(pipeline),
+    taskIds: taskIds ?? undefined,
+    params: run.params,
+    at: now,
+    restate: { triggeredBy: "scheduler", reason, endedBefore: firesAt },
+  }));
+  if (refused !== null) {
+    env.log?.(`${run.runId}: not restated: ${refused}`);
     return 0;
   }
   await store.appendAudit({

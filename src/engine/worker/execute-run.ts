@@ -1,7 +1,7 @@
 import type { Pipeline } from "../../core/pipeline/types.ts";
 import type { RunRecord, Store } from "../../store/port.ts";
 import { Worker, type WorkerOptions } from "./worker.ts";
-import { DefinitionError, UsageError } from "../../core/model/errors.ts";
+import { DefinitionError, NotFoundError, UsageError } from "../../core/model/errors.ts";
 
 /** The worker's own options that a run in this process passes through unchanged. */
 type PassedToWorker = "store" | "clock" | "stateDir" | "workerId" | "concurrency" | "leaseMs" | "random" | "frozen"
@@ -56,7 +56,7 @@ async function assertCanProgress(store: Store, runId: string): Promise<void> {
   for (const task of queued) {
     const slots = pools.get(task.pool!);
     if (slots === undefined) {
-      throw new UsageError(`run ${runId} cannot go on: task ${task.taskId} needs pool ${task.pool}, which does not exist (idem pools set ${task.pool} --slots N, or \`pools\` in idem.config.ts)`);
+      throw new NotFoundError("pool", `run ${runId} cannot go on: task ${task.taskId} needs pool ${task.pool}, which does not exist`, {}, { action: "create-pool", pool: task.pool! });
     }
     if (task.slots > slots) {
       throw new UsageError(`run ${runId} cannot go on: task ${task.taskId} needs ${task.slots} slots of pool ${task.pool}, which has ${slots}`);

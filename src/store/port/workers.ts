@@ -6,9 +6,13 @@ export interface WorkerStore {
   /**
    * Takes or keeps the lease of a role ("scheduler"): granted when free, expired, or already
    * ours. A new holder gets a higher term: how a watcher tells that leadership changed hands
-   * (`LeadMemory`) and what `idem health` shows. No write takes the term: a deposed leader's
-   * writes are harmless by construction (one run per interval, a cursor that only moves forward,
-   * losses fenced by the lease itself), so there is nothing for a term to fence.
+   * (`LeadMemory`, the freshness checker) and what health shows. The term is an observer's
+   * number, never a fence: no write takes it. A deposed leader that goes on with a tick it began
+   * is held back by each write's own compare-and-set instead: one run per interval, a schedule
+   * cursor that only moves forward, an attempt lost only while its lease is expired, a
+   * restatement only of a run that ended before the newer interval fired. Not held back: a
+   * data-triggered or backfill rerun of a run that ended between that leader's read and its
+   * write (the same interval runs once more; its loads are idempotent).
    */
   tryLead(request: { role: string; holder: string; now: number; ttlMs: number }): Promise<Leadership>;
   resignLead(role: string, holder: string): Promise<void>;

@@ -486,4 +486,45 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
         AND error_class NOT IN ('TaskFailed', 'DataError', 'DefinitionError', 'DefinitionChanged', 'Timeout', 'Cancelled', 'LeaseLost', 'LeaseExpired', 'TaskCrashed', 'SpawnError', 'ExitCode', 'Signal', 'SummaryError', 'SummaryTooLarge', 'SensorTimeout');
     `,
   },
+  {
+    version: 20,
+    name: "task instances' updates counted and fed to the change feed once per statement, not once per row",
+    sql: `
+      -- A finish of 64 attempts called two functions 64 times each (an UPDATE of a run's counts
+      -- per row, an INSERT into change_events per row): more than the finish's own statement.
+      -- One statement trigger with transition tables does both once per statement. It may not
+      -- name columns (UPDATE OF state), so it sees every update and keeps the rows whose state
+      -- (or try) changed. A claim (queued -> running, both live) changes no count, so its rows
+      -- are filtered out before the run rows are touched: a claim still never waits for one.
+      -- Callers that move rows in or out of the counted sets hold their runs' rows already.
+      -- The state sets are core's LIVE_TASK_STATES and FAILING_TASK_STATES, as in migration 17.
+      CREATE FUNCTION task_instances_updated() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        UPDATE runs r SET live_tasks = r.live_tasks + c.live, failed_tasks = r.failed_tasks + c.failed
+        FROM (SELECT n.run_id,
+                     sum((n.state IN ('scheduled', 'queued', 'running', 'up_for_retry', 'up_for_reschedule'))::int
+                       - (o.state IN ('scheduled', 'queued', 'running', 'up_for_retry', 'up_for_reschedule'))::int) AS live,
+                     sum((n.state IN ('failed', 'upstream_failed'))::int - (o.state IN ('failed', 'upstream_failed'))::int) AS failed
+              FROM new_rows n JOIN old_rows o ON o.run_id = n.run_id AND o.task_id = n.task_id
+              WHERE n.state IS DISTINCT FROM o.state
+              GROUP BY n.run_id) c
+        WHERE r.run_id = c.run_id AND (c.live <> 0 OR c.failed <> 0);
+        -- idem migrate copies history in bulk: that is not a change anybody watches.
+        IF current_setting('idem.copying', true) = 'on' THEN RETURN NULL; END IF;
+        INSERT INTO change_events (kind, run_id, task_id, state, try_number)
+        SELECT 'task', n.run_id, n.task_id, n.state, n.try_number
+        FROM new_rows n JOIN old_rows o ON o.run_id = n.run_id AND o.task_id = n.task_id
+        WHERE n.state IS DISTINCT FROM o.state OR n.try_number IS DISTINCT FROM o.try_number;
+        IF FOUND THEN PERFORM pg_notify(left('idem_changes_' || TG_TABLE_SCHEMA, 63), ''); END IF;
+        RETURN NULL;
+      END
+      $fn$;
+      DROP TRIGGER run_counts_changed ON task_instances;
+      DROP FUNCTION run_counts_of_row();
+      DROP TRIGGER change_feed_task_instances ON task_instances;
+      CREATE TRIGGER task_instances_updated AFTER UPDATE ON task_instances
+        REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION task_instances_updated();
+    `,
+  },
 ];

@@ -5,7 +5,7 @@ import type { RunState, TaskState } from "../../core/model/states.ts";
 import { attemptLogPath } from "../../core/model/log-path.ts";
 import { planClaim } from "../../core/policy/claim-plan.ts";
 import { planRerun } from "../../core/policy/rerun-plan.ts";
-import { endTry, endTryKnown, nextTryNumber, reopenedByHand, runEnd, RunProgress, type TryEnd } from "../../core/policy/run-progress.ts";
+import { endTry, endTryKnown, nextTryNumber, reopenedByHand, runEnd, RunProgress, settleByHandRefusal, type TryEnd } from "../../core/policy/run-progress.ts";
 import { assertSummaryFits, claimCandidate, datasetWaits, isCurrentAttempt, waitingTasks, waitingTasksByParent } from "../decision-rows.ts";
 import {
   StoreConflictError, type AttemptFinish, type AuditEntry, type ClaimRequest,
@@ -335,7 +335,7 @@ export class PostgresStore extends PostgresReads implements Store {
     this.#sendEnds(tx, finishes.filter((f) => ends.has(f.attemptId)), ends);
     const progressed = tx.rows("runsProgressOfAttempts", [ids]);
     const [lockedRows, childRows, progressRows] = await Promise.all([locked, children, progressed]);
-    const current = new Map(lockedRows.map((r) => [Number(r.attempt_id), r]));
+    const current = new Map(lockedRows.filter((r) => isCurrentAttempt(r, Number(r.attempt_id))).map((r) => [Number(r.attempt_id), r]));
     // The rest needed the tries left: decided now, written with the decisions.
     const late = finishes.filter((f) => current.has(f.attemptId) && !ends.has(f.attemptId));
     for (const f of late) {
@@ -655,10 +655,9 @@ export class PostgresStore extends PostgresReads implements Store {
   async #settleByHand(r: TaskActionRequest, state: "success" | "failed" | "skipped", reason: string | null): Promise<TaskInstanceRecord> {
     return this.#announcing(this.db.tx(async (tx) => {
       const run = await tx.first("lockRun", [r.runId]);
-      if (!run) throw new StoreConflictError(`no run ${r.runId}`);
-      const ti = await tx.first("lockTaskInstance", [r.runId, r.taskId]);
-      if (!ti) throw new StoreConflictError(`run ${r.runId} has no task ${r.taskId}`);
-      if (ti.state === "running") throw new StoreConflictError(`task ${r.taskId} of run ${r.runId} is running; wait for it to end`);
+      const ti = run ? await tx.first("lockTaskInstance", [r.runId, r.taskId]) : undefined;
+      const refusal = settleByHandRefusal(r.runId, r.taskId, { run: Boolean(run), taskState: ti?.state ?? null });
+      if (refusal !== null || !run) throw new StoreConflictError(refusal ?? `no run ${r.runId}`);
       void tx.send("settleByHand", [r.runId, r.taskId, state, reason, r.at]);
       // Downstream instances settled because of the old state (upstream_failed, or skipped for an
       // upstream skip) wait again, and are settled afresh from the new one.

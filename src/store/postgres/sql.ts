@@ -109,9 +109,11 @@ export const SQL = {
       UNION ALL
       SELECT q.*, q.queued_at AS waited_since, 1 AS grp, -q.priority::bigint AS k1, q.queued_at AS k2 FROM queued q
     )
+    -- each candidate's run by its primary key (OFFSET 0 keeps the probe a probe: a generic plan
+    -- guesses the candidates many and would hash the whole runs table, history and all)
     SELECT c.run_id, c.task_id, c.state, c.try_number, c.max_tries, c.pool, c.slots, c.priority, c.waited_since,
            c.grp, c.grp = 0 AS due, c.from_backfill AS background, r.pipeline_id
-    FROM candidates c JOIN runs r ON r.run_id = c.run_id
+    FROM candidates c CROSS JOIN LATERAL (SELECT r.pipeline_id FROM runs r WHERE r.run_id = c.run_id OFFSET 0) r
     ORDER BY c.grp, c.from_backfill, c.k1, c.k2, c.task_id`,
   /**
    * One run's queued rows and its due retries, each from its partial index in order, cut at the
@@ -135,7 +137,7 @@ export const SQL = {
     )
     SELECT t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots, t.priority,
            t.queued_at AS waited_since, false AS due, t.from_backfill AS background, r.pipeline_id
-    FROM candidates t JOIN runs r ON r.run_id = t.run_id
+    FROM candidates t CROSS JOIN LATERAL (SELECT r.pipeline_id FROM runs r WHERE r.run_id = t.run_id OFFSET 0) r
     ORDER BY t.priority DESC, t.queued_at, t.task_id`,
   selectBackfillCandidates: `
     SELECT t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots, t.priority,
@@ -200,12 +202,15 @@ export const SQL = {
    * never deadlock. A missing one was refused.
    */
   lockAttemptsForFinish: `
-    SELECT a.attempt_id, a.run_id, a.task_id, t.try_number, t.max_tries, t.pool, r.graph_version
+    -- joined by primary keys only, the states checked by the caller (isCurrentAttempt): a
+    -- condition on the state would let the planner start from every running row (the partial
+    -- indexes) and compare each with every attempt of the batch
+    SELECT a.attempt_id, a.run_id, a.task_id, a.state, t.state AS ti_state, t.current_attempt_id,
+           t.try_number, t.max_tries, t.pool, r.graph_version
     FROM unnest($1::bigint[], $2::text[]) AS f(attempt_id, worker_id)
-    JOIN attempts a ON a.attempt_id = f.attempt_id
+    JOIN attempts a ON a.attempt_id = f.attempt_id AND a.worker_id = f.worker_id
     JOIN task_instances t ON t.run_id = a.run_id AND t.task_id = a.task_id
     JOIN runs r ON r.run_id = a.run_id
-    WHERE a.state = 'running' AND a.worker_id = f.worker_id AND t.state = 'running' AND t.current_attempt_id = a.attempt_id
     ORDER BY a.run_id, a.attempt_id
     FOR UPDATE OF a, t, r`,
   /**
@@ -219,8 +224,15 @@ export const SQL = {
       FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::int[], $6::text[], $7::text[], $8::text[],
                   $9::text[], $10::bigint[], $11::text[], $12::bigint[])
         AS f(attempt_id, worker_id, outcome, now, exit_code, error_class, error_message, summary, state, next_try_at, reason, ended_at)
-      JOIN attempts a ON a.attempt_id = f.attempt_id AND a.state = 'running' AND a.worker_id = f.worker_id
-      JOIN task_instances t ON t.run_id = a.run_id AND t.task_id = a.task_id AND t.state = 'running' AND t.current_attempt_id = a.attempt_id
+      -- each attempt and task instance by its primary key, the states checked outside (OFFSET 0
+      -- keeps them outside: inside, they would let the planner start from every running row)
+      CROSS JOIN LATERAL (
+        SELECT a.run_id, a.task_id, a.state, a.worker_id, t.state AS ti_state, t.current_attempt_id
+        FROM attempts a JOIN task_instances t ON t.run_id = a.run_id AND t.task_id = a.task_id
+        WHERE a.attempt_id = f.attempt_id
+        OFFSET 0
+      ) a
+      WHERE a.state = 'running' AND a.worker_id = f.worker_id AND a.ti_state = 'running' AND a.current_attempt_id = f.attempt_id
     ), ended AS (
       UPDATE attempts a
       SET state = f.outcome, ended_at = f.now, exit_code = f.exit_code, error_class = f.error_class,

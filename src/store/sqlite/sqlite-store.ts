@@ -5,7 +5,7 @@ import type { RunState, TaskState } from "../../core/model/states.ts";
 import { attemptLogPath } from "../../core/model/log-path.ts";
 import { planClaim } from "../../core/policy/claim-plan.ts";
 import { planRerun } from "../../core/policy/rerun-plan.ts";
-import { endTry, nextTryNumber, reopenedByHand, runEnd, RunProgress } from "../../core/policy/run-progress.ts";
+import { endTry, nextTryNumber, reopenedByHand, runEnd, RunProgress, settleByHandRefusal } from "../../core/policy/run-progress.ts";
 import { assertSummaryFits, claimCandidate, datasetWaits, isCurrentAttempt, waitingTasks } from "../decision-rows.ts";
 import {
   StoreConflictError, type AttemptFinish, type AuditEntry, type ClaimRequest,
@@ -429,10 +429,9 @@ export class SqliteStore extends SqliteReads implements Store {
     return this.db.transaction(() => {
       const q = this.q;
       const run = q.selectRun.get(r.runId) as Row | undefined;
-      if (!run) throw new StoreConflictError(`no run ${r.runId}`);
-      const ti = q.selectTaskInstance.get(r.runId, r.taskId) as Row | undefined;
-      if (!ti) throw new StoreConflictError(`run ${r.runId} has no task ${r.taskId}`);
-      if (ti.state === "running") throw new StoreConflictError(`task ${r.taskId} of run ${r.runId} is running; wait for it to end`);
+      const ti = run ? (q.selectTaskInstance.get(r.runId, r.taskId) as Row | undefined) : undefined;
+      const refusal = settleByHandRefusal(r.runId, r.taskId, { run: Boolean(run), taskState: ti?.state ?? null });
+      if (refusal !== null || !run) throw new StoreConflictError(refusal ?? `no run ${r.runId}`);
       q.settleByHand.run(state, reason, r.at, r.runId, r.taskId);
       q.reopenRun.run(r.runId);
       // Downstream instances settled because of the old state (upstream_failed, or skipped for an

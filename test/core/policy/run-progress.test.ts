@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { TaskState } from "../../../src/core/model/states.ts";
+import { TASK_STATES, type TaskState } from "../../../src/core/model/states.ts";
 import {
   endTry,
   FAILING_TASK_STATES,
@@ -8,6 +8,7 @@ import {
   nextTryNumber,
   reopenedByHand,
   runEnd,
+  settleByHandRefusal,
   RunProgress,
   type WaitingTask,
 } from "../../../src/core/policy/run-progress.ts";
@@ -176,5 +177,15 @@ describe("run progress", () => {
     expect(reopenedByHand({ state: "skipped", reason: "upstream: 1 task(s) skipped", tryNumber: 1, maxTries: 1 })).toEqual({ maxTries: 1 });
     expect(reopenedByHand({ state: "skipped", reason: "skipped by hand", tryNumber: 0, maxTries: 1 })).toBeNull();
     expect(reopenedByHand({ state: "failed", reason: null, tryNumber: 1, maxTries: 1 })).toBeNull();
+  });
+});
+
+describe("settleByHandRefusal: what a skip or mark by hand is refused for, the same on every adapter", () => {
+  it("refuses a run or task that does not exist and a running task, and lets every other state be settled", () => {
+    expect(settleByHandRefusal("p@d", "t", { run: false, taskState: null })).toBe("no run p@d");
+    expect(settleByHandRefusal("p@d", "t", { run: true, taskState: null })).toBe("run p@d has no task t");
+    expect(settleByHandRefusal("p@d", "t", { run: true, taskState: "running" })).toBe("task t of run p@d is running; wait for it to end");
+    const settleable = TASK_STATES.filter((s) => s !== "running");
+    expect(settleable.map((s) => settleByHandRefusal("p@d", "t", { run: true, taskState: s }))).toEqual(settleable.map(() => null));
   });
 });
