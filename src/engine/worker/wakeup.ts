@@ -47,6 +47,26 @@ export function notifyWork(stateDir: string): void {
   touch(wakeupFile(stateDir), stateDir);
 }
 
+/** Files to touch once this turn of the event loop is over: once for all the finishes it recorded. */
+const touchSoon = new Map<string, string>();
+
+function touchAfterThisTurn(file: string, stateDir: string): void {
+  if (touchSoon.size === 0) {
+    setImmediate(() => {
+      const files = [...touchSoon];
+      touchSoon.clear();
+      for (const [f, dir] of files) {
+        try {
+          touch(f, dir);
+        } catch {
+          // a wake-up lost: the others find the work at their next poll
+        }
+      }
+    });
+  }
+  touchSoon.set(file, stateDir);
+}
+
 export function notifyScheduler(stateDir: string): void {
   touch(schedulerWakeupFile(stateDir), stateDir);
 }
@@ -86,6 +106,7 @@ async function subscribe(
  * or freed a slot), the scheduler only of a run's end or a published dataset.
  */
 export function announceFinish(store: Store, stateDir: string, outcome: FinishOutcome, published: boolean): void {
-  if (!store.watchWork) notifyWork(stateDir);
-  if (!store.watchScheduling && (outcome.runState !== null || published)) notifyScheduler(stateDir);
+  // Finishes recorded together (one SQLite transaction) are announced together: one touch each.
+  if (!store.watchWork) touchAfterThisTurn(wakeupFile(stateDir), stateDir);
+  if (!store.watchScheduling && (outcome.runState !== null || published)) touchAfterThisTurn(schedulerWakeupFile(stateDir), stateDir);
 }

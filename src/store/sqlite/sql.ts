@@ -22,11 +22,10 @@ export const SQL = {
   selectRunsOfPipeline: `SELECT * FROM runs WHERE pipeline_id = ? ORDER BY interval_start DESC LIMIT ?`,
   selectRuns: `SELECT * FROM runs ORDER BY created_at DESC LIMIT ?`,
   /** A started attempt, as core's claim hands it to the worker (the same columns as PostgreSQL's startAttempts). */
-  selectClaimed: `
-    SELECT a.attempt_id, a.run_id, a.task_id, a.try_number, a.log_path, t.max_tries, t.started_at, r.pipeline_id, r.interval_start,
-           r.interval_end, r.business_date, r.graph_version, r.params, r.trigger_kind, r.backfill_id
-    FROM attempts a JOIN task_instances t ON t.run_id = a.run_id AND t.task_id = a.task_id JOIN runs r ON r.run_id = a.run_id
-    WHERE a.attempt_id = ?`,
+  /** What a claimed attempt carries of its run: read once per run per claim, not once per attempt. */
+  selectClaimedRun: `
+    SELECT pipeline_id, interval_start, interval_end, business_date, graph_version, params, trigger_kind, backfill_id
+    FROM runs WHERE run_id = ?`,
   markRunRunning: `UPDATE runs SET state = 'running', started_at = coalesce(started_at, ?) WHERE run_id = ? AND state = 'queued'`,
   finishRun: `UPDATE runs SET state = ?, ended_at = ? WHERE run_id = ?`,
   requeueRun: `
@@ -53,7 +52,8 @@ export const SQL = {
     UPDATE task_instances
     SET state = 'running', try_number = ?, current_attempt_id = ?, next_try_at = NULL,
         started_at = coalesce(started_at, ?)
-    WHERE run_id = ? AND task_id = ?`,
+    WHERE run_id = ? AND task_id = ?
+    RETURNING started_at`,
   insertAttempt: `
     INSERT INTO attempts (run_id, task_id, try_number, state, worker_id, pid, started_at, lease_expires_at, log_path)
     VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?)`,

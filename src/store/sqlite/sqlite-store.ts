@@ -185,20 +185,29 @@ export class SqliteStore extends SqliteReads implements Store {
         ({ rows, exhausted } = read(scan));
         chosen = plan();
       }
-      return chosen.chosen.map((c) => this.#startAttempt(c.row, request));
+      const runs = new Map<string, Row>();
+      return chosen.chosen.map((c) => this.#startAttempt(c.row, request, runs));
     }).immediate();
   }
 
-  #startAttempt(c: Row, request: ClaimRequest): ClaimedAttempt {
+  /** `runs`: the claim's runs, marked running and read once each (a claim often takes several tasks of one run). */
+  #startAttempt(c: Row, request: ClaimRequest, runs: Map<string, Row>): ClaimedAttempt {
     const q = this.q;
     const tryNumber = nextTryNumber({ state: c.state, tryNumber: c.try_number });
     const leaseExpiresAt = request.now + request.leaseMs;
     const logPath = attemptLogPath(request.logDir, c.run_id, c.task_id, tryNumber);
     const started = q.insertAttempt.run(c.run_id, c.task_id, tryNumber, request.workerId, request.pid, request.now, leaseExpiresAt, logPath);
     const attemptId = Number(started.lastInsertRowid);
-    q.startTaskInstance.run(tryNumber, attemptId, request.now, c.run_id, c.task_id);
-    q.markRunRunning.run(request.now, c.run_id);
-    return toClaimedAttempt(q.selectClaimed.get(attemptId) as Row, leaseExpiresAt);
+    const { started_at } = q.startTaskInstance.get(tryNumber, attemptId, request.now, c.run_id, c.task_id) as Row;
+    let run = runs.get(c.run_id);
+    if (!run) {
+      q.markRunRunning.run(request.now, c.run_id);
+      run = q.selectClaimedRun.get(c.run_id) as Row;
+      runs.set(c.run_id, run);
+    }
+    return toClaimedAttempt({
+      ...run, attempt_id: attemptId, run_id: c.run_id, task_id: c.task_id, try_number: tryNumber, max_tries: c.max_tries, log_path: logPath, started_at,
+    }, leaseExpiresAt);
   }
 
   async renewLease(attemptId: number, workerId: string, leaseExpiresAt: number): Promise<boolean> {
