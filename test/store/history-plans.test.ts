@@ -25,16 +25,16 @@ const SQLITE_HOT = [
   ...TICK,
   // claim
   "selectQueuedCandidates", "selectWaitingCandidates", "selectRunCandidates", "selectBackfillCandidates", "countRunningAll",
-  "countRunningByPipeline", "poolsInUse", "startTaskInstance", "markRunRunning", "selectClaimed",
+  "countRunningByPipeline", "poolsInUse", "startTaskInstance", "markRunRunning", "selectClaimedRun",
   // finish and downstream eligibility
   "selectAttemptForFinish", "finishAttempt", "settleTaskInstance", "setTaskState", "queueTaskInstance", "waitingChildrenWithParents",
-  "childInstances", "runProgress", "finishRun", "nextRetryAt", "renewLease", "renewOwnLease", "takeOverLease",
+  "childInstances", "runProgress", "finishRun", "nextRetryAt", "renewLease", "renewOwnLease", "takeOverLease", "renewLeases", "recordStartedAt",
 ] as const;
 const POSTGRES_HOT = [
   ...TICK,
   "selectCandidates", "selectRunCandidates", "selectBackfillCandidates", "lockCaps", "countRunningOfPipelines", "lockPools", "startAttempts",
   "lockAttemptsForFinish", "finishAttempts", "waitingChildrenOfAttempts", "runsProgressOfAttempts", "runsProgress", "taskStatesOfAttempts",
-  "settleTaskInstancesOfRuns", "finishRuns", "setTaskState", "renewLease", "tryLead",
+  "settleTaskInstancesOfRuns", "finishRuns", "setTaskState", "renewLease", "tryLead", "renewLeases", "recordStartedAt",
 ] as const;
 
 /** SQLite reads a table whole only through an index of live rows (a partial index). */

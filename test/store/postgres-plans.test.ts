@@ -92,6 +92,7 @@ describe.skipIf(!url)("PostgreSQL hot paths' plans", () => {
         ids, workers, ids.map(() => "success"), ids.map(() => 20), ids.map(() => 0), ids.map(() => null), ids.map(() => null),
         ids.map(() => null), ids.map(() => "success"), ids.map(() => null), ids.map(() => null), ids.map(() => 20),
       ]],
+      ["recordStartedAt", [ids, workers, ids.map(() => 15)]],
     ] as [StatementName, unknown[]][]) {
       const p = await plan(name, values);
       expect(p, name).not.toMatch(/task_instances_running_run|attempts_running|Seq Scan on (attempts|task_instances)/);

@@ -636,11 +636,22 @@ export const SQL = {
     UPDATE attempts SET lease_expires_at = $1
     WHERE attempt_id = ANY($2::bigint[]) AND worker_id = $3 AND state = 'running'
     RETURNING attempt_id`,
-  /** Sent before the finish in its transaction, fenced the same way: only the worker's own running attempts. */
+  /**
+   * Sent after lockAttemptsForFinish, before the ends, fenced the same way: only the worker's own
+   * running attempts. Each attempt by its primary key, the state checked on the row found (OFFSET
+   * 0 keeps the check outside the scan: on the target, it would let the planner start from every
+   * running row, the partial index, and compare each with the batch). The rows are locked by then,
+   * so the check cannot go stale before the write.
+   */
   recordStartedAt: `
     UPDATE attempts a SET started_at = f.started_at
-    FROM unnest($1::bigint[], $2::text[], $3::bigint[]) AS f(attempt_id, worker_id, started_at)
-    WHERE a.attempt_id = f.attempt_id AND a.worker_id = f.worker_id AND a.state = 'running'`,
+    FROM (
+      SELECT f.attempt_id, f.started_at
+      FROM unnest($1::bigint[], $2::text[], $3::bigint[]) AS f(attempt_id, worker_id, started_at)
+      CROSS JOIN LATERAL (SELECT x.state, x.worker_id FROM attempts x WHERE x.attempt_id = f.attempt_id OFFSET 0) x
+      WHERE x.state = 'running' AND x.worker_id = f.worker_id
+    ) f
+    WHERE a.attempt_id = f.attempt_id`,
 } as const;
 
 export type StatementName = keyof typeof SQL;

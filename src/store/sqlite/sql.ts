@@ -21,7 +21,6 @@ export const SQL = {
   selectRunByInterval: `SELECT * FROM runs WHERE pipeline_id = ? AND interval_start = ? AND interval_end = ?`,
   selectRunsOfPipeline: `SELECT * FROM runs WHERE pipeline_id = ? ORDER BY interval_start DESC LIMIT ?`,
   selectRuns: `SELECT * FROM runs ORDER BY created_at DESC LIMIT ?`,
-  /** A started attempt, as core's claim hands it to the worker (the same columns as PostgreSQL's startAttempts). */
   /** What a claimed attempt carries of its run: read once per run per claim, not once per attempt. */
   selectClaimedRun: `
     SELECT pipeline_id, interval_start, interval_end, business_date, graph_version, params, trigger_kind, backfill_id
