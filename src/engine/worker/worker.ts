@@ -206,12 +206,8 @@ export class Worker {
     if (queued.length === 0) return;
     this.#o.log?.(`handing back ${queued.length} claimed attempt(s) that had not started`);
     await Promise.all(queued.map(async (claim) => {
-      const now = this.#o.clock.now();
-      await this.#retrying(`hand back ${claim.runId} ${claim.taskId}`, () => this.#o.store.finishAttempt({
-        attemptId: claim.attemptId, workerId: this.#o.workerId, now, outcome: "rescheduled", retryable: false, retryAt: now,
-        exitCode: null, errorClass: ErrorClass.Cancelled, errorMessage: "handed back before it started: the worker is shutting down",
-        summary: null, skipReason: null,
-      }));
+      const finish = this.#handedBack(claim, ErrorClass.Cancelled, "handed back before it started: the worker is shutting down", 0);
+      await this.#retrying(`hand back ${claim.runId} ${claim.taskId}`, () => this.#o.store.finishAttempt(finish));
       this.#leases.delete(claim.attemptId);
     }));
     // Claimable now: on SQLite, say so to the other workers (PostgreSQL's finish notified them).
@@ -324,10 +320,15 @@ export class Worker {
   /** An attempt given back untouched: rescheduled, the same try, claimable again shortly. */
   #handBack(claim: ClaimedAttempt, why: string): AttemptFinish {
     this.#o.log?.(`${claim.runId} ${claim.taskId}: ${why}; handing it back`);
+    return this.#handedBack(claim, ErrorClass.DefinitionChanged, why, HAND_BACK_DELAY_MS);
+  }
+
+  /** The finish of an attempt given back unrun: the same try, claimable again after `delayMs`. */
+  #handedBack(claim: ClaimedAttempt, errorClass: ErrorClass, why: string, delayMs: number): AttemptFinish {
+    const now = this.#o.clock.now();
     return {
-      attemptId: claim.attemptId, workerId: this.#o.workerId, now: this.#o.clock.now(), outcome: "rescheduled",
-      retryable: false, retryAt: this.#o.clock.now() + HAND_BACK_DELAY_MS, exitCode: null, errorClass: ErrorClass.DefinitionChanged,
-      errorMessage: why, summary: null, skipReason: null,
+      attemptId: claim.attemptId, workerId: this.#o.workerId, now, outcome: "rescheduled", retryable: false, retryAt: now + delayMs,
+      exitCode: null, errorClass, errorMessage: why, summary: null, skipReason: null,
     };
   }
 
