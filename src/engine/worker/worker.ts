@@ -10,7 +10,7 @@ import { storeWatermarks } from "../executor/watermarks.ts";
 import { upstreamSummaries } from "../executor/upstream.ts";
 import type { ConnectionConfig } from "../project/config.ts";
 import { realSleep } from "../executor/real-sleep.ts";
-import { announceFinish, notifyWork, subscribeToWork } from "./wakeup.ts";
+import { announceFinish, notifyWork, othersMayFindWork, subscribeToWork } from "./wakeup.ts";
 import { inlineRunner, type TaskCodeRunner } from "../executor/task-code-runner.ts";
 import { stopError } from "../executor/stop-reason.ts";
 import type { SecretMasker } from "../secrets/masker.ts";
@@ -90,6 +90,8 @@ export class Worker {
   #wake: () => void = () => (this.#wokenEarly = true);
   /** Work was announced while no one was waiting (during a claim): do not sleep on it. */
   #wokenEarly = false;
+  /** Finishes recorded since the last claim that the other workers are yet to hear of (SQLite). */
+  #finishesUntold = false;
   #failure: unknown = null;
 
   constructor(options: WorkerOptions) {
@@ -130,7 +132,9 @@ export class Worker {
         // slots: claims are the costly step, and task hosts answer one message at a time.
         if (this.#inFlight.size > 0 && this.#running < this.#o.concurrency) await new Promise((r) => setImmediate(r));
         const wanted = this.#wanted();
-        let claimed: ClaimedAttempt[] = [];
+        const untold = this.#finishesUntold;
+        this.#finishesUntold = false;
+        let claimed: ClaimedAttempt[] | undefined = [];
         if (wanted > 0) {
           const now = clock.now();
           claimed = await this.#retrying("claim", () => store.claimReady({
@@ -144,17 +148,26 @@ export class Worker {
             limits: this.#o.limits,
             pipelineIds: this.#loadedIds(),
             logDir: join(this.#o.stateDir, "logs"),
-          }), signal) ?? [];
-          for (const claim of claimed) {
+          }), signal);
+          for (const claim of claimed ?? []) {
             this.#leases.set(claim.attemptId, { stop: null, until: claim.leaseExpiresAt });
             this.#queued.push(claim);
           }
           this.#startQueued(false);
         }
-        if (claimed.length > 0) {
+        // After the claim, so that what it took is started first and no one else is woken for it.
+        if (untold && othersMayFindWork({ wanted, claimed: claimed?.length ?? null, scoped: !!(this.#o.runId || this.#o.backfillId) })) {
+          notifyWork(this.#o.stateDir);
+        }
+        if (claimed && claimed.length > 0) {
           idlePollMs = 1;
-          if (claimed.length === wanted) await this.#untilWoken(0);
-          continue;
+          // Took all it asked for: more may be there. Fewer: it took everything claimable, so it
+          // waits to be woken (a finish, another process's announcement) rather than claim again
+          // at once for nothing.
+          if (claimed.length === wanted) {
+            await this.#untilWoken(0);
+            continue;
+          }
         }
         if (this.#inFlight.size === 0 && this.#queued.length === 0 && done && (await done())) return;
         await this.#idle(idlePollMs, signal);
@@ -168,6 +181,8 @@ export class Worker {
       stopWatching();
       await this.#handBackQueued();
       await Promise.allSettled(this.#inFlight.values());
+      // Finished while stopping, with no claim after: the others take over what they made eligible.
+      if (this.#finishesUntold) notifyWork(this.#o.stateDir);
       await store.removeWorker(this.#o.workerId).catch(() => {});
     }
     if (this.#failure) throw this.#failure;
@@ -301,7 +316,10 @@ export class Worker {
       }
       const outcome = await this.#retrying(`record ${claim.runId} ${claim.taskId}`, () => this.#o.store.finishAttempt(finish));
       if (!outcome) return; // the lease will run out and the attempt will be retried elsewhere
-      if (outcome.accepted) announceFinish(this.#o.store, this.#o.stateDir, outcome, outcome.taskState === "success" && (finish.datasets?.length ?? 0) > 0);
+      if (outcome.accepted) {
+        // The other workers hear of it after this worker's next claim (woken below), if at all.
+        if (announceFinish(this.#o.store, this.#o.stateDir, outcome, outcome.taskState === "success" && (finish.datasets?.length ?? 0) > 0)) this.#finishesUntold = true;
+      }
       else this.#o.log?.(`${claim.runId} ${claim.taskId} try ${claim.tryNumber}: result refused, the attempt is no longer ours`);
       this.#o.onAttempt?.(claim, { taskState: outcome.taskState, errorMessage: finish.errorMessage });
     })()
