@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { processHarness, queryState, waitFor } from "../support/processes.ts";
@@ -56,6 +56,30 @@ export const p = pipeline("p", {}, { a: task, b: task, c: task, d: task, e: task
     for (const a of others) expect(pidOf(a.task_id)).not.toBe(pidOf(crashed!.task_id));
   });
 
+  it("hands back on shutdown, at once and on the same try, the attempts waiting in a host, while the running one gets its grace", async () => {
+    const project = harness.create({
+      "idem.config.ts": config(3),
+      "pipelines/p.ts": `
+import { writeFileSync } from "node:fs";
+import { pipeline } from "idem";
+const here = new URL("..", import.meta.url).pathname;
+const task = { run: async (ctx) => { writeFileSync(here + "started-" + ctx.taskId, ""); await new Promise((r) => setTimeout(r, 1_500)); } };
+export const p = pipeline("p", {}, { a: task, b: task, c: task, d: task });
+`,
+    });
+    harness.cli("trigger", "p", "--date", "2026-09-01");
+    const worker = start("worker", "--grace", "20");
+    await waitFor("the first attempt to start", () => (readdirSync(project).some((f) => f.startsWith("started-")) ? true : undefined));
+    await new Promise((r) => setTimeout(r, 300)); // the others are given to the host meanwhile
+    await worker.stop();
+    const attempts = queryState<AttemptRow>(project, "SELECT task_id, try_number, state, error_class, started_at, ended_at FROM attempts ORDER BY state DESC, task_id");
+    expect(attempts.map((a) => [a.state, a.try_number, a.error_class])).toEqual([
+      ["success", 1, null],
+      ["rescheduled", 1, "Cancelled"], ["rescheduled", 1, "Cancelled"], ["rescheduled", 1, "Cancelled"],
+    ]);
+    expect(readdirSync(project).filter((f) => f.startsWith("started-"))).toHaveLength(1);
+  });
+
   it("times each attempt of the list from its own start, not from when the host was given it", async () => {
     const project = harness.create({
       "idem.config.ts": config(2),
@@ -71,7 +95,7 @@ export const p = pipeline("p", {}, { a: task, b: task, c: task });
     expect(attempts.map((a) => [a.state, a.try_number, a.error_class])).toEqual([["success", 1, null], ["success", 1, null], ["success", 1, null]]);
     // One after another in the one host, the last starting more than the timeout after the
     // first: timed from their hand-over, the later ones would have timed out.
-    for (let i = 1; i < attempts.length; i++) expect(attempts[i]!.started_at).toBeGreaterThanOrEqual(attempts[i - 1]!.ended_at);
+    for (let i = 1; i < attempts.length; i++) expect(attempts[i]!.started_at - attempts[i - 1]!.started_at).toBeGreaterThanOrEqual(600);
     expect(attempts[2]!.started_at - attempts[0]!.started_at).toBeGreaterThan(1_000);
   });
 });

@@ -143,13 +143,6 @@ export class TaskHostPool {
     return this.#o.size * MAX_WAITING_PER_HOST;
   }
 
-  /** Attempts sent to hosts and waiting there behind the one each runs. */
-  get waitingInHosts(): number {
-    let n = 0;
-    for (const host of this.#hosts) n += host.attempts.filter((h) => !h.started).length;
-    return n;
-  }
-
   /** Pipeline files changed: hosts that imported the old ones leave (busy ones after their attempt). */
   retire(): void {
     this.#generation++;
@@ -216,7 +209,7 @@ export class TaskHostPool {
    */
   #dispatch(): void {
     if (this.#closed) return;
-    const usable = [...this.#hosts].filter((h) => h.ready && !h.dead && h.generation === this.#generation);
+    const usable = [...this.#hosts].filter((h) => h.ready && !h.killed && h.generation === this.#generation);
     const batches = new Map<Host, Hosted[]>();
     const give = (host: Host, hosted: Hosted) => {
       const batch = batches.get(host);
@@ -279,7 +272,7 @@ export class TaskHostPool {
     if (host.waitTimer || host.attempts.length < 2) return;
     host.waitTimer = setTimeout(() => {
       host.waitTimer = null;
-      this.#rebalance([...this.#hosts].filter((h) => h.ready && !h.dead && h.generation === this.#generation));
+      this.#rebalance([...this.#hosts].filter((h) => h.ready && !h.killed && h.generation === this.#generation));
     }, WAIT_BEHIND_MS);
   }
 
