@@ -82,20 +82,20 @@ export const p = pipeline("p", {}, { a: task, b: task, c: task, d: task });
 
   it("times each attempt of the list from its own start, not from when the host was given it", async () => {
     const project = harness.create({
-      "idem.config.ts": config(2),
+      "idem.config.ts": config(3),
       "pipelines/p.ts": `
 import { pipeline } from "idem";
-const task = { timeout: "1s", run: async () => { await new Promise((r) => setTimeout(r, 600)); } };
-export const p = pipeline("p", {}, { a: task, b: task, c: task });
+const task = { timeout: "2s", run: async () => { await new Promise((r) => setTimeout(r, 800)); } };
+export const p = pipeline("p", {}, { a: task, b: task, c: task, d: task });
 `,
     });
     harness.cli("trigger", "p", "--date", "2026-09-01");
     start("worker");
     const attempts = await attemptsWhenDone(project, 1);
-    expect(attempts.map((a) => [a.state, a.try_number, a.error_class])).toEqual([["success", 1, null], ["success", 1, null], ["success", 1, null]]);
+    expect(attempts.map((a) => [a.state, a.try_number, a.error_class])).toEqual(Array(4).fill(["success", 1, null]));
     // One after another in the one host, the last starting more than the timeout after the
-    // first: timed from their hand-over, the later ones would have timed out.
-    for (let i = 1; i < attempts.length; i++) expect(attempts[i]!.started_at - attempts[i - 1]!.started_at).toBeGreaterThanOrEqual(600);
-    expect(attempts[2]!.started_at - attempts[0]!.started_at).toBeGreaterThan(1_000);
+    // first: timed from their hand-over, the last would have timed out.
+    for (let i = 1; i < attempts.length; i++) expect(attempts[i]!.started_at - attempts[i - 1]!.started_at).toBeGreaterThanOrEqual(800);
+    expect(attempts[3]!.started_at - attempts[0]!.started_at).toBeGreaterThan(2_000);
   });
 });
