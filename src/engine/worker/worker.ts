@@ -5,7 +5,7 @@ import { retryWithBackoff } from "../../core/policy/backoff.ts";
 import type { FrozenPeriod } from "../../core/policy/frozen.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
 import type { AttemptFinish, ClaimLimits, ClaimedAttempt, Store } from "../../store/port.ts";
-import { executeAttempt } from "../executor/execute-attempt.ts";
+import { executeAttempt, waitsInRunner } from "../executor/execute-attempt.ts";
 import { storeWatermarks } from "../executor/watermarks.ts";
 import { upstreamSummaries } from "../executor/upstream.ts";
 import type { ConnectionConfig } from "../project/config.ts";
@@ -64,6 +64,17 @@ export interface WorkerOptions {
   withheldEnv?: readonly string[];
 }
 
+/**
+ * An attempt this worker holds (running, given to the runner, or claimed ahead): until when its
+ * lease is known to hold, and how to stop it once it left the queue (null before).
+ */
+interface Lease {
+  stop: AbortController | null;
+  until: number;
+  /** Given to the runner, its task code not started yet. */
+  waiting: boolean;
+}
+
 /** How long a handed-back attempt waits before it may be claimed again (by anyone). */
 const HAND_BACK_DELAY_MS = 1_000;
 
@@ -78,14 +89,21 @@ export class Worker {
   /** Attempts started and not yet recorded (task code running, or its result being recorded). */
   readonly #inFlight = new Map<number, Promise<void>>();
   /**
-   * Per attempt this worker holds (running or claimed ahead): until when its lease is known to
-   * hold, and how to stop it once it runs (null while it waits in the queue).
+   * Per attempt this worker holds (running, given to the runner, or claimed ahead): see `Lease`.
    */
-  readonly #leases = new Map<number, { stop: AbortController | null; until: number }>();
+  readonly #leases = new Map<number, Lease>();
   /** Claimed ahead of a free slot (`prefetch`), in claim order: not started yet. */
   readonly #queued: ClaimedAttempt[] = [];
   /** Attempts whose task code runs now: what `concurrency` bounds. */
   #running = 0;
+  /**
+   * Claimed-ahead attempts given to the runner before a slot freed: they wait in a task host's
+   * list behind the attempt it runs, and start there when it ends (see `TaskCodeRunner.waitingRoom`).
+   */
+  #waiting = 0;
+  readonly #runner: TaskCodeRunner;
+  readonly #logDir: string;
+  readonly #scratchDir: string;
   /** Shutting down: nothing more starts, the queue is handed back. */
   #stopping = false;
   readonly #watermarks;
@@ -102,6 +120,9 @@ export class Worker {
     this.#o = { leaseMs: 30_000, pollMs: 500, graceMs: 30_000, ...options, prefetch: options.prefetch ?? 0 };
     this.#watermarks = storeWatermarks(options.store, options.clock);
     this.#pipelines = new Map(options.pipelines.map((p) => [p.id, p]));
+    this.#runner = options.runner ?? inlineRunner;
+    this.#logDir = join(options.stateDir, "logs");
+    this.#scratchDir = join(options.stateDir, "tmp");
   }
 
   #pipeline(id: string): Pipeline | undefined {
@@ -151,10 +172,10 @@ export class Worker {
             backfillId: this.#o.backfillId,
             limits: this.#o.limits,
             pipelineIds: this.#loadedIds(),
-            logDir: join(this.#o.stateDir, "logs"),
+            logDir: this.#logDir,
           }), signal);
           for (const claim of claimed ?? []) {
-            this.#leases.set(claim.attemptId, { stop: null, until: claim.leaseExpiresAt });
+            this.#leases.set(claim.attemptId, { stop: null, until: claim.leaseExpiresAt, waiting: false });
             this.#queued.push(claim);
           }
           this.#startQueued(false);
@@ -201,8 +222,9 @@ export class Worker {
     if (this.#stopping) return 0;
     const { concurrency } = this.#o;
     const prefetch = prefetchDepth(this.#o.prefetch, concurrency, this.#recentRunMs);
-    if (this.#queued.length > prefetch / 2) return 0;
-    return Math.max(0, concurrency + prefetch - this.#running - this.#queued.length);
+    const ahead = this.#queued.length + this.#waiting;
+    if (ahead > prefetch / 2) return 0;
+    return Math.max(0, concurrency + prefetch - this.#running - ahead);
   }
 
   /**
@@ -212,7 +234,18 @@ export class Worker {
   #startQueued(waited: boolean): void {
     while (!this.#stopping && this.#running < this.#o.concurrency && this.#queued.length > 0) {
       const [claim] = this.#queued.splice(nextToStart(this.#queued), 1);
-      this.#start(claim!, waited ? this.#o.clock.now() : undefined);
+      this.#start(claim!, waited ? "waited" : "claimed");
+    }
+    // Every slot is taken and more are claimed: let the runner hold some, so that a task host
+    // gets its next attempts in one message and starts each as soon as the one before it ends.
+    const room = this.#runner.waitingRoom ?? 0;
+    while (!this.#stopping && this.#waiting < room && this.#queued.length > 0) {
+      const at = nextToStart(this.#queued);
+      const claim = this.#queued[at]!;
+      const pipeline = this.#pipeline(claim.pipelineId);
+      if (!pipeline || !this.#runner.holds?.(claim.pipelineId) || !waitsInRunner(pipeline, claim.taskId)) return;
+      this.#queued.splice(at, 1);
+      this.#start(claim, "ahead");
     }
   }
 
@@ -223,6 +256,9 @@ export class Worker {
   async #handBackQueued(): Promise<void> {
     this.#stopping = true;
     const queued = this.#queued.splice(0);
+    // Those given to the runner and not started yet come back from it the same way.
+    const reason = stopError(ErrorClass.Cancelled, "handed back before it started: the worker is shutting down");
+    for (const lease of this.#leases.values()) if (lease.waiting) lease.stop?.abort(reason);
     if (queued.length === 0) return;
     this.#o.log?.(`handing back ${queued.length} claimed attempt(s) that had not started`);
     await Promise.all(queued.map(async (claim) => {
@@ -267,18 +303,41 @@ export class Worker {
     });
   }
 
-  /** `startedAt`: set when the attempt waited in the queue, so its recorded start is its real one. */
-  #start(claim: ClaimedAttempt, startedAt: number | undefined): void {
+  /**
+   * `how`: "claimed", started right after its claim; "waited", it sat in the queue, so its start
+   * is recorded as now; "ahead", given to the runner before a slot freed, its start recorded
+   * when its task code starts, and its slot taken from then.
+   */
+  #start(claim: ClaimedAttempt, how: "claimed" | "waited" | "ahead"): void {
     const stop = new AbortController();
-    const lease = this.#leases.get(claim.attemptId);
+    let lease = this.#leases.get(claim.attemptId);
     if (lease) lease.stop = stop;
-    else this.#leases.set(claim.attemptId, { stop, until: claim.leaseExpiresAt });
-    this.#running++;
-    let running = true;
-    const began = this.#o.clock.now();
+    else this.#leases.set(claim.attemptId, (lease = { stop, until: claim.leaseExpiresAt, waiting: false }));
+    let startedAt = how === "waited" ? this.#o.clock.now() : undefined;
+    let running = how !== "ahead";
+    let began = this.#o.clock.now();
+    if (running) this.#running++;
+    else {
+      this.#waiting++;
+      lease.waiting = true;
+    }
+    const onStarted = () => {
+      if (!lease.waiting) return;
+      lease.waiting = false;
+      this.#waiting--;
+      this.#running++;
+      running = true;
+      startedAt = began = this.#o.clock.now();
+    };
     // The slot frees when the task code returns, not once its result is recorded: the next
     // queued attempt starts at once, while the result is still being written.
     const freeSlot = () => {
+      if (lease.waiting) {
+        // Given back by the runner without starting (stopped, or handed back on shutdown).
+        lease.waiting = false;
+        this.#waiting--;
+        return this.#startQueued(true);
+      }
       if (!running) return;
       running = false;
       this.#running--;
@@ -296,7 +355,7 @@ export class Worker {
         finish = await executeAttempt(pipeline, claim, {
           clock: this.#o.clock,
           workerId: this.#o.workerId,
-          scratchDir: join(this.#o.stateDir, "tmp"),
+          scratchDir: this.#scratchDir,
           defaultCwd: this.#o.projectDir ?? process.cwd(),
           cancel: stop.signal,
           random: this.#o.random,
@@ -304,13 +363,20 @@ export class Worker {
           watermarks: this.#watermarks,
           connections: this.#o.connections,
           upstreamSummaries: (runId, taskIds) => upstreamSummaries(this.#o.store, runId, taskIds),
-          runner: this.#o.runner ?? inlineRunner,
+          runner: this.#runner,
           logMaxBytes: this.#o.logMaxBytes,
           masker: this.#o.masker,
           withheldEnv: this.#o.withheldEnv,
+          onStarted,
         });
       }
+      const neverStarted = lease.waiting;
       freeSlot();
+      if (neverStarted && finish.errorClass === ErrorClass.LeaseLost) {
+        // As a queued attempt whose lease went: nothing ran, nothing to record.
+        this.#o.log?.(`${claim.runId} ${claim.taskId} try ${claim.tryNumber}: not started, ${finish.errorMessage}`);
+        return;
+      }
       if (startedAt !== undefined) finish = { ...finish, startedAt };
       if (finish.errorClass === ErrorClass.Cancelled) {
         // Handed back on shutdown: the same try runs again elsewhere, at once.
@@ -420,7 +486,7 @@ export class Worker {
   }
 
   /** A lease not ours any more (or about to run out): a running attempt is killed, a queued one never starts. */
-  #loseLease(attemptId: number, lease: { stop: AbortController | null }, why: string): void {
+  #loseLease(attemptId: number, lease: Lease, why: string): void {
     if (lease.stop) return lease.stop.abort(stopError(ErrorClass.LeaseLost, why));
     const at = this.#queued.findIndex((c) => c.attemptId === attemptId);
     if (at === -1) return;
