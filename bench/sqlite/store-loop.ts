@@ -6,8 +6,9 @@
  * until N units (N/10 runs of 10 independent tasks, queued) are done. Against a file in WAL mode
  * with synchronous = NORMAL, as the store opens it.
  *
- * Prints one JSON line per claim batch: jobs/s, microseconds per task (all, claim, finish), write
- * transactions per task, and the load. With BENCH_STATEMENTS=1 also the microseconds per task
+ * Prints one JSON line per claim batch: jobs/s, microseconds per task (all, claim, finish, and
+ * the process's CPU time: on a shared machine the steadier figure), write transactions per task,
+ * and the load. With BENCH_STATEMENTS=1 also the microseconds per task
  * spent in each prepared statement (wrapping run/get/all: costs a little itself).
  * BENCH_JOBS (default 20,000), BENCH_BATCH: claim sizes, comma-separated (default 1,10,30,100),
  * BENCH_ROUNDS (default 1): rounds over all batch sizes, interleaved.
@@ -90,6 +91,7 @@ async function measure(batch: number) {
     let done = 0;
     let claimMs = 0;
     let finishMs = 0;
+    const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     while (done < JOBS) {
       const a = performance.now();
@@ -103,6 +105,7 @@ async function measure(batch: number) {
       done += got.length;
     }
     const ms = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
     if (done !== JOBS) throw new Error(`claimed ${done} of ${JOBS}`);
     const perTask = (x: number) => +((x * 1000) / done).toFixed(1);
     const statements = spent
@@ -110,7 +113,7 @@ async function measure(batch: number) {
       : undefined;
     return {
       batch, jobs: done, jobsPerSecond: Math.round(done / (ms / 1000)), usPerTask: perTask(ms), claimUsPerTask: perTask(claimMs),
-      finishUsPerTask: perTask(finishMs), transactionsPerTask: +(transactions() / done).toFixed(3),
+      finishUsPerTask: perTask(finishMs), cpuUsPerTask: +((cpu.user + cpu.system) / done).toFixed(1), transactionsPerTask: +(transactions() / done).toFixed(3),
       load: loadavg().map((l) => +l.toFixed(1)), ...(statements ? { statements } : {}),
     };
   } finally {
