@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
+import { SQL } from "../../src/store/sqlite/sql.ts";
 import type { AttemptFinish } from "../../src/store/port.ts";
 
 /**
@@ -96,5 +97,26 @@ describe("the SQLite claim and finish, statement by statement", () => {
     store.db.prepare("UPDATE task_instances SET current_attempt_id = NULL WHERE run_id = ? AND task_id = ?").run(a!.runId, a!.taskId);
     expect(await store.finishAttempt(success(a!.attemptId))).toEqual({ accepted: false, taskState: "running", runState: null });
     expect((await store.listAttempts(a!.runId, a!.taskId))[0]!.state).toBe("running");
+  });
+});
+
+describe("what a task instance's state change costs on SQLite", () => {
+  it("every index of task_instances is read by some statement (each one is kept on every state change)", () => {
+    const indexes = (store.db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'task_instances' AND sql IS NOT NULL").all() as { name: string }[]).map((r) => r.name);
+    const read = new Set<string>();
+    for (const text of Object.values(SQL)) {
+      const named = [...new Set([...text.matchAll(/[@:$]([A-Za-z_]\w*)/g)].map((m) => m[1]!))];
+      const params = named.length ? [Object.fromEntries(named.map((k) => [k, null]))] : Array(text.split("?").length - 1).fill(null);
+      for (const { detail } of store.db.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...params) as { detail: string }[]) {
+        for (const index of indexes) if (new RegExp(`INDEX ${index}\\b`).test(detail)) read.add(index);
+      }
+    }
+    expect(indexes.filter((i) => !read.has(i))).toEqual([]);
+  });
+
+  it("runs one trigger per update of task_instances, with no IN list in it", () => {
+    const triggers = store.db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'task_instances' AND sql LIKE '%AFTER UPDATE%'").all() as { name: string; sql: string }[];
+    expect(triggers.map((t) => t.name)).toEqual(["task_state_changed"]);
+    expect(triggers[0]!.sql).not.toMatch(/\bIN\s*\(/i);
   });
 });
