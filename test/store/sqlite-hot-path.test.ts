@@ -76,7 +76,19 @@ describe("the SQLite claim and finish, statement by statement", () => {
   it("a finish is fenced by its own UPDATE: no read of the attempt before it, one read after it", async () => {
     const got = await claim(RUNS);
     taken();
+    const transactions = { outer: 0, savepoints: 0 };
+    const transaction = store.db.transaction.bind(store.db);
+    store.db.transaction = ((fn: (...a: unknown[]) => unknown) => {
+      const wrapped = transaction(fn);
+      const counted = (run: (...a: unknown[]) => unknown) => (...a: unknown[]) => {
+        transactions[store.db.inTransaction ? "savepoints" : "outer"]++;
+        return run(...a);
+      };
+      return Object.assign(counted(wrapped), { default: counted(wrapped.default), deferred: counted(wrapped.deferred), immediate: counted(wrapped.immediate), exclusive: counted(wrapped.exclusive) });
+    }) as unknown as typeof store.db.transaction;
     const outcomes = await Promise.all(got.map((a) => store.finishAttempt(success(a.attemptId, { startedAt: T0 + 2 }))));
+    // One write transaction for the 30, and no savepoint: none of them threw.
+    expect(transactions).toEqual({ outer: 1, savepoints: 0 });
     expect(outcomes.every((o) => o.accepted && o.taskState === "success" && o.runState === null)).toBe(true);
     expect(taken()).toEqual({ finishAttempt: RUNS, selectFinishedAttempt: RUNS, setTaskState: RUNS, waitingChildrenWithParents: RUNS, runProgress: RUNS });
     const [attempt] = await store.listAttempts("p@1", "a");
@@ -118,5 +130,13 @@ describe("what a task instance's state change costs on SQLite", () => {
     const triggers = store.db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'task_instances' AND sql LIKE '%AFTER UPDATE%'").all() as { name: string; sql: string }[];
     expect(triggers.map((t) => t.name)).toEqual(["task_state_changed"]);
     expect(triggers[0]!.sql).not.toMatch(/\bIN\s*\(/i);
+  });
+});
+
+describe("the SQLite connection's settings", () => {
+  it("keeps statement journals and temporary B-trees in memory, and the database durable (WAL, synchronous NORMAL)", () => {
+    expect(store.db.pragma("temp_store", { simple: true })).toBe(2);
+    expect(store.db.pragma("journal_mode", { simple: true })).toBe("wal");
+    expect(store.db.pragma("synchronous", { simple: true })).toBe(1);
   });
 });

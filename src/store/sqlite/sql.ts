@@ -70,16 +70,15 @@ export const SQL = {
   /**
    * The finish is its own fence: it ends the attempt only if it is still running, is this
    * worker's, and is the one its task instance runs (a lost lease, a rerun or a newer try leave
-   * it behind). `startedAt` (null: keep the claim's) is the start after a wait in the worker's
+   * it behind). The start (null: keep the claim's) is the start after a wait in the worker's
    * queue. No RETURNING: SQLite runs RETURNING as a trigger, and any trigger on an UPDATE made it
    * dearer than the read after it (selectFinishedAttempt), measured.
    */
   finishAttempt: `
     UPDATE attempts
-    SET state = @state, ended_at = @now, exit_code = @exitCode, error_class = @errorClass,
-        error_message = @errorMessage, summary = @summary, lease_expires_at = NULL,
-        started_at = coalesce(@startedAt, started_at)
-    WHERE attempt_id = @attemptId AND worker_id = @workerId AND state = 'running'
+    SET state = ?, ended_at = ?, exit_code = ?, error_class = ?, error_message = ?, summary = ?, lease_expires_at = NULL,
+        started_at = coalesce(?, started_at)
+    WHERE attempt_id = ? AND worker_id = ? AND state = 'running'
       AND EXISTS (SELECT 1 FROM task_instances t
                   WHERE t.run_id = attempts.run_id AND t.task_id = attempts.task_id AND t.state = 'running'
                     AND t.current_attempt_id = attempts.attempt_id)`,
@@ -91,8 +90,7 @@ export const SQL = {
     JOIN runs r ON r.run_id = a.run_id
     WHERE a.attempt_id = ?`,
   setTaskState: `
-    UPDATE task_instances SET state = @state, next_try_at = @nextTryAt, reason = @reason, ended_at = @endedAt
-    WHERE run_id = @runId AND task_id = @taskId`,
+    UPDATE task_instances SET state = ?, next_try_at = ?, reason = ?, ended_at = ? WHERE run_id = ? AND task_id = ?`,
   queueTaskInstance: `
     UPDATE task_instances SET state = 'queued', queued_at = ? WHERE run_id = ? AND task_id = ? AND state = 'scheduled'`,
   settleTaskInstance: `
