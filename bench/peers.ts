@@ -10,8 +10,9 @@
  * BENCH_ROUNDS, default 3; BENCH_BIG, default 1000,20000; BENCH_ONLY, a comma-separated list of
  * system names to run alone, for example "idem sqlite"; BENCH_WORKER_NODE_ARGS, node's options for
  * the idem processes only, for example "--cpu-prof --cpu-prof-dir=/tmp/prof"; BENCH_PREFETCH, the
- * idem workers' `prefetch`, default 20: attempts claimed ahead of free slots, as graphile-worker's
- * batched configuration fetches 500 ahead):
+ * idem workers' `prefetch` (attempts claimed ahead of free slots), default unset: idem runs at its
+ * own default, "auto", as a user's project would; graphile-worker's batched configuration fetches
+ * 500 ahead):
  *   throughput  no-op units at concurrency 10 in one worker: for idem 2,000 runs x 10 independent
  *               tasks enqueued in one transaction (as bench/pg/throughput.ts), drained by one
  *               `idem worker` process on SQLite and one on PostgreSQL; each unit is claimed with
@@ -63,7 +64,7 @@ const CONCURRENCY = 10;
 const CHAIN = 200;
 const BIG = (process.env.BENCH_BIG ?? "1000,20000").split(",").map(Number);
 const ONLY = process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(",") : null;
-const PREFETCH = Number(process.env.BENCH_PREFETCH ?? 20);
+const PREFETCH = process.env.BENCH_PREFETCH === undefined ? "auto (the default)" : Number(process.env.BENCH_PREFETCH);
 const SHAPES = new Set((process.env.BENCH_SHAPES ?? "ceiling,throughput,chain,big").split(","));
 
 const load = () => loadavg().map((l) => +l.toFixed(2));
@@ -110,7 +111,7 @@ async function idemProject(kind: Kind, pgUrl: string | null, pipelineFile = pipe
   const schema = freshSchema("bench_idem");
   const stateUrl = kind === "postgres" ? withSchema(pgUrl!, schema) : null;
   const { dir, cleanup } = project({
-    "idem.config.ts": `import { defineConfig } from "idem";\nexport default defineConfig({ ${stateUrl ? `state: ${JSON.stringify(stateUrl)}, ` : ""}concurrency: ${CONCURRENCY}, prefetch: ${PREFETCH} });\n`,
+    "idem.config.ts": `import { defineConfig } from "idem";\nexport default defineConfig({ ${stateUrl ? `state: ${JSON.stringify(stateUrl)}, ` : ""}concurrency: ${CONCURRENCY}${typeof PREFETCH === "number" ? `, prefetch: ${PREFETCH}` : ""} });\n`,
     "pipelines/bench.ts": pipelineFile,
   });
   const store: Store = stateUrl ? new PostgresStore({ connectionString: stateUrl, poolSize: 2 }) : new SqliteStore(join(dir, ".idem/state.db"));

@@ -7,13 +7,15 @@
  * Against a PostgreSQL the benchmark starts with fsync and synchronous_commit on.
  *
  * Prints one JSON line: jobs/s, tasks per claim, commits per task (pg_stat_database), statements
- * sent per task, and the load.
+ * sent per task, socket writes per task (the syscalls that carry them: several statements held
+ * and written together count once), and the load.
  * BENCH_JOBS (default 4,000), BENCH_CONCURRENCY (default 10), BENCH_HISTORY: finished runs of
  * 10 tasks already in the store (default 0 and 10,000, one measurement each), BENCH_PREFETCH:
  * attempts claimed ahead of free slots into a local queue, as a worker's `prefetch` does
  * (default 0: claims for free slots only, each slot held until its finish is recorded).
  * Usage: node bin/run-ts.js bench/pg/store-loop.ts
  */
+import { Socket } from "node:net";
 import { loadavg } from "node:os";
 import pg from "pg";
 import { startPostgres, type Server } from "../lib/servers.ts";
@@ -44,6 +46,15 @@ pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
   statements++;
   return (query as (...a: unknown[]) => unknown).apply(this, args);
 } as typeof query;
+// Every write that reaches a socket (a statement alone, or statements written together).
+let socketWrites = 0;
+for (const method of ["_write", "_writev"] as const) {
+  const original = Socket.prototype[method] as (...a: unknown[]) => unknown;
+  (Socket.prototype as unknown as Record<string, unknown>)[method] = function (this: Socket, ...args: unknown[]) {
+    socketWrites++;
+    return original.apply(this, args);
+  };
+}
 
 async function measure(history: number) {
   const schema = `loop_${history}`;
@@ -69,6 +80,7 @@ async function measure(history: number) {
     const commits = async () => Number((await admin.query("SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")).rows[0].xact_commit);
     const commitsBefore = await commits();
     const statementsBefore = statements;
+    const writesBefore = socketWrites;
 
     let running = 0;
     let done = 0;
@@ -121,6 +133,7 @@ async function measure(history: number) {
       history, jobs: JOBS, concurrency: CONCURRENCY, prefetch: PREFETCH, jobsPerSecond: Math.round(JOBS / (ms / 1000)), ms,
       tasksPerClaim: +(claimed / claims).toFixed(2), commitsPerTask: +commitsPerTask.toFixed(3),
       statementsPerTask: +((statements - statementsBefore) / JOBS).toFixed(2),
+      socketWritesPerTask: +((socketWrites - writesBefore) / JOBS).toFixed(3),
       load: loadavg().map((l) => +l.toFixed(1)),
     };
   } finally {

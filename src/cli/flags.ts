@@ -18,6 +18,12 @@ function parseWholeNumber(text: string, min: number, max = Number.MAX_SAFE_INTEG
 /** 0, 1, 2, ... */
 export const wholeNumber = (text: string): number => parseWholeNumber(text, 0);
 
+/** A whole number or "auto" (`--prefetch`). */
+export function wholeNumberOrAuto(text: string): number | "auto" {
+  if (text === "auto" || /^[0-9]+$/.test(text)) return text === "auto" ? "auto" : parseWholeNumber(text, 0);
+  throw new InvalidArgumentError(`Expected a whole number >= 0 or "auto".`);
+}
+
 /** 1, 2, 3, ... */
 export const positiveWholeNumber = (text: string): number => parseWholeNumber(text, 1);
 

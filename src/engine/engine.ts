@@ -3,6 +3,7 @@ import { open, type FileHandle } from "node:fs/promises";
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { Clock } from "../core/model/clock.ts";
+import type { Prefetch } from "../core/policy/prefetch-depth.ts";
 import { ArgumentError, ConflictError, IntervalNotEndedError, NotFoundError, UsageError } from "../core/model/errors.ts";
 import type { Params, Pipeline } from "../core/pipeline/types.ts";
 import { formatInstant, parseBusinessDate, parseInstant } from "../core/time/dates.ts";
@@ -84,8 +85,8 @@ export interface EngineOptions {
   stateUrl?: string;
   /** Attempts a worker and `runInterval` run at once. Default 4. */
   concurrency?: number;
-  /** Attempts a worker claims ahead of its free slots. Default 0. */
-  prefetch?: number;
+  /** Attempts a worker claims ahead of its free slots, or "auto" (core's prefetchDepth). Default "auto". */
+  prefetch?: Prefetch;
   /** Task instances running at once across all workers. Default: no limit beyond the workers'. */
   parallelism?: number;
   /** A scheduler that has not renewed the leader lease for this long is replaced. Default 15 s. */
@@ -256,7 +257,7 @@ export class Engine {
   get settings(): ProcessSettings {
     const o = this.#options;
     return {
-      concurrency: o.concurrency ?? 4, prefetch: o.prefetch ?? 0, parallelism: o.parallelism, workerLeaseMs: o.workerLeaseMs ?? 30_000,
+      concurrency: o.concurrency ?? 4, prefetch: o.prefetch ?? "auto", parallelism: o.parallelism, workerLeaseMs: o.workerLeaseMs ?? 30_000,
       schedulerLeaseMs: o.schedulerLeaseMs ?? 15_000, reloadMs: o.reloadMs ?? null, logMaxBytes: o.logMaxBytes ?? null, pools: o.pools ?? {},
     };
   }

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type { Prefetch } from "../core/policy/prefetch-depth.ts";
 import { hostname } from "node:os";
 import type { Clock } from "../core/model/clock.ts";
 import type { FrozenPeriod } from "../core/policy/frozen.ts";
@@ -36,8 +37,8 @@ export interface ProcessParts {
 export interface ProcessSettings {
   /** Attempts a worker (and `idem run`) runs at once. */
   concurrency: number;
-  /** Attempts a worker claims ahead of its free slots (`prefetch`); 0: none. */
-  prefetch: number;
+  /** Attempts a worker claims ahead of its free slots (`prefetch`); 0: none; "auto": core's prefetchDepth. */
+  prefetch: Prefetch;
   /** Task instances running at once across all workers; undefined: no limit beyond the workers'. */
   parallelism: number | undefined;
   workerLeaseMs: number;
@@ -52,8 +53,8 @@ export interface ProcessSettings {
 export interface WorkerRequest {
   /** Attempts at once; default the config's concurrency. */
   concurrency?: number;
-  /** Attempts claimed ahead of free slots; default the config's prefetch. */
-  prefetch?: number;
+  /** Attempts claimed ahead of free slots, or "auto"; default the config's prefetch. */
+  prefetch?: Prefetch;
   /** On stop, how long running attempts may finish before they are handed back. */
   graceMs?: number;
   /** Work on this backfill's runs only. */

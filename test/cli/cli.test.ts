@@ -130,6 +130,7 @@ describe("idem CLI", () => {
       [["serve", "--port", "70000"], "option '--port <port>' argument '70000' is invalid. Expected a whole number from 0 to 65535."],
       [["worker", "--health-port", " 80"], "option '--health-port <port>' argument ' 80' is invalid. Expected a whole number from 0 to 65535."],
       [["worker", "--grace", ""], "option '--grace <seconds>' argument '' is invalid. Expected a whole number >= 0."],
+      [["worker", "--prefetch", "lots"], "option '--prefetch <n|auto>' argument 'lots' is invalid. Expected a whole number >= 0 or \"auto\"."],
     ];
     for (const [args, message] of cases) {
       const { code, out, err } = idem(...args);

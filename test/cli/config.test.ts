@@ -28,6 +28,7 @@ describe("finding and reading idem.config.ts", () => {
     expect(config.pipelinePaths).toEqual([join(dir, "pipelines")]);
     expect(config.stateDir).toBe(join(dir, ".idem"));
     expect(config.connections).toEqual({ wh: { duckdb: join(dir, "data/wh.duckdb") } });
+    expect(config.prefetch).toBe("auto");
   });
 
   it("says there is no config here or above, naming the folder", async () => {
@@ -46,6 +47,8 @@ describe("finding and reading idem.config.ts", () => {
     expect(await problem(`{ connections: { wh: { postgres: "postgres://x", pasword: "$P" } } }`)).toBe(`<file>: connections.wh: unknown key "pasword" (did you mean "password"?)`);
     expect(await problem(`{ connections: { wh: { mysql: "x" } } }`)).toBe("<file>: connections.wh: a connection names exactly one of duckdb, sqlite, postgres");
     expect(await problem(`{ concurrency: 0 }`)).toBe("<file>: concurrency: expected a whole number >= 1");
+    expect(await problem(`{ prefetch: "lots" }`)).toBe(`<file>: prefetch: expected a whole number >= 0 or "auto"`);
+    expect(await problem(`{ prefetch: -1 }`)).toBe(`<file>: prefetch: expected a whole number >= 0 or "auto"`);
     expect(await problem(`{ notifiers: { ops: { webhook: { url: "https://x", timeout: 5 } } } }`)).toBe(`<file>: notifiers.ops.webhook: unknown key "timeout" (did you mean "timeoutMs"?)`);
   });
 

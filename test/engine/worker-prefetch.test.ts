@@ -162,3 +162,43 @@ describe("a worker that claims ahead of its free slots (prefetch)", () => {
     expect(most).toBeLessThanOrEqual(2);
   });
 });
+
+/** The store, with every claim's limit written down. */
+function countingClaims(store: Store): { store: Store; limits: number[] } {
+  const limits: number[] = [];
+  const counting = new Proxy(store, {
+    get(target, property) {
+      const value = Reflect.get(target, property) as unknown;
+      if (property === "claimReady") return (request: Parameters<Store["claimReady"]>[0]) => (limits.push(request.limit), target.claimReady(request));
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  }) as Store;
+  return { store: counting, limits };
+}
+
+describe('a worker on prefetch "auto" (the default of idem.config.ts)', () => {
+  it("claims only for its free slots until tasks have run, then twice its concurrency ahead while they are short", async () => {
+    const tasks = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`t${i}`, { run: () => {} }]));
+    const p = pipeline("p", { maxActiveTasks: 100 }, tasks);
+    const { dir, store } = await project(p);
+    const claims = countingClaims(store);
+    const worker = startWorker(claims.store, dir, p, { concurrency: 2, prefetch: "auto" });
+    await until("the run to end", async () => (await store.getRun("p@2026-09-01"))!.state === "success");
+    await worker.stop();
+    expect(claims.limits[0]).toBe(2);
+    expect(Math.max(...claims.limits)).toBeGreaterThan(2);
+    expect(Math.max(...claims.limits)).toBeLessThanOrEqual(2 + 4);
+  });
+
+  it("claims no further than its free slots while its tasks run for a second or more", async () => {
+    const task = () => ({ run: async () => void (await new Promise((r) => setTimeout(r, 1_050))) });
+    const p = pipeline("p", { maxActiveTasks: 100 }, { a: task(), b: task(), c: task() });
+    const { dir, store } = await project(p);
+    const claims = countingClaims(store);
+    const worker = startWorker(claims.store, dir, p, { concurrency: 1, prefetch: "auto" });
+    await until("the run to end", async () => (await store.getRun("p@2026-09-01"))!.state === "success");
+    await worker.stop();
+    expect(claims.limits.length).toBeGreaterThanOrEqual(3);
+    expect(claims.limits.every((limit) => limit === 1)).toBe(true);
+  });
+});

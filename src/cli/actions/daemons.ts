@@ -24,7 +24,7 @@ export function dev(cli: Cli, options: WorkerFlags & HttpFlags & { healthPort?: 
 
 interface WorkerFlags {
   concurrency?: number;
-  prefetch?: number;
+  prefetch?: number | "auto";
   grace: number;
 }
 

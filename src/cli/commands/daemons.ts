@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { port, positiveWholeNumber, wholeNumber } from "../flags.ts";
+import { port, positiveWholeNumber, wholeNumber, wholeNumberOrAuto } from "../flags.ts";
 import { lazy } from "../lazy.ts";
 
 const actions = () => import("../actions/daemons.ts");
@@ -16,7 +16,7 @@ export function registerDaemonCommands(program: Command): void {
     .command("worker")
     .description("claim eligible task instances and run them; runs a watchdog")
     .option("--concurrency <n>", "attempts at once (default: the config's concurrency)", positiveWholeNumber)
-    .option("--prefetch <n>", "attempts claimed ahead of free slots, started as slots free (default: the config's prefetch, 0)", wholeNumber)
+    .option("--prefetch <n|auto>", "attempts claimed ahead of free slots, started as slots free; auto: twice the concurrency while tasks run under a second (default: the config's prefetch, auto)", wholeNumberOrAuto)
     .option("--grace <seconds>", "on SIGTERM, how long running attempts may finish before they are handed back", wholeNumber, 30)
     .option("--health-port <port>", "serve GET /health on 127.0.0.1:<port>", port)
     .action(lazy(actions, "worker"));

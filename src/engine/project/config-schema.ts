@@ -15,6 +15,12 @@ export function wholeNumber(min: number): Check {
   return (v, p) => (typeof v === "number" && Number.isInteger(v) && v >= min ? null : `${where(p)}: expected a whole number >= ${min}`);
 }
 
+/** A whole number or one keyword (`prefetch: "auto"`). */
+export function wholeNumberOr(min: number, word: string): Check {
+  const number = wholeNumber(min);
+  return (v, p) => (v === word || number(v, p) === null ? null : `${where(p)}: expected a whole number >= ${min} or ${JSON.stringify(word)}`);
+}
+
 export const trueOnly: Check = (v, p) => (v === true ? null : `${where(p)}: expected true`);
 
 export function listOf(item: Check, min = 0): Check {

@@ -3,7 +3,7 @@ import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { DefinitionError } from "../../core/model/errors.ts";
 import { validateFrozenPeriods, type FrozenPeriod } from "../../core/policy/frozen.ts";
-import { exactly, listOf, namedRecord, oneOf, text, trueOnly, variants, wholeNumber, type Check } from "./config-schema.ts";
+import { exactly, listOf, namedRecord, oneOf, text, trueOnly, variants, wholeNumber, wholeNumberOr, type Check } from "./config-schema.ts";
 
 /** The default cap of one attempt's log: 10 MiB (`logMaxBytes` in idem.config.ts). */
 export const DEFAULT_LOG_MAX_BYTES = 10 * 1024 * 1024;
@@ -49,9 +49,10 @@ export interface IdemConfig {
   concurrency?: number;
   /**
    * Attempts a worker claims ahead of its free slots and starts as slots free, so one claim
-   * takes many. Each holds its lease and its pool slots while it waits. Default 0.
+   * takes many. Each holds its lease and its pool slots while it waits. "auto" (the default):
+   * twice the concurrency while the worker's recent tasks ran under a second, else none.
    */
-  prefetch?: number;
+  prefetch?: number | "auto";
   /** Task instances running at once across all workers. Default: no limit beyond the workers'. */
   parallelism?: number;
   /** Pools created when missing (slots); `idem pools set` changes them afterwards. */
@@ -103,7 +104,7 @@ export interface ResolvedConfig {
   state: string | undefined;
   pipelinePaths: string[];
   concurrency: number;
-  prefetch: number;
+  prefetch: number | "auto";
   parallelism: number | undefined;
   pools: Record<string, number>;
   workerLeaseMs: number;
@@ -135,7 +136,7 @@ const configSchema: Check = exactly({
   state: text,
   pipelines: oneOf(text, listOf(text, 1)),
   concurrency: wholeNumber(1),
-  prefetch: wholeNumber(0),
+  prefetch: wholeNumberOr(0, "auto"),
   parallelism: wholeNumber(1),
   warehouse: text,
   frozen: listOf(exactly({ from: text, to: text, owner: text, reason: text }, ["from", "to", "owner", "reason"])),
@@ -203,7 +204,7 @@ export async function loadConfig(cwd: string, explicitFile?: string, importModul
       : resolve(rootDir, config.state.replace(/^sqlite:(\/\/)?/i, "")),
     pipelinePaths: (Array.isArray(pipelines) ? pipelines : [pipelines]).map((p) => resolve(rootDir, p)),
     concurrency: config.concurrency ?? 4,
-    prefetch: config.prefetch ?? 0,
+    prefetch: config.prefetch ?? "auto",
     parallelism: config.parallelism,
     pools: config.pools ?? {},
     workerLeaseMs: config.workerLeaseMs ?? 30_000,

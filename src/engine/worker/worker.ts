@@ -17,6 +17,7 @@ import type { SecretMasker } from "../secrets/masker.ts";
 import type { PipelineCatalog } from "../project/catalog.ts";
 import { ErrorClass } from "../../core/model/error-classes.ts";
 import { nextToStart } from "../../core/policy/prefetch-order.ts";
+import { AUTO_PREFETCH_WINDOW, prefetchDepth, type Prefetch } from "../../core/policy/prefetch-depth.ts";
 
 export interface WorkerOptions {
   store: Store;
@@ -29,9 +30,10 @@ export interface WorkerOptions {
   /**
    * Attempts claimed ahead of free slots, kept in a local queue and started as slots free, so a
    * claim (the costly step) takes many at once. Each holds its lease (renewed) and its pool slots
-   * while it waits. Default 0: claim only for free slots.
+   * while it waits. "auto": twice the concurrency while the recent task code was short, else
+   * none (core's prefetchDepth). Default 0: claim only for free slots.
    */
-  prefetch?: number;
+  prefetch?: Prefetch;
   /** Where command tasks run when they name no cwd. */
   projectDir?: string;
   /** A lease not renewed for this long marks the worker dead. Default 30 s; renewed every third. */
@@ -71,7 +73,7 @@ const HAND_BACK_DELAY_MS = 1_000;
  * holds a lease renewed by heartbeat; results are recorded fenced by the attempt id.
  */
 export class Worker {
-  readonly #o: WorkerOptions & { leaseMs: number; pollMs: number; graceMs: number; prefetch: number };
+  readonly #o: WorkerOptions & { leaseMs: number; pollMs: number; graceMs: number; prefetch: Prefetch };
   readonly #pipelines: Map<string, Pipeline>;
   /** Attempts started and not yet recorded (task code running, or its result being recorded). */
   readonly #inFlight = new Map<number, Promise<void>>();
@@ -91,6 +93,8 @@ export class Worker {
   /** Work was announced while no one was waiting (during a claim): do not sleep on it. */
   #wokenEarly = false;
   #failure: unknown = null;
+  /** How long the latest task code ran (ms), for an "auto" prefetch. */
+  readonly #recentRunMs: number[] = [];
 
   constructor(options: WorkerOptions) {
     this.#o = { leaseMs: 30_000, pollMs: 500, graceMs: 30_000, ...options, prefetch: options.prefetch ?? 0 };
@@ -180,7 +184,8 @@ export class Worker {
    */
   #wanted(): number {
     if (this.#stopping) return 0;
-    const { concurrency, prefetch } = this.#o;
+    const { concurrency } = this.#o;
+    const prefetch = prefetchDepth(this.#o.prefetch, concurrency, this.#recentRunMs);
     if (this.#queued.length > prefetch / 2) return 0;
     return Math.max(0, concurrency + prefetch - this.#running - this.#queued.length);
   }
@@ -255,12 +260,15 @@ export class Worker {
     else this.#leases.set(claim.attemptId, { stop, until: claim.leaseExpiresAt });
     this.#running++;
     let running = true;
+    const began = this.#o.clock.now();
     // The slot frees when the task code returns, not once its result is recorded: the next
     // queued attempt starts at once, while the result is still being written.
     const freeSlot = () => {
       if (!running) return;
       running = false;
       this.#running--;
+      this.#recentRunMs.push(this.#o.clock.now() - began);
+      if (this.#recentRunMs.length > AUTO_PREFETCH_WINDOW) this.#recentRunMs.shift();
       this.#startQueued(true);
     };
     const work = (async () => {
