@@ -1,5 +1,6 @@
 import type { Engine } from "../../engine/engine.ts";
 import type { Cli } from "../lazy.ts";
+import { AttemptLines } from "./attempt-lines.ts";
 import { daemon, log } from "./daemon.ts";
 import { openHttp, type HttpFlags } from "./serve.ts";
 
@@ -28,13 +29,17 @@ interface WorkerFlags {
   grace: number;
 }
 
-function runWorker(engine: Engine, signal: AbortSignal, flags: WorkerFlags): Promise<void> {
-  return engine.runWorker(signal, {
-    concurrency: flags.concurrency,
-    prefetch: flags.prefetch,
-    graceMs: flags.grace * 1000,
-    log,
-    onAttempt: (claim, outcome) =>
-      log(`${claim.runId} ${claim.taskId} try ${claim.tryNumber}: ${outcome.taskState}${outcome.errorMessage ? ` (${outcome.errorMessage})` : ""}`),
-  });
+async function runWorker(engine: Engine, signal: AbortSignal, flags: WorkerFlags): Promise<void> {
+  const attempts = new AttemptLines((text) => process.stdout.write(text));
+  try {
+    await engine.runWorker(signal, {
+      concurrency: flags.concurrency,
+      prefetch: flags.prefetch,
+      graceMs: flags.grace * 1000,
+      log,
+      onAttempt: (claim, outcome) => attempts.attempt(claim, outcome),
+    });
+  } finally {
+    attempts.close();
+  }
 }

@@ -42,6 +42,18 @@ export interface AttemptEnvironment {
   masker?: SecretMasker;
   /** Variables of this process that commands do not inherit (the state URL and password). */
   withheldEnv?: readonly string[];
+  /** Called when the attempt's task code starts (it may first wait in the runner: see `waitsInRunner`). */
+  onStarted?: () => void;
+}
+
+/**
+ * Whether the task's whole attempt is one call of the runner (a function or SQL task), so it can
+ * wait in the runner's list until a task host is free. Sensors and commands run steps of their
+ * own in the worker: they are started only into a free slot.
+ */
+export function waitsInRunner(pipeline: Pipeline, taskId: string): boolean {
+  const kind = pipeline.tasks.get(taskId)?.kind;
+  return kind === "function" || kind === "sql";
 }
 
 /** Runs one claimed attempt to its end and says how to record it. Never throws for task errors. */
@@ -101,6 +113,7 @@ async function runTask(
       timeoutMs: task.policy.timeoutMs,
       graceMs: task.killGraceMs,
       cancel: env.cancel,
+      onStarted: env.onStarted,
     });
   if (task.kind === "sensor") return runSensor(task, claim, env, log, () => code("sensor"));
   if (task.kind === "function") return code("run");
@@ -110,7 +123,7 @@ async function runTask(
     const built = await code("command");
     if (built.outcome !== "success") return built;
     argv = built.summary!.argv as string[];
-  }
+  } else env.onStarted?.();
   return runCommandTask({
     argv,
     cwd: task.cwd ?? env.defaultCwd,

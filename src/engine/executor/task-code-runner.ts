@@ -26,6 +26,8 @@ export interface TaskCodeCall {
   timeoutMs: number | null;
   graceMs: number;
   cancel?: AbortSignal;
+  /** Called when the task code starts: at once, or when the attempt leaves the runner's waiting list. */
+  onStarted?: () => void;
 }
 
 /**
@@ -35,6 +37,14 @@ export interface TaskCodeCall {
  */
 export interface TaskCodeRunner {
   call(request: TaskCodeCall): Promise<AttemptResult>;
+  /**
+   * How many attempts the runner can hold waiting beyond those it runs (task hosts keep a short
+   * list each, run one after another): the worker may give it that many more than its free
+   * slots. Absent: none; every call starts at once.
+   */
+  readonly waitingRoom?: number;
+  /** Whether this pipeline's task code waits in the runner's lists (it runs in task hosts). */
+  holds?(pipelineId: string): boolean;
 }
 
 /**
@@ -43,6 +53,7 @@ export interface TaskCodeRunner {
  */
 export const inlineRunner: TaskCodeRunner = {
   async call(request) {
+    request.onStarted?.();
     const connections = new AttemptConnections(request.connections);
     try {
       return await runFunctionTask({

@@ -1,8 +1,10 @@
 /**
  * A task host: a long-lived child process of a worker that imports pipeline files once and runs
  * one attempt's task code at a time, so user code never runs in the loop that keeps leases
- * alive. The worker owns timeouts and kills this process when an attempt must stop and does
- * not; see pool.ts.
+ * alive. The worker may give it several attempts at once: it runs them one after another, in
+ * order, sends each one's result as it ends (before the next starts, so a crash in the next one
+ * loses nothing), and gives back on request those it has not started. The worker owns timeouts
+ * and kills this process when an attempt must stop and does not; see pool.ts.
  */
 import { getPriority, setPriority } from "node:os";
 import { pathToFileURL } from "node:url";
@@ -16,7 +18,7 @@ import { taskCode } from "../executor/task-code-runner.ts";
 import { AttemptConnections } from "../connections/connections.ts";
 import type { AttemptResult } from "../executor/attempt-result.ts";
 import { SecretMasker } from "../secrets/masker.ts";
-import { type FromHost, type RunMessage, type ToHost } from "./protocol.ts";
+import { type AttemptToRun, type FromHost, type ToHost } from "./protocol.ts";
 import { ErrorClass } from "../../core/model/error-classes.ts";
 
 // First, before any task code: the worker asked this host to yield the CPU to it (see pool.ts).
@@ -31,7 +33,10 @@ if (nice > 0) {
 
 const send = (message: FromHost) => process.send!(message);
 const modules = new Map<string, Promise<Record<string, unknown>>>();
-let current: { controller: AbortController; log: AttemptLog } | null = null;
+let current: { attemptId: number; controller: AbortController; log: AttemptLog } | null = null;
+/** Given by the worker, not started yet: run in this order once the current one ends. */
+const waiting: AttemptToRun[] = [];
+let running = false;
 let nextRequest = 1;
 let logMaxBytes: number | null = null;
 let masker = new SecretMasker([]);
@@ -86,16 +91,25 @@ function ask(op: "get" | "save", pipelineId: string, taskId: string, value?: str
 }
 
 process.on("message", (message: ToHost) => {
-  if (message.type === "run") void run(message);
+  if (message.type === "run") {
+    waiting.push(...message.attempts);
+    if (!running) void runWaiting();
+  } else if (message.type === "withdraw") {
+    const asked = new Set(message.attemptIds);
+    const given = waiting.filter((a) => asked.has(a.claim.attemptId));
+    waiting.splice(0, waiting.length, ...waiting.filter((a) => !asked.has(a.claim.attemptId)));
+    send({ type: "withdrawn", attemptIds: given.map((a) => a.claim.attemptId) });
+  }
   else if (message.type === "init") {
     logMaxBytes = message.logMaxBytes;
     masker = new SecretMasker(message.secrets);
   }
   else if (message.type === "preload") for (const file of message.files) void moduleOf(file).catch(() => {});
   else if (message.type === "abort") {
+    if (current?.attemptId !== message.attemptId) return; // ended already: the worker has its result
     const error = new Error(message.message);
     error.name = message.errorClass;
-    current?.controller.abort(error);
+    current.controller.abort(error);
   } else if (message.type === "watermark-reply") {
     const waiting = pending.get(message.id);
     pending.delete(message.id);
@@ -104,10 +118,20 @@ process.on("message", (message: ToHost) => {
   }
 });
 
-async function run(message: RunMessage): Promise<void> {
+async function runWaiting(): Promise<void> {
+  running = true;
+  try {
+    for (let next = waiting.shift(); next; next = waiting.shift()) await run(next);
+  } finally {
+    running = false;
+  }
+}
+
+async function run(message: AttemptToRun): Promise<void> {
+  const attemptId = message.claim.attemptId;
   const log = new AttemptLog(message.claim.logPath, systemClock, { maxBytes: logMaxBytes, masker });
   const controller = new AbortController();
-  current = { controller, log };
+  current = { attemptId, controller, log };
   let result: AttemptResult;
   try {
     const pipeline = await pipelineIn(message);
@@ -122,10 +146,11 @@ async function run(message: RunMessage): Promise<void> {
   current = null;
   log.close();
   try {
-    send({ type: "done", result });
+    send({ type: "done", attemptId, result });
   } catch (error) {
     send({
       type: "done",
+      attemptId,
       result: { outcome: "failed", errorClass: ErrorClass.SummaryError, errorMessage: `summary is not JSON: ${(error as Error).message}`, retryable: false, exitCode: null },
     });
   }
@@ -141,7 +166,7 @@ function moduleOf(file: string): Promise<Record<string, unknown>> {
 }
 
 /** The pipeline as the worker loaded it, or why it is not there any more. */
-async function pipelineIn(message: RunMessage): Promise<Pipeline | string> {
+async function pipelineIn(message: AttemptToRun): Promise<Pipeline | string> {
   const exports = await moduleOf(message.file);
   const pipeline = Object.values(exports).find((v): v is Pipeline => isPipeline(v) && v.id === message.claim.pipelineId);
   if (!pipeline) return `pipeline ${message.claim.pipelineId} is no longer in ${message.file}`;
@@ -151,14 +176,14 @@ async function pipelineIn(message: RunMessage): Promise<Pipeline | string> {
   return pipeline;
 }
 
-async function call(pipeline: Pipeline, message: RunMessage, log: AttemptLog, signal: AbortSignal): Promise<AttemptResult> {
+async function call(pipeline: Pipeline, message: AttemptToRun, log: AttemptLog, signal: AbortSignal): Promise<AttemptResult> {
   const task = pipeline.tasks.get(message.claim.taskId);
   if (!task) return { outcome: "failed", errorClass: ErrorClass.DefinitionChanged, errorMessage: `pipeline ${pipeline.id} has no task ${message.claim.taskId} now`, retryable: true, exitCode: null };
   const connections = new AttemptConnections(message.connections);
   try {
     // Not spread: that would read the lazy interval.
     const context = Object.assign(buildContext(pipeline, message.claim, log, message.projectFrozen, watermarks, message.upstream, connections) as TaskContext, { signal });
-    if (message.timed) send({ type: "started" });
+    if (message.timed) send({ type: "started", attemptId: message.claim.attemptId });
     return success(await taskCode(task, message.entry, message.projectDir)(context));
   } finally {
     await connections.closeAll();

@@ -4,6 +4,8 @@ import type { TaskHostPool } from "./pool.ts";
 /** Task code in the pool's task hosts, for every pipeline loaded from a file. */
 export function hostedRunner(pool: TaskHostPool, fileOf: (pipelineId: string) => string | undefined): TaskCodeRunner {
   return {
+    waitingRoom: pool.waitingRoom,
+    holds: (pipelineId) => fileOf(pipelineId) !== undefined,
     call(request) {
       const file = fileOf(request.pipeline.id);
       if (!file) return inlineRunner.call(request);

@@ -5,10 +5,10 @@ import { fileURLToPath } from "node:url";
 import { formatDuration } from "../../core/time/duration.ts";
 import type { ClaimedAttempt } from "../../store/port.ts";
 import type { AttemptResult } from "../executor/attempt-result.ts";
-import type { TaskCodeCall, TaskEntry } from "../executor/task-code-runner.ts";
+import type { TaskCodeCall } from "../executor/task-code-runner.ts";
 import { stopReason } from "../executor/stop-reason.ts";
 import { signalGroup, spawnSupervised } from "../executor/supervised-spawn.ts";
-import type { FromHost, ToHost } from "./protocol.ts";
+import type { AttemptToRun, FromHost, ToHost } from "./protocol.ts";
 import { RawOutput } from "./raw-output.ts";
 import { SecretMasker } from "../secrets/masker.ts";
 import { ErrorClass } from "../../core/model/error-classes.ts";
@@ -39,25 +39,69 @@ export const TASK_HOST_NICENESS = 5;
 /** How long a host may take to load a pipeline file before the attempt's timeout starts anyway. */
 const LOAD_ALLOWANCE_MS = 60_000;
 
+/** On close: how long an idle host may take to exit by itself before it is killed. */
+const CLOSE_MS = 1_000;
+
 /** After a host exits: how long its last output may take to arrive before the attempt is settled without it. */
 const DRAIN_MS = 1_000;
 
 /** One attempt's task code, as a task host is asked to run it: the pipeline named by its file and version. */
 export type HostCall = Omit<TaskCodeCall, "pipeline" | "task" | "log"> & { file: string; version: string };
 
+/**
+ * Attempts that may wait inside one host behind the one it runs, sent in one message when the
+ * host has none waiting: a host is woken once for several short attempts, not once for each.
+ */
+export const MAX_WAITING_PER_HOST = 4;
+
+/**
+ * An attempt waits inside a host behind a running one for at most about this long while another
+ * host could take it: then it is withdrawn and given to that host. So a slow task holds the
+ * attempts behind it for this long at most, not for its whole run.
+ */
+export const WAIT_BEHIND_MS = 50;
+
+type Stop = { errorClass: ErrorClass; message: string };
+
+const CLOSING: Stop = { errorClass: ErrorClass.Cancelled, message: "cancelled: the task hosts are closing" };
+
+/** An attempt given to the pool, from the call until its result. */
+interface Hosted {
+  request: HostCall;
+  id: number;
+  resolve: (result: AttemptResult) => void;
+  /** The host it was sent to (running or waiting there); null while the pool holds it. */
+  host: Host | null;
+  /** Its task code runs (or ran) on `host`: it was first in the host's list. */
+  started: boolean;
+  startedAt: number;
+  /** Why it must stop, asked before it started: applied when it starts, or instead. */
+  stopAsked: Stop | null;
+  /** Why it is being stopped while it runs. */
+  stopping: Stop | null;
+  settled: boolean;
+  timers: NodeJS.Timeout[];
+  timeoutStarted: boolean;
+  onCancel: () => void;
+}
+
 interface Host {
   child: ChildProcess;
-  ready: Promise<boolean>;
+  ready: boolean;
   generation: number;
-  busy: boolean;
   dead: boolean;
+  /** We killed it (retired, closing, a stop): its end is no failure of its own. */
+  killed: boolean;
+  /** What the host holds, in its order: the first runs, the others wait behind it. */
+  attempts: Hosted[];
+  /** Withdrawals asked and not answered yet (attempt ids). */
+  withdrawing: Set<number>;
   /** The last bytes the host wrote to stderr: why it crashed, when it did. */
   stderrTail: string;
   crash: { name: string; message: string } | null;
-  onMessage: ((message: FromHost) => void) | null;
   /** Where the host's own output goes while an attempt runs on it (its log, bounded). */
   output: RawOutput | null;
-  onExit: ((code: number | null, signal: NodeJS.Signals | null) => void) | null;
+  waitTimer: NodeJS.Timeout | null;
 }
 
 const here = fileURLToPath(import.meta.url);
@@ -69,33 +113,60 @@ const TSX_LOADER = createRequire(import.meta.url).resolve("tsx");
  * Long-lived child processes that run task code, one attempt at a time each. Why processes and
  * not threads: a native crash, `process.exit()` or an out-of-memory abort ends only the host;
  * a busy loop is stopped by killing it; and a fresh host imports the pipeline files as they are
- * now, which is how changed files reach task code without a restart. Starting an attempt on a
- * live host is one message each way, not a process start.
+ * now, which is how changed files reach task code without a restart.
+ *
+ * Attempts given beyond the hosts that are free wait in the pool, then in a host's list (at most
+ * `MAX_WAITING_PER_HOST` behind the one it runs, sent together): a host runs them one after
+ * another, each result sent as it ends. Each attempt's timeout counts from its own start; a stop
+ * (cancel, lease lost) stops exactly that attempt, or withdraws it if it has not started; a host
+ * that dies costs only the attempt it was running: those waiting behind it go to another host,
+ * on the same try.
  */
 export class TaskHostPool {
   readonly #o: TaskHostPoolOptions;
   readonly #masker: SecretMasker;
   readonly #hosts = new Set<Host>();
-  readonly #waiting: (() => void)[] = [];
+  /** Given to the pool and not sent to a host yet, in order. */
+  readonly #pending: Hosted[] = [];
+  #dispatchSoon = false;
   #generation = 0;
   #closed = false;
+  #lastTail = "";
 
   constructor(options: TaskHostPoolOptions) {
     this.#o = options;
     this.#masker = new SecretMasker(options.secrets);
   }
 
+  /** Attempts the pool can hold beyond those its hosts run: what may wait in hosts' lists. */
+  get waitingRoom(): number {
+    return this.#o.size * MAX_WAITING_PER_HOST;
+  }
+
   /** Pipeline files changed: hosts that imported the old ones leave (busy ones after their attempt). */
   retire(): void {
     this.#generation++;
-    for (const host of this.#hosts) if (!host.busy) this.#kill(host);
+    for (const host of this.#hosts) {
+      if (host.attempts.length === 0) this.#kill(host);
+      else this.#withdraw(host, host.attempts.filter((h) => !h.started));
+    }
   }
 
   async close(): Promise<void> {
     this.#closed = true;
+    for (const hosted of this.#pending.splice(0)) this.#settle(hosted, notStarted(CLOSING));
     const exits = [...this.#hosts].map((h) => new Promise<void>((r) => (h.dead ? r() : h.child.once("exit", () => r()))));
-    for (const host of this.#hosts) this.#kill(host);
+    // An idle host leaves by itself when its channel closes (it exits 0, so a profiler or an
+    // exit hook in it gets to finish); one that does not, or is busy, is killed.
+    for (const host of this.#hosts) {
+      if (host.attempts.length > 0 || !host.child.connected) this.#kill(host);
+      else host.child.disconnect();
+    }
+    const left = setTimeout(() => {
+      for (const host of this.#hosts) this.#kill(host);
+    }, CLOSE_MS);
     await Promise.all(exits);
+    clearTimeout(left);
   }
 
   /** Hosts alive now (idle or busy). */
@@ -108,112 +179,256 @@ export class TaskHostPool {
     while (this.#hosts.size < Math.min(count, this.#o.size)) this.#spawn();
   }
 
-  async call(request: HostCall): Promise<AttemptResult> {
-    const host = await this.#acquire();
-    if (!host) {
-      return { outcome: "failed", errorClass: ErrorClass.TaskCrashed, errorMessage: `the task host did not start: ${lastLine(this.#lastTail)}`, retryable: true, exitCode: null };
-    }
-    try {
-      return await this.#runOn(host, request);
-    } finally {
-      host.busy = false;
-      host.onMessage = null;
-      host.onExit = null;
-      if (host.dead || host.generation !== this.#generation || this.#closed) this.#kill(host);
-      this.#waiting.shift()?.();
-    }
-  }
-
-  #lastTail = "";
-
-  #runOn(host: Host, request: HostCall): Promise<AttemptResult> {
+  call(request: HostCall): Promise<AttemptResult> {
     return new Promise<AttemptResult>((resolve) => {
-      let stopping: { errorClass: ErrorClass; message: string } | null = null;
-      let settled = false;
-      // Plain timers, not AbortSignals: this is the per-task path, and aborting a signal is not cheap.
-      const timers: NodeJS.Timeout[] = [];
-      const later = (ms: number, fn: () => void) => timers.push(setTimeout(() => !settled && fn(), ms));
-      const finish = (result: AttemptResult) => {
-        if (settled) return;
-        settled = true;
-        for (const timer of timers) clearTimeout(timer);
-        host.output?.close();
-        host.output = null;
-        request.cancel?.removeEventListener("abort", onCancel);
-        resolve(result);
+      const hosted: Hosted = {
+        request, id: request.claim.attemptId, resolve, host: null, started: false, startedAt: 0, stopAsked: null, stopping: null,
+        settled: false, timers: [], timeoutStarted: false, onCancel: () => this.#cancel(hosted, stopReason(request.cancel!)),
       };
-      const stop = (why: { errorClass: ErrorClass; message: string }) => {
-        if (stopping || settled) return;
-        stopping = why;
-        // A lost lease leaves no time for grace: the retry may start any moment.
-        if (why.errorClass === ErrorClass.LeaseLost) return this.#kill(host);
-        this.#send(host, { type: "abort", errorClass: why.errorClass, message: why.message });
-        later(request.graceMs, () => {
-          // The task did not honour its signal (a busy loop, a call that ignores it): end its process.
-          stopping = { ...why, message: `${why.message}; it did not stop within ${formatDuration(request.graceMs)} of its signal, so its process was killed` };
-          this.#kill(host);
-        });
-      };
-      const onCancel = () => stop(stopReason(request.cancel!));
-      let timeoutStarted = false;
-      const startTimeout = () => {
-        if (request.timeoutMs === null || timeoutStarted) return;
-        timeoutStarted = true;
-        const timeoutMs = request.timeoutMs;
-        later(timeoutMs, () => stop({ errorClass: ErrorClass.Timeout, message: `timed out after ${formatDuration(timeoutMs)}` }));
-      };
-      const failedAsStopped = (): AttemptResult => ({ outcome: "failed", errorClass: stopping!.errorClass, errorMessage: stopping!.message, retryable: true, exitCode: null });
-
-      host.onMessage = (message) => {
-        if (message.type === "started") startTimeout();
-        else if (message.type === "done") finish(stopping ? failedAsStopped() : message.result);
-        else if (message.type === "watermark") {
-          const op = message.op === "get"
-            ? request.watermarks.get(message.pipelineId, message.taskId)
-            : request.watermarks.save(message.pipelineId, message.taskId, message.value!).then(() => null);
-          op.then(
-            (value) => this.#send(host, { type: "watermark-reply", id: message.id, value }),
-            (error: Error) => this.#send(host, { type: "watermark-reply", id: message.id, error: error.message }),
-          );
-        }
-      };
-      host.onExit = (code, signal) => finish(stopping ? failedAsStopped() : crashResult(host, code, signal, this.#o.memoryMb));
-
-      // The timeout counts from the call of the task code; a file that takes too long to load starts it anyway.
-      if (request.timeoutMs !== null) later(LOAD_ALLOWANCE_MS, startTimeout);
-      request.cancel?.addEventListener("abort", onCancel, { once: true });
-      host.output = new RawOutput(request.claim.logPath, this.#o.logMaxBytes, this.#masker);
-      this.#send(host, {
-        type: "run",
-        file: request.file,
-        version: request.version,
-        entry: request.entry,
-        claim: request.claim,
-        projectFrozen: request.projectFrozen,
-        connections: request.connections,
-        upstream: request.upstream,
-        projectDir: request.projectDir,
-        timed: request.timeoutMs !== null,
-      });
-      if (request.cancel?.aborted) onCancel();
+      if (request.cancel?.aborted) return resolve(notStarted(stopReason(request.cancel)));
+      request.cancel?.addEventListener("abort", hosted.onCancel, { once: true });
+      this.#pending.push(hosted);
+      this.#soon();
     });
   }
 
-  async #acquire(): Promise<Host | null> {
-    for (;;) {
-      let host = [...this.#hosts].find((h) => !h.busy && !h.dead && h.generation === this.#generation);
-      if (!host && this.#hosts.size < this.#o.size) host = this.#spawn();
-      if (host) {
-        host.busy = true;
-        if (await host.ready) return host;
-        this.#hosts.delete(host);
-        return null;
-      }
-      // Every host is busy (or still leaving): wait for one to be released.
-      const idleOld = [...this.#hosts].find((h) => !h.busy && h.generation !== this.#generation);
-      if (idleOld) this.#kill(idleOld);
-      await new Promise<void>((resolve) => this.#waiting.push(resolve));
+  /** Calls given in one turn (a worker starting several attempts) are sent together. */
+  #soon(): void {
+    if (this.#dispatchSoon) return;
+    this.#dispatchSoon = true;
+    queueMicrotask(() => {
+      this.#dispatchSoon = false;
+      this.#dispatch();
+    });
+  }
+
+  /**
+   * Sends what the pool holds: first one attempt to each idle host, then, to hosts with none
+   * waiting, up to `MAX_WAITING_PER_HOST` each (in one message per host); starts hosts while
+   * attempts are left and the pool has room for them.
+   */
+  #dispatch(): void {
+    if (this.#closed) return;
+    const usable = [...this.#hosts].filter((h) => h.ready && !h.killed && h.generation === this.#generation);
+    const batches = new Map<Host, Hosted[]>();
+    const give = (host: Host, hosted: Hosted) => {
+      const batch = batches.get(host);
+      if (batch) batch.push(hosted);
+      else batches.set(host, [hosted]);
+    };
+    for (const host of usable) {
+      if (this.#pending.length === 0) break;
+      if (host.attempts.length === 0) give(host, this.#pending.shift()!);
     }
+    while (this.#pending.length > this.#booting() && this.#hosts.size < this.#o.size) this.#spawn();
+    // Attempts left for hosts that are starting wait for them; the rest wait behind a running one.
+    const booting = this.#booting();
+    for (const host of usable) {
+      if (this.#pending.length <= booting) break;
+      const held = host.attempts.length + (batches.get(host)?.length ?? 0);
+      if (held !== 1 || host.attempts[0]?.stopping) continue;
+      const share = Math.min(MAX_WAITING_PER_HOST, Math.ceil((this.#pending.length - booting) / usable.length));
+      for (let i = 0; i < share && this.#pending.length > booting; i++) give(host, this.#pending.shift()!);
+    }
+    for (const [host, given] of batches) this.#send(host, given);
+    this.#rebalance(usable);
+  }
+
+  #booting(): number {
+    let n = 0;
+    for (const host of this.#hosts) if (!host.ready && !host.dead) n++;
+    return n;
+  }
+
+  #send(host: Host, given: Hosted[]): void {
+    const wasIdle = host.attempts.length === 0;
+    for (const hosted of given) {
+      hosted.host = host;
+      host.attempts.push(hosted);
+    }
+    this.#message(host, { type: "run", attempts: given.map((h) => toRun(h.request)) });
+    if (wasIdle) this.#begin(host);
+    else this.#armWait(host);
+  }
+
+  /** The host's first attempt starts now (it was sent to an idle host, or the one before it ended). */
+  #begin(host: Host): void {
+    const hosted = host.attempts[0];
+    if (!hosted) return;
+    hosted.started = true;
+    hosted.startedAt = Date.now();
+    host.withdrawing.delete(hosted.id);
+    host.output?.close();
+    host.output = new RawOutput(hosted.request.claim.logPath, this.#o.logMaxBytes, this.#masker);
+    hosted.request.onStarted?.();
+    // The timeout counts from the call of the task code; a file that takes too long to load starts it anyway.
+    if (hosted.request.timeoutMs !== null) this.#later(hosted, LOAD_ALLOWANCE_MS, () => this.#startTimeout(hosted));
+    if (hosted.stopAsked) this.#stop(hosted, hosted.stopAsked);
+    this.#armWait(host);
+  }
+
+  /** Attempts wait behind this host's running one: look again once they have waited long enough. */
+  #armWait(host: Host): void {
+    if (host.waitTimer || host.attempts.length < 2) return;
+    host.waitTimer = setTimeout(() => {
+      host.waitTimer = null;
+      this.#rebalance([...this.#hosts].filter((h) => h.ready && !h.killed && h.generation === this.#generation));
+    }, WAIT_BEHIND_MS);
+  }
+
+  /**
+   * Idle hosts (or room for new ones) while attempts wait behind one that has run for
+   * `WAIT_BEHIND_MS`: take those back, to give them to the idle hosts.
+   */
+  #rebalance(usable: Host[]): void {
+    const idle = usable.filter((h) => h.attempts.length === 0).length + (this.#o.size - this.#hosts.size);
+    if (idle === 0 || this.#pending.length > 0) return;
+    const now = Date.now();
+    let room = idle;
+    for (const host of this.#hosts) {
+      if (room <= 0) break;
+      const head = host.attempts[0];
+      const behind = host.attempts.filter((h) => !h.started && !host.withdrawing.has(h.id));
+      if (!head?.started || behind.length === 0) continue;
+      if (now - head.startedAt < WAIT_BEHIND_MS) {
+        this.#armWait(host);
+        continue;
+      }
+      const taken = behind.slice(-room);
+      room -= taken.length;
+      this.#withdraw(host, taken);
+    }
+  }
+
+  #withdraw(host: Host, hosted: Hosted[]): void {
+    const ids = hosted.map((h) => h.id).filter((id) => !host.withdrawing.has(id));
+    if (ids.length === 0) return;
+    for (const id of ids) host.withdrawing.add(id);
+    this.#message(host, { type: "withdraw", attemptIds: ids });
+  }
+
+  /** The host gave these back unstarted: stopped ones end here, the others go to another host. */
+  #withdrawn(host: Host, ids: readonly number[]): void {
+    const back: Hosted[] = [];
+    for (const id of ids) {
+      host.withdrawing.delete(id);
+      const at = host.attempts.findIndex((h) => h.id === id);
+      if (at <= 0) continue; // never the running one
+      const [hosted] = host.attempts.splice(at, 1);
+      back.push(hosted!);
+    }
+    this.#requeue(back);
+  }
+
+  /** Attempts that never started on their host: stopped ones end, the others are sent again first. */
+  #requeue(hosted: Hosted[]): void {
+    const again = hosted.filter((h) => {
+      h.host = null;
+      h.started = false;
+      const stop = h.stopAsked ?? (this.#closed ? CLOSING : null);
+      if (!stop) return true;
+      this.#settle(h, notStarted(stop));
+      return false;
+    });
+    if (again.length === 0) return;
+    this.#pending.unshift(...again);
+    this.#soon();
+  }
+
+  #cancel(hosted: Hosted, why: Stop): void {
+    if (hosted.settled) return;
+    if (!hosted.host) {
+      this.#pending.splice(this.#pending.indexOf(hosted), 1);
+      return this.#settle(hosted, notStarted(why));
+    }
+    if (hosted.started) return this.#stop(hosted, why);
+    // Waiting in a host: taken back if it has not started there, stopped when it starts if it has.
+    hosted.stopAsked = why;
+    this.#withdraw(hosted.host, [hosted]);
+  }
+
+  #stop(hosted: Hosted, why: Stop): void {
+    const host = hosted.host!;
+    if (hosted.stopping || hosted.settled) return;
+    hosted.stopping = why;
+    // A lost lease leaves no time for grace: the retry may start any moment.
+    if (why.errorClass === ErrorClass.LeaseLost) return this.#kill(host);
+    this.#message(host, { type: "abort", attemptId: hosted.id, errorClass: why.errorClass, message: why.message });
+    this.#later(hosted, hosted.request.graceMs, () => {
+      // The task did not honour its signal (a busy loop, a call that ignores it): end its process.
+      hosted.stopping = { ...why, message: `${why.message}; it did not stop within ${formatDuration(hosted.request.graceMs)} of its signal, so its process was killed` };
+      this.#kill(host);
+    });
+  }
+
+  #startTimeout(hosted: Hosted): void {
+    if (hosted.request.timeoutMs === null || hosted.timeoutStarted) return;
+    hosted.timeoutStarted = true;
+    const timeoutMs = hosted.request.timeoutMs;
+    this.#later(hosted, timeoutMs, () => this.#stop(hosted, { errorClass: ErrorClass.Timeout, message: `timed out after ${formatDuration(timeoutMs)}` }));
+  }
+
+  // Plain timers, not AbortSignals: this is the per-task path, and aborting a signal is not cheap.
+  #later(hosted: Hosted, ms: number, fn: () => void): void {
+    hosted.timers.push(setTimeout(() => !hosted.settled && fn(), ms));
+  }
+
+  #settle(hosted: Hosted, result: AttemptResult): void {
+    if (hosted.settled) return;
+    hosted.settled = true;
+    for (const timer of hosted.timers) clearTimeout(timer);
+    hosted.request.cancel?.removeEventListener("abort", hosted.onCancel);
+    hosted.resolve(result);
+  }
+
+  /** The host's running attempt ended (its result, or its host's death): the next one it holds starts. */
+  #ended(host: Host, result: AttemptResult): void {
+    const hosted = host.attempts.shift();
+    if (!hosted) return;
+    host.output?.close();
+    host.output = null;
+    if (host.waitTimer) clearTimeout(host.waitTimer);
+    host.waitTimer = null;
+    this.#settle(hosted, hosted.stopping ? failedAsStopped(hosted.stopping) : result);
+    if (host.dead) return;
+    if (host.attempts.length > 0) this.#begin(host);
+    else if (host.generation !== this.#generation || this.#closed) this.#kill(host);
+    this.#soon();
+  }
+
+  #onMessage(host: Host, message: FromHost): void {
+    if (message.type === "done") {
+      if (host.attempts[0]?.id === message.attemptId) this.#ended(host, message.result);
+    } else if (message.type === "withdrawn") this.#withdrawn(host, message.attemptIds);
+    else if (message.type === "started") {
+      const hosted = host.attempts[0];
+      if (hosted?.id === message.attemptId) this.#startTimeout(hosted);
+    } else if (message.type === "watermark") {
+      const hosted = host.attempts[0];
+      if (!hosted) return;
+      const op = message.op === "get"
+        ? hosted.request.watermarks.get(message.pipelineId, message.taskId)
+        : hosted.request.watermarks.save(message.pipelineId, message.taskId, message.value!).then(() => null);
+      op.then(
+        (value) => this.#message(host, { type: "watermark-reply", id: message.id, value }),
+        (error: Error) => this.#message(host, { type: "watermark-reply", id: message.id, error: error.message }),
+      );
+    }
+  }
+
+  /** A host left: its running attempt fails (crashed, or stopped as asked); those behind it go to another host. */
+  #onExit(host: Host, code: number | null, signal: NodeJS.Signals | null): void {
+    this.#hosts.delete(host);
+    this.#lastTail = host.stderrTail;
+    if (!host.ready && !host.killed && this.#pending.length > 0 && !this.#closed) {
+      // It never started: the first attempt waiting for a host fails, so a host that cannot start is not retried forever.
+      const hosted = this.#pending.shift()!;
+      this.#settle(hosted, { outcome: "failed", errorClass: ErrorClass.TaskCrashed, errorMessage: `the task host did not start: ${lastLine(this.#lastTail)}`, retryable: true, exitCode: null });
+    }
+    const running = host.attempts[0]?.started ? host.attempts[0] : null;
+    if (running) this.#ended(host, crashResult(host, code, signal, this.#o.memoryMb));
+    this.#requeue(host.attempts.splice(0));
+    this.#soon();
   }
 
   #spawn(): Host {
@@ -225,18 +440,9 @@ export class TaskHostPool {
       "--import", TSX_LOADER, HOST_MAIN, `--nice=${TASK_HOST_NICENESS}`,
     ];
     const child = spawnSupervised(argv, { cwd: this.#o.cwd, env: this.#o.env ?? process.env, stdout: "pipe", stderr: "pipe", ipc: true });
-    let markReady: (ok: boolean) => void = () => {};
     const host: Host = {
-      child,
-      ready: new Promise<boolean>((r) => (markReady = r)),
-      generation: this.#generation,
-      busy: false,
-      dead: false,
-      stderrTail: "",
-      crash: null,
-      onMessage: null,
-      output: null,
-      onExit: null,
+      child, ready: false, generation: this.#generation, dead: false, killed: false, attempts: [], withdrawing: new Set(),
+      stderrTail: "", crash: null, output: null, waitTimer: null,
     };
     // Task code's console is in its log already (the host captures it); what comes here is
     // written below it (the runtime's out-of-memory report, native code, child processes): it
@@ -252,33 +458,29 @@ export class TaskHostPool {
     const drained = Promise.all([child.stdout!, child.stderr!].map((s) => new Promise<void>((r) => (s.readableEnded || s.destroyed ? r() : s.once("close", () => r())))));
     child.on("message", (message: FromHost) => {
       if (message.type === "ready") {
-        this.#send(host, { type: "init", logMaxBytes: this.#o.logMaxBytes, secrets: this.#o.secrets });
+        this.#message(host, { type: "init", logMaxBytes: this.#o.logMaxBytes, secrets: this.#o.secrets });
         const files = this.#o.preload?.() ?? [];
-        if (files.length) this.#send(host, { type: "preload", files });
-        markReady(true);
+        if (files.length) this.#message(host, { type: "preload", files });
+        host.ready = true;
+        this.#dispatch();
       }
       else if (message.type === "crash") host.crash = { name: message.name, message: message.message };
-      else host.onMessage?.(message);
+      else this.#onMessage(host, message);
     });
     child.on("error", (error) => {
       host.stderrTail += `\n${error.message}`;
     });
     child.on("exit", (code, signal) => {
       host.dead = true;
+      if (host.waitTimer) clearTimeout(host.waitTimer);
       signalGroup(child.pid, "SIGKILL");
-      void Promise.race([drained, new Promise((r) => setTimeout(r, DRAIN_MS))]).then(() => {
-        this.#hosts.delete(host);
-        this.#lastTail = host.stderrTail;
-        markReady(false);
-        host.onExit?.(code, signal);
-        this.#waiting.shift()?.();
-      });
+      void Promise.race([drained, new Promise((r) => setTimeout(r, DRAIN_MS))]).then(() => this.#onExit(host, code, signal));
     });
     this.#hosts.add(host);
     return host;
   }
 
-  #send(host: Host, message: ToHost): void {
+  #message(host: Host, message: ToHost): void {
     if (host.dead || !host.child.connected) return;
     try {
       host.child.send(message);
@@ -289,8 +491,32 @@ export class TaskHostPool {
 
   #kill(host: Host): void {
     if (host.dead) return;
+    host.killed = true;
     signalGroup(host.child.pid, "SIGKILL");
   }
+}
+
+function toRun(request: HostCall): AttemptToRun {
+  return {
+    file: request.file,
+    version: request.version,
+    entry: request.entry,
+    claim: request.claim,
+    projectFrozen: request.projectFrozen,
+    connections: request.connections,
+    upstream: request.upstream,
+    projectDir: request.projectDir,
+    timed: request.timeoutMs !== null,
+  };
+}
+
+function failedAsStopped(why: Stop): AttemptResult {
+  return { outcome: "failed", errorClass: why.errorClass, errorMessage: why.message, retryable: true, exitCode: null };
+}
+
+/** Stopped before its task code started: nothing ran, so nothing of it is lost. */
+function notStarted(why: Stop): AttemptResult {
+  return failedAsStopped({ errorClass: why.errorClass, message: `${why.message} (before it started)` });
 }
 
 function crashResult(host: Host, code: number | null, signal: NodeJS.Signals | null, memoryMb: number | undefined): AttemptResult {

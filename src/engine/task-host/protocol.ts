@@ -6,9 +6,8 @@ import type { AttemptResult } from "../executor/attempt-result.ts";
 import type { TaskEntry } from "../executor/task-code-runner.ts";
 import { type ErrorClass } from "../../core/model/error-classes.ts";
 
-/** The worker asks a task host to run one attempt's code. */
-export interface RunMessage {
-  type: "run";
+/** One attempt's task code, as the worker asks a task host to run it. */
+export interface AttemptToRun {
   file: string;
   /** The graph version the worker loaded; the host refuses to run another. */
   version: string;
@@ -28,18 +27,27 @@ export interface RunMessage {
 export type ToHost =
   /** Sent once, first: what is the same for every attempt the host runs. */
   | { type: "init"; logMaxBytes: number | null; secrets: readonly string[] }
-  | RunMessage
+  /**
+   * Attempts to run one after another, in this order, after those the host holds already: one
+   * message for several, so a host is woken once for them. Each one's result goes back as it ends.
+   */
+  | { type: "run"; attempts: AttemptToRun[] }
   /** Import these pipeline files now, ahead of their first attempt. */
   | { type: "preload"; files: readonly string[] }
-  | { type: "abort"; errorClass: ErrorClass; message: string }
+  /** Stop this attempt if it runs now (its signal aborts with this reason). */
+  | { type: "abort"; attemptId: number; errorClass: ErrorClass; message: string }
+  /** Give these attempts back if they have not started; the answer (`withdrawn`) names those given back. */
+  | { type: "withdraw"; attemptIds: number[] }
   | { type: "watermark-reply"; id: number; value?: string | number | null; error?: string };
 
 export type FromHost =
   | { type: "ready" }
   /** The pipeline file is loaded and the task code is being called: its timeout counts from here. */
-  | { type: "started" }
-  | { type: "done"; result: AttemptResult }
+  | { type: "started"; attemptId: number }
+  /** The attempt ended; the host starts the next one it holds right after sending this. */
+  | { type: "done"; attemptId: number; result: AttemptResult }
+  /** These attempts had not started and never will here. */
+  | { type: "withdrawn"; attemptIds: number[] }
   | { type: "watermark"; id: number; op: "get" | "save"; pipelineId: string; taskId: string; value?: string | number }
   /** An error thrown outside the task's own promise (`name`: the exception's own): the host exits right after. */
   | { type: "crash"; name: string; message: string };
-

@@ -4,8 +4,10 @@ import type { FinishOutcome, Store } from "../../store/port.ts";
 
 /**
  * Processes sharing one SQLite state file tell each other "there is new work" by touching a file
- * that the others watch (inotify), so a downstream task starts within milliseconds on another
- * worker without anyone polling fast. Polling remains as the fallback.
+ * that the others watch (inotify), so work another process made claimable starts within
+ * milliseconds without anyone polling fast. Polling remains as the fallback. A worker's own
+ * finishes are the exception: it claims after each itself, and tells the others only when that
+ * claim may have left something for them (`othersMayFindWork`).
  *
  * Two channels, because two kinds of process wait for different things: workers for work (a task
  * made eligible, a slot freed), the scheduler for what it acts on (a run ended, so the run cap has
@@ -99,14 +101,36 @@ async function subscribe(
 }
 
 /**
- * After a worker recorded a finish: tells the processes on this state file what it changed.
- * A store with channels of its own (PostgreSQL) has announced it already, inside the finishing
- * transaction, to every machine: touching a local file as well would only wake local processes
- * a second time. On SQLite the workers hear of every finish (it may have made a child eligible
- * or freed a slot), the scheduler only of a run's end or a published dataset.
+ * After a worker recorded a finish: tells the scheduler of this state file what it changed (a
+ * run's end or a published dataset; not every finish). A store with channels of its own
+ * (PostgreSQL) has announced it already, inside the finishing transaction, to every machine.
+ *
+ * Returns whether the other workers are still to be told (SQLite: the store has no channel). They
+ * are not told here: see `othersMayFindWork`, which the worker asks after its next claim.
  */
-export function announceFinish(store: Store, stateDir: string, outcome: FinishOutcome, published: boolean): void {
-  // Finishes recorded together (one SQLite transaction) are announced together: one touch each.
-  if (!store.watchWork) touchAfterThisTurn(wakeupFile(stateDir), stateDir);
+export function announceFinish(store: Store, stateDir: string, outcome: FinishOutcome, published: boolean): boolean {
+  // Finishes recorded together (one SQLite transaction) end runs together: one touch for all.
   if (!store.watchScheduling && (outcome.runState !== null || published)) touchAfterThisTurn(schedulerWakeupFile(stateDir), stateDir);
+  return !store.watchWork;
+}
+
+/**
+ * What a worker's claim says about the work its finishes made claimable. The worker that
+ * recorded a finish claims right after it, for the slot the finish freed: whatever the finish
+ * made eligible (the next task of a chain, a pool slot freed) it takes itself when it can, with
+ * no other process woken. Waking the other workers for that costs each an empty claim (a write
+ * transaction) whose lock the finishing worker then waits for (SQLite sleeps 1 ms and more on a
+ * busy lock), and on two cores it takes the CPU from the hop itself: that was a chain hop's
+ * largest cost. So the others are woken only when the claim could not have taken everything:
+ * - it asked for nothing (no free slot, queue full, shutting down), or
+ * - it took all it asked for (more may be there), or it failed, or
+ * - it was scoped to one run or backfill (`idem run`, `idem backfill`), where the others may work
+ *   on what it does not.
+ * A claim that took fewer than it asked for, unscoped, saw everything claimable for its loaded
+ * pipelines and took it. What it leaves is work no one can start now, or (the one case this
+ * misses) work of a pipeline this worker has not loaded and another has: that worker finds it at
+ * its next poll (`pollMs`) instead of at once.
+ */
+export function othersMayFindWork(claim: { wanted: number; claimed: number | null; scoped: boolean }): boolean {
+  return claim.scoped || claim.claimed === null || claim.wanted === 0 || claim.claimed >= claim.wanted;
 }

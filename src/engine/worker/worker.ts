@@ -5,12 +5,12 @@ import { retryWithBackoff } from "../../core/policy/backoff.ts";
 import type { FrozenPeriod } from "../../core/policy/frozen.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
 import type { AttemptFinish, ClaimLimits, ClaimedAttempt, Store } from "../../store/port.ts";
-import { executeAttempt } from "../executor/execute-attempt.ts";
+import { executeAttempt, waitsInRunner } from "../executor/execute-attempt.ts";
 import { storeWatermarks } from "../executor/watermarks.ts";
 import { upstreamSummaries } from "../executor/upstream.ts";
 import type { ConnectionConfig } from "../project/config.ts";
 import { realSleep } from "../executor/real-sleep.ts";
-import { announceFinish, notifyWork, subscribeToWork } from "./wakeup.ts";
+import { announceFinish, notifyWork, othersMayFindWork, subscribeToWork } from "./wakeup.ts";
 import { inlineRunner, type TaskCodeRunner } from "../executor/task-code-runner.ts";
 import { stopError } from "../executor/stop-reason.ts";
 import type { SecretMasker } from "../secrets/masker.ts";
@@ -64,6 +64,17 @@ export interface WorkerOptions {
   withheldEnv?: readonly string[];
 }
 
+/**
+ * An attempt this worker holds (running, given to the runner, or claimed ahead): until when its
+ * lease is known to hold, and how to stop it once it left the queue (null before).
+ */
+interface Lease {
+  stop: AbortController | null;
+  until: number;
+  /** Given to the runner, its task code not started yet. */
+  waiting: boolean;
+}
+
 /** How long a handed-back attempt waits before it may be claimed again (by anyone). */
 const HAND_BACK_DELAY_MS = 1_000;
 
@@ -78,20 +89,29 @@ export class Worker {
   /** Attempts started and not yet recorded (task code running, or its result being recorded). */
   readonly #inFlight = new Map<number, Promise<void>>();
   /**
-   * Per attempt this worker holds (running or claimed ahead): until when its lease is known to
-   * hold, and how to stop it once it runs (null while it waits in the queue).
+   * Per attempt this worker holds (running, given to the runner, or claimed ahead): see `Lease`.
    */
-  readonly #leases = new Map<number, { stop: AbortController | null; until: number }>();
+  readonly #leases = new Map<number, Lease>();
   /** Claimed ahead of a free slot (`prefetch`), in claim order: not started yet. */
   readonly #queued: ClaimedAttempt[] = [];
   /** Attempts whose task code runs now: what `concurrency` bounds. */
   #running = 0;
+  /**
+   * Claimed-ahead attempts given to the runner before a slot freed: they wait in a task host's
+   * list behind the attempt it runs, and start there when it ends (see `TaskCodeRunner.waitingRoom`).
+   */
+  #waiting = 0;
+  readonly #runner: TaskCodeRunner;
+  readonly #logDir: string;
+  readonly #scratchDir: string;
   /** Shutting down: nothing more starts, the queue is handed back. */
   #stopping = false;
   readonly #watermarks;
   #wake: () => void = () => (this.#wokenEarly = true);
   /** Work was announced while no one was waiting (during a claim): do not sleep on it. */
   #wokenEarly = false;
+  /** Finishes recorded since the last claim that the other workers are yet to hear of (SQLite). */
+  #finishesUntold = false;
   #failure: unknown = null;
   /** How long the latest task code ran (ms), for an "auto" prefetch. */
   readonly #recentRunMs: number[] = [];
@@ -100,6 +120,9 @@ export class Worker {
     this.#o = { leaseMs: 30_000, pollMs: 500, graceMs: 30_000, ...options, prefetch: options.prefetch ?? 0 };
     this.#watermarks = storeWatermarks(options.store, options.clock);
     this.#pipelines = new Map(options.pipelines.map((p) => [p.id, p]));
+    this.#runner = options.runner ?? inlineRunner;
+    this.#logDir = join(options.stateDir, "logs");
+    this.#scratchDir = join(options.stateDir, "tmp");
   }
 
   #pipeline(id: string): Pipeline | undefined {
@@ -134,7 +157,9 @@ export class Worker {
         // slots: claims are the costly step, and task hosts answer one message at a time.
         if (this.#inFlight.size > 0 && this.#running < this.#o.concurrency) await new Promise((r) => setImmediate(r));
         const wanted = this.#wanted();
-        let claimed: ClaimedAttempt[] = [];
+        const untold = this.#finishesUntold;
+        this.#finishesUntold = false;
+        let claimed: ClaimedAttempt[] | undefined = [];
         if (wanted > 0) {
           const now = clock.now();
           claimed = await this.#retrying("claim", () => store.claimReady({
@@ -147,18 +172,27 @@ export class Worker {
             backfillId: this.#o.backfillId,
             limits: this.#o.limits,
             pipelineIds: this.#loadedIds(),
-            logDir: join(this.#o.stateDir, "logs"),
-          }), signal) ?? [];
-          for (const claim of claimed) {
-            this.#leases.set(claim.attemptId, { stop: null, until: claim.leaseExpiresAt });
+            logDir: this.#logDir,
+          }), signal);
+          for (const claim of claimed ?? []) {
+            this.#leases.set(claim.attemptId, { stop: null, until: claim.leaseExpiresAt, waiting: false });
             this.#queued.push(claim);
           }
           this.#startQueued(false);
         }
-        if (claimed.length > 0) {
+        // After the claim, so that what it took is started first and no one else is woken for it.
+        if (untold && othersMayFindWork({ wanted, claimed: claimed?.length ?? null, scoped: !!(this.#o.runId || this.#o.backfillId) })) {
+          notifyWork(this.#o.stateDir);
+        }
+        if (claimed && claimed.length > 0) {
           idlePollMs = 1;
-          if (claimed.length === wanted) await this.#untilWoken(0);
-          continue;
+          // Took all it asked for: more may be there. Fewer: it took everything claimable, so it
+          // waits to be woken (a finish, another process's announcement) rather than claim again
+          // at once for nothing.
+          if (claimed.length === wanted) {
+            await this.#untilWoken(0);
+            continue;
+          }
         }
         if (this.#inFlight.size === 0 && this.#queued.length === 0 && done && (await done())) return;
         await this.#idle(idlePollMs, signal);
@@ -172,6 +206,8 @@ export class Worker {
       stopWatching();
       await this.#handBackQueued();
       await Promise.allSettled(this.#inFlight.values());
+      // Finished while stopping, with no claim after: the others take over what they made eligible.
+      if (this.#finishesUntold) notifyWork(this.#o.stateDir);
       await store.removeWorker(this.#o.workerId).catch(() => {});
     }
     if (this.#failure) throw this.#failure;
@@ -186,8 +222,9 @@ export class Worker {
     if (this.#stopping) return 0;
     const { concurrency } = this.#o;
     const prefetch = prefetchDepth(this.#o.prefetch, concurrency, this.#recentRunMs);
-    if (this.#queued.length > prefetch / 2) return 0;
-    return Math.max(0, concurrency + prefetch - this.#running - this.#queued.length);
+    const ahead = this.#queued.length + this.#waiting;
+    if (ahead > prefetch / 2) return 0;
+    return Math.max(0, concurrency + prefetch - this.#running - ahead);
   }
 
   /**
@@ -197,7 +234,18 @@ export class Worker {
   #startQueued(waited: boolean): void {
     while (!this.#stopping && this.#running < this.#o.concurrency && this.#queued.length > 0) {
       const [claim] = this.#queued.splice(nextToStart(this.#queued), 1);
-      this.#start(claim!, waited ? this.#o.clock.now() : undefined);
+      this.#start(claim!, waited ? "waited" : "claimed");
+    }
+    // Every slot is taken and more are claimed: let the runner hold some, so that a task host
+    // gets its next attempts in one message and starts each as soon as the one before it ends.
+    const room = this.#runner.waitingRoom ?? 0;
+    while (!this.#stopping && this.#waiting < room && this.#queued.length > 0) {
+      const at = nextToStart(this.#queued);
+      const claim = this.#queued[at]!;
+      const pipeline = this.#pipeline(claim.pipelineId);
+      if (!pipeline || !this.#runner.holds?.(claim.pipelineId) || !waitsInRunner(pipeline, claim.taskId)) return;
+      this.#queued.splice(at, 1);
+      this.#start(claim, "ahead");
     }
   }
 
@@ -208,6 +256,9 @@ export class Worker {
   async #handBackQueued(): Promise<void> {
     this.#stopping = true;
     const queued = this.#queued.splice(0);
+    // Those given to the runner and not started yet come back from it the same way.
+    const reason = stopError(ErrorClass.Cancelled, "handed back before it started: the worker is shutting down");
+    for (const lease of this.#leases.values()) if (lease.waiting) lease.stop?.abort(reason);
     if (queued.length === 0) return;
     this.#o.log?.(`handing back ${queued.length} claimed attempt(s) that had not started`);
     await Promise.all(queued.map(async (claim) => {
@@ -252,18 +303,41 @@ export class Worker {
     });
   }
 
-  /** `startedAt`: set when the attempt waited in the queue, so its recorded start is its real one. */
-  #start(claim: ClaimedAttempt, startedAt: number | undefined): void {
+  /**
+   * `how`: "claimed", started right after its claim; "waited", it sat in the queue, so its start
+   * is recorded as now; "ahead", given to the runner before a slot freed, its start recorded
+   * when its task code starts, and its slot taken from then.
+   */
+  #start(claim: ClaimedAttempt, how: "claimed" | "waited" | "ahead"): void {
     const stop = new AbortController();
-    const lease = this.#leases.get(claim.attemptId);
+    let lease = this.#leases.get(claim.attemptId);
     if (lease) lease.stop = stop;
-    else this.#leases.set(claim.attemptId, { stop, until: claim.leaseExpiresAt });
-    this.#running++;
-    let running = true;
-    const began = this.#o.clock.now();
+    else this.#leases.set(claim.attemptId, (lease = { stop, until: claim.leaseExpiresAt, waiting: false }));
+    let startedAt = how === "waited" ? this.#o.clock.now() : undefined;
+    let running = how !== "ahead";
+    let began = this.#o.clock.now();
+    if (running) this.#running++;
+    else {
+      this.#waiting++;
+      lease.waiting = true;
+    }
+    const onStarted = () => {
+      if (!lease.waiting) return;
+      lease.waiting = false;
+      this.#waiting--;
+      this.#running++;
+      running = true;
+      startedAt = began = this.#o.clock.now();
+    };
     // The slot frees when the task code returns, not once its result is recorded: the next
     // queued attempt starts at once, while the result is still being written.
     const freeSlot = () => {
+      if (lease.waiting) {
+        // Given back by the runner without starting (stopped, or handed back on shutdown).
+        lease.waiting = false;
+        this.#waiting--;
+        return this.#startQueued(true);
+      }
       if (!running) return;
       running = false;
       this.#running--;
@@ -281,7 +355,7 @@ export class Worker {
         finish = await executeAttempt(pipeline, claim, {
           clock: this.#o.clock,
           workerId: this.#o.workerId,
-          scratchDir: join(this.#o.stateDir, "tmp"),
+          scratchDir: this.#scratchDir,
           defaultCwd: this.#o.projectDir ?? process.cwd(),
           cancel: stop.signal,
           random: this.#o.random,
@@ -289,13 +363,20 @@ export class Worker {
           watermarks: this.#watermarks,
           connections: this.#o.connections,
           upstreamSummaries: (runId, taskIds) => upstreamSummaries(this.#o.store, runId, taskIds),
-          runner: this.#o.runner ?? inlineRunner,
+          runner: this.#runner,
           logMaxBytes: this.#o.logMaxBytes,
           masker: this.#o.masker,
           withheldEnv: this.#o.withheldEnv,
+          onStarted,
         });
       }
+      const neverStarted = lease.waiting;
       freeSlot();
+      if (neverStarted && finish.errorClass === ErrorClass.LeaseLost) {
+        // As a queued attempt whose lease went: nothing ran, nothing to record.
+        this.#o.log?.(`${claim.runId} ${claim.taskId} try ${claim.tryNumber}: not started, ${finish.errorMessage}`);
+        return;
+      }
       if (startedAt !== undefined) finish = { ...finish, startedAt };
       if (finish.errorClass === ErrorClass.Cancelled) {
         // Handed back on shutdown: the same try runs again elsewhere, at once.
@@ -309,7 +390,10 @@ export class Worker {
       }
       const outcome = await this.#retrying(`record ${claim.runId} ${claim.taskId}`, () => this.#o.store.finishAttempt(finish));
       if (!outcome) return; // the lease will run out and the attempt will be retried elsewhere
-      if (outcome.accepted) announceFinish(this.#o.store, this.#o.stateDir, outcome, outcome.taskState === "success" && (finish.datasets?.length ?? 0) > 0);
+      if (outcome.accepted) {
+        // The other workers hear of it after this worker's next claim (woken below), if at all.
+        if (announceFinish(this.#o.store, this.#o.stateDir, outcome, outcome.taskState === "success" && (finish.datasets?.length ?? 0) > 0)) this.#finishesUntold = true;
+      }
       else this.#o.log?.(`${claim.runId} ${claim.taskId} try ${claim.tryNumber}: result refused, the attempt is no longer ours`);
       this.#o.onAttempt?.(claim, { taskState: outcome.taskState, errorMessage: finish.errorMessage });
     })()
@@ -402,7 +486,7 @@ export class Worker {
   }
 
   /** A lease not ours any more (or about to run out): a running attempt is killed, a queued one never starts. */
-  #loseLease(attemptId: number, lease: { stop: AbortController | null }, why: string): void {
+  #loseLease(attemptId: number, lease: Lease, why: string): void {
     if (lease.stop) return lease.stop.abort(stopError(ErrorClass.LeaseLost, why));
     const at = this.#queued.findIndex((c) => c.attemptId === attemptId);
     if (at === -1) return;
