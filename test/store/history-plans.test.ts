@@ -25,10 +25,10 @@ const SQLITE_HOT = [
   ...TICK,
   // claim
   "selectQueuedCandidates", "selectWaitingCandidates", "selectRunCandidates", "selectBackfillCandidates", "countRunningAll",
-  "countRunningByPipeline", "poolsInUse", "startTaskInstance", "markRunRunning", "selectClaimedRun",
+  "countRunningByPipeline", "poolsInUse", "startTaskInstance", "markRunRunning",
   // finish and downstream eligibility
-  "selectAttemptForFinish", "finishAttempt", "settleTaskInstance", "setTaskState", "queueTaskInstance", "waitingChildrenWithParents",
-  "childInstances", "runProgress", "finishRun", "nextRetryAt", "renewLease", "renewOwnLease", "takeOverLease", "renewLeases", "recordStartedAt",
+  "selectAttemptForFinish", "finishAttempt", "selectFinishedAttempt", "settleTaskInstance", "setTaskState", "queueTaskInstance", "waitingChildrenWithParents",
+  "childInstances", "runProgress", "finishRun", "nextRetryAt", "renewLease", "renewOwnLease", "takeOverLease", "renewLeases",
 ] as const;
 const POSTGRES_HOT = [
   ...TICK,

@@ -17,8 +17,10 @@ const url = testPostgresUrl();
  */
 const ONLY_POSTGRES = {
   columns: [] as string[],
-  // Pages by creation time, which SQLite serves from its rowid order.
-  indexes: ["runs_by_created", "backfills_by_created"],
+  // Pages by creation time, which SQLite serves from its rowid order; and two partial indexes
+  // that SQLite's migration 21 dropped: no SQLite statement read live-by-run (the run's
+  // live_tasks count answers), and its one index of running rows serves pools and caps both.
+  indexes: ["runs_by_created", "backfills_by_created", "task_instances_live_by_run", "task_instances_running_run"],
 };
 
 interface Schema {
@@ -120,7 +122,8 @@ describe.skipIf(!url)("the two stores' schemas", () => {
   });
 
   it("have the same live-state (partial) indexes, over the same columns, and the same other indexes", () => {
-    expect(Object.fromEntries(postgres.liveIndexes)).toEqual(Object.fromEntries(sqlite.liveIndexes));
+    const pgLive = [...postgres.liveIndexes].filter(([name]) => !ONLY_POSTGRES.indexes.includes(name));
+    expect(Object.fromEntries(pgLive)).toEqual(Object.fromEntries(sqlite.liveIndexes));
     const pgIndexes = [...postgres.indexes].filter((i) => !ONLY_POSTGRES.indexes.includes(i)).sort();
     const sqliteIndexes = [...sqlite.indexes].filter((i) => !i.startsWith("sqlite_autoindex")).sort();
     expect(pgIndexes).toEqual(sqliteIndexes);

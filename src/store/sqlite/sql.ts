@@ -1,7 +1,13 @@
 import { ErrorClass } from "../../core/model/error-classes.ts";
-/** What core's claim plan needs of a candidate; background work (backfills, restatements) is served after live runs. */
-const CANDIDATE = `t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots, t.priority, r.pipeline_id,
-    (r.backfill_id IS NOT NULL OR r.trigger_kind = 'restate') AS background`;
+/**
+ * What core's claim plan needs of a candidate (background work, backfills and restatements, is
+ * served after live runs), and what the claimed attempt carries of its run and task instance:
+ * the run is joined already, so a claim reads nothing more per attempt (a claim of 30 often takes
+ * the first task of 30 runs).
+ */
+const CANDIDATE = `t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots, t.priority, t.started_at, r.pipeline_id,
+    (r.backfill_id IS NOT NULL OR r.trigger_kind = 'restate') AS background, r.state AS run_state, r.interval_start, r.interval_end,
+    r.business_date, r.graph_version, r.params, r.trigger_kind, r.backfill_id`;
 
 /** Every SQL statement of the SQLite adapter, in one place. Each is prepared once. */
 export const SQL = {
@@ -21,10 +27,6 @@ export const SQL = {
   selectRunByInterval: `SELECT * FROM runs WHERE pipeline_id = ? AND interval_start = ? AND interval_end = ?`,
   selectRunsOfPipeline: `SELECT * FROM runs WHERE pipeline_id = ? ORDER BY interval_start DESC LIMIT ?`,
   selectRuns: `SELECT * FROM runs ORDER BY created_at DESC LIMIT ?`,
-  /** What a claimed attempt carries of its run: read once per run per claim, not once per attempt. */
-  selectClaimedRun: `
-    SELECT pipeline_id, interval_start, interval_end, business_date, graph_version, params, trigger_kind, backfill_id
-    FROM runs WHERE run_id = ?`,
   markRunRunning: `UPDATE runs SET state = 'running', started_at = coalesce(started_at, ?) WHERE run_id = ? AND state = 'queued'`,
   finishRun: `UPDATE runs SET state = ?, ended_at = ? WHERE run_id = ?`,
   requeueRun: `
@@ -51,8 +53,7 @@ export const SQL = {
     UPDATE task_instances
     SET state = 'running', try_number = ?, current_attempt_id = ?, next_try_at = NULL,
         started_at = coalesce(started_at, ?)
-    WHERE run_id = ? AND task_id = ?
-    RETURNING started_at`,
+    WHERE run_id = ? AND task_id = ?`,
   insertAttempt: `
     INSERT INTO attempts (run_id, task_id, try_number, state, worker_id, pid, started_at, lease_expires_at, log_path)
     VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?)`,
@@ -66,14 +67,30 @@ export const SQL = {
     JOIN task_instances t ON t.run_id = a.run_id AND t.task_id = a.task_id
     JOIN runs r ON r.run_id = a.run_id
     WHERE a.attempt_id = ?`,
+  /**
+   * The finish is its own fence: it ends the attempt only if it is still running, is this
+   * worker's, and is the one its task instance runs (a lost lease, a rerun or a newer try leave
+   * it behind). The start (null: keep the claim's) is the start after a wait in the worker's
+   * queue. No RETURNING: SQLite runs RETURNING as a trigger, and any trigger on an UPDATE made it
+   * dearer than the read after it (selectFinishedAttempt), measured.
+   */
   finishAttempt: `
     UPDATE attempts
-    SET state = @state, ended_at = @now, exit_code = @exitCode, error_class = @errorClass,
-        error_message = @errorMessage, summary = @summary, lease_expires_at = NULL
-    WHERE attempt_id = @attemptId`,
+    SET state = ?, ended_at = ?, exit_code = ?, error_class = ?, error_message = ?, summary = ?, lease_expires_at = NULL,
+        started_at = coalesce(?, started_at)
+    WHERE attempt_id = ? AND worker_id = ? AND state = 'running'
+      AND EXISTS (SELECT 1 FROM task_instances t
+                  WHERE t.run_id = attempts.run_id AND t.task_id = attempts.task_id AND t.state = 'running'
+                    AND t.current_attempt_id = attempts.attempt_id)`,
+  /** What ending the try needs, once the finish was accepted. */
+  selectFinishedAttempt: `
+    SELECT a.run_id, a.task_id, t.try_number, t.max_tries, r.graph_version, r.business_date, r.pipeline_id, r.trigger_kind
+    FROM attempts a
+    JOIN task_instances t ON t.run_id = a.run_id AND t.task_id = a.task_id
+    JOIN runs r ON r.run_id = a.run_id
+    WHERE a.attempt_id = ?`,
   setTaskState: `
-    UPDATE task_instances SET state = @state, next_try_at = @nextTryAt, reason = @reason, ended_at = @endedAt
-    WHERE run_id = @runId AND task_id = @taskId`,
+    UPDATE task_instances SET state = ?, next_try_at = ?, reason = ?, ended_at = ? WHERE run_id = ? AND task_id = ?`,
   queueTaskInstance: `
     UPDATE task_instances SET state = 'queued', queued_at = ? WHERE run_id = ? AND task_id = ? AND state = 'scheduled'`,
   settleTaskInstance: `
@@ -420,6 +437,4 @@ export const SQL = {
     UPDATE attempts SET lease_expires_at = @until
     WHERE attempt_id IN (SELECT value FROM json_each(@attemptIds)) AND worker_id = @workerId AND state = 'running'
     RETURNING attempt_id`,
-  /** Fenced like the finish it goes with: only the worker's own running attempt. */
-  recordStartedAt: `UPDATE attempts SET started_at = ? WHERE attempt_id = ? AND worker_id = ? AND state = 'running'`,
 } as const;
