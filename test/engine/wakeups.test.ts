@@ -12,6 +12,7 @@ import { schedulerWakeupFile, subscribeToScheduling, wakeupFile } from "../../sr
 import { Worker } from "../../src/engine/worker/worker.ts";
 import type { Store } from "../../src/store/port.ts";
 import { openTestStore } from "../support/test-store.ts";
+import { countingCalls } from "../support/counting-store.ts";
 
 /**
  * The scheduler wakes for what it acts on (a run's end, a manual action), not for every task's
@@ -29,20 +30,6 @@ afterEach(async () => {
 
 const DAY = 86_400_000;
 const WIDE = 150;
-
-/** A store whose leader ticks are counted: each tick of a leader reaps expired leases once. */
-function counting(store: Store): { store: Store; ticks: () => number } {
-  let ticks = 0;
-  const proxy = new Proxy(store, {
-    get(target, key) {
-      const value = Reflect.get(target, key, target);
-      if (typeof value !== "function") return value;
-      if (key === "listExpiredAttempts") return (...args: unknown[]) => (ticks++, value.apply(target, args));
-      return value.bind(target);
-    },
-  });
-  return { store: proxy, ticks: () => ticks };
-}
 
 async function until(what: string, check: () => Promise<boolean>, ms = 20_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -84,7 +71,8 @@ async function setUp() {
   const pipelines = [daysInTurn, wide, resumed];
   await opened.store.setPaused({ pipelineId: "resumed", paused: true, note: "until the test resumes it", actor: "test", at: Date.now() });
   const engine = new Engine({ store: opened.store, clock: systemClock, stateDir, pipelines, projectDir: dir });
-  const counted = counting(opened.store);
+  // Each tick of a leader reaps expired leases once: its ticks are its calls of listExpiredAttempts.
+  const counted = countingCalls(opened.store, "listExpiredAttempts");
   const stop = new AbortController();
   const scheduler = new Scheduler({ store: counted.store, clock: systemClock, pipelines, holder: "scheduler-under-test", tickMs: 600_000, leaseTtlMs: 1_800_000 });
   const worker = new Worker({ store: opened.store, clock: systemClock, pipelines, stateDir, workerId: "worker-under-test", concurrency: 5, pollMs: 50 });
@@ -96,7 +84,7 @@ async function setUp() {
     stop.abort();
     await Promise.all(running);
   });
-  return { store: opened.store, engine, stateDir, wide, ticks: counted.ticks };
+  return { store: opened.store, engine, stateDir, wide, ticks: counted.calls };
 }
 
 describe("what wakes the scheduler", () => {

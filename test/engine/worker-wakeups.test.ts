@@ -10,6 +10,7 @@ import { othersMayFindWork, wakeupFile } from "../../src/engine/worker/wakeup.ts
 import { Worker, type WorkerOptions } from "../../src/engine/worker/worker.ts";
 import type { Store } from "../../src/store/port.ts";
 import { openTestStore } from "../support/test-store.ts";
+import { countingCalls } from "../support/counting-store.ts";
 
 /**
  * The hop from a task's end to its child's start: the worker that recorded the finish claims the
@@ -46,20 +47,6 @@ async function startRun(store: Store, p: Pipeline, day: number): Promise<string>
   return runId;
 }
 
-/** A store whose claims are counted. */
-function countingClaims(store: Store): { store: Store; claims: () => number } {
-  let claims = 0;
-  const proxy = new Proxy(store, {
-    get(target, key) {
-      const value = Reflect.get(target, key, target);
-      if (typeof value !== "function") return value;
-      if (key === "claimReady") return (...args: unknown[]) => (claims++, value.apply(target, args));
-      return value.bind(target);
-    },
-  });
-  return { store: proxy, claims: () => claims };
-}
-
 function startWorker(options: Pick<WorkerOptions, "store" | "pipelines" | "stateDir"> & Partial<WorkerOptions>) {
   // pollMs far beyond the test: every claim after the first few polls is one the worker was woken for.
   const worker = new Worker({ clock: systemClock, workerId: "w1", concurrency: 2, pollMs: 600_000, ...options });
@@ -93,12 +80,12 @@ describe("the worker that recorded a finish claims what it made eligible", () =>
   it("a chain on one worker: one claim per task, each right after its parent's finish, and no other process woken", async () => {
     const chain = chainOf(CHAIN);
     const { stateDir, store } = await project([chain]);
-    const counted = countingClaims(store);
+    const counted = countingCalls(store, "claimReady");
     startWorker({ store: counted.store, pipelines: [chain], stateDir });
-    await until("the worker's first polls", async () => counted.claims() >= 3);
+    await until("the worker's first polls", async () => counted.calls() >= 3);
     await pastTimeResolution();
     const fileBefore = mtime(wakeupFile(stateDir));
-    const claimsBefore = counted.claims();
+    const claimsBefore = counted.calls();
     const runId = await startRun(store, chain, 1);
     await until(`the ${CHAIN}-task chain`, async () => (await store.getRun(runId))?.state === "success");
     // One claim finds t0 (an idle poll: pollMs doubles from 1 ms, so the run is found quickly),
@@ -106,7 +93,7 @@ describe("the worker that recorded a finish claims what it made eligible", () =>
     // that took it, and another at once that found nothing.
     // (PostgreSQL: the finishing transaction's NOTIFY reaches this worker too, and wakes it for a
     // second claim that finds nothing; that is the store's channel, not counted here.)
-    const claims = counted.claims() - claimsBefore;
+    const claims = counted.calls() - claimsBefore;
     expect(claims).toBeGreaterThanOrEqual(CHAIN);
     if (store.watchWork === undefined) expect(claims).toBeLessThanOrEqual(CHAIN + 3);
     // Every child was taken by the worker that finished its parent: no wake-up for anyone else.
