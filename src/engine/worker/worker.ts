@@ -31,7 +31,8 @@ export interface WorkerOptions {
    * Attempts claimed ahead of free slots, kept in a local queue and started as slots free, so a
    * claim (the costly step) takes many at once. Each holds its lease (renewed) and its pool slots
    * while it waits. "auto": twice the concurrency while the recent task code was short, else
-   * none (core's prefetchDepth). Default 0: claim only for free slots.
+   * none (core's prefetchDepth). Default here 0, claim only for free slots; `idem worker` passes
+   * the config's, whose default is "auto".
    */
   prefetch?: Prefetch;
   /** Where command tasks run when they name no cwd. */
