@@ -133,6 +133,16 @@ describe("what a task instance's state change costs on SQLite", () => {
   });
 });
 
+describe("statements that are compiled once", () => {
+  // SQLite's planner reads a bare bound LIMIT's value, which makes the statement expire whenever
+  // that parameter is bound: better-sqlite3 binds on every call, so it was compiled on every call
+  // (measured in docs/benchmarks.md, "SQLite: the store in the worker's loop").
+  it("binds no LIMIT bare (\`LIMIT ?\`): SQLite would compile the statement again on every call", () => {
+    const bare = Object.entries(SQL).filter(([, text]) => /LIMIT\s+[?@:$]/i.test(text)).map(([name]) => name);
+    expect(bare).toEqual([]);
+  });
+});
+
 describe("the SQLite connection's settings", () => {
   it("keeps statement journals and temporary B-trees in memory, and the database durable (WAL, synchronous NORMAL)", () => {
     expect(store.db.pragma("temp_store", { simple: true })).toBe(2);

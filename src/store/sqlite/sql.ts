@@ -9,7 +9,15 @@ const CANDIDATE = `t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.po
     (r.backfill_id IS NOT NULL OR r.trigger_kind = 'restate') AS background, r.state AS run_state, r.interval_start, r.interval_end,
     r.business_date, r.graph_version, r.params, r.trigger_kind, r.backfill_id`;
 
-/** Every SQL statement of the SQLite adapter, in one place. Each is prepared once. */
+/**
+ * Every SQL statement of the SQLite adapter, in one place. Each is prepared once.
+ *
+ * A LIMIT is always written `LIMIT +?`, never `LIMIT ?`: SQLite's planner reads a bare bound
+ * LIMIT's value, and a statement whose plan read a bound value is compiled again every time that
+ * parameter is bound (better-sqlite3 binds on every call). A claim's two candidate reads were
+ * compiled afresh on each claim: 50-100 us each, more than the rows they read. The plans do not
+ * depend on the value (test/store/sqlite-store.test.ts and history-plans.test.ts check them).
+ */
 export const SQL = {
   insertPipelineVersion: `
     INSERT INTO pipeline_versions (pipeline_id, version, definition, created_at)
@@ -25,8 +33,8 @@ export const SQL = {
     ON CONFLICT DO NOTHING`,
   selectRun: `SELECT * FROM runs WHERE run_id = ?`,
   selectRunByInterval: `SELECT * FROM runs WHERE pipeline_id = ? AND interval_start = ? AND interval_end = ?`,
-  selectRunsOfPipeline: `SELECT * FROM runs WHERE pipeline_id = ? ORDER BY interval_start DESC LIMIT ?`,
-  selectRuns: `SELECT * FROM runs ORDER BY created_at DESC LIMIT ?`,
+  selectRunsOfPipeline: `SELECT * FROM runs WHERE pipeline_id = ? ORDER BY interval_start DESC LIMIT +?`,
+  selectRuns: `SELECT * FROM runs ORDER BY created_at DESC LIMIT +?`,
   markRunRunning: `UPDATE runs SET state = 'running', started_at = coalesce(started_at, ?) WHERE run_id = ? AND state = 'queued'`,
   finishRun: `UPDATE runs SET state = ?, ended_at = ? WHERE run_id = ?`,
   requeueRun: `
@@ -132,8 +140,8 @@ export const SQL = {
     INSERT INTO audit_log (at, actor, action, pipeline_id, run_id, task_id, reason, graph_version, details)
     VALUES (@at, @actor, @action, @pipelineId, @runId, @taskId, @reason, @graphVersion, @details)
     RETURNING *`,
-  selectAudit: `SELECT * FROM audit_log ORDER BY id DESC LIMIT ?`,
-  selectAuditOfPipeline: `SELECT * FROM audit_log WHERE pipeline_id = ? ORDER BY id DESC LIMIT ?`,
+  selectAudit: `SELECT * FROM audit_log ORDER BY id DESC LIMIT +?`,
+  selectAuditOfPipeline: `SELECT * FROM audit_log WHERE pipeline_id = ? ORDER BY id DESC LIMIT +?`,
 
   // --- scheduling ---
   insertPipelineState: `INSERT INTO pipelines (pipeline_id, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING`,
@@ -164,13 +172,13 @@ export const SQL = {
     FROM task_instances t JOIN runs r ON r.run_id = t.run_id
     WHERE t.state = 'queued'
     ORDER BY t.from_backfill, t.priority DESC, t.queued_at, t.task_id
-    LIMIT ?`,
+    LIMIT +?`,
   selectWaitingCandidates: `
     SELECT ${CANDIDATE}, t.next_try_at AS waited_since, 1 AS due
     FROM task_instances t JOIN runs r ON r.run_id = t.run_id
     WHERE t.state IN ('up_for_retry', 'up_for_reschedule') AND t.next_try_at <= ?
     ORDER BY t.from_backfill, t.next_try_at
-    LIMIT ?`,
+    LIMIT +?`,
   /**
    * One run's queued rows and its due retries, each read from its partial index in order and
    * cut at LIMIT, then merged: O(what is claimed), not O(the run). `due` is 0 for both (a claim
@@ -183,7 +191,7 @@ export const SQL = {
         FROM task_instances t INDEXED BY task_instances_queued_by_run CROSS JOIN runs r ON r.run_id = t.run_id
         WHERE t.run_id = @runId AND t.state = 'queued'
         ORDER BY t.priority DESC, t.queued_at, t.task_id
-        LIMIT @limit
+        LIMIT +@limit
       )
       UNION ALL
       SELECT * FROM (
@@ -191,18 +199,18 @@ export const SQL = {
         FROM task_instances t INDEXED BY task_instances_waiting_by_run CROSS JOIN runs r ON r.run_id = t.run_id
         WHERE t.run_id = @runId AND t.state IN ('up_for_retry', 'up_for_reschedule') AND t.next_try_at <= @now
         ORDER BY t.next_try_at
-        LIMIT @limit
+        LIMIT +@limit
       )
     )
     ORDER BY priority DESC, waited_since, task_id
-    LIMIT @limit`,
+    LIMIT +@limit`,
   selectBackfillCandidates: `
     SELECT ${CANDIDATE}, t.queued_at AS waited_since, 0 AS due
     FROM task_instances t JOIN runs r ON r.run_id = t.run_id
     WHERE r.backfill_id = ? AND r.state IN ('queued', 'running')
       AND (t.state = 'queued' OR (t.state IN ('up_for_retry', 'up_for_reschedule') AND t.next_try_at <= ?))
     ORDER BY t.priority DESC, t.queued_at, t.task_id
-    LIMIT ?`,
+    LIMIT +?`,
   countRunningAll: `SELECT count(*) AS n FROM task_instances WHERE state = 'running'`,
   countRunningByPipeline: `
     SELECT r.pipeline_id AS pipeline_id, count(*) AS n
@@ -232,7 +240,7 @@ export const SQL = {
     SELECT a.attempt_id, a.run_id, a.task_id, a.try_number, a.worker_id, a.lease_expires_at, r.pipeline_id
     FROM attempts a JOIN runs r ON r.run_id = a.run_id
     WHERE a.state = 'running' AND a.lease_expires_at < ?
-    ORDER BY a.lease_expires_at LIMIT ?`,
+    ORDER BY a.lease_expires_at LIMIT +?`,
   loseAttempt: `
     UPDATE attempts
     SET state = 'lost', ended_at = ?, error_class = '${ErrorClass.LeaseExpired}', error_message = ?, lease_expires_at = NULL
@@ -256,8 +264,8 @@ export const SQL = {
   setEventCursor: `UPDATE pipelines SET event_cursor = ? WHERE pipeline_id = ?`,
   selectDatasetWaits: `SELECT business_date, dataset FROM dataset_waits WHERE pipeline_id = ? ORDER BY business_date`,
   deleteDatasetWaits: `DELETE FROM dataset_waits WHERE pipeline_id = ? AND business_date = ?`,
-  selectDatasetEvents: `SELECT * FROM dataset_events ORDER BY id DESC LIMIT ?`,
-  selectDatasetEventsOf: `SELECT * FROM dataset_events WHERE dataset = ? ORDER BY id DESC LIMIT ?`,
+  selectDatasetEvents: `SELECT * FROM dataset_events ORDER BY id DESC LIMIT +?`,
+  selectDatasetEventsOf: `SELECT * FROM dataset_events WHERE dataset = ? ORDER BY id DESC LIMIT +?`,
 
   // --- operator actions ---
   settleByHand: `
@@ -274,15 +282,15 @@ export const SQL = {
     SELECT * FROM backfills
     WHERE pipeline_id = ? AND from_date = ? AND to_date = ? AND reprocess = ? AND coalesce(task_ids, '') = ?
       AND state IN ('running', 'paused')`,
-  selectBackfills: `SELECT * FROM backfills ORDER BY created_at DESC LIMIT ?`,
-  selectBackfillsOf: `SELECT * FROM backfills WHERE pipeline_id = ? ORDER BY created_at DESC LIMIT ?`,
+  selectBackfills: `SELECT * FROM backfills ORDER BY created_at DESC LIMIT +?`,
+  selectBackfillsOf: `SELECT * FROM backfills WHERE pipeline_id = ? ORDER BY created_at DESC LIMIT +?`,
   selectLiveBackfills: `SELECT * FROM backfills WHERE state IN ('running', 'paused') ORDER BY created_at`,
   insertBackfillItem: `
     INSERT INTO backfill_items (backfill_id, seq, business_date, interval_start, interval_end, action, why, run_id)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
   selectBackfillItems: `SELECT * FROM backfill_items WHERE backfill_id = ? ORDER BY seq`,
   selectPendingBackfillItems: `
-    SELECT * FROM backfill_items WHERE backfill_id = ? AND started = 0 AND action IN ('create', 'rerun') ORDER BY seq LIMIT ?`,
+    SELECT * FROM backfill_items WHERE backfill_id = ? AND started = 0 AND action IN ('create', 'rerun') ORDER BY seq LIMIT +?`,
   markBackfillItemStarted: `UPDATE backfill_items SET started = 1 WHERE backfill_id = ? AND seq = ?`,
   countLiveBackfillRuns: `SELECT count(*) AS n FROM runs WHERE backfill_id = ? AND state IN ('queued', 'running')`,
   backfillRunStates: `
@@ -331,13 +339,13 @@ export const SQL = {
     ON CONFLICT DO NOTHING`,
   selectIncident: `SELECT * FROM incidents WHERE incident_key = ?`,
   resolveIncident: `UPDATE incidents SET resolved_at = ?, resolution = ? WHERE incident_key = ? AND resolved_at IS NULL`,
-  selectOpenIncidents: `SELECT * FROM incidents WHERE resolved_at IS NULL ORDER BY opened_at DESC LIMIT ?`,
-  selectIncidents: `SELECT * FROM incidents ORDER BY opened_at DESC LIMIT ?`,
+  selectOpenIncidents: `SELECT * FROM incidents WHERE resolved_at IS NULL ORDER BY opened_at DESC LIMIT +?`,
+  selectIncidents: `SELECT * FROM incidents ORDER BY opened_at DESC LIMIT +?`,
   insertAlert: `
     INSERT INTO alert_outbox (incident_key, event, notifier, payload, next_attempt_at) VALUES (?, ?, ?, ?, ?)
     ON CONFLICT DO NOTHING`,
   selectDueAlerts: `
-    SELECT * FROM alert_outbox WHERE delivered_at IS NULL AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?`,
+    SELECT * FROM alert_outbox WHERE delivered_at IS NULL AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT +?`,
   alertDelivered: `UPDATE alert_outbox SET delivered_at = ?, tries = tries + 1, last_error = NULL WHERE id = ?`,
   alertFailed: `UPDATE alert_outbox SET tries = tries + 1, last_error = ?, next_attempt_at = ? WHERE id = ?`,
   selectFailedRunsSince: `SELECT * FROM runs WHERE state = 'failed' AND ended_at >= ? ORDER BY ended_at`,
@@ -365,7 +373,7 @@ export const SQL = {
     FROM change_events e
     LEFT JOIN runs r ON r.run_id = e.run_id
     LEFT JOIN incidents i ON i.incident_key = e.incident_key
-    WHERE e.id > ? ORDER BY e.id LIMIT ?`,
+    WHERE e.id > ? ORDER BY e.id LIMIT +?`,
   changeBounds: `
     SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'change_events'), 0) AS newest,
            (SELECT min(id) FROM change_events) AS oldest`,
@@ -376,7 +384,7 @@ export const SQL = {
     WHERE pipeline_id = @pipelineId AND interval_start < @before AND interval_start >= @from
       AND (@states IS NULL OR state IN (SELECT value FROM json_each(@states)))
       AND (@triggers IS NULL OR trigger_kind IN (SELECT value FROM json_each(@triggers)))
-    ORDER BY interval_start DESC LIMIT @limit`,
+    ORDER BY interval_start DESC LIMIT +@limit`,
   taskInstancesOfRuns: `SELECT * FROM task_instances WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY run_id, task_id`,
   pageAudit: `
     SELECT * FROM audit_log
@@ -384,14 +392,14 @@ export const SQL = {
       AND (@pipelineId IS NULL OR pipeline_id = @pipelineId)
       AND (@actor IS NULL OR actor = @actor)
       AND (@action IS NULL OR action = @action)
-    ORDER BY id DESC LIMIT @limit`,
+    ORDER BY id DESC LIMIT +@limit`,
   pageDatasetEvents: `
-    SELECT * FROM dataset_events WHERE id < @before AND (@dataset IS NULL OR dataset = @dataset) ORDER BY id DESC LIMIT @limit`,
+    SELECT * FROM dataset_events WHERE id < @before AND (@dataset IS NULL OR dataset = @dataset) ORDER BY id DESC LIMIT +@limit`,
   pageIncidents: `
     SELECT * FROM incidents
     WHERE (opened_at < @beforeAt OR (opened_at = @beforeAt AND incident_key < @beforeKey))
       AND (@open IS NULL OR (resolved_at IS NULL) = @open)
-    ORDER BY opened_at DESC, incident_key DESC LIMIT @limit`,
+    ORDER BY opened_at DESC, incident_key DESC LIMIT +@limit`,
   selectWatermarks: `SELECT * FROM watermarks WHERE @pipelineId IS NULL OR pipeline_id = @pipelineId ORDER BY pipeline_id, task_id`,
 
   // --- restatements ---
@@ -426,10 +434,10 @@ export const SQL = {
       AND (@pipelineId IS NULL OR i.pipeline_id = @pipelineId)
       AND (@incidentKey IS NULL OR a.incident_key = @incidentKey)
       AND (@state IS NULL OR (CASE WHEN a.delivered_at IS NOT NULL THEN 'sent' WHEN a.tries > 0 THEN 'failed' ELSE 'queued' END) = @state)
-    ORDER BY a.id DESC LIMIT @limit`,
+    ORDER BY a.id DESC LIMIT +@limit`,
   auditOfRun: `
     SELECT * FROM audit_log WHERE run_id = @runId AND (@actions IS NULL OR action IN (SELECT value FROM json_each(@actions)))
-    ORDER BY id DESC LIMIT @limit`,
+    ORDER BY id DESC LIMIT +@limit`,
   taskStatesOfRuns: `SELECT run_id, task_id, state FROM task_instances WHERE run_id IN (SELECT value FROM json_each(?))`,
 
   // --- a worker's own path: leases renewed together, starts after a wait in its queue ---
