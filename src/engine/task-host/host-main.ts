@@ -7,7 +7,6 @@
  * and kills this process when an attempt must stop and does not; see pool.ts.
  */
 import { getPriority, setPriority } from "node:os";
-import { pathToFileURL } from "node:url";
 import { systemClock } from "../../core/model/clock.ts";
 import { isPipeline } from "../../core/pipeline/define.ts";
 import type { Pipeline, Summary, TaskContext, WatermarkAccess } from "../../core/pipeline/types.ts";
@@ -18,6 +17,7 @@ import { taskCode } from "../executor/task-code-runner.ts";
 import { AttemptConnections } from "../connections/connections.ts";
 import type { AttemptResult } from "../executor/attempt-result.ts";
 import { SecretMasker } from "../secrets/masker.ts";
+import { importTypeScript } from "../project/typescript-cache.ts";
 import { type AttemptToRun, type FromHost, type ToHost } from "./protocol.ts";
 import { ErrorClass } from "../../core/model/error-classes.ts";
 
@@ -39,6 +39,7 @@ const waiting: AttemptToRun[] = [];
 let running = false;
 let nextRequest = 1;
 let logMaxBytes: number | null = null;
+let projectDir = process.cwd();
 let masker = new SecretMasker([]);
 const pending = new Map<number, { resolve: (v: string | number | null) => void; reject: (e: Error) => void }>();
 
@@ -102,6 +103,7 @@ process.on("message", (message: ToHost) => {
   }
   else if (message.type === "init") {
     logMaxBytes = message.logMaxBytes;
+    projectDir = message.projectDir;
     masker = new SecretMasker(message.secrets);
   }
   else if (message.type === "preload") for (const file of message.files) void moduleOf(file).catch(() => {});
@@ -159,7 +161,9 @@ async function run(message: AttemptToRun): Promise<void> {
 function moduleOf(file: string): Promise<Record<string, unknown>> {
   let module = modules.get(file);
   if (!module) {
-    module = import(pathToFileURL(file).href) as Promise<Record<string, unknown>>;
+    // The compiled copies the worker made when it loaded the project (compiled here if they are
+    // missing or stale): no loader thread in this process, unless a file cannot be followed.
+    module = importTypeScript(file, projectDir);
     modules.set(file, module);
   }
   return module;

@@ -106,8 +106,14 @@ interface Host {
 
 const here = fileURLToPath(import.meta.url);
 const HOST_MAIN = fileURLToPath(new URL(`./host-main${extname(here)}`, import.meta.url));
-/** Hosts load TypeScript pipeline files with the same loader as the CLI. */
-const TSX_LOADER = createRequire(import.meta.url).resolve("tsx");
+/**
+ * Hosts import pipeline files from the compiled copies (`project/typescript-cache.ts`), so a host
+ * of idem as shipped (dist/) boots with no loader thread. Only idem run from its own TypeScript
+ * (this repository's tests and benchmarks) needs tsx in the host from its first line.
+ */
+const BOOT_LOADER = extname(here) === ".ts" || process.execArgv.includes("--conditions=idem-source")
+  ? ["--import", createRequire(import.meta.url).resolve("tsx")]
+  : [];
 
 /**
  * Long-lived child processes that run task code, one attempt at a time each. Why processes and
@@ -437,7 +443,7 @@ export class TaskHostPool {
       // Resolve packages (and "idem" itself) the way this process does.
       ...process.execArgv.filter((a) => a.startsWith("--conditions=")),
       ...(this.#o.memoryMb ? [`--max-old-space-size=${this.#o.memoryMb}`] : []),
-      "--import", TSX_LOADER, HOST_MAIN, `--nice=${TASK_HOST_NICENESS}`,
+      ...BOOT_LOADER, HOST_MAIN, `--nice=${TASK_HOST_NICENESS}`,
     ];
     const child = spawnSupervised(argv, { cwd: this.#o.cwd, env: this.#o.env ?? process.env, stdout: "pipe", stderr: "pipe", ipc: true });
     const host: Host = {
@@ -458,7 +464,7 @@ export class TaskHostPool {
     const drained = Promise.all([child.stdout!, child.stderr!].map((s) => new Promise<void>((r) => (s.readableEnded || s.destroyed ? r() : s.once("close", () => r())))));
     child.on("message", (message: FromHost) => {
       if (message.type === "ready") {
-        this.#message(host, { type: "init", logMaxBytes: this.#o.logMaxBytes, secrets: this.#o.secrets });
+        this.#message(host, { type: "init", logMaxBytes: this.#o.logMaxBytes, secrets: this.#o.secrets, projectDir: this.#o.cwd });
         const files = this.#o.preload?.() ?? [];
         if (files.length) this.#message(host, { type: "preload", files });
         host.ready = true;

@@ -26,7 +26,7 @@ export interface AttemptToRun {
 
 export type ToHost =
   /** Sent once, first: what is the same for every attempt the host runs. */
-  | { type: "init"; logMaxBytes: number | null; secrets: readonly string[] }
+  | { type: "init"; logMaxBytes: number | null; secrets: readonly string[]; projectDir: string }
   /**
    * Attempts to run one after another, in this order, after those the host holds already: one
    * message for several, so a host is woken once for them. Each one's result goes back as it ends.
