@@ -12,7 +12,11 @@
  * BENCH_JOBS (default 4,000), BENCH_CONCURRENCY (default 10), BENCH_HISTORY: finished runs of
  * 10 tasks already in the store (default 0 and 10,000, one measurement each), BENCH_PREFETCH:
  * attempts claimed ahead of free slots into a local queue, as a worker's `prefetch` does
- * (default 0: claims for free slots only, each slot held until its finish is recorded).
+ * (default 0: claims for free slots only, each slot held until its finish is recorded),
+ * BENCH_LOOP: how the loop records and claims, "apart" (each finish on its own, `finishAttempt`,
+ * grouped by the store's group commit, then a claim: the worker before `finishAndClaim`) or
+ * "together" (the results that arrived and the claim in one `finishAndClaim` call: today's
+ * worker); default "apart,together", measured in turn, interleaved over BENCH_ROUNDS (default 1).
  * Usage: node bin/run-ts.js bench/pg/store-loop.ts
  */
 import { Socket } from "node:net";
@@ -27,6 +31,8 @@ const JOBS = Number(process.env.BENCH_JOBS ?? 4000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 10);
 const HISTORIES = (process.env.BENCH_HISTORY ?? "0,10000").split(",").map(Number);
 const PREFETCH = Number(process.env.BENCH_PREFETCH ?? 0);
+const LOOPS = (process.env.BENCH_LOOP ?? "apart,together").split(",") as ("apart" | "together")[];
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
 setTimeout(() => {
   console.log(JSON.stringify({ bench: NAME, error: "did not finish within 900 s" }));
   process.exit(1);
@@ -56,8 +62,8 @@ for (const method of ["_write", "_writev"] as const) {
   };
 }
 
-async function measure(history: number) {
-  const schema = `loop_${history}`;
+async function measure(history: number, loop: "apart" | "together") {
+  const schema = `loop_${history}_${loop}`;
   const admin = new pg.Client({ connectionString: server.url });
   await admin.connect();
   const store = new PostgresStore({ connectionString: server.url, schema });
@@ -87,6 +93,8 @@ async function measure(history: number) {
     let claims = 0;
     let claimed = 0;
     const queue: number[] = [];
+    /** "together": finishes whose task code ended, waiting for the loop's next call. */
+    const results: AttemptFinish[] = [];
     let wake = () => {};
     const finishOf = (attemptId: number): AttemptFinish => ({
       attemptId, workerId: "w1", now: Date.now(), outcome: "success", retryable: true, retryAt: null,
@@ -98,11 +106,16 @@ async function measure(history: number) {
       running++;
       setImmediate(() => {
         if (PREFETCH > 0) running--;
-        void store.finishAttempt(finishOf(attemptId)).then(() => {
-          if (PREFETCH === 0) running--;
-          done++;
+        if (loop === "together") {
+          results.push(finishOf(attemptId));
           wake();
-        });
+        } else {
+          void store.finishAttempt(finishOf(attemptId)).then(() => {
+            if (PREFETCH === 0) running--;
+            done++;
+            wake();
+          });
+        }
         if (PREFETCH > 0) startQueued();
       });
     };
@@ -112,9 +125,22 @@ async function measure(history: number) {
     const wanted = () => (queue.length > PREFETCH / 2 ? 0 : Math.max(0, CONCURRENCY + PREFETCH - running - queue.length));
     const t0 = Date.now();
     while (done < JOBS) {
+      const finishes = results.splice(0);
+      // The slots those finishes hold free with them, as the worker's do (its slot frees when the task code ends).
+      if (PREFETCH === 0) running -= finishes.length;
       const limit = wanted();
+      const request = { workerId: "w1", pid: process.pid, limit, now: Date.now(), leaseMs: 60_000, logDir: "/tmp/idem-bench-logs" };
+      if (finishes.length > 0) {
+        const together = await store.finishAndClaim({ finishes, claim: limit > 0 && claimed < JOBS ? request : null });
+        done += finishes.length;
+        if (limit > 0 && claimed < JOBS) claims++;
+        claimed += together.claimed.length;
+        queue.push(...together.claimed.map((a) => a.attemptId));
+        startQueued();
+        continue;
+      }
       if (limit > 0 && claimed < JOBS) {
-        const got = await store.claimReady({ workerId: "w1", pid: process.pid, limit, now: Date.now(), leaseMs: 60_000, logDir: "/tmp/idem-bench-logs" });
+        const got = await store.claimReady(request);
         claims++;
         claimed += got.length;
         queue.push(...got.map((a) => a.attemptId));
@@ -130,7 +156,7 @@ async function measure(history: number) {
     const ms = Date.now() - t0;
     const commitsPerTask = ((await commits()) - commitsBefore - 1) / JOBS;
     return {
-      history, jobs: JOBS, concurrency: CONCURRENCY, prefetch: PREFETCH, jobsPerSecond: Math.round(JOBS / (ms / 1000)), ms,
+      loop, history, jobs: JOBS, concurrency: CONCURRENCY, prefetch: PREFETCH, jobsPerSecond: Math.round(JOBS / (ms / 1000)), ms,
       tasksPerClaim: +(claimed / claims).toFixed(2), commitsPerTask: +commitsPerTask.toFixed(3),
       statementsPerTask: +((statements - statementsBefore) / JOBS).toFixed(2),
       socketWritesPerTask: +((socketWrites - writesBefore) / JOBS).toFixed(3),
@@ -145,7 +171,9 @@ async function measure(history: number) {
 
 try {
   const results = [];
-  for (const history of HISTORIES) results.push(await measure(history));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const history of HISTORIES) for (const loop of LOOPS) results.push({ round, ...(await measure(history, loop)) });
+  }
   console.log(JSON.stringify({ bench: NAME, postgres: "fsync on, synchronous_commit on", results }));
 } finally {
   await server.stop();

@@ -10,6 +10,7 @@ import { Worker, type WorkerOptions } from "../../src/engine/worker/worker.ts";
 import type { Store } from "../../src/store/port.ts";
 import { newRun, tasksOf } from "../support/shapes.ts";
 import { openTestStore } from "../support/test-store.ts";
+import { countingClaims } from "../support/counting-store.ts";
 
 const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -162,19 +163,6 @@ describe("a worker that claims ahead of its free slots (prefetch)", () => {
     expect(most).toBeLessThanOrEqual(2);
   });
 });
-
-/** The store, with every claim's limit written down. */
-function countingClaims(store: Store): { store: Store; limits: number[] } {
-  const limits: number[] = [];
-  const counting = new Proxy(store, {
-    get(target, property) {
-      const value = Reflect.get(target, property) as unknown;
-      if (property === "claimReady") return (request: Parameters<Store["claimReady"]>[0]) => (limits.push(request.limit), target.claimReady(request));
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  }) as Store;
-  return { store: counting, limits };
-}
 
 describe('a worker on prefetch "auto" (the default of idem.config.ts)', () => {
   it("claims only for its free slots until tasks have run, then twice its concurrency ahead while they are short", async () => {

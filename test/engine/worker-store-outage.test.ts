@@ -15,12 +15,16 @@ afterEach(async () => {
   for (const step of cleanup.splice(0).reverse()) await step();
 });
 
-/** The store, but `finishAttempt` fails (as if the server were gone) for its first `failures` calls. */
+/**
+ * The store, but gone (as if the server were) when the worker records a result: `finishAndClaim`
+ * fails, and so does `finishAttempt`, which the worker falls back to, for its first `failures` calls.
+ */
 function finishFailing(store: Store, failures: number): { store: Store; triedAt: number[] } {
   const triedAt: number[] = [];
   const proxy = new Proxy(store, {
     get(target, property) {
       const value = Reflect.get(target, property) as unknown;
+      if (property === "finishAndClaim") return async () => { throw new Error("Connection terminated unexpectedly"); };
       if (property !== "finishAttempt") return typeof value === "function" ? value.bind(target) : value;
       return async (...args: Parameters<Store["finishAttempt"]>) => {
         triedAt.push(Date.now());

@@ -4,7 +4,7 @@ import { systemClock, type Clock } from "../../core/model/clock.ts";
 import { retryWithBackoff } from "../../core/policy/backoff.ts";
 import type { FrozenPeriod } from "../../core/policy/frozen.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
-import type { AttemptFinish, ClaimLimits, ClaimedAttempt, Store } from "../../store/port.ts";
+import type { AttemptFinish, ClaimLimits, ClaimRequest, ClaimedAttempt, FinishOutcome, Store } from "../../store/port.ts";
 import { executeAttempt, waitsInRunner } from "../executor/execute-attempt.ts";
 import { storeWatermarks } from "../executor/watermarks.ts";
 import { upstreamSummaries } from "../executor/upstream.ts";
@@ -76,6 +76,19 @@ interface Lease {
   waiting: boolean;
 }
 
+/** An attempt's result waiting for the loop, which records it with its next claim. */
+interface Result {
+  claim: ClaimedAttempt;
+  finish: AttemptFinish;
+  recorded: (recorded: Recorded) => void;
+}
+
+/** `byLoop`: recorded by the loop with a claim after it, so the loop need not be woken for it. */
+interface Recorded {
+  outcome: FinishOutcome | undefined;
+  byLoop: boolean;
+}
+
 /** How long a handed-back attempt waits before it may be claimed again (by anyone). */
 const HAND_BACK_DELAY_MS = 1_000;
 
@@ -116,6 +129,10 @@ export class Worker {
   #failure: unknown = null;
   /** How long the latest task code ran (ms), for an "auto" prefetch. */
   readonly #recentRunMs: number[] = [];
+  /** Results the loop records with its next claim, in one store call (`finishAndClaim`). */
+  readonly #results: Result[] = [];
+  /** The loop is running and records results; before and after it, each is recorded on its own. */
+  #loopRecords = false;
 
   constructor(options: WorkerOptions) {
     this.#o = { leaseMs: 30_000, pollMs: 500, graceMs: 30_000, ...options, prefetch: options.prefetch ?? 0 };
@@ -151,30 +168,34 @@ export class Worker {
     heartbeat.unref();
     await this.#heartbeat();
     let idlePollMs = 1;
+    this.#loopRecords = true;
     try {
       while (!signal.aborted) {
         if (this.#failure) throw this.#failure;
-        // Let results that already arrived be recorded first, so one claim fills several free
-        // slots: claims are the costly step, and task hosts answer one message at a time.
+        // Let results that already arrived come in first, so one call records them all and one
+        // claim fills the slots they freed: task hosts answer one message at a time.
         if (this.#inFlight.size > 0 && this.#running < this.#o.concurrency) await new Promise((r) => setImmediate(r));
         const wanted = this.#wanted();
-        const untold = this.#finishesUntold;
+        const results = this.#results.splice(0);
+        let untold = this.#finishesUntold;
         this.#finishesUntold = false;
         let claimed: ClaimedAttempt[] | undefined = [];
-        if (wanted > 0) {
-          const now = clock.now();
-          claimed = await this.#retrying("claim", () => store.claimReady({
+        if (wanted > 0 || results.length > 0) {
+          const request: ClaimRequest | null = wanted === 0 ? null : {
             workerId: this.#o.workerId,
             pid: process.pid,
             limit: wanted,
-            now,
+            now: clock.now(),
             leaseMs: this.#o.leaseMs,
             runId: this.#o.runId,
             backfillId: this.#o.backfillId,
             limits: this.#o.limits,
             pipelineIds: this.#loadedIds(),
             logDir: this.#logDir,
-          }), signal);
+          };
+          const recorded = await this.#recordAndClaim(results, request, signal);
+          claimed = recorded.claimed;
+          untold ||= recorded.untold;
           for (const claim of claimed ?? []) {
             this.#leases.set(claim.attemptId, { stop: null, until: claim.leaseExpiresAt, waiting: false });
             this.#queued.push(claim);
@@ -195,13 +216,18 @@ export class Worker {
             continue;
           }
         }
+        // The attempts whose results it recorded end in the callbacks queued meanwhile: let them,
+        // so that "nothing in flight" below is true once it is (they wake no one: the loop recorded them).
+        if (results.length > 0) await new Promise((r) => setImmediate(r));
         if (this.#inFlight.size === 0 && this.#queued.length === 0 && done && (await done())) return;
         await this.#idle(idlePollMs, signal);
         idlePollMs = Math.min(this.#o.pollMs, idlePollMs * 2);
       }
+      this.#stopRecordingInLoop();
       await this.#handBackQueued();
       await this.#drain();
     } finally {
+      this.#stopRecordingInLoop();
       clearInterval(heartbeat);
       signal.removeEventListener("abort", onAbort);
       stopWatching();
@@ -212,6 +238,62 @@ export class Worker {
       await store.removeWorker(this.#o.workerId).catch(() => {});
     }
     if (this.#failure) throw this.#failure;
+  }
+
+  /**
+   * Records the results that arrived and claims for the free slots in one store call, one
+   * transaction (no results: a claim alone). `untold`: a finish recorded that the other workers
+   * are still to hear of (SQLite). If the call fails, the results are recorded one by one, where
+   * a finish that fails does so alone, and the claim waits for the next turn of the loop.
+   */
+  async #recordAndClaim(results: Result[], request: ClaimRequest | null, signal: AbortSignal): Promise<{ claimed: ClaimedAttempt[] | undefined; untold: boolean }> {
+    const { store } = this.#o;
+    if (results.length === 0) return { claimed: await this.#retrying("claim", () => store.claimReady(request!), signal), untold: false };
+    let together;
+    try {
+      together = await store.finishAndClaim({ finishes: results.map((r) => r.finish), claim: request });
+    } catch (error) {
+      this.#o.log?.(`recording ${results.length} result(s) with a claim failed (${(error as Error).message}); recording them one by one`);
+      this.#recordEachAlone(results);
+      return { claimed: undefined, untold: false };
+    }
+    let untold = false;
+    results.forEach((result, i) => {
+      const outcome = together.outcomes[i]!;
+      if (this.#announce(result.finish, outcome)) untold = true;
+      result.recorded({ outcome, byLoop: true });
+    });
+    return { claimed: together.claimed, untold };
+  }
+
+  /** An attempt's result: to the loop, which records it with its next claim, or on its own when the loop is not running. */
+  #record(claim: ClaimedAttempt, finish: AttemptFinish): Promise<Recorded> {
+    if (!this.#loopRecords) return this.#recordAlone(claim, finish).then((outcome) => ({ outcome, byLoop: false }));
+    return new Promise((recorded) => {
+      this.#results.push({ claim, finish, recorded });
+      this.#wake();
+    });
+  }
+
+  async #recordAlone(claim: ClaimedAttempt, finish: AttemptFinish): Promise<FinishOutcome | undefined> {
+    const outcome = await this.#retrying(`record ${claim.runId} ${claim.taskId}`, () => this.#o.store.finishAttempt(finish));
+    if (outcome && this.#announce(finish, outcome)) this.#finishesUntold = true;
+    return outcome;
+  }
+
+  /** Tells the scheduler what a finish changed; true when the other workers are still to hear of it. */
+  #announce(finish: AttemptFinish, outcome: FinishOutcome): boolean {
+    return outcome.accepted && announceFinish(this.#o.store, this.#o.stateDir, outcome, outcome.taskState === "success" && (finish.datasets?.length ?? 0) > 0);
+  }
+
+  /** The loop is over: results still waiting for it, and those to come, are recorded one by one. */
+  #stopRecordingInLoop(): void {
+    this.#loopRecords = false;
+    this.#recordEachAlone(this.#results.splice(0));
+  }
+
+  #recordEachAlone(results: readonly Result[]): void {
+    for (const r of results) void this.#recordAlone(r.claim, r.finish).then((outcome) => r.recorded({ outcome, byLoop: false }));
   }
 
   /**
@@ -346,6 +428,8 @@ export class Worker {
       if (this.#recentRunMs.length > AUTO_PREFETCH_WINDOW) this.#recentRunMs.shift();
       this.#startQueued(true);
     };
+    // The loop claims for the freed slot: woken, unless it recorded the result (and claimed) itself.
+    let wakeLoop = true;
     const work = (async () => {
       const pipeline = this.#pipeline(claim.pipelineId);
       let finish: AttemptFinish;
@@ -389,23 +473,22 @@ export class Worker {
         void this.#o.catalog?.refresh();
         finish = { ...finish, outcome: "rescheduled", retryAt: this.#o.clock.now() + HAND_BACK_DELAY_MS };
       }
-      const outcome = await this.#retrying(`record ${claim.runId} ${claim.taskId}`, () => this.#o.store.finishAttempt(finish));
+      // The other workers hear of it after this worker's next claim, if at all (`othersMayFindWork`).
+      const { outcome, byLoop } = await this.#record(claim, finish);
+      wakeLoop = !byLoop;
       if (!outcome) return; // the lease will run out and the attempt will be retried elsewhere
-      if (outcome.accepted) {
-        // The other workers hear of it after this worker's next claim (woken below), if at all.
-        if (announceFinish(this.#o.store, this.#o.stateDir, outcome, outcome.taskState === "success" && (finish.datasets?.length ?? 0) > 0)) this.#finishesUntold = true;
-      }
-      else this.#o.log?.(`${claim.runId} ${claim.taskId} try ${claim.tryNumber}: result refused, the attempt is no longer ours`);
+      if (!outcome.accepted) this.#o.log?.(`${claim.runId} ${claim.taskId} try ${claim.tryNumber}: result refused, the attempt is no longer ours`);
       this.#o.onAttempt?.(claim, { taskState: outcome.taskState, errorMessage: finish.errorMessage });
     })()
       .catch((error) => {
         this.#failure ??= error;
+        wakeLoop = true;
       })
       .finally(() => {
         freeSlot();
         this.#inFlight.delete(claim.attemptId);
         this.#leases.delete(claim.attemptId);
-        this.#wake();
+        if (wakeLoop) this.#wake();
       });
     this.#inFlight.set(claim.attemptId, work);
   }

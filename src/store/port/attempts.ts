@@ -35,6 +35,26 @@ export interface AttemptStore {
    * from the answer is no longer this worker's running attempt (finished, or recorded lost).
    */
   renewLeases(workerId: string, attemptIds: readonly number[], leaseExpiresAt: number): Promise<number[]>;
+  /**
+   * A worker's finishes and its next claim in one transaction (one commit): records `finishes`
+   * as `finishAttempt` would, in order (each fenced: a stale one is refused, `accepted: false`,
+   * and stops nothing), then claims as `claimReady(claim)` would, seeing what they did: the
+   * tasks they made eligible are claimable, the pool slots and caps they freed count as free.
+   * `claim` null: the finishes only. `outcomes` are in the order of `finishes`. On PostgreSQL
+   * the other workers are notified only when the claim may have left them work
+   * (core's `othersMayFindWork`); the caller claims what the finishes made eligible itself.
+   */
+  finishAndClaim(request: FinishAndClaim): Promise<FinishedAndClaimed>;
+}
+
+export interface FinishAndClaim {
+  finishes: readonly AttemptFinish[];
+  claim: ClaimRequest | null;
+}
+
+export interface FinishedAndClaimed {
+  outcomes: FinishOutcome[];
+  claimed: ClaimedAttempt[];
 }
 
 export const MAX_SUMMARY_BYTES = 64 * 1024;

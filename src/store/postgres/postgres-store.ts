@@ -5,11 +5,12 @@ import type { RunState, TaskState } from "../../core/model/states.ts";
 import { attemptLogPath } from "../../core/model/log-path.ts";
 import { planClaim } from "../../core/policy/claim-plan.ts";
 import { planRerun } from "../../core/policy/rerun-plan.ts";
+import { othersMayFindWork } from "../../core/policy/wake-others.ts";
 import { endTry, endTryKnown, nextTryNumber, reopenedByHand, runEnd, RunProgress, settleByHandRefusal, type TryEnd } from "../../core/policy/run-progress.ts";
 import { assertSummaryFits, claimCandidate, datasetWaits, isCurrentAttempt, waitingTasks, waitingTasksByParent } from "../decision-rows.ts";
 import {
   StoreConflictError, type AttemptFinish, type AuditEntry, type ClaimRequest,
-  type ClaimedAttempt, type FinishOutcome, type Leadership, type NewAuditEntry,
+  type ClaimedAttempt, type FinishAndClaim, type FinishedAndClaimed, type FinishOutcome, type Leadership, type NewAuditEntry,
   type NewPipelineVersion, type NewRun, type NewTaskInstance, type PauseRequest, type PipelineState, type RerunRequest, type RunRecord, type SkipIntervalsRequest, type Store,
   type TaskInstanceRecord, type TaskActionRequest, type NewBackfill, type BackfillRecord, type BackfillState, type NewIncident, type Incident,
   type NewApiToken, type ApiTokenRecord
@@ -251,41 +252,51 @@ export class PostgresStore extends PostgresReads implements Store {
 
   async #claimOnce(request: ClaimRequest): Promise<ClaimedAttempt[]> {
     return this.db.tx(async (tx) => {
-      const limits = request.limits ?? {};
-      // Lock only as many rows as wanted, so concurrent claimers find the rest; look further
-      // only when some candidates did not fit their pool or their pipeline's cap.
-      const wide = request.limit * 4 + 32;
-      const caps = new ClaimLocks(this.schema);
-      const capped = caps.lockCapped(tx, limits);
-      let scan = request.limit;
-      for (;;) {
-        const candidates = request.runId
-          ? await tx.rows("selectRunCandidates", [request.runId, request.now, scan])
-          : request.backfillId
-          ? await tx.rows("selectBackfillCandidates", [request.backfillId, request.now, scan])
-          : await tx.rows("selectCandidates", [request.now, scan]);
-        await capped;
-        if (candidates.length === 0) return [];
-        await caps.loadPools(tx, candidates);
-        const plan = planClaim(
-          candidates.map(claimCandidate),
-          { ...limits, limit: request.limit, now: request.now, pipelineIds: request.pipelineIds },
-          caps.counts(),
-        );
-        const exhausted = request.runId || request.backfillId
-          ? candidates.length < scan
-          : candidates.filter((c) => c.grp === 0).length < scan && candidates.filter((c) => c.grp === 1).length < scan;
-        if (plan.chosen.length < request.limit && plan.passedOver && !exhausted && scan < wide) {
-          scan = wide;
-          continue;
-        }
-        if (plan.chosen.length === 0) return [];
-        const claimed = observed(this.#startAttempts(tx, plan.chosen.map((c) => c.row), request));
-        // Rows locked but not taken were invisible to other claimers meanwhile: wake them.
-        if (plan.unconsidered > 0) this.#notify(tx);
-        return new AfterCommit(() => claimed);
-      }
+      const claim = await this.#claimIn(tx, request);
+      return claim.taken === 0 ? [] : new AfterCommit(() => claim.attempts);
     }, { once: true }); // a claim that may have happened is left to expire, not doubled
+  }
+
+  /**
+   * A claim inside the caller's transaction: `taken` is known before COMMIT goes out, the
+   * attempts (the rows the starts return) are read with it.
+   */
+  async #claimIn(tx: Tx, request: ClaimRequest): Promise<{ taken: number; attempts: Promise<ClaimedAttempt[]> }> {
+    const none = { taken: 0, attempts: Promise.resolve([]) };
+    const limits = request.limits ?? {};
+    // Lock only as many rows as wanted, so concurrent claimers find the rest; look further
+    // only when some candidates did not fit their pool or their pipeline's cap.
+    const wide = request.limit * 4 + 32;
+    const caps = new ClaimLocks(this.schema);
+    const capped = caps.lockCapped(tx, limits);
+    let scan = request.limit;
+    for (;;) {
+      const candidates = request.runId
+        ? await tx.rows("selectRunCandidates", [request.runId, request.now, scan])
+        : request.backfillId
+        ? await tx.rows("selectBackfillCandidates", [request.backfillId, request.now, scan])
+        : await tx.rows("selectCandidates", [request.now, scan]);
+      await capped;
+      if (candidates.length === 0) return none;
+      await caps.loadPools(tx, candidates);
+      const plan = planClaim(
+        candidates.map(claimCandidate),
+        { ...limits, limit: request.limit, now: request.now, pipelineIds: request.pipelineIds },
+        caps.counts(),
+      );
+      const exhausted = request.runId || request.backfillId
+        ? candidates.length < scan
+        : candidates.filter((c) => c.grp === 0).length < scan && candidates.filter((c) => c.grp === 1).length < scan;
+      if (plan.chosen.length < request.limit && plan.passedOver && !exhausted && scan < wide) {
+        scan = wide;
+        continue;
+      }
+      if (plan.chosen.length === 0) return none;
+      const attempts = observed(this.#startAttempts(tx, plan.chosen.map((c) => c.row), request));
+      // Rows locked but not taken were invisible to other claimers meanwhile: wake them.
+      if (plan.unconsidered > 0) this.#notify(tx);
+      return { taken: plan.chosen.length, attempts };
+    }
   }
 
   async #startAttempts(tx: Tx, chosen: Row[], request: ClaimRequest): Promise<ClaimedAttempt[]> {
@@ -313,11 +324,12 @@ export class PostgresStore extends PostgresReads implements Store {
 
   async finishAttempt(f: AttemptFinish): Promise<FinishOutcome> {
     assertSummaryFits(f.summary);
-    if (f.outcome !== "rescheduled" && !f.datasets?.length && !f.publishes?.length) return this.#groupCommit.finish(f);
+    if (!recordedAlone(f)) return this.#groupCommit.finish(f);
     return this.#finishOne(f);
   }
 
-  async #recordFinishes(tx: Tx, finishes: AttemptFinish[]): Promise<FinishOutcome[] | AfterCommit<FinishOutcome[]>> {
+  /** `announce`: called when the finishes made work claimable or ended a run (by default, a NOTIFY). */
+  async #recordFinishes(tx: Tx, finishes: readonly AttemptFinish[], announce = () => this.#notify(tx)): Promise<AfterCommit<FinishOutcome[]>> {
     const ids = finishes.map((f) => f.attemptId);
     const retryAt = (f: AttemptFinish) => (f.outcome === "failed" && f.retryable ? f.retryAt : null);
     const outcome = (f: AttemptFinish) => f.outcome as "success" | "failed" | "skipped";
@@ -400,7 +412,7 @@ export class PostgresStore extends PostgresReads implements Store {
     const ending = [...runStates.keys()];
     const endedAt = (runId: string) => finishes[lastOfRun.get(runId)!]!.now;
     if (ending.length > 0) void tx.send("finishRuns", [ending, ending.map((r) => runStates.get(r)!), ending.map(endedAt)]);
-    if (madeEligible || ending.length > 0) this.#notify(tx);
+    if (madeEligible || ending.length > 0) announce();
 
     const refused = finishes.filter((f) => !current.has(f.attemptId)).map((f) => f.attemptId);
     const refusedStates = refused.length > 0 ? tx.rows("taskStatesOfAttempts", [refused]) : Promise.resolve([]);
@@ -434,37 +446,39 @@ export class PostgresStore extends PostgresReads implements Store {
 
   /** One attempt on its own: a sensor's reschedule, or a success that records datasets. */
   async #finishOne(f: AttemptFinish): Promise<FinishOutcome> {
-    return this.#announcing(this.db.tx(async (tx): Promise<FinishOutcome> => {
-      const a = await tx.first("lockAttemptForFinish", [f.attemptId]);
-      if (!isCurrentAttempt(a, f.attemptId) || a!.worker_id !== f.workerId) {
-        return { accepted: false, taskState: (a?.ti_state as TaskState) ?? null, runState: null };
-      }
-      this.#sendStartedAt(tx, [f]);
-      if (f.outcome === "success" && f.datasets && f.datasets.length > 0) {
-        void tx.send("lockDatasetEventsForWrite", [KEYS.datasetEvents(this.schema)]);
-        void tx.send("insertDatasetEvents", [[...f.datasets], a!.business_date, a!.run_id, a!.pipeline_id, a!.task_id, a!.trigger_kind, f.now]);
-      }
-      if (f.outcome === "success" && f.publishes && f.publishes.length > 0) {
-        void tx.send("upsertFreshness", [
-          f.publishes.map((p) => p.dataset), f.publishes.map((p) => p.emptyReason),
-          a!.business_date, f.now, a!.pipeline_id, a!.run_id, a!.task_id, f.summary, a!.trigger_kind,
-        ]);
-      }
-      if (f.outcome === "rescheduled") {
-        const nextTryAt = f.retryAt ?? f.now;
-        void tx.send("rescheduleAttempt", [
-          f.attemptId, f.now, f.exitCode, f.errorClass, f.errorMessage, f.summary, a!.run_id, a!.task_id, nextTryAt,
-        ]);
-        if (nextTryAt <= f.now) this.#notify(tx); // handed back: claimable now, by anyone
-        return { accepted: true, taskState: "up_for_reschedule", runState: null };
-      }
-      return this.#endTry(tx, a!, f.outcome, f.outcome === "failed" && f.retryable ? f.retryAt : null, f.skipReason, f.now, (ti) =>
-        void tx.send("endAttempt", [
-          f.attemptId, f.outcome, f.now, f.exitCode, f.errorClass, f.errorMessage, f.summary,
-          a!.run_id, a!.task_id, ti.state, ti.nextTryAt, ti.reason, ti.endedAt,
-        ]),
-      );
-    }));
+    return this.#announcing(this.db.tx((tx) => this.#finishOneIn(tx, f, () => this.#notify(tx))));
+  }
+
+  async #finishOneIn(tx: Tx, f: AttemptFinish, announce: () => void): Promise<FinishOutcome> {
+    const a = await tx.first("lockAttemptForFinish", [f.attemptId]);
+    if (!isCurrentAttempt(a, f.attemptId) || a!.worker_id !== f.workerId) {
+      return { accepted: false, taskState: (a?.ti_state as TaskState) ?? null, runState: null };
+    }
+    this.#sendStartedAt(tx, [f]);
+    if (f.outcome === "success" && f.datasets && f.datasets.length > 0) {
+      void tx.send("lockDatasetEventsForWrite", [KEYS.datasetEvents(this.schema)]);
+      void tx.send("insertDatasetEvents", [[...f.datasets], a!.business_date, a!.run_id, a!.pipeline_id, a!.task_id, a!.trigger_kind, f.now]);
+    }
+    if (f.outcome === "success" && f.publishes && f.publishes.length > 0) {
+      void tx.send("upsertFreshness", [
+        f.publishes.map((p) => p.dataset), f.publishes.map((p) => p.emptyReason),
+        a!.business_date, f.now, a!.pipeline_id, a!.run_id, a!.task_id, f.summary, a!.trigger_kind,
+      ]);
+    }
+    if (f.outcome === "rescheduled") {
+      const nextTryAt = f.retryAt ?? f.now;
+      void tx.send("rescheduleAttempt", [
+        f.attemptId, f.now, f.exitCode, f.errorClass, f.errorMessage, f.summary, a!.run_id, a!.task_id, nextTryAt,
+      ]);
+      if (nextTryAt <= f.now) announce(); // handed back: claimable now, by anyone
+      return { accepted: true, taskState: "up_for_reschedule", runState: null };
+    }
+    return this.#endTry(tx, a!, f.outcome, f.outcome === "failed" && f.retryable ? f.retryAt : null, f.skipReason, f.now, (ti) =>
+      void tx.send("endAttempt", [
+        f.attemptId, f.outcome, f.now, f.exitCode, f.errorClass, f.errorMessage, f.summary,
+        a!.run_id, a!.task_id, ti.state, ti.nextTryAt, ti.reason, ti.endedAt,
+      ]),
+    announce);
   }
 
   /** Counts a write that may have made work claimable, once it has committed. */
@@ -483,6 +497,7 @@ export class PostgresStore extends PostgresReads implements Store {
     skipReason: string | null,
     now: number,
     record: (end: TryEnd) => void,
+    announce: () => void,
   ): Promise<FinishOutcome> {
     const end = endTry({ tryNumber: a.try_number, maxTries: a.max_tries }, outcome, retryAt, skipReason, now);
     record(end);
@@ -493,7 +508,7 @@ export class PostgresStore extends PostgresReads implements Store {
       await this.#readDownstream(tx, a.run_id, a.graph_version, progress);
       madeEligible = this.#sendSettlements(tx, a.run_id, progress);
     }
-    const runState = await this.#finishRunIfDone(tx, a.run_id, now, madeEligible);
+    const runState = await this.#finishRunIfDone(tx, a.run_id, now, madeEligible, announce);
     return { accepted: true, taskState: end.state, runState };
   }
 
@@ -520,15 +535,15 @@ export class PostgresStore extends PostgresReads implements Store {
    * second sees the first. Notifies when work became eligible or the run ended (a scheduler
    * waiting on the run cap may start the next).
    */
-  async #finishRunIfDone(tx: Tx, runId: string, now: number, madeEligible: boolean): Promise<RunState | null> {
+  async #finishRunIfDone(tx: Tx, runId: string, now: number, madeEligible: boolean, announce = () => this.#notify(tx)): Promise<RunState | null> {
     void tx.send("lockRun", [runId]);
     const state = runEnd((await tx.first("runProgress", [runId])) as { live: boolean; failed: boolean });
     if (!state) {
-      if (madeEligible) this.#notify(tx);
+      if (madeEligible) announce();
       return null;
     }
     void tx.send("finishRun", [runId, state, now]);
-    this.#notify(tx);
+    announce();
     return state;
   }
 
@@ -603,7 +618,7 @@ export class PostgresStore extends PostgresReads implements Store {
       void tx.send("loseAttempt", [r.attemptId, r.now, `worker ${a!.worker_id} stopped renewing its lease: presumed dead`]);
       return this.#endTry(tx, a!, "failed", r.retryAt, null, r.now, (ti) =>
         void tx.send("setTaskState", [a!.run_id, a!.task_id, ti.state, ti.nextTryAt, ti.reason, ti.endedAt]),
-      );
+      () => this.#notify(tx));
     }));
   }
 
@@ -846,6 +861,42 @@ export class PostgresStore extends PostgresReads implements Store {
     const { rows } = await this.db.idempotent("renewLeases", [leaseExpiresAt, attemptIds, workerId]);
     return rows.map((r) => Number(r.attempt_id));
   }
+
+  /**
+   * The finishes and the claim in one transaction: the finishes' reads, then their writes sent
+   * ahead of the claim's candidates (which therefore see them), then the starts with COMMIT: three
+   * round trips and one commit where a finish and a claim apart took four and two. Finishes
+   * recorded alone elsewhere (a reschedule, datasets, publishes) go first, each as it would on
+   * its own. The finishes' NOTIFY goes out only when the claim may have left work for others.
+   */
+  async finishAndClaim(request: FinishAndClaim): Promise<FinishedAndClaimed> {
+    const { finishes, claim } = request;
+    for (const f of finishes) assertSummaryFits(f.summary);
+    return this.#announcing(this.db.tx(async (tx) => {
+      let workMade = false;
+      const announce = () => void (workMade = true);
+      const outcomes: FinishOutcome[] = new Array(finishes.length);
+      const grouped: number[] = [];
+      for (const [i, f] of finishes.entries()) {
+        if (recordedAlone(f)) outcomes[i] = await this.#finishOneIn(tx, f, announce);
+        else grouped.push(i);
+      }
+      const recorded = grouped.length > 0 ? await this.#recordFinishes(tx, grouped.map((i) => finishes[i]!), announce) : null;
+      const claimed = claim ? await this.#claimIn(tx, claim) : null;
+      const scoped = !!(claim?.runId || claim?.backfillId);
+      if (workMade && othersMayFindWork({ wanted: claim?.limit ?? 0, claimed: claimed?.taken ?? 0, scoped })) this.#notify(tx);
+      return new AfterCommit(async () => {
+        const together = recorded ? await recorded.result() : [];
+        grouped.forEach((at, i) => (outcomes[at] = together[i]!));
+        return { outcomes, claimed: claimed ? await claimed.attempts : [] };
+      });
+    }, { once: true })); // a claim that may have happened is left to expire, not doubled
+  }
+}
+
+/** Finishes that write more than an attempt's end (or that need the row first) go one by one, not in a group. */
+function recordedAlone(f: AttemptFinish): boolean {
+  return f.outcome === "rescheduled" || !!f.datasets?.length || !!f.publishes?.length;
 }
 
 const { toAuditEntry, toPipelineState, toLeadership, toIncident, toBackfill, toRun, toTaskInstance, toApiToken, toClaimedAttempt } = mappers;

@@ -9,7 +9,7 @@ import { endTry, nextTryNumber, reopenedByHand, runEnd, RunProgress, settleByHan
 import { assertSummaryFits, claimCandidate, datasetWaits, isCurrentAttempt, waitingTasks } from "../decision-rows.ts";
 import {
   StoreConflictError, type AttemptFinish, type AuditEntry, type ClaimRequest,
-  type ClaimedAttempt, type FinishOutcome, type NewAuditEntry, type NewPipelineVersion, type NewRun, type NewTaskInstance,
+  type ClaimedAttempt, type FinishOutcome, type FinishAndClaim, type FinishedAndClaimed, type NewAuditEntry, type NewPipelineVersion, type NewRun, type NewTaskInstance,
   type RerunRequest, type RunRecord, type Store, type TaskInstanceRecord, type PipelineState,
   type PauseRequest, type SkipIntervalsRequest, type Leadership, type TaskActionRequest, type NewBackfill, type BackfillRecord, type BackfillState, type NewIncident, type NewApiToken, type ApiTokenRecord
 } from "../port.ts";
@@ -143,55 +143,58 @@ export class SqliteStore extends SqliteReads implements Store {
   }
 
   async claimReady(request: ClaimRequest): Promise<ClaimedAttempt[]> {
-    return this.db.transaction(() => {
-      const q = this.q;
-      const limits = request.limits ?? {};
-      // Read as many candidates as wanted; look further (as PostgreSQL does) only when some did
-      // not fit their pool or their pipeline's cap: every row read is joined, mapped and sorted.
-      const read = (scan: number) => {
-        if (request.runId) {
-          const rows = q.selectRunCandidates.all({ runId: request.runId, now: request.now, limit: scan }) as Row[];
-          return { rows, exhausted: rows.length < scan };
-        }
-        if (request.backfillId) {
-          const rows = q.selectBackfillCandidates.all(request.backfillId, request.now, scan) as Row[];
-          return { rows, exhausted: rows.length < scan };
-        }
-        const due = q.selectWaitingCandidates.all(request.now, scan) as Row[];
-        const queued = q.selectQueuedCandidates.all(scan) as Row[];
-        return { rows: [...due, ...queued], exhausted: due.length < scan && queued.length < scan };
-      };
-      let scan = request.limit;
-      let { rows, exhausted } = read(scan);
-      if (rows.length === 0) return [];
+    return this.db.transaction(() => this.#claim(request)).immediate();
+  }
 
-      const running = limits.parallelism === undefined ? 0 : ((q.countRunningAll.get() as Row).n as number);
-      const runningByPipeline = new Map<string, number>();
-      if (limits.maxActiveTasks) {
-        for (const r of q.countRunningByPipeline.all() as Row[]) runningByPipeline.set(r.pipeline_id, r.n);
+  /** A claim, inside the caller's transaction. */
+  #claim(request: ClaimRequest): ClaimedAttempt[] {
+    const q = this.q;
+    const limits = request.limits ?? {};
+    // Read as many candidates as wanted; look further (as PostgreSQL does) only when some did
+    // not fit their pool or their pipeline's cap: every row read is joined, mapped and sorted.
+    const read = (scan: number) => {
+      if (request.runId) {
+        const rows = q.selectRunCandidates.all({ runId: request.runId, now: request.now, limit: scan }) as Row[];
+        return { rows, exhausted: rows.length < scan };
       }
-      const pools = new Map<string, { slots: number; used: number }>();
-      const plan = () => {
-        const candidates = rows.map(claimCandidate);
-        if (pools.size === 0 && candidates.some((c) => c.pool !== null)) {
-          for (const p of q.selectPools.all() as Row[]) pools.set(p.name, { slots: p.slots, used: 0 });
-          for (const u of q.poolsInUse.all() as Row[]) {
-            const pool = pools.get(u.pool);
-            if (pool) pool.used = u.used;
-          }
+      if (request.backfillId) {
+        const rows = q.selectBackfillCandidates.all(request.backfillId, request.now, scan) as Row[];
+        return { rows, exhausted: rows.length < scan };
+      }
+      const due = q.selectWaitingCandidates.all(request.now, scan) as Row[];
+      const queued = q.selectQueuedCandidates.all(scan) as Row[];
+      return { rows: [...due, ...queued], exhausted: due.length < scan && queued.length < scan };
+    };
+    let scan = request.limit;
+    let { rows, exhausted } = read(scan);
+    if (rows.length === 0) return [];
+
+    const running = limits.parallelism === undefined ? 0 : ((q.countRunningAll.get() as Row).n as number);
+    const runningByPipeline = new Map<string, number>();
+    if (limits.maxActiveTasks) {
+      for (const r of q.countRunningByPipeline.all() as Row[]) runningByPipeline.set(r.pipeline_id, r.n);
+    }
+    const pools = new Map<string, { slots: number; used: number }>();
+    const plan = () => {
+      const candidates = rows.map(claimCandidate);
+      if (pools.size === 0 && candidates.some((c) => c.pool !== null)) {
+        for (const p of q.selectPools.all() as Row[]) pools.set(p.name, { slots: p.slots, used: 0 });
+        for (const u of q.poolsInUse.all() as Row[]) {
+          const pool = pools.get(u.pool);
+          if (pool) pool.used = u.used;
         }
-        return planClaim(candidates, { ...limits, limit: request.limit, now: request.now, pipelineIds: request.pipelineIds }, { running, runningByPipeline, pools });
-      };
-      let chosen = plan();
-      const wide = request.limit * 4 + 32;
-      if (chosen.chosen.length < request.limit && chosen.passedOver && !exhausted && scan < wide) {
-        scan = wide;
-        ({ rows, exhausted } = read(scan));
-        chosen = plan();
       }
-      const startedRuns = new Set<string>();
-      return chosen.chosen.map((c) => this.#startAttempt(c.row, request, startedRuns));
-    }).immediate();
+      return planClaim(candidates, { ...limits, limit: request.limit, now: request.now, pipelineIds: request.pipelineIds }, { running, runningByPipeline, pools });
+    };
+    let chosen = plan();
+    const wide = request.limit * 4 + 32;
+    if (chosen.chosen.length < request.limit && chosen.passedOver && !exhausted && scan < wide) {
+      scan = wide;
+      ({ rows, exhausted } = read(scan));
+      chosen = plan();
+    }
+    const startedRuns = new Set<string>();
+    return chosen.chosen.map((c) => this.#startAttempt(c.row, request, startedRuns));
   }
 
   /**
@@ -601,6 +604,19 @@ export class SqliteStore extends SqliteReads implements Store {
     if (attemptIds.length === 0) return [];
     const renewed = this.q.renewLeases.all({ until: leaseExpiresAt, attemptIds: JSON.stringify(attemptIds), workerId }) as Row[];
     return renewed.map((r) => Number(r.attempt_id));
+  }
+
+  /**
+   * The finishes, then the claim, in one IMMEDIATE transaction: one write lock and one WAL
+   * commit. A finish that throws fails the whole call (nothing is written); the caller then
+   * records them one by one (`finishAttempt`), where one fails alone.
+   */
+  async finishAndClaim(request: FinishAndClaim): Promise<FinishedAndClaimed> {
+    for (const f of request.finishes) assertSummaryFits(f.summary);
+    return this.db.transaction(() => ({
+      outcomes: request.finishes.map((f) => this.#finishOne(f)),
+      claimed: request.claim ? this.#claim(request.claim) : [],
+    })).immediate();
   }
 }
 
