@@ -20,7 +20,10 @@
  *               BullMQ (defaults, concurrency 10), graphile-worker (concurrency 10, default and
  *               batched: local queue 500, batched completion) and pg-boss (4 workers, batch 500,
  *               its shortest polling) drain the same number of jobs. Jobs/s from the first start
- *               to the last end. The idem worker's peak RSS (VmHWM) is read before it stops.
+ *               to the last end. The idem worker's peak RSS (VmHWM) is read before it stops. CPU
+ *               per job over the round (from /proc): idem's worker and its task hosts apart,
+ *               BullMQ's process (its worker runs there) and its Redis server apart: the machine
+ *               is CPU-bound, so what a job costs in all processes is what sets the rate.
  *   chain       200 tasks, each started once its parent is recorded; a hop is parent end ->
  *               child start, measured in the tasks. idem: two worker processes (across processes);
  *               BullMQ and graphile-worker: the handler enqueues the next job as its last act.
@@ -208,11 +211,16 @@ async function idemThroughput(kind: Kind, pgUrl: string | null) {
   const p = await idemProject(kind, pgUrl);
   try {
     const [worker] = await p.startWorkers(1);
+    const before = cpuOfTree(worker!.pid);
     const t0 = await p.enqueue("noop", RUNS, TASKS_PER_RUN);
     await until("all noop runs", async () => Number((await p.query("SELECT count(*) AS n FROM runs WHERE state = 'success'"))[0]!.n) === RUNS, 600_000, 100);
     const wallMs = Date.now() - t0;
+    const after = cpuOfTree(worker!.pid);
     const { jobs, ms } = await p.span("noop");
-    return { jobs, jobsPerSecond: rate(jobs, ms), wallMs, ...memoryOf(worker!.pid) };
+    return {
+      jobs, jobsPerSecond: rate(jobs, ms), wallMs, ...memoryOf(worker!.pid),
+      workerCpuUsPerJob: perJob(after.own - before.own, jobs), hostsCpuUsPerJob: perJob(after.below - before.below, jobs),
+    };
   } finally {
     await p.close();
   }
@@ -347,6 +355,17 @@ function cpuMsOf(pid: number): number | null {
 }
 
 /**
+ * CPU time (ms) of a process and, apart, of the processes below it that are alive now (a worker's
+ * task hosts). Taken before and after a round, the difference is what the round cost: on this
+ * CPU-bound machine, throughput is the cores divided by the CPU a task costs in all processes.
+ */
+function cpuOfTree(pid: number): { own: number; below: number } {
+  return { own: cpuMsOf(pid) ?? 0, below: descendantPids(pid).reduce((sum, child) => sum + (cpuMsOf(child) ?? 0), 0) };
+}
+
+const perJob = (cpuMs: number, jobs: number) => (jobs > 0 ? Math.round((cpuMs * 1000) / jobs) : null);
+
+/**
  * Throughput (one worker), then chain hops (a second worker joins), an `idem scheduler` beside
  * them. The worker's and the scheduler's CPU time over the throughput part say where history
  * costs, whatever the machine's load does to the rates.
@@ -401,14 +420,20 @@ async function bullmqThroughput(redis: Server) {
     let last = 0;
     let done = 0;
     const t0 = Date.now();
+    const [ownBefore, redisBefore] = [process.cpuUsage(), cpuMsOf(redis.pid) ?? 0];
     const worker = new Worker(name, async () => {
       first ||= Date.now();
       done++;
       last = Date.now();
     }, { connection, concurrency: CONCURRENCY });
     await until("BullMQ to drain", async () => done >= JOBS && ((await queue.getJobCounts("completed")).completed ?? 0) >= JOBS, 300_000, 20);
+    const own = process.cpuUsage(ownBefore);
+    const redisCpuMs = (cpuMsOf(redis.pid) ?? 0) - redisBefore;
     await worker.close();
-    return { jobs: done, jobsPerSecond: rate(done, last - first), wallMs: Date.now() - t0 };
+    return {
+      jobs: done, jobsPerSecond: rate(done, last - first), wallMs: Date.now() - t0,
+      workerCpuUsPerJob: perJob((own.user + own.system) / 1000, done), redisCpuUsPerJob: perJob(redisCpuMs, done),
+    };
   } finally {
     await queue.obliterate({ force: true }).catch(() => {});
     await queue.close();
