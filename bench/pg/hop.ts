@@ -5,9 +5,12 @@
  * the child eligible in the same transaction, the NOTIFY reaching the other worker, its claim,
  * and the start. Target: p50 < 10 ms. Prints one JSON line, with each hop split in three by the
  * attempts' own times (p50 of each): `toRecordMs`, the parent's return in its task host to the
- * worker building its finish (IPC back); `toClaimMs`, that to the child's claim starting (the
- * finish's transaction, its NOTIFY, the wake-up); `toStartMs`, that to the child's code starting
- * (the claim's transaction, IPC out, the start).
+ * worker building its finish (IPC back); `toClaimMs`, that to the child's claim starting;
+ * `toStartMs`, that to the child's code starting (IPC out, the start). When the worker that
+ * finished the parent claims the child in the same transaction (`finishAndClaim`, the usual
+ * case), the claim's time is taken as the call is made: `toClaimMs` is then the wait for the
+ * loop, and `toStartMs` holds the whole transaction. When the other worker claims it,
+ * `toClaimMs` holds the finish's transaction, its NOTIFY and the wake-up.
  * Usage: IDEM_TEST_PG_URL=postgres://... node bin/run-ts.js bench/pg/hop.ts
  */
 import { pathToFileURL } from "node:url";

@@ -4,7 +4,7 @@ import type { Engine } from "../engine/engine.ts";
 import { registerSecrets } from "./secrets.ts";
 import type { ResolvedConfig } from "../engine/project/config.ts";
 import type { Cli, GlobalOptions } from "./lazy.ts";
-import { importTypeScript } from "./typescript-cache.ts";
+import { importTypeScript } from "../engine/project/typescript-cache.ts";
 
 export type { GlobalOptions } from "./lazy.ts";
 

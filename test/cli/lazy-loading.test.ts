@@ -59,6 +59,6 @@ describe("what importing idem loads", () => {
   it("reading the config needs no schema library and no TypeScript loader", () => {
     const { packages } = staticGraph("src/engine/project/config.ts");
     expect([...packages]).toEqual(["temporal-polyfill"]);
-    expect([...staticGraph("src/cli/typescript-cache.ts").packages]).toEqual([]);
+    expect([...staticGraph("src/engine/project/typescript-cache.ts").packages]).toEqual([]);
   });
 });

@@ -95,7 +95,11 @@ export const p = pipeline("p", {}, { a: task, b: task, c: task, d: task });
     expect(attempts.map((a) => [a.state, a.try_number, a.error_class])).toEqual(Array(4).fill(["success", 1, null]));
     // One after another in the one host, the last starting more than the timeout after the
     // first: timed from their hand-over, the last would have timed out.
-    for (let i = 1; i < attempts.length; i++) expect(attempts[i]!.started_at - attempts[i - 1]!.started_at).toBeGreaterThanOrEqual(799); // 800 ms each, in whole milliseconds: a timer may end 1 ms early on the wall clock
+    // 800 ms each. A waiting attempt's recorded start is when the worker reads the result of the
+    // one before it (the host starts it right after sending that): the worker, busy on a loaded
+    // machine, may read one result a few ms later than the next, so two starts may be recorded
+    // a little under 800 ms apart (797 ms seen at load 16); run side by side they would be ~0.
+    for (let i = 1; i < attempts.length; i++) expect(attempts[i]!.started_at - attempts[i - 1]!.started_at).toBeGreaterThanOrEqual(750);
     expect(attempts[3]!.started_at - attempts[0]!.started_at).toBeGreaterThan(2_000);
   });
 });

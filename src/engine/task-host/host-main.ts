@@ -7,7 +7,6 @@
  * and kills this process when an attempt must stop and does not; see pool.ts.
  */
 import { getPriority, setPriority } from "node:os";
-import { pathToFileURL } from "node:url";
 import { systemClock } from "../../core/model/clock.ts";
 import { isPipeline } from "../../core/pipeline/define.ts";
 import type { Pipeline, Summary, TaskContext, WatermarkAccess } from "../../core/pipeline/types.ts";
@@ -18,7 +17,8 @@ import { taskCode } from "../executor/task-code-runner.ts";
 import { AttemptConnections } from "../connections/connections.ts";
 import type { AttemptResult } from "../executor/attempt-result.ts";
 import { SecretMasker } from "../secrets/masker.ts";
-import { type AttemptToRun, type FromHost, type ToHost } from "./protocol.ts";
+import { importTypeScript } from "../project/typescript-cache.ts";
+import { BUSY_AFTER_MS, type AttemptToRun, type FromHost, type ToHost } from "./protocol.ts";
 import { ErrorClass } from "../../core/model/error-classes.ts";
 
 // First, before any task code: the worker asked this host to yield the CPU to it (see pool.ts).
@@ -38,7 +38,10 @@ let current: { attemptId: number; controller: AbortController; log: AttemptLog }
 const waiting: AttemptToRun[] = [];
 let running = false;
 let nextRequest = 1;
+/** How long the last attempt's task code ran (ms), told with its result. */
+let codeMs: number | undefined;
 let logMaxBytes: number | null = null;
+let projectDir = process.cwd();
 let masker = new SecretMasker([]);
 const pending = new Map<number, { resolve: (v: string | number | null) => void; reject: (e: Error) => void }>();
 
@@ -102,6 +105,7 @@ process.on("message", (message: ToHost) => {
   }
   else if (message.type === "init") {
     logMaxBytes = message.logMaxBytes;
+    projectDir = message.projectDir;
     masker = new SecretMasker(message.secrets);
   }
   else if (message.type === "preload") for (const file of message.files) void moduleOf(file).catch(() => {});
@@ -132,6 +136,7 @@ async function run(message: AttemptToRun): Promise<void> {
   const log = new AttemptLog(message.claim.logPath, systemClock, { maxBytes: logMaxBytes, masker });
   const controller = new AbortController();
   current = { attemptId, controller, log };
+  codeMs = undefined;
   let result: AttemptResult;
   try {
     const pipeline = await pipelineIn(message);
@@ -146,11 +151,12 @@ async function run(message: AttemptToRun): Promise<void> {
   current = null;
   log.close();
   try {
-    send({ type: "done", attemptId, result });
+    send({ type: "done", attemptId, result, codeMs });
   } catch (error) {
     send({
       type: "done",
       attemptId,
+      codeMs,
       result: { outcome: "failed", errorClass: ErrorClass.SummaryError, errorMessage: `summary is not JSON: ${(error as Error).message}`, retryable: false, exitCode: null },
     });
   }
@@ -159,7 +165,9 @@ async function run(message: AttemptToRun): Promise<void> {
 function moduleOf(file: string): Promise<Record<string, unknown>> {
   let module = modules.get(file);
   if (!module) {
-    module = import(pathToFileURL(file).href) as Promise<Record<string, unknown>>;
+    // The compiled copies the worker made when it loaded the project (compiled here if they are
+    // missing or stale): no loader thread in this process, unless a file cannot be followed.
+    module = importTypeScript(file, projectDir);
     modules.set(file, module);
   }
   return module;
@@ -184,7 +192,15 @@ async function call(pipeline: Pipeline, message: AttemptToRun, log: AttemptLog, 
     // Not spread: that would read the lazy interval.
     const context = Object.assign(buildContext(pipeline, message.claim, log, message.projectFrozen, watermarks, message.upstream, connections) as TaskContext, { signal });
     if (message.timed) send({ type: "started", attemptId: message.claim.attemptId });
-    return success(await taskCode(task, message.entry, message.projectDir)(context));
+    const start = performance.now();
+    // Said only if the event loop is free to say it: a busy loop is seen by its CPU (pool.ts).
+    const busy = setTimeout(() => send({ type: "busy", attemptId: message.claim.attemptId }), BUSY_AFTER_MS);
+    try {
+      return success(await taskCode(task, message.entry, message.projectDir)(context));
+    } finally {
+      clearTimeout(busy);
+      codeMs = performance.now() - start;
+    }
   } finally {
     await connections.closeAll();
   }
@@ -200,4 +216,4 @@ function success(value: Summary | void): AttemptResult {
   return { outcome: "success", summary, exitCode: null };
 }
 
-send({ type: "ready" });
+send({ type: "ready", pid: process.pid });

@@ -10,12 +10,16 @@ import { stopReason } from "../executor/stop-reason.ts";
 import { signalGroup, spawnSupervised } from "../executor/supervised-spawn.ts";
 import type { AttemptToRun, FromHost, ToHost } from "./protocol.ts";
 import { RawOutput } from "./raw-output.ts";
+import { hostActivity } from "./host-activity.ts";
 import { SecretMasker } from "../secrets/masker.ts";
 import { ErrorClass } from "../../core/model/error-classes.ts";
+import { GROW_AFTER_MS, TASK_HOST_WINDOW, taskHostsToStart } from "../../core/policy/task-host-growth.ts";
 
 export interface TaskHostPoolOptions {
   /** Hosts alive at most: one per attempt the worker runs at once. */
   size: number;
+  /** How long a host beyond the first may stay idle before it is retired (`IDLE_HOST_MS` by default). */
+  idleHostMs?: number;
   /** The project folder: hosts run there. */
   cwd: string;
   env?: NodeJS.ProcessEnv;
@@ -61,6 +65,12 @@ export const MAX_WAITING_PER_HOST = 4;
  */
 export const WAIT_BEHIND_MS = 50;
 
+/** A host that ran long without sleeping is looked at again this much later: computing, or waiting for a core. */
+const PROBE_MS = 20;
+
+/** A host beyond the first that has run nothing for this long leaves (it holds its memory). */
+export const IDLE_HOST_MS = 60_000;
+
 type Stop = { errorClass: ErrorClass; message: string };
 
 const CLOSING: Stop = { errorClass: ErrorClass.Cancelled, message: "cancelled: the task hosts are closing" };
@@ -70,6 +80,10 @@ interface Hosted {
   request: HostCall;
   id: number;
   resolve: (result: AttemptResult) => void;
+  /** When the pool was given it (`Date.now()`): how long it has waited for a host. */
+  givenAt: number;
+  /** Taken back from behind a slow attempt: it gets a host at once, a new one if none is idle. */
+  urgent: boolean;
   /** The host it was sent to (running or waiting there); null while the pool holds it. */
   host: Host | null;
   /** Its task code runs (or ran) on `host`: it was first in the host's list. */
@@ -79,6 +93,8 @@ interface Hosted {
   stopAsked: Stop | null;
   /** Why it is being stopped while it runs. */
   stopping: Stop | null;
+  /** Its host said its task code has run `BUSY_AFTER_MS`. */
+  busy: boolean;
   settled: boolean;
   timers: NodeJS.Timeout[];
   timeoutStarted: boolean;
@@ -102,12 +118,24 @@ interface Host {
   /** Where the host's own output goes while an attempt runs on it (its log, bounded). */
   output: RawOutput | null;
   waitTimer: NodeJS.Timeout | null;
+  /** When its last attempt ended (or it came up): how long it has been idle. */
+  idleSince: number;
+  /** The host's own process id (the child is its supervising shell), told when it is up. */
+  pid: number | null;
+  /** Its CPU (ticks) when its running attempt was first seen running long while it did not sleep. */
+  cpuWhenLong: number | null;
 }
 
 const here = fileURLToPath(import.meta.url);
 const HOST_MAIN = fileURLToPath(new URL(`./host-main${extname(here)}`, import.meta.url));
-/** Hosts load TypeScript pipeline files with the same loader as the CLI. */
-const TSX_LOADER = createRequire(import.meta.url).resolve("tsx");
+/**
+ * Hosts import pipeline files from the compiled copies (`project/typescript-cache.ts`), so a host
+ * of idem as shipped (dist/) boots with no loader thread. Only idem run from its own TypeScript
+ * (this repository's tests and benchmarks) needs tsx in the host from its first line.
+ */
+const BOOT_LOADER = extname(here) === ".ts" || process.execArgv.includes("--conditions=idem-source")
+  ? ["--import", createRequire(import.meta.url).resolve("tsx")]
+  : [];
 
 /**
  * Long-lived child processes that run task code, one attempt at a time each. Why processes and
@@ -132,6 +160,12 @@ export class TaskHostPool {
   #generation = 0;
   #closed = false;
   #lastTail = "";
+  /** When a host last came up: attempts count their wait for a host from then at the earliest. */
+  #lastReadyAt = 0;
+  #growTimer: NodeJS.Timeout | null = null;
+  /** How long the latest attempts' task code ran (ms, as their hosts measured it), oldest first. */
+  readonly #recentCodeMs: number[] = [];
+  #idleSweep: NodeJS.Timeout | null = null;
 
   constructor(options: TaskHostPoolOptions) {
     this.#o = options;
@@ -154,6 +188,8 @@ export class TaskHostPool {
 
   async close(): Promise<void> {
     this.#closed = true;
+    if (this.#growTimer) clearTimeout(this.#growTimer);
+    if (this.#idleSweep) clearInterval(this.#idleSweep);
     for (const hosted of this.#pending.splice(0)) this.#settle(hosted, notStarted(CLOSING));
     const exits = [...this.#hosts].map((h) => new Promise<void>((r) => (h.dead ? r() : h.child.once("exit", () => r()))));
     // An idle host leaves by itself when its channel closes (it exits 0, so a profiler or an
@@ -182,7 +218,7 @@ export class TaskHostPool {
   call(request: HostCall): Promise<AttemptResult> {
     return new Promise<AttemptResult>((resolve) => {
       const hosted: Hosted = {
-        request, id: request.claim.attemptId, resolve, host: null, started: false, startedAt: 0, stopAsked: null, stopping: null,
+        request, id: request.claim.attemptId, resolve, givenAt: Date.now(), urgent: false, busy: false, host: null, started: false, startedAt: 0, stopAsked: null, stopping: null,
         settled: false, timers: [], timeoutStarted: false, onCancel: () => this.#cancel(hosted, stopReason(request.cancel!)),
       };
       if (request.cancel?.aborted) return resolve(notStarted(stopReason(request.cancel)));
@@ -204,8 +240,8 @@ export class TaskHostPool {
 
   /**
    * Sends what the pool holds: first one attempt to each idle host, then, to hosts with none
-   * waiting, up to `MAX_WAITING_PER_HOST` each (in one message per host); starts hosts while
-   * attempts are left and the pool has room for them.
+   * waiting, up to `MAX_WAITING_PER_HOST` each (in one message per host); starts hosts for
+   * attempts left that have waited `GROW_AFTER_MS` (see `#grow`).
    */
   #dispatch(): void {
     if (this.#closed) return;
@@ -220,7 +256,7 @@ export class TaskHostPool {
       if (this.#pending.length === 0) break;
       if (host.attempts.length === 0) give(host, this.#pending.shift()!);
     }
-    while (this.#pending.length > this.#booting() && this.#hosts.size < this.#o.size) this.#spawn();
+    this.#grow();
     // Attempts left for hosts that are starting wait for them; the rest wait behind a running one.
     const booting = this.#booting();
     for (const host of usable) {
@@ -234,6 +270,71 @@ export class TaskHostPool {
     this.#rebalance(usable);
   }
 
+  /**
+   * Starts the hosts the attempts left in the pool need (`taskHostsToStart`: as many as the work
+   * needs, up to `size`); looks again when one of them will have waited `GROW_AFTER_MS`.
+   */
+  #grow(): void {
+    if (this.#pending.length === 0 || this.#hosts.size >= this.#o.size) return;
+    const now = Date.now();
+    let current = 0;
+    let up = 0;
+    let longest: Host | null = null;
+    for (const host of this.#hosts) {
+      if (host.killed || host.dead || host.generation !== this.#generation) continue;
+      current++;
+      if (!host.ready) continue;
+      up++;
+      const head = host.attempts[0];
+      if (head?.started && (!longest || head.startedAt < longest.attempts[0]!.startedAt)) longest = host;
+    }
+    let urgent = 0;
+    let waitedLong = 0;
+    let soonest = Infinity;
+    for (const hosted of this.#pending) {
+      // Until a host is up, attempts wait for its boot, not for the hosts' work.
+      const since = Math.max(hosted.givenAt, this.#lastReadyAt);
+      if (hosted.urgent) urgent++;
+      else if (up > 0 && now - since >= GROW_AFTER_MS) waitedLong++;
+      else if (up > 0) soonest = Math.min(soonest, since + GROW_AFTER_MS);
+    }
+    // The longest-running attempt counts only if its task code holds its host (not a host waiting for a core).
+    const longestMs = longest ? now - longest.attempts[0]!.startedAt : 0;
+    const longestRunningMs = waitedLong > 0 && longestMs >= GROW_AFTER_MS && this.#heldByTask(longest!) ? longestMs : 0;
+    const start = taskHostsToStart({
+      size: this.#o.size, alive: this.#hosts.size, current, booting: this.#booting(), waiting: this.#pending.length, urgent, waitedLong,
+      recentCodeMs: this.#recentCodeMs, longestRunningMs,
+    });
+    for (let i = 0; i < start; i++) this.#spawn();
+    if (up === 0 || this.#growTimer || this.#hosts.size >= this.#o.size) return;
+    // Attempts still wait: look again when the next one has waited long enough, or the running ones run long.
+    this.#growTimer = setTimeout(() => {
+      this.#growTimer = null;
+      setImmediate(() => this.#dispatch()); // after the results that came meanwhile are read
+    }, Math.max(1, Math.min(soonest, now + GROW_AFTER_MS) - now));
+    this.#growTimer.unref();
+  }
+
+  /** Hosts beyond the first that have been idle `idleHostMs` leave; the sweep stops when one host is left. */
+  #sweepIdle(): void {
+    const idleMs = this.#o.idleHostMs ?? IDLE_HOST_MS;
+    if (this.#idleSweep || this.#hosts.size < 2 || this.#closed) return;
+    this.#idleSweep = setInterval(() => {
+      const now = Date.now();
+      let kept = 0;
+      for (const host of this.#hosts) {
+        if (host.killed || host.dead || host.generation !== this.#generation) continue;
+        if (host.attempts.length > 0 || now - host.idleSince < idleMs || kept === 0) kept++;
+        else this.#kill(host);
+      }
+      if (kept < 2) {
+        clearInterval(this.#idleSweep!);
+        this.#idleSweep = null;
+      }
+    }, Math.max(1, Math.floor(idleMs / 4)));
+    this.#idleSweep.unref();
+  }
+
   #booting(): number {
     let n = 0;
     for (const host of this.#hosts) if (!host.ready && !host.dead) n++;
@@ -244,6 +345,7 @@ export class TaskHostPool {
     const wasIdle = host.attempts.length === 0;
     for (const hosted of given) {
       hosted.host = host;
+      hosted.urgent = false;
       host.attempts.push(hosted);
     }
     this.#message(host, { type: "run", attempts: given.map((h) => toRun(h.request)) });
@@ -257,6 +359,7 @@ export class TaskHostPool {
     if (!hosted) return;
     hosted.started = true;
     hosted.startedAt = Date.now();
+    host.cpuWhenLong = null;
     host.withdrawing.delete(hosted.id);
     host.output?.close();
     host.output = new RawOutput(hosted.request.claim.logPath, this.#o.logMaxBytes, this.#masker);
@@ -268,12 +371,32 @@ export class TaskHostPool {
   }
 
   /** Attempts wait behind this host's running one: look again once they have waited long enough. */
-  #armWait(host: Host): void {
+  #armWait(host: Host, ms = WAIT_BEHIND_MS): void {
     if (host.waitTimer || host.attempts.length < 2) return;
     host.waitTimer = setTimeout(() => {
       host.waitTimer = null;
-      this.#rebalance([...this.#hosts].filter((h) => h.ready && !h.killed && h.generation === this.#generation));
-    }, WAIT_BEHIND_MS);
+      // After the messages that came meanwhile are read: a result waiting in the pipe is no slow task.
+      setImmediate(() => this.#rebalance([...this.#hosts].filter((h) => h.ready && !h.killed && h.generation === this.#generation)));
+    }, ms);
+  }
+
+  /**
+   * Whether the task code running on `host` for `WAIT_BEHIND_MS` holds it: the host said it has
+   * run `BUSY_AFTER_MS` (task code that awaits I/O or a timer), or it computes (a busy loop lets
+   * the host say nothing: it gained CPU since this was first asked). A host that got no CPU
+   * waits for a core, or its result is on its way: the machine is busy, and another host would
+   * only wait with it. Where the kernel cannot be asked, the time alone says so.
+   */
+  #heldByTask(host: Host): boolean {
+    if (host.attempts[0]?.busy) return true;
+    const activity = hostActivity(host.pid);
+    if (!activity) return true;
+    if (activity.asleep) return false;
+    if (host.cpuWhenLong === null) {
+      host.cpuWhenLong = activity.cpuTicks;
+      return false;
+    }
+    return activity.cpuTicks > host.cpuWhenLong;
   }
 
   /**
@@ -294,8 +417,13 @@ export class TaskHostPool {
         this.#armWait(host);
         continue;
       }
+      if (!this.#heldByTask(host)) {
+        this.#armWait(host, PROBE_MS); // look again: computing, or waiting for a core
+        continue;
+      }
       const taken = behind.slice(-room);
       room -= taken.length;
+      for (const hosted of taken) hosted.urgent = true;
       this.#withdraw(host, taken);
     }
   }
@@ -385,6 +513,7 @@ export class TaskHostPool {
   #ended(host: Host, result: AttemptResult): void {
     const hosted = host.attempts.shift();
     if (!hosted) return;
+    host.idleSince = Date.now();
     host.output?.close();
     host.output = null;
     if (host.waitTimer) clearTimeout(host.waitTimer);
@@ -398,9 +527,16 @@ export class TaskHostPool {
 
   #onMessage(host: Host, message: FromHost): void {
     if (message.type === "done") {
+      if (message.codeMs !== undefined) {
+        this.#recentCodeMs.push(message.codeMs);
+        if (this.#recentCodeMs.length > TASK_HOST_WINDOW) this.#recentCodeMs.shift();
+      }
       if (host.attempts[0]?.id === message.attemptId) this.#ended(host, message.result);
     } else if (message.type === "withdrawn") this.#withdrawn(host, message.attemptIds);
-    else if (message.type === "started") {
+    else if (message.type === "busy") {
+      const hosted = host.attempts[0];
+      if (hosted?.id === message.attemptId) hosted.busy = true;
+    } else if (message.type === "started") {
       const hosted = host.attempts[0];
       if (hosted?.id === message.attemptId) this.#startTimeout(hosted);
     } else if (message.type === "watermark") {
@@ -437,12 +573,12 @@ export class TaskHostPool {
       // Resolve packages (and "idem" itself) the way this process does.
       ...process.execArgv.filter((a) => a.startsWith("--conditions=")),
       ...(this.#o.memoryMb ? [`--max-old-space-size=${this.#o.memoryMb}`] : []),
-      "--import", TSX_LOADER, HOST_MAIN, `--nice=${TASK_HOST_NICENESS}`,
+      ...BOOT_LOADER, HOST_MAIN, `--nice=${TASK_HOST_NICENESS}`,
     ];
     const child = spawnSupervised(argv, { cwd: this.#o.cwd, env: this.#o.env ?? process.env, stdout: "pipe", stderr: "pipe", ipc: true });
     const host: Host = {
       child, ready: false, generation: this.#generation, dead: false, killed: false, attempts: [], withdrawing: new Set(),
-      stderrTail: "", crash: null, output: null, waitTimer: null,
+      stderrTail: "", crash: null, output: null, waitTimer: null, idleSince: 0, pid: null, cpuWhenLong: null,
     };
     // Task code's console is in its log already (the host captures it); what comes here is
     // written below it (the runtime's out-of-memory report, native code, child processes): it
@@ -458,10 +594,13 @@ export class TaskHostPool {
     const drained = Promise.all([child.stdout!, child.stderr!].map((s) => new Promise<void>((r) => (s.readableEnded || s.destroyed ? r() : s.once("close", () => r())))));
     child.on("message", (message: FromHost) => {
       if (message.type === "ready") {
-        this.#message(host, { type: "init", logMaxBytes: this.#o.logMaxBytes, secrets: this.#o.secrets });
+        host.pid = message.pid;
+        this.#message(host, { type: "init", logMaxBytes: this.#o.logMaxBytes, secrets: this.#o.secrets, projectDir: this.#o.cwd });
         const files = this.#o.preload?.() ?? [];
         if (files.length) this.#message(host, { type: "preload", files });
         host.ready = true;
+        host.idleSince = this.#lastReadyAt = Date.now();
+        this.#sweepIdle();
         this.#dispatch();
       }
       else if (message.type === "crash") host.crash = { name: message.name, message: message.message };

@@ -24,9 +24,12 @@ export interface AttemptToRun {
   timed: boolean;
 }
 
+/** Task code that runs this long (by its host's clock) is said to hold its host; see pool.ts. */
+export const BUSY_AFTER_MS = 20;
+
 export type ToHost =
   /** Sent once, first: what is the same for every attempt the host runs. */
-  | { type: "init"; logMaxBytes: number | null; secrets: readonly string[] }
+  | { type: "init"; logMaxBytes: number | null; secrets: readonly string[]; projectDir: string }
   /**
    * Attempts to run one after another, in this order, after those the host holds already: one
    * message for several, so a host is woken once for them. Each one's result goes back as it ends.
@@ -41,11 +44,17 @@ export type ToHost =
   | { type: "watermark-reply"; id: number; value?: string | number | null; error?: string };
 
 export type FromHost =
-  | { type: "ready" }
+  /** Up, with its own process id (the worker's child is its supervising shell). */
+  | { type: "ready"; pid: number }
   /** The pipeline file is loaded and the task code is being called: its timeout counts from here. */
   | { type: "started"; attemptId: number }
-  /** The attempt ended; the host starts the next one it holds right after sending this. */
-  | { type: "done"; attemptId: number; result: AttemptResult }
+  /** The attempt's task code has run `BUSY_AFTER_MS` and goes on (it awaits something): the attempts behind it may go elsewhere. */
+  | { type: "busy"; attemptId: number }
+  /**
+   * The attempt ended; the host starts the next one it holds right after sending this. `codeMs`:
+   * how long its task code ran, by the host's clock (how busy task code keeps the hosts).
+   */
+  | { type: "done"; attemptId: number; result: AttemptResult; codeMs?: number }
   /** These attempts had not started and never will here. */
   | { type: "withdrawn"; attemptIds: number[] }
   | { type: "watermark"; id: number; op: "get" | "save"; pipelineId: string; taskId: string; value?: string | number }

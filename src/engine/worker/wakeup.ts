@@ -77,9 +77,13 @@ export function watchWork(stateDir: string, onWork: () => void): () => void {
   return watchFile(wakeupFile(stateDir), stateDir, onWork);
 }
 
-/** The store's own channel (PostgreSQL LISTEN/NOTIFY) when it has one, else the watched file. */
-export async function subscribeToWork(store: Store, stateDir: string, onWork: () => void): Promise<() => void> {
-  return subscribe(watchFile(wakeupFile(stateDir), stateDir, onWork), store.watchWork?.bind(store), onWork);
+/**
+ * The store's own channel (PostgreSQL LISTEN/NOTIFY) when it has one, else the watched file.
+ * `workerId`: what that worker announces for the others does not wake it.
+ */
+export async function subscribeToWork(store: Store, stateDir: string, onWork: () => void, workerId?: string): Promise<() => void> {
+  const listen = store.watchWork && ((wake: () => void) => store.watchWork!(wake, workerId));
+  return subscribe(watchFile(wakeupFile(stateDir), stateDir, onWork), listen, onWork);
 }
 
 /** What wakes the scheduler: the store's scheduling channel where it has one, and the file. */

@@ -158,7 +158,7 @@ export class Worker {
    */
   async run(signal: AbortSignal, done?: () => Promise<boolean>): Promise<void> {
     const { store, clock } = this.#o;
-    const stopWatching = await subscribeToWork(store, this.#o.stateDir, () => this.#wake());
+    const stopWatching = await subscribeToWork(store, this.#o.stateDir, () => this.#wake(), this.#o.workerId);
     const onAbort = () => {
       this.#stopping = true; // a slot freed from now on starts nothing from the queue
       this.#wake();

@@ -27,8 +27,11 @@ export interface AttemptStore {
    * Calls `onWork` soon after any process makes work eligible (a run created, a task finished,
    * an attempt handed back), so idle workers need not poll fast. Adapters without a channel of
    * their own (SQLite) leave it out; the engine then watches a file in the state directory.
+   * With `workerId`, what that worker's own calls announce for the others (a `finishAndClaim`
+   * whose claim may have left work, a claim that passed rows over) does not call it: the worker
+   * claims again by itself when it has room.
    */
-  watchWork?(onWork: () => void): Promise<() => Promise<void>>;
+  watchWork?(onWork: () => void, workerId?: string): Promise<() => Promise<void>>;
   /**
    * Extends the leases of several of this worker's running attempts in one statement (one per
    * heartbeat, however many attempts the worker holds); answers the ids renewed. An id missing

@@ -14,7 +14,7 @@ const MAX_BACKOFF_MS = 5_000;
 export class WorkListener {
   readonly #config: pg.ClientConfig;
   readonly #channel: string;
-  readonly #onWork: () => void;
+  readonly #onWork: (payload?: string) => void;
   readonly #log: ((line: string) => void) | undefined;
   /** The connection in use or being opened; events of any other are an old one's last words. */
   #client: pg.Client | null = null;
@@ -25,7 +25,8 @@ export class WorkListener {
   #ping: NodeJS.Timeout | null = null;
   #everConnected = false;
 
-  constructor(config: pg.ClientConfig, channel: string, onWork: () => void, log?: (line: string) => void) {
+  /** `onWork` gets the notification's payload; none after reconnecting (anything may have been missed). */
+  constructor(config: pg.ClientConfig, channel: string, onWork: (payload?: string) => void, log?: (line: string) => void) {
     this.#config = config;
     this.#channel = channel;
     this.#onWork = onWork;
@@ -56,7 +57,7 @@ export class WorkListener {
     this.#client = client;
     client.on("error", (error) => this.#lost(client, error));
     client.on("end", () => this.#lost(client, null));
-    client.on("notification", () => this.#onWork());
+    client.on("notification", (message) => this.#onWork(message.payload));
     try {
       await client.connect();
       await client.query(SESSION_SQL.listen(quoteIdent(this.#channel)));

@@ -97,8 +97,9 @@ export class PostgresStore extends PostgresReads implements Store {
 
   // --- plumbing -----------------------------------------------------------------------------
 
-  #notify(tx: Tx): void {
-    void tx.send("notifyWork", [this.#channel]);
+  /** `from`: the worker whose own call this is, when the notice is for the other workers only. */
+  #notify(tx: Tx, from = ""): void {
+    void tx.send("notifyWork", [this.#channel, from]);
   }
 
   // --- lifecycle ------------------------------------------------------------------------------
@@ -135,11 +136,12 @@ export class PostgresStore extends PostgresReads implements Store {
     if (!(this.pool as unknown as { ended: boolean }).ended) await this.pool.end();
   }
 
-  async watchWork(onWork: () => void): Promise<() => Promise<void>> {
+  async watchWork(onWork: () => void, workerId?: string): Promise<() => Promise<void>> {
     const listener = new WorkListener(
       clientConfig(this.#target, `${this.#applicationName}:listen`),
       this.#channel,
-      () => {
+      (from) => {
+        if (workerId !== undefined && from === workerId) return; // its own call, for the others
         this.#heard++;
         onWork();
       },
@@ -294,7 +296,7 @@ export class PostgresStore extends PostgresReads implements Store {
       if (plan.chosen.length === 0) return none;
       const attempts = observed(this.#startAttempts(tx, plan.chosen.map((c) => c.row), request));
       // Rows locked but not taken were invisible to other claimers meanwhile: wake them.
-      if (plan.unconsidered > 0) this.#notify(tx);
+      if (plan.unconsidered > 0) this.#notify(tx, request.workerId);
       return { taken: plan.chosen.length, attempts };
     }
   }
@@ -884,7 +886,9 @@ export class PostgresStore extends PostgresReads implements Store {
       const recorded = grouped.length > 0 ? await this.#recordFinishes(tx, grouped.map((i) => finishes[i]!), announce) : null;
       const claimed = claim ? await this.#claimIn(tx, claim) : null;
       const scoped = !!(claim?.runId || claim?.backfillId);
-      if (workMade && othersMayFindWork({ wanted: claim?.limit ?? 0, claimed: claimed?.taken ?? 0, scoped })) this.#notify(tx);
+      if (workMade && othersMayFindWork({ wanted: claim?.limit ?? 0, claimed: claimed?.taken ?? 0, scoped })) {
+        this.#notify(tx, claim?.workerId ?? finishes[0]!.workerId);
+      }
       return new AfterCommit(async () => {
         const together = recorded ? await recorded.result() : [];
         grouped.forEach((at, i) => (outcomes[at] = together[i]!));

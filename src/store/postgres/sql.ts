@@ -352,7 +352,8 @@ export const SQL = {
     SELECT min(next_try_at) AS at FROM task_instances
     WHERE run_id = $1 AND state IN ('up_for_retry', 'up_for_reschedule')`,
   /** Delivered to listeners when the transaction commits, and only then. */
-  notifyWork: `SELECT pg_notify($1, '')`,
+  /** $2: the worker whose own call announces work for the others ('' for anyone's). */
+  notifyWork: `SELECT pg_notify($1, $2)`,
 
   selectAttempts: `SELECT * FROM attempts WHERE run_id = $1 ORDER BY attempt_id`,
   selectAttemptsOfTask: `SELECT * FROM attempts WHERE run_id = $1 AND task_id = $2 ORDER BY attempt_id`,

@@ -133,6 +133,24 @@ export function finishAndClaimContract(h: Harness): void {
           await stop();
         }
       });
+
+      it.runIf(h.channels)("does not wake the worker that made the call with what it announces for the others", async () => {
+        const heard = { w1: 0, w2: 0 };
+        const stops = [await store.watchWork!(() => heard.w1++, "w1"), await store.watchWork!(() => heard.w2++, "w2")];
+        try {
+          await createStandardRun();
+          await until(() => heard.w1 === 1 && heard.w2 === 1, "both workers hearing of the run");
+          const [a] = await claim(1, T0, undefined, "w1");
+          // No free slot (a claim of none): b and d are left to the others.
+          await store.finishAndClaim({ finishes: [finish(a!)], claim: request(0) });
+          await store.createRunIfAbsent(newRun({ runId: "p@2026-09-10", businessDate: "2026-09-10", tasks: tasksOf(["a"]) }));
+          await until(() => heard.w1 === 2 && heard.w2 >= 2, "both workers hearing of the second run");
+          await new Promise((r) => setTimeout(r, 50));
+          expect(heard).toEqual({ w1: 2, w2: 3 });
+        } finally {
+          for (const stop of stops) await stop();
+        }
+      });
     });
   });
 }

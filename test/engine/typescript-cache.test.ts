@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { importTypeScript } from "../../src/cli/typescript-cache.ts";
+import { importTypeScript } from "../../src/engine/project/typescript-cache.ts";
 
 const repo = resolve(import.meta.dirname, "../..");
 let dir: string;
