@@ -245,7 +245,7 @@ export class TaskHostPool {
    */
   #dispatch(): void {
     if (this.#closed) return;
-    const usable = [...this.#hosts].filter((h) => h.ready && !h.killed && h.generation === this.#generation);
+    const usable = this.#usable();
     const batches = new Map<Host, Hosted[]>();
     const give = (host: Host, hosted: Hosted) => {
       const batch = batches.get(host);
@@ -281,7 +281,7 @@ export class TaskHostPool {
     let up = 0;
     let longest: Host | null = null;
     for (const host of this.#hosts) {
-      if (host.killed || host.dead || host.generation !== this.#generation) continue;
+      if (!this.#current(host)) continue;
       current++;
       if (!host.ready) continue;
       up++;
@@ -323,7 +323,7 @@ export class TaskHostPool {
       const now = Date.now();
       let kept = 0;
       for (const host of this.#hosts) {
-        if (host.killed || host.dead || host.generation !== this.#generation) continue;
+        if (!this.#current(host)) continue;
         if (host.attempts.length > 0 || now - host.idleSince < idleMs || kept === 0) kept++;
         else this.#kill(host);
       }
@@ -333,6 +333,16 @@ export class TaskHostPool {
       }
     }, Math.max(1, Math.floor(idleMs / 4)));
     this.#idleSweep.unref();
+  }
+
+  /** Alive, not being killed, and of the pipelines' current version. */
+  #current(host: Host): boolean {
+    return !host.killed && !host.dead && host.generation === this.#generation;
+  }
+
+  /** Hosts that may be given attempts now: current, and up. */
+  #usable(): Host[] {
+    return [...this.#hosts].filter((h) => h.ready && this.#current(h));
   }
 
   #booting(): number {
@@ -376,7 +386,7 @@ export class TaskHostPool {
     host.waitTimer = setTimeout(() => {
       host.waitTimer = null;
       // After the messages that came meanwhile are read: a result waiting in the pipe is no slow task.
-      setImmediate(() => this.#rebalance([...this.#hosts].filter((h) => h.ready && !h.killed && h.generation === this.#generation)));
+      setImmediate(() => this.#rebalance(this.#usable()));
     }, ms);
   }
 

@@ -118,4 +118,3 @@ export function announceFinish(store: Store, stateDir: string, outcome: FinishOu
   return !store.watchWork;
 }
 
-export { othersMayFindWork } from "../../core/policy/wake-others.ts";
