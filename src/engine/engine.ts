@@ -4,7 +4,7 @@ import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { Clock } from "../core/model/clock.ts";
 import type { Prefetch } from "../core/policy/prefetch-depth.ts";
-import { ArgumentError, ConflictError, IntervalNotEndedError, NotFoundError, UsageError } from "../core/model/errors.ts";
+import { ArgumentError, ConflictError, NotFoundError, UsageError } from "../core/model/errors.ts";
 import type { Params, Pipeline } from "../core/pipeline/types.ts";
 import { formatInstant, parseBusinessDate, parseInstant } from "../core/time/dates.ts";
 import { isValidId } from "../core/model/ids.ts";
@@ -32,6 +32,7 @@ import type { AlertRecord, AlertState, TaskStateCell } from "../store/port.ts";
 import { expectedRuns, recentIntervalsFrom, type ExpectedRun } from "./scheduler/ledger.ts";
 import { Watchdog } from "./freshness/watchdog.ts";
 import { explainRun } from "./why.ts";
+import { assertIntervalEnded } from "./manual-runs.ts";
 import { estimateRestatement, type RestateEstimate } from "./backfill/restate-estimate.ts";
 import { notifyScheduler, notifyWork } from "./worker/wakeup.ts";
 import { checkerHealth, freshnessReport, type CheckerHealth, type FreshnessReport } from "./freshness/report.ts";
@@ -356,9 +357,10 @@ export class Engine {
   async runInterval(pipelineId: string, interval: Interval, request: RunRequest = {}): Promise<RunResult> {
     const pipeline = this.pipeline(pipelineId);
     this.#assertOwned(pipeline, interval);
+    const now = this.clock.now();
+    assertIntervalEnded(pipeline, interval, now);
     this.#assertNotFrozen(pipeline, interval.businessDate, request.openFrozen);
     const actor = request.actor ?? defaultActor();
-    const now = this.clock.now();
     await saveVersion(this.store, pipeline, now, actor);
     await this.#recordProjectFrozen(actor, now);
     const params = request.params ?? {};
@@ -630,15 +632,10 @@ export class Engine {
     const pipeline = this.pipeline(pipelineId);
     const interval = this.intervalForDate(pipelineId, date);
     this.#assertOwned(pipeline, interval);
+    const now = this.clock.now();
+    assertIntervalEnded(pipeline, interval, now);
     this.#assertNotFrozen(pipeline, interval.businessDate, request.openFrozen);
     const actor = request.actor ?? defaultActor();
-    const now = this.clock.now();
-    if (interval.end > now) {
-      throw new IntervalNotEndedError(
-        `${interval.businessDate} is in the future: its interval ends at ${formatInstant(interval.end, pipeline.schedule.timezone)}; a run is for a closed interval`,
-        { pipeline: pipelineId },
-      );
-    }
     await saveVersion(this.store, pipeline, now, actor);
     await this.#recordProjectFrozen(actor, now);
     const { run, created } = await this.store.createRunIfAbsent(
