@@ -35,6 +35,8 @@ import { explainRun } from "./why.ts";
 import { assertIntervalEnded } from "./manual-runs.ts";
 import { estimateRestatement, type RestateEstimate } from "./backfill/restate-estimate.ts";
 import { notifyScheduler, notifyWork } from "./worker/wakeup.ts";
+import { emitDatasetEvent, type DatasetEventRequest, type EmittedDatasetEvent } from "./external-events.ts";
+export type { DatasetEventRequest, EmittedDatasetEvent } from "./external-events.ts";
 import { checkerHealth, freshnessReport, type CheckerHealth, type FreshnessReport } from "./freshness/report.ts";
 import { describeFrozen, frozenPeriodOf, type FrozenPeriod } from "../core/policy/frozen.ts";
 import { reachable } from "../core/graph/dag.ts";
@@ -906,6 +908,14 @@ export class Engine {
 
   async datasetEventsPage(query: { dataset?: string; limit: number; after?: number }): Promise<Page<DatasetEvent, number>> {
     return this.#pages.datasetEvents(query);
+  }
+
+  /** A producer outside idem says a dataset is ready for a business date; data triggers take it as a publication. */
+  async emitDatasetEvent(dataset: string, request: DatasetEventRequest): Promise<EmittedDatasetEvent> {
+    const environment = {
+      store: this.store, clock: this.clock, knownDatasets: () => this.datasets().map((d) => d.name), wakeScheduler: () => notifyScheduler(this.stateDir),
+    };
+    return emitDatasetEvent(environment, dataset, request);
   }
 
   /** Datasets the loaded pipelines name: who produces and publishes each, who waits on it, its promise. */
