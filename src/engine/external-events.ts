@@ -3,6 +3,8 @@ import { ArgumentError, NotFoundError } from "../core/model/errors.ts";
 import { parseBusinessDate } from "../core/time/dates.ts";
 import { MAX_SUMMARY_BYTES, type AuditEntry, type DatasetStore, type ExternalDatasetEvent, type ExternalEventSource } from "../store/port.ts";
 import { defaultActor, tellAudit, type Acting } from "./acting.ts";
+import type { ResolvedDatasetWebhook } from "./project/config.ts";
+import { webhookSignatureFault } from "./webhook-signature.ts";
 
 /** The audit action of an event from outside idem. */
 export const DATASET_EVENT_ACTION = "dataset-event";
@@ -90,4 +92,25 @@ function idempotencyKeyFault(key: string): string | null {
   const control = /[\u0000-\u001f\u007f-\u009f]/.exec(key);
   if (control) return `control character U+${control[0].charCodeAt(0).toString(16).padStart(4, "0").toUpperCase()} at position ${control.index + 1}`;
   return null;
+}
+
+/** Why a signed webhook request is not taken: no webhook configured, its secret not in the environment, or a signature that does not hold. */
+export interface WebhookRefusal {
+  kind: "off" | "no-secret" | "signature";
+  message: string;
+}
+
+/**
+ * Whether a webhook request proves it comes from a holder of the shared secret. The secret is
+ * read from the environment at each request, never stored, and masked like every secret.
+ */
+export function datasetWebhookRefusal(
+  hook: ResolvedDatasetWebhook | null,
+  request: { signature: string | undefined; body: string; now: number; environment: NodeJS.ProcessEnv },
+): WebhookRefusal | null {
+  if (!hook) return { kind: "off", message: "no dataset webhook is configured (datasetWebhook in idem.config.ts)" };
+  const secret = request.environment[hook.secretEnv];
+  if (!secret) return { kind: "no-secret", message: `the dataset webhook's secret is not set: ${hook.secretEnv} is empty in the server's environment` };
+  const fault = webhookSignatureFault({ secret, header: request.signature, body: request.body, now: request.now, toleranceMs: hook.toleranceMs });
+  return fault ? { kind: "signature", message: fault } : null;
 }
