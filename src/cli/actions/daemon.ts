@@ -8,7 +8,9 @@ import { openEngine } from "../project.ts";
  * `Engine.runLongLived`); here only the signals that stop it and the optional health endpoint.
  * `role` names the process for `idem health`.
  */
-export async function daemon(cli: Cli, body: (engine: Engine, signal: AbortSignal) => Promise<void>, options: { role: string; healthPort?: number }): Promise<void> {
+export async function daemon(
+  cli: Cli, body: (engine: Engine, signal: AbortSignal) => Promise<void>, options: { role: string; healthPort?: number; startsScheduler?: boolean },
+): Promise<void> {
   const { role, healthPort } = options;
   const port = healthPort ?? null;
   const engine = await openEngine(cli.global, { pipelines: true });
@@ -24,7 +26,7 @@ export async function daemon(cli: Cli, body: (engine: Engine, signal: AbortSigna
     const server = port === null ? null : await serveHealth(engine, port);
     try {
       // Whatever ends the body (an error included) stops the rest of the process with it.
-      await engine.runLongLived(role, stop.signal, () => body(engine, stop.signal).finally(() => stop.abort()), log);
+      await engine.runLongLived(role, stop.signal, () => body(engine, stop.signal).finally(() => stop.abort()), log, { startsScheduler: options.startsScheduler ?? false });
     } finally {
       server?.close();
     }

@@ -5,7 +5,7 @@ import { daemon, log } from "./daemon.ts";
 import { openHttp, type HttpFlags } from "./serve.ts";
 
 export function scheduler(cli: Cli, flags: { healthPort?: number }) {
-  return daemon(cli, (engine, signal) => engine.runScheduler(signal, log), { role: "scheduler", healthPort: flags.healthPort });
+  return daemon(cli, (engine, signal) => engine.runScheduler(signal, log), { role: "scheduler", healthPort: flags.healthPort, startsScheduler: true });
 }
 
 export function worker(cli: Cli, options: WorkerFlags & { healthPort?: number }) {
@@ -20,7 +20,7 @@ export function dev(cli: Cli, options: WorkerFlags & HttpFlags & { healthPort?: 
     } finally {
       await server?.close();
     }
-  }, { role: "dev", healthPort: options.healthPort });
+  }, { role: "dev", healthPort: options.healthPort, startsScheduler: true });
 }
 
 interface WorkerFlags {
