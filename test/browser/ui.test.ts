@@ -251,9 +251,13 @@ describe("the web UI in Chromium", () => {
     }));
     const before = await read();
     expect(before.times[0]).toMatch(/ UTC$/);
+    // The why panel's sentences name instants too: they move with the page's zone, not the server's.
+    const whyTimes = () => page.$$eval(".why time", (ts) => ts.map((t) => t.textContent));
+    expect(await whyTimes()).toEqual([expect.stringMatching(/ UTC$/)]);
     expect(before.dates).toContain(FAILED_DATE);
     await page.selectOption("#tz", "Asia/Tokyo");
     const after = await read();
+    expect(await whyTimes()).toEqual([expect.stringMatching(/ GMT\+9$/)]);
     expect(after.dates).toEqual(before.dates);
     expect(after.times).not.toEqual(before.times);
     expect(after.times[0]).toMatch(/ GMT\+9$/);
