@@ -41,14 +41,14 @@ describe("the audit of a backfill", () => {
         { from: "2026-09-01", to: "2026-09-02", why: "before the pipeline's start" },
         { from: "2026-09-08", to: "2026-09-14", why: "frozen 2026-09-08..2026-09-14 by finance: week closed" },
         { from: "2026-09-16", to: "2026-09-16", why: "run sales@2026-09-16 is already queued" },
-        { from: "2026-09-20", to: "2026-09-22", why: "in the future: not due yet" },
+        { from: "2026-09-20", to: "2026-09-22", why: "in the future: not ended yet" },
       ],
       frozenOpened: [],
     });
     expect(describeAuditDetails(entry!)).toBe(
       "2026-09-01..2026-09-22: 9 to run, 0 left; refused 2026-09-01..2026-09-02 (before the pipeline's start), " +
         "2026-09-08..2026-09-14 (frozen 2026-09-08..2026-09-14 by finance: week closed), 2026-09-16 (run sales@2026-09-16 is already queued), " +
-        "2026-09-20..2026-09-22 (in the future: not due yet)",
+        "2026-09-20..2026-09-22 (in the future: not ended yet)",
     );
   });
 
