@@ -29,7 +29,7 @@ export type { TokenInfo } from "./tokens.ts";
 import { ChangeFeed } from "./changes/change-feed.ts";
 import { refusalsTranslated } from "./records/store-refusals.ts";
 import type { AlertRecord, AlertState, TaskStateCell } from "../store/port.ts";
-import { DEFAULT_DID_NOT_RUN_GRACE_MS, expectedRuns, recentIntervalsFrom, type ExpectedRun } from "./scheduler/ledger.ts";
+import { expectedRuns, recentIntervalsFrom, type ExpectedRun } from "./scheduler/ledger.ts";
 import { Watchdog } from "./freshness/watchdog.ts";
 import { explainRun } from "./why.ts";
 import { assertIntervalEnded } from "./manual-runs.ts";
@@ -48,6 +48,7 @@ import type { TaskCodeRunner } from "./executor/task-code-runner.ts";
 import { hostedRunner } from "./task-host/hosted-runner.ts";
 import { SecretMasker } from "./secrets/masker.ts";
 import type { ProcessParts, ProcessSettings, WorkerRequest } from "./processes.ts";
+import { DEFAULTS } from "./project/defaults.ts";
 
 /** A worker not seen for this long is taken for dead by `idem why`. */
 const WORKER_ALIVE_MS = 60_000;
@@ -258,8 +259,8 @@ export class Engine {
   get settings(): ProcessSettings {
     const o = this.#options;
     return {
-      concurrency: o.concurrency ?? 4, prefetch: o.prefetch ?? "auto", parallelism: o.parallelism, workerLeaseMs: o.workerLeaseMs ?? 30_000,
-      schedulerLeaseMs: o.schedulerLeaseMs ?? 15_000, reloadMs: o.reloadMs ?? null, logMaxBytes: o.logMaxBytes ?? null, pools: o.pools ?? {},
+      concurrency: o.concurrency ?? DEFAULTS.concurrency, prefetch: o.prefetch ?? "auto", parallelism: o.parallelism, workerLeaseMs: o.workerLeaseMs ?? DEFAULTS.workerLeaseMs,
+      schedulerLeaseMs: o.schedulerLeaseMs ?? DEFAULTS.schedulerLeaseMs, reloadMs: o.reloadMs ?? null, logMaxBytes: o.logMaxBytes ?? null, pools: o.pools ?? {},
     };
   }
 
@@ -528,7 +529,7 @@ export class Engine {
     };
     const to = range.to ? parse(range.to, "to") : (pipeline.schedule.nextDue(now)?.interval.start ?? now);
     const from = range.from ? parse(range.from, "from") : recentIntervalsFrom(pipeline, to, pipeline.start ?? -Infinity, range.limit ?? 30);
-    return expectedRuns(this.store, pipeline, { from, to }, now, { graceMs: this.#watch.graceMs ?? DEFAULT_DID_NOT_RUN_GRACE_MS });
+    return expectedRuns(this.store, pipeline, { from, to }, now, { graceMs: this.#watch.graceMs ?? DEFAULTS.didNotRunGraceMs });
   }
 
   async pools(): Promise<PoolUsage[]> {
@@ -737,12 +738,12 @@ export class Engine {
 
   /** Per promised dataset: newest published date, its status against the deadline, the last days; and whether the checker lives. */
   async freshness(days = 7): Promise<FreshnessReport> {
-    return freshnessReport(this.store, this.pipelines(), this.clock.now(), this.#watch.staleMs ?? 60_000, days);
+    return freshnessReport(this.store, this.pipelines(), this.clock.now(), this.#watch.staleMs ?? DEFAULTS.checkerStaleMs, days);
   }
 
   /** Who runs the checker, how fresh its last pass is, and whether a scheduler leads. */
   async health(): Promise<CheckerHealth> {
-    return checkerHealth(this.store, this.clock.now(), this.#watch.staleMs ?? 60_000);
+    return checkerHealth(this.store, this.clock.now(), this.#watch.staleMs ?? DEFAULTS.checkerStaleMs);
   }
 
   /**
