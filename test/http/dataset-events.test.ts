@@ -77,7 +77,7 @@ describe("POST /api/v1/datasets/{name}/events", () => {
 
   it("answers bad input with a problem document naming the field, and writes nothing", async () => {
     await serve();
-    const send = (name: string, body: unknown, headers = bearer(operator)) => post(`/api/v1/datasets/${name}/events`, body, headers);
+    const send = (name: string, body: unknown, headers: Record<string, string> = bearer(operator)) => post(`/api/v1/datasets/${name}/events`, body, headers);
     const ok = { businessDate: "2026-11-04", idempotencyKey: "k1" };
 
     const unknown = await send("vendor_pricez", ok);
