@@ -50,7 +50,7 @@ export interface StoreFacts {
 export type BackfillRunState = "planned" | "not_started" | "queued" | "running" | "succeeded" | "failed";
 export type Count<L> = { labels: L; count: number };
 
-/** How long a worker's heartbeat keeps it counted as alive (as `Engine.workers` says). */
+/** A worker not seen for this long is taken for dead (by `idem why`, `Engine.workers` and the metrics). */
 export const WORKER_ALIVE_MS = 60_000;
 
 export async function storeFacts(store: FactStore, pipelines: readonly Pipeline[], now: number): Promise<StoreFacts> {
