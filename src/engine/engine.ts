@@ -660,7 +660,7 @@ export class Engine {
    */
   async clear(
     runId: string,
-    request: { taskId?: string; downstream?: boolean; upstream?: boolean; failedOnly?: boolean; reason: string } & Acting,
+    request: { taskId?: string; downstream?: boolean; upstream?: boolean; failedOnly?: boolean; reason: string; openFrozen?: string } & Acting,
   ): Promise<TaskInstanceRecord[]> {
     const run = await this.run(runId);
     const pipeline = this.pipeline(run.pipelineId);
@@ -680,7 +680,7 @@ export class Engine {
       chosen = new Set([...chosen].filter((id) => failed.has(id)));
     }
     if (chosen.size === 0) throw new UsageError(`nothing to clear in run ${runId}${request.failedOnly ? " (no failed task)" : ""}`);
-    this.#assertNotFrozen(pipeline, run.businessDate, undefined);
+    this.#assertNotFrozen(pipeline, run.businessDate, request.openFrozen);
     const actor = request.actor ?? defaultActor();
     await refusalsTranslated(() => this.store.rerun({
       runId, graphVersion: run.graphVersion, tasks: taskInstancesOf(pipeline), taskIds: [...chosen],
@@ -688,6 +688,7 @@ export class Engine {
     }));
     tellAudit(request, await this.#audit(actor, "clear", pipeline, runId, request.taskId ?? null, request.reason, {
       tasks: [...chosen], downstream: !!request.downstream, upstream: !!request.upstream, failedOnly: !!request.failedOnly,
+      ...(request.openFrozen ? { openFrozen: request.openFrozen } : {}),
     }));
     this.#announce();
     return this.taskInstances(runId);

@@ -67,6 +67,21 @@ describe("the audit of a backfill", () => {
   });
 });
 
+describe("clearing a run of a frozen date", () => {
+  it("is refused naming openFrozen, and done with it, the opening reason in the audit entry", async () => {
+    h = await ScheduleHarness.open([sales([SEPTEMBER_WEEK])], "2026-09-20T12:00:00Z");
+    await h.engine.trigger("sales", "2026-09-10", { openFrozen: "first load of the week", reason: "load it", actor: "ana" });
+    await expect(h.engine.clear("sales@2026-09-10", { reason: "again", actor: "ana" })).rejects.toThrow(
+      'pipeline sales: 2026-09-10 is frozen 2026-09-08..2026-09-14 by finance: week closed; give openFrozen "<reason>" to run it anyway',
+    );
+    expect((await h.engine.audit({ pipelineId: "sales", limit: 10 })).filter((e) => e.action === "clear")).toEqual([]);
+    const tasks = await h.engine.clear("sales@2026-09-10", { reason: "again", openFrozen: "finance agreed (ticket 82)", actor: "ana" });
+    expect(tasks.map((t) => t.state)).toEqual(["queued"]);
+    const [entry] = await h.engine.audit({ pipelineId: "sales", limit: 1 });
+    expect(entry).toMatchObject({ action: "clear", actor: "ana", reason: "again", details: { openFrozen: "finance agreed (ticket 82)" } });
+  });
+});
+
 describe("changes of frozen periods", () => {
   it("records a new graph version whose frozen periods changed once, with what was added, removed and changed", async () => {
     const v1 = sales([SEPTEMBER_WEEK, { from: "2026-08-01", to: "2026-08-31", owner: "finance", reason: "August closed" }]);

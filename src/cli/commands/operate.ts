@@ -66,6 +66,7 @@ export function registerActionCommands(program: Command): void {
     .option("--downstream", "with --task: and everything downstream of it")
     .option("--upstream", "with --task: and everything upstream of it")
     .option("--failed-only", "only failed and upstream_failed task instances")
+    .option("--open-frozen <reason>", "clear a run of a frozen date anyway, recording why")
     .option("--reason <text>", "why (required)")
     .action(lazy(actions, "clear"));
 

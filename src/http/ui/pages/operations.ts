@@ -1,5 +1,6 @@
 import type { Engine } from "../../../engine/engine.ts";
 import { html, query, seg, type Html } from "../html.ts";
+import { sentence } from "../sentence.ts";
 import { actionForm, at, badge, duration, links, page, pageHead, plural, type View } from "../parts.ts";
 
 /** Pools: slots, who holds them, and a resize form. */
@@ -45,9 +46,9 @@ export async function healthPage(engine: Engine, view: View): Promise<Html> {
     ["Incidents", report.openIncidents.length === 0, report.openIncidents.length ? `${plural(report.openIncidents.length, "incident")} open` : "none open"],
     ["Pipelines", true, `${plural(engine.pipelines().length, "pipeline")} loaded`],
   ];
-  const body = html`${pageHead({ title: "Health", sub: `As of ${new Date(now).toISOString().slice(0, 19)}Z` })}
+  const body = html`${pageHead({ title: "Health", sub: html`As of ${at(now, true)}` })}
 <div class="panel flush"><table class="t"><thead><tr><th>Check</th><th>Status</th><th>Detail</th></tr></thead><tbody>
-${checks.map(([name, ok, detail]) => html`<tr><td><b>${name}</b></td><td>${ok ? badge("success", undefined, "ok") : badge("failed", undefined, "attention")}</td><td>${detail}</td></tr>`)}
+${checks.map(([name, ok, detail]) => html`<tr><td><b>${name}</b></td><td>${ok ? badge("success", undefined, "ok") : badge("failed", undefined, "attention")}</td><td>${sentence(detail)}</td></tr>`)}
 </tbody></table></div>`;
   return page(view, { title: "Health", active: "health", body });
 }
