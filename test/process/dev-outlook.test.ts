@@ -21,8 +21,9 @@ describe("idem dev at start", () => {
     const dev = h.start("dev", "--no-serve", "--now", "2026-09-05T03:00:00Z");
     const said = await waitFor("the outlook of the four pipelines", () => {
       const lines = dev.output().split("\n").map((l) => l.replace(/^\S+Z /, ""));
-      const outlook = lines.filter((l) => /^(adhoc|good|hours|later): /.test(l));
-      return outlook.length === 4 ? outlook : undefined;
+      // The first line naming each pipeline: the scheduler logs more about them once it runs.
+      const outlook = ["adhoc", "good", "hours", "later"].map((id) => lines.find((l) => l.startsWith(`${id}: `)));
+      return outlook.every((l) => l !== undefined) ? outlook : undefined;
     });
     await dev.stop();
     expect(said).toEqual([
