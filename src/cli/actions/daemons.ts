@@ -6,7 +6,7 @@ import { openHttp, type HttpFlags } from "./serve.ts";
 import { testClock } from "../test-clock.ts";
 
 export function scheduler(cli: Cli, flags: { healthPort?: number; now?: number }) {
-  return daemon(cli, (engine, signal) => engine.runScheduler(signal, log), { role: "scheduler", healthPort: flags.healthPort, clock: testClock(flags.now, "advancing") });
+  return daemon(cli, (engine, signal) => engine.runScheduler(signal, log), { role: "scheduler", healthPort: flags.healthPort, clock: testClock(flags.now, "advancing"), startsScheduler: true });
 }
 
 export function worker(cli: Cli, options: WorkerFlags & { healthPort?: number }) {
@@ -22,7 +22,7 @@ export function dev(cli: Cli, options: WorkerFlags & HttpFlags & { healthPort?: 
     } finally {
       await server?.close();
     }
-  }, { role: "dev", healthPort: options.healthPort, clock: testClock(options.now, "advancing") });
+  }, { role: "dev", healthPort: options.healthPort, clock: testClock(options.now, "advancing"), startsScheduler: true });
 }
 
 interface WorkerFlags {
