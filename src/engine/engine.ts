@@ -493,6 +493,13 @@ export class Engine {
   }
 
   /** The next `count` runs the schedule will create after now. */
+  /** What a scheduler starting now will do for each pipeline, one line each: catch-up and next fire (`scheduler/outlook.ts`). */
+  async schedulerOutlook(): Promise<string[]> {
+    const { schedulerOutlook } = await import("./scheduler/outlook.ts");
+    const env = { store: this.store, preview: (id: string, n: number) => this.preview(id, n), frozenPeriods: (id: string) => this.frozenPeriods(id) };
+    return schedulerOutlook(env, this.catalog.pipelines(), this.clock.now());
+  }
+
   preview(pipelineId: string, count: number): Due[] {
     const pipeline = this.pipeline(pipelineId);
     const from = Math.max(this.clock.now(), pipeline.start === null ? -Infinity : pipeline.start - 1);
