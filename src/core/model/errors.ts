@@ -7,6 +7,11 @@ export interface ErrorPlace {
   task?: string;
   file?: string;
   line?: number;
+  /**
+   * The key the problem is about, as a path through the `pipeline(id, options, tasks)` call:
+   * `["options", "defaults", "retries"]`, `["tasks", "load", "retry"]`. Not shown: a loader turns it into `line`.
+   */
+  key?: readonly string[];
 }
 
 export class IdemError extends Error {
