@@ -135,14 +135,12 @@ export function pipeline<P extends Params>(
       problem("a task must be an object of options", taskId, ["tasks", taskId]);
       continue;
     }
-    let sound = true;
-    const report = (message: string, key: string) => {
-      sound = false;
-      problem(message, taskId, ["tasks", taskId, key]);
-    };
+    const report = (message: string, key: string) => problem(message, taskId, ["tasks", taskId, key]);
     for (const { key, message } of taskKeyProblems(spec)) report(message, key);
+    // Kept even when a value is wrong (a stand-in takes its place): no pipeline is made while
+    // there are problems, but the project's checks (pools, connections) read every task they can.
     const definition = resolveTask(taskId, spec, defaults, report);
-    if (definition && sound) definitions.push(definition);
+    if (definition) definitions.push(definition);
   }
   for (const graphProblem of findGraphProblems(specs.map(([taskId, spec]) => ({ id: taskId, upstream: spec?.after ?? NONE })))) {
     problem(graphProblem.message, graphProblem.task, graphProblem.task ? ["tasks", graphProblem.task, "after"] : undefined);
@@ -167,7 +165,7 @@ export function pipeline<P extends Params>(
   if (problems.length > 0) {
     const sink = currentDefinitionSink();
     if (sink) {
-      sink(problems);
+      sink(problems, { id, tasks: new Map(definitions.map((d) => [d.id, d])) });
       return Object.freeze({ kind: "idem.invalid-pipeline", id } satisfies InvalidPipeline) as unknown as Pipeline<P>;
     }
     throw problems.length === 1 ? problems[0] : new DefinitionErrors(problems);
@@ -260,17 +258,13 @@ function read<T>(report: Report, key: string, fn: () => T, fallback: T): T {
   }
 }
 
-/** The task as defined, or null when it has a problem (each reported about its key). */
+/** The task as defined, each problem reported about its key; null only when its kind cannot be told. */
 function resolveTask<P extends Params>(id: string, spec: TaskSpec<string, P>, defaults: TaskPolicy, report: Report): TaskDefinition | null {
   const hasRun = "run" in spec && spec.run !== undefined;
   const hasCommand = "command" in spec && spec.command !== undefined;
   const hasSensor = "sensor" in spec && spec.sensor !== undefined;
   const hasSql = "sql" in spec && spec.sql !== undefined;
-  let sound = true;
-  const problem: Report = (message, key) => {
-    sound = false;
-    report(message, key);
-  };
+  const problem = report;
   const kinds = Number(hasRun) + Number(hasCommand) + Number(hasSensor) + Number(hasSql);
   if (kinds !== 1) {
     const key = hasRun ? "run" : hasCommand ? "command" : hasSensor ? "sensor" : hasSql ? "sql" : "";
@@ -305,7 +299,7 @@ function resolveTask<P extends Params>(id: string, spec: TaskSpec<string, P>, de
   else if (hasSql) definition = Object.assign(base, { kind: "sql" as const }, resolveSql(spec as SqlTaskSpec<string>, problem));
   else if (hasSensor) definition = Object.assign(base, { kind: "sensor" as const }, resolveSensor(spec as Extract<TaskSpec<string, P>, { sensor: unknown }>, problem));
   else definition = Object.assign(base, { kind: "command" as const }, resolveCommand(spec as Extract<TaskSpec<string, P>, { command: unknown }>, problem));
-  return sound ? definition : null;
+  return definition;
 }
 
 function resolveSensor<P extends Params>(sensor: Extract<TaskSpec<string, P>, { sensor: unknown }>, problem: Report): Pick<TaskDefinition, "sensor" | "sensorPolicy"> {

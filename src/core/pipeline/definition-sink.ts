@@ -1,4 +1,5 @@
 import type { DefinitionError } from "../model/errors.ts";
+import type { Pipeline } from "./types.ts";
 
 /**
  * Where `pipeline()` hands its problems while a loader imports a pipeline file, instead of
@@ -12,7 +13,13 @@ import type { DefinitionError } from "../model/errors.ts";
  */
 const SINK = Symbol.for("idem.definitionSink");
 
-export type DefinitionSink = (problems: readonly DefinitionError[]) => void;
+/**
+ * A pipeline with problems, as far as it could be read: its tasks that have none. A loader
+ * checks these against the project too (pools, connections), so no problem waits for the next run.
+ */
+export type PartialPipeline = Pick<Pipeline, "id" | "tasks">;
+
+export type DefinitionSink = (problems: readonly DefinitionError[], partial: PartialPipeline) => void;
 
 export function currentDefinitionSink(): DefinitionSink | undefined {
   return (globalThis as { [SINK]?: DefinitionSink })[SINK];

@@ -1,4 +1,4 @@
-import { UsageError } from "../model/errors.ts";
+import { ArgumentError } from "../model/errors.ts";
 import { suggestion } from "../model/nearest-name.ts";
 import type { Params, Pipeline } from "./types.ts";
 
@@ -12,6 +12,8 @@ export function assertDeclaredParams(pipeline: Pipeline, params: Params | undefi
     if (declared.includes(name)) continue;
     const known = declared.length ? `declared: ${declared.join(", ")}` : "it declares none";
     const near = suggestion(name, declared);
-    throw new UsageError(`param "${name}" is not declared by the pipeline (${known})${near.startsWith(" (did you mean") ? near : ""}`, { pipeline: pipeline.id });
+    const message = `param "${name}" is not declared by the pipeline (${known})${near.startsWith(" (did you mean") ? near : ""}`;
+    // The argument is `params` (the API's field); the message names the param itself, which every surface shows as it is.
+    throw new ArgumentError("params", () => message, { pipeline: pipeline.id });
   }
 }
