@@ -4,8 +4,9 @@ import { addDays, formatInstant, localDate, startOfDay } from "../../core/time/d
 import type { FreshnessStore, NewIncident, RunStore, SchedulingStore, WorkerStore } from "../../store/port.ts";
 import type { SchedulerPresence } from "../../core/policy/expected-run.ts";
 import { intervalLabel } from "../../core/model/run-id.ts";
-import { DEFAULT_DID_NOT_RUN_GRACE_MS, expectedRuns, recentIntervalsFrom } from "../scheduler/ledger.ts";
+import { expectedRuns, recentIntervalsFrom } from "../scheduler/ledger.ts";
 import { LeadMemory, schedulerPresence } from "../scheduler/presence.ts";
+import { DEFAULTS } from "../project/defaults.ts";
 
 /** What the checker reads and writes: freshness and incidents, runs, the ledger, and who leads. */
 export type CheckerStore = FreshnessStore & RunStore & SchedulingStore & WorkerStore;
@@ -48,7 +49,7 @@ export class FreshnessChecker {
   #pipelines: readonly Pipeline[] = [];
 
   constructor(options: CheckerOptions) {
-    this.#o = { lookbackDays: 7, didNotRunGraceMs: DEFAULT_DID_NOT_RUN_GRACE_MS, defaultNotify: [], ...options };
+    this.#o = { lookbackDays: 7, didNotRunGraceMs: DEFAULTS.didNotRunGraceMs, defaultNotify: [], ...options };
   }
 
   async check(now: number): Promise<CheckResult> {

@@ -3,6 +3,7 @@ import type { Pipeline } from "../../core/pipeline/types.ts";
 import { FreshnessChecker, type CheckerStore, type CheckResult } from "./checker.ts";
 import { AlertDispatcher } from "./notifiers.ts";
 import type { NotifierConfig } from "../project/config.ts";
+import { DEFAULTS } from "../project/defaults.ts";
 
 /** The lease role of the watchdog: one process at a time checks promises and delivers alerts. */
 export const CHECKER_ROLE = "checker";
@@ -41,7 +42,7 @@ export class Watchdog {
   #leaseUntil = -Infinity;
 
   constructor(options: WatchdogOptions) {
-    const intervalMs = options.intervalMs ?? 15_000;
+    const intervalMs = options.intervalMs ?? DEFAULTS.checkerIntervalMs;
     this.#o = { deliverEveryMs: 1_000, leaseMs: 3 * intervalMs, ...options, intervalMs };
     const log = options.log ?? (() => {});
     this.#checker = new FreshnessChecker({
