@@ -15,6 +15,7 @@ export function worker(cli: Cli, options: WorkerFlags & { healthPort?: number })
 
 export function dev(cli: Cli, options: WorkerFlags & HttpFlags & { healthPort?: number; serve: boolean; now?: number }) {
   return daemon(cli, async (engine, signal) => {
+    for (const line of await engine.schedulerOutlook()) log(line);
     const server = options.serve ? await openHttp(engine, options, cli.global.user) : null;
     try {
       await Promise.all([engine.runScheduler(signal, log), runWorker(engine, signal, options)]);
