@@ -6,6 +6,7 @@ import type { Clock } from "../core/model/clock.ts";
 import type { Prefetch } from "../core/policy/prefetch-depth.ts";
 import { ArgumentError, ConflictError, NotFoundError, UsageError } from "../core/model/errors.ts";
 import type { Params, Pipeline } from "../core/pipeline/types.ts";
+import { assertDeclaredParams } from "../core/pipeline/params.ts";
 import { formatInstant, parseBusinessDate, parseInstant } from "../core/time/dates.ts";
 import { isValidId } from "../core/model/ids.ts";
 import type { Interval } from "../core/time/interval.ts";
@@ -380,6 +381,7 @@ export class Engine {
    */
   async runInterval(pipelineId: string, interval: Interval, request: RunRequest = {}): Promise<RunResult> {
     const pipeline = this.pipeline(pipelineId);
+    assertDeclaredParams(pipeline, request.params);
     this.#assertOwned(pipeline, interval);
     const now = this.clock.now();
     assertIntervalEnded(pipeline, interval, now);
@@ -661,6 +663,7 @@ export class Engine {
   /** A manual run for an interval, left to the scheduler's workers (`idem run` runs it here instead). */
   async trigger(pipelineId: string, date: string, request: { openFrozen?: string; params?: Params } & Acting = {}): Promise<RunRecord> {
     const pipeline = this.pipeline(pipelineId);
+    assertDeclaredParams(pipeline, request.params);
     const interval = this.intervalForDate(pipelineId, date);
     this.#assertOwned(pipeline, interval);
     const now = this.clock.now();
