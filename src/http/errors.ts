@@ -13,6 +13,7 @@ const FIELD_OF: Record<NotFoundError["what"], string> = {
   backfill: "backfillId",
   pool: "name",
   token: "name",
+  incident: "key",
   dataset: "name",
 };
 

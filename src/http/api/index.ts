@@ -4,6 +4,7 @@ import { requirePrincipal } from "../auth/principal.ts";
 import { backfillRoutes } from "./backfills.ts";
 import { datasetEventRoutes } from "./dataset-events.ts";
 import { eventRoutes } from "./events.ts";
+import { incidentRoutes } from "./incidents.ts";
 import { openApiDocument } from "./openapi.ts";
 import { operationRoutes } from "./operations.ts";
 import { pipelineRoutes } from "./pipelines.ts";
@@ -23,6 +24,7 @@ export function apiRoutes(deps: AppDeps, registry: AnyRouteSpec[] = []): Hono<Ap
   runRoutes(api, registry, deps);
   backfillRoutes(api, registry, deps);
   operationRoutes(api, registry, deps);
+  incidentRoutes(api, registry, deps);
   eventRoutes(api, registry, deps);
   datasetEventRoutes(api, registry, deps);
   return api;
