@@ -6,6 +6,7 @@ import type { Clock } from "../core/model/clock.ts";
 import type { Prefetch } from "../core/policy/prefetch-depth.ts";
 import { ArgumentError, ConflictError, NotFoundError, UsageError } from "../core/model/errors.ts";
 import type { Params, Pipeline } from "../core/pipeline/types.ts";
+import { assertDeclaredParams } from "../core/pipeline/params.ts";
 import { formatInstant, parseBusinessDate, parseInstant } from "../core/time/dates.ts";
 import { isValidId } from "../core/model/ids.ts";
 import type { Interval } from "../core/time/interval.ts";
@@ -47,11 +48,14 @@ import { taskProcessEnvironment, withheldVariables } from "./executor/command-en
 import type { TaskCodeRunner } from "./executor/task-code-runner.ts";
 import { hostedRunner } from "./task-host/hosted-runner.ts";
 import { SecretMasker } from "./secrets/masker.ts";
-import type { ProcessParts, ProcessSettings, WorkerRequest } from "./processes.ts";
+import type { LongLivedOptions, ProcessParts, ProcessSettings, WorkerRequest } from "./processes.ts";
+import { SchedulerStart } from "./scheduler/scheduler-start.ts";
+import { IncidentActions, type IncidentAcknowledgeRequest, type IncidentView } from "./incidents.ts";
+export type { IncidentView } from "./incidents.ts";
+import { ProcessFactsHub } from "./metrics/process-facts.ts";
+import { storeFacts, WORKER_ALIVE_MS, type StoreFacts } from "./metrics/store-facts.ts";
+import type { EngineMetrics } from "./metrics/prometheus.ts";
 import { DEFAULTS } from "./project/defaults.ts";
-
-/** A worker not seen for this long is taken for dead by `idem why`. */
-const WORKER_ALIVE_MS = 60_000;
 
 export interface EngineOptions {
   store: Store;
@@ -153,6 +157,9 @@ export class Engine {
   readonly #projectDir: string;
   readonly #options: EngineOptions;
   #pool: TaskHostPool | null = null;
+  /** What this process's scheduler and workers measure of their own work (the metrics listen). */
+  readonly facts = new ProcessFactsHub();
+  #metrics: Promise<EngineMetrics> | null = null;
   readonly #random: () => number;
   readonly #frozen: readonly FrozenPeriod[];
   readonly connections: Record<string, ConnectionConfig>;
@@ -165,6 +172,8 @@ export class Engine {
   readonly #tokens: ApiTokens;
   readonly #pages: Pages;
   readonly #backfills: Backfills;
+  readonly #schedulerStart = new SchedulerStart();
+  readonly #incidents: IncidentActions;
 
   constructor(options: EngineOptions) {
     this.masker = new SecretMasker(options.secrets ?? []);
@@ -183,6 +192,7 @@ export class Engine {
     this.workerId = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
     this.#tokens = new ApiTokens(this.store, this.clock);
     this.#pages = new Pages(this.store, (id) => this.pipeline(id));
+    this.#incidents = new IncidentActions(this.store, this.clock);
     this.#backfills = new Backfills({
       store: this.store,
       clock: this.clock,
@@ -268,9 +278,9 @@ export class Engine {
    * Runs `body` as a long-lived process in the role given (scheduler, worker, serve, dev), until
    * `signal`: the config's pools exist, pipeline files are reloaded every `reloadMs`, a watchdog runs.
    */
-  async runLongLived(role: string, signal: AbortSignal, body: () => Promise<void>, log: (line: string) => void): Promise<void> {
+  async runLongLived(role: string, signal: AbortSignal, body: () => Promise<void>, log: (line: string) => void, options: LongLivedOptions = {}): Promise<void> {
     const { runLongLived } = await import("./processes.ts");
-    await runLongLived(this.#processParts(), role, signal, body, log);
+    await runLongLived(this.#processParts(), role, signal, body, log, options);
   }
 
   /** Runs this process's scheduler until `signal`: it leads, or stands by while another leads. */
@@ -303,7 +313,26 @@ export class Engine {
       taskRunner: (size) => this.taskRunner(size),
       warmTaskHosts: (count) => this.warmTaskHosts(count),
       watchdog: (role, log) => this.watchdog(role, log),
+      facts: this.facts,
+      schedulerStart: this.#schedulerStart,
     };
+  }
+
+  /** The installation's durable facts, read from the store now: what /metrics shows of it. */
+  async storeFacts(): Promise<StoreFacts> {
+    return storeFacts(this.store, this.pipelines(), this.clock.now());
+  }
+
+  /**
+   * This process's metrics (Prometheus' text format): the store's facts as of each scrape, and
+   * what this process measured since the first call. The metrics library loads then: a process
+   * that serves /metrics calls this when it starts, so its measures cover its whole life.
+   */
+  metrics(): Promise<EngineMetrics> {
+    this.#metrics ??= import("./metrics/prometheus.ts").then(({ prometheusMetrics }) =>
+      prometheusMetrics({ facts: this.facts, storeFacts: () => this.storeFacts(), taskHostsAlive: () => this.#pool?.size ?? 0 }),
+    );
+    return this.#metrics;
   }
 
   /** The interval a business date names under the pipeline's schedule. */
@@ -356,6 +385,7 @@ export class Engine {
    */
   async runInterval(pipelineId: string, interval: Interval, request: RunRequest = {}): Promise<RunResult> {
     const pipeline = this.pipeline(pipelineId);
+    assertDeclaredParams(pipeline, request.params);
     this.#assertOwned(pipeline, interval);
     const now = this.clock.now();
     assertIntervalEnded(pipeline, interval, now);
@@ -469,6 +499,13 @@ export class Engine {
   }
 
   /** The next `count` runs the schedule will create after now. */
+  /** What a scheduler starting now will do for each pipeline, one line each: catch-up and next fire (`scheduler/outlook.ts`). */
+  async schedulerOutlook(): Promise<string[]> {
+    const { schedulerOutlook } = await import("./scheduler/outlook.ts");
+    const env = { store: this.store, preview: (id: string, n: number) => this.preview(id, n), frozenPeriods: (id: string) => this.frozenPeriods(id) };
+    return schedulerOutlook(env, this.catalog.pipelines(), this.clock.now());
+  }
+
   preview(pipelineId: string, count: number): Due[] {
     const pipeline = this.pipeline(pipelineId);
     const from = Math.max(this.clock.now(), pipeline.start === null ? -Infinity : pipeline.start - 1);
@@ -630,6 +667,7 @@ export class Engine {
   /** A manual run for an interval, left to the scheduler's workers (`idem run` runs it here instead). */
   async trigger(pipelineId: string, date: string, request: { openFrozen?: string; params?: Params } & Acting = {}): Promise<RunRecord> {
     const pipeline = this.pipeline(pipelineId);
+    assertDeclaredParams(pipeline, request.params);
     const interval = this.intervalForDate(pipelineId, date);
     this.#assertOwned(pipeline, interval);
     const now = this.clock.now();
@@ -760,6 +798,7 @@ export class Engine {
       holder: `${role} ${this.workerId}`,
       notifiers: { log: { log: true }, ...this.#watch.notifiers },
       defaultNotify: this.#watch.defaultNotify ?? ["log"],
+      schedulerStarting: () => this.#schedulerStart.pending,
       ...(this.#watch.intervalMs === undefined ? {} : { intervalMs: this.#watch.intervalMs }),
       ...(this.#watch.graceMs === undefined ? {} : { graceMs: this.#watch.graceMs }),
       ...(log ? { log } : {}),
@@ -776,8 +815,23 @@ export class Engine {
     return { status: checker.status === "ok" ? (brokenFiles.length ? "degraded" : "ok") : checker.status, checker, brokenFiles };
   }
 
-  async incidents(query: { open?: boolean; limit?: number } = {}): Promise<Incident[]> {
-    return this.store.listIncidents(query);
+  /** Incidents, newest first, each with its state now (open, acknowledged, resolved). */
+  async incidents(query: { open?: boolean; limit?: number } = {}): Promise<IncidentView[]> {
+    return (await this.store.listIncidents(query)).map((i) => this.#incidents.view(i));
+  }
+
+  async incident(key: string): Promise<IncidentView> {
+    return this.#incidents.get(key);
+  }
+
+  /** A person acknowledges an incident (`until`: a snooze, open again then unless resolved), with a reason; audited. */
+  async acknowledgeIncident(key: string, request: IncidentAcknowledgeRequest & Acting): Promise<IncidentView> {
+    return this.#incidents.acknowledge(key, request);
+  }
+
+  /** A person resolves an incident, with a reason; audited, and the notifiers told of its opening hear of it. */
+  async resolveIncident(key: string, request: { reason: string } & Acting): Promise<IncidentView> {
+    return this.#incidents.resolve(key, request);
   }
 
   /** Saved watermarks of incremental loads, by pipeline then task. */
@@ -890,8 +944,9 @@ export class Engine {
     return this.#pages.audit(query);
   }
 
-  async incidentsPage(query: { open?: boolean; limit: number; after?: { openedAt: number; key: string } }): Promise<Page<Incident, { openedAt: number; key: string }>> {
-    return this.#pages.incidents(query);
+  async incidentsPage(query: { open?: boolean; limit: number; after?: { openedAt: number; key: string } }): Promise<Page<IncidentView, { openedAt: number; key: string }>> {
+    const page = await this.#pages.incidents(query);
+    return { ...page, items: page.items.map((i) => this.#incidents.view(i)) };
   }
 
   /** A page of alerts queued for incidents, newest first: notifier, open or resolve, queued / failed / sent, tries, last error. */
