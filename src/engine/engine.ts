@@ -258,6 +258,7 @@ export class Engine {
 
   /** Ends the task hosts (they would end with this process anyway), and the store when the engine opened it. */
   async close(): Promise<void> {
+    await this.#metrics?.then((metrics) => metrics.close(), () => undefined);
     await this.#pool?.close();
     this.#pool = null;
     if (this.#options.ownsStore) await this.store.close();
