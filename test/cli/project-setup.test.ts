@@ -42,7 +42,7 @@ describe("setting a project up: bad input gets one line and exit 2", () => {
     write({ "package.json": JSON.stringify({ type: "module" }), "idem.config.ts": `export default { pipeline: "pipelines", concurrency: 2 as number };\n`, "pipelines/.keep": "" });
     const { code, err } = idem(join(dir, "pipelines"), "validate");
     expect(code).toBe(2);
-    expect(err).toBe(`idem: ${join(dir, "idem.config.ts")}: unknown key "pipeline" (did you mean "pipelines"?)\n`);
+    expect(err).toBe(`idem: ${join(dir, "idem.config.ts")}:1: unknown key "pipeline" (did you mean "pipelines"?)\n`);
   });
 
   it("idem init where one of its files exists writes nothing", () => {

@@ -144,7 +144,7 @@ export const sales = pipeline("sales", { schedule: manual(), start: "2026-09-01"
     }
     const said = (prefix: string) => outputs[lines.findIndex((l) => l.startsWith(prefix))]!;
     const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
-    expect(said("npx idem init")).toMatch(/^created \.: idem\.config\.ts, pipelines\/hello\.ts, test\/hello\.test\.ts, tsconfig\.json\n/);
+    expect(said("npx idem init")).toMatch(/^created \.: idem\.config\.ts, pipelines\/hello\.ts, test\/hello\.test\.ts, tsconfig\.json, \.gitignore\n/);
     expect(said("npx idem init")).toMatch(/^package\.json: (set "type": "module"|changed "type" from "commonjs" to "module")/m);
     expect(said("npx idem init")).toContain("package.json: replaced npm's placeholder test script with: node --import tsx --test test/hello.test.ts\n");
     expect(said("npx idem init")).toContain('package.json: added script "typecheck": tsc --noEmit\n');
