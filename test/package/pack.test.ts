@@ -158,5 +158,5 @@ export const sales = pipeline("sales", { schedule: manual(), start: "2026-09-01"
     expect(said("npx idem run hello")).toMatch(/report\s+try 1\s+success/);
     expect(said("npm test")).toMatch(/# pass 1/);
     expect(existsSync(join(cwd, `.idem/state.db`))).toBe(true);
-  });
+  }, 600_000);
 });
