@@ -42,7 +42,7 @@ describe("finding and reading idem.config.ts", () => {
       const project = mkdtempSync(join(dir, "p-"));
       writeFileSync(join(project, "package.json"), ESM);
       writeFileSync(join(project, "idem.config.mjs"), `export default ${config};`);
-      return loadConfig(project).then(() => "no problem", (e: Error) => e.message.replace(`${join(project, "idem.config.mjs")}:1: `, "<file>: "));
+      return loadConfig(project).then(() => "no problem", (e: Error) => e.message.split(`${join(project, "idem.config.mjs")}:1: `).join("<file>: "));
     };
     expect(await problem(`{ pipeline: "pipelines" }`)).toBe(`<file>: unknown key "pipeline" (did you mean "pipelines"?)`);
     expect(await problem(`{ connections: { wh: { postgres: "postgres://x", pasword: "$P" } } }`)).toBe(`<file>: connections.wh: unknown key "pasword" (did you mean "password"?)`);
@@ -50,7 +50,7 @@ describe("finding and reading idem.config.ts", () => {
     expect(await problem(`{ concurrency: 0 }`)).toBe("<file>: concurrency: expected a whole number >= 1");
     expect(await problem(`{ prefetch: "lots" }`)).toBe(`<file>: prefetch: expected a whole number >= 0 or "auto"`);
     expect(await problem(`{ prefetch: -1 }`)).toBe(`<file>: prefetch: expected a whole number >= 0 or "auto"`);
-    expect(await problem(`{ datasetWebhook: { secret: "whsec" } }`)).toBe(`<file>: datasetWebhook: unknown key "secret" (did you mean "secretEnv"?)`);
+    expect(await problem(`{ datasetWebhook: { secret: "whsec" } }`)).toBe(`<file>: datasetWebhook: unknown key "secret" (did you mean "secretEnv"?)\n<file>: datasetWebhook.secretEnv: missing`);
     expect(await problem(`{ datasetWebhook: { secretEnv: "HOOK", toleranceSeconds: 0 } }`)).toBe("<file>: datasetWebhook.toleranceSeconds: expected a whole number >= 1");
     expect(await problem(`{ notifiers: { ops: { webhook: { url: "https://x", timeout: 5 } } } }`)).toBe(`<file>: notifiers.ops.webhook: unknown key "timeout" (did you mean "timeoutMs"?)`);
   });
