@@ -1,10 +1,11 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { DefinitionError } from "../../core/model/errors.ts";
+import { DefinitionError, DefinitionErrors } from "../../core/model/errors.ts";
 import { validateFrozenPeriods, type FrozenPeriod } from "../../core/policy/frozen.ts";
 import { exactly, listOf, namedRecord, oneOf, text, trueOnly, variants, wholeNumber, wholeNumberOr, type Check } from "./config-schema.ts";
 import { DEFAULTS } from "./defaults.ts";
+import { locateConfigKey } from "./locate-key.ts";
 
 /** The default cap of one attempt's log: 10 MiB (`logMaxBytes` in idem.config.ts). */
 export const DEFAULT_LOG_MAX_BYTES = 10 * 1024 * 1024;
@@ -95,6 +96,18 @@ export interface IdemConfig {
   reloadMs?: number;
   /** Databases by name, for SQL tasks (`connection: "warehouse"`) and `ctx.connection("warehouse")`. */
   connections?: Record<string, ConnectionConfig>;
+  /**
+   * The signed webhook by which a system that can only call a URL says a dataset is ready
+   * (`POST /api/v1/hooks/datasets/{name}`): the environment variable that holds the shared
+   * secret (its value is masked like every secret), and how far a request's timestamp may be
+   * from the server's clock (default 300 s). Without it, the webhook answers 404.
+   */
+  datasetWebhook?: DatasetWebhookConfig;
+}
+
+export interface DatasetWebhookConfig {
+  secretEnv: string;
+  toleranceSeconds?: number;
 }
 
 export interface ResolvedConfig {
@@ -124,6 +137,13 @@ export interface ResolvedConfig {
   reloadMs: number;
   /** File paths made absolute; environment references still unread. */
   connections: Record<string, ConnectionConfig>;
+  datasetWebhook: ResolvedDatasetWebhook | null;
+}
+
+/** The signed dataset webhook as the engine takes it: the secret is read from `secretEnv` at each request. */
+export interface ResolvedDatasetWebhook {
+  secretEnv: string;
+  toleranceMs: number;
 }
 
 export const CONFIG_FILE_NAMES = ["idem.config.ts", "idem.config.mts", "idem.config.js", "idem.config.mjs"];
@@ -169,6 +189,7 @@ const configSchema: Check = exactly({
       postgres: exactly({ postgres: text, password: text, schema: text }),
     }),
   ),
+  datasetWebhook: exactly({ secretEnv: text, toleranceSeconds: wholeNumber(1) }, ["secretEnv"]),
 });
 
 /**
@@ -186,8 +207,12 @@ export async function loadConfig(cwd: string, explicitFile?: string, importModul
     if (error instanceof DefinitionError) throw error;
     throw new DefinitionError(`could not load: ${(error as Error).message.split("\n")[0]}`, { file });
   }
-  const problem = configSchema(raw, "");
-  if (problem) throw new DefinitionError(problem, { file });
+  const problems = configSchema(raw, "");
+  if (problems.length > 0) {
+    const source = readSource(file);
+    const placed = problems.map((p) => new DefinitionError(p.message, { file, line: source === null ? undefined : locateConfigKey(source, p.key) }));
+    throw placed.length === 1 ? placed[0]! : new DefinitionErrors(placed);
+  }
   const config = raw as IdemConfig;
   const checkerStaleMs = config.checkerStaleMs ?? DEFAULTS.checkerStaleMs;
   const checkerIntervalMs = config.checkerIntervalMs ?? DEFAULTS.checkerIntervalMs;
@@ -223,6 +248,9 @@ export async function loadConfig(cwd: string, explicitFile?: string, importModul
     stateBusyTimeoutMs: config.stateBusyTimeoutMs ?? DEFAULTS.stateBusyTimeoutMs,
     reloadMs: config.reloadMs ?? DEFAULTS.reloadMs,
     connections: Object.fromEntries(Object.entries(config.connections ?? {}).map(([name, c]) => [name, resolveConnection(c, rootDir)])),
+    datasetWebhook: config.datasetWebhook
+      ? { secretEnv: config.datasetWebhook.secretEnv, toleranceMs: (config.datasetWebhook.toleranceSeconds ?? DEFAULTS.datasetWebhookToleranceMs / 1000) * 1000 }
+      : null,
   };
 }
 
@@ -269,6 +297,14 @@ function resolveConnection(connection: ConnectionConfig, rootDir: string): Conne
   if ("duckdb" in connection) return { duckdb: connection.duckdb === ":memory:" ? ":memory:" : resolve(rootDir, connection.duckdb) };
   if ("sqlite" in connection) return { sqlite: resolve(rootDir, connection.sqlite) };
   return connection;
+}
+
+function readSource(file: string): string | null {
+  try {
+    return readFileSync(file, "utf8");
+  } catch {
+    return null;
+  }
 }
 
 function withFile<T>(file: string | null, fn: () => T): T {
