@@ -18,6 +18,7 @@ import { registerAttemptsCommand } from "./commands/attempts.ts";
 import { registerWatermarksCommands } from "./commands/watermarks.ts";
 import { registerServeCommand } from "./commands/serve.ts";
 import { registerTokenCommands } from "./commands/tokens.ts";
+import { registerAlertsCommands } from "./commands/alerts.ts";
 
 /** Exit codes: 0 success, 1 the run failed, 2 usage or definition error, 3 the state store is locked or out of reach. */
 export const EXIT = { ok: 0, runFailed: 1, usage: 2, storeUnavailable: 3 } as const;
@@ -41,6 +42,7 @@ registerOperateCommands(program);
 registerActionCommands(program);
 registerBackfillCommands(program);
 registerFreshnessCommands(program);
+registerAlertsCommands(program);
 registerHistoryCommand(program);
 registerFrozenCommand(program);
 registerMigrateCommand(program);

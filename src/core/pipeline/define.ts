@@ -2,6 +2,7 @@ import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DefinitionError, DefinitionErrors, type ErrorPlace } from "../model/errors.ts";
 import { isValidId } from "../model/ids.ts";
+import { validateSeverityOverride } from "../model/incidents.ts";
 import { findGraphProblems, downstreamMap, topologicalOrder } from "../graph/dag.ts";
 import { TRIGGER_RULES } from "../policy/trigger-rules.ts";
 import { validateFrozenPeriods } from "../policy/frozen.ts";
@@ -96,6 +97,7 @@ export function pipeline<P extends Params>(
   const maxActiveTasks = positiveInt(options.maxActiveTasks, 64, "maxActiveTasks", problem);
   const triggerOn = attempt(pipelinePlace, () => datasetNames(options.triggerOn, "triggerOn")) ?? [];
   const frozen = attempt(pipelinePlace, () => validateFrozenPeriods(options.frozen)) ?? [];
+  const severity = options.severity === undefined ? null : attempt(pipelinePlace, () => validateSeverityOverride(options.severity, "severity")) ?? null;
   const promises: FreshnessPromise[] = [];
   for (const input of options.promises ?? []) {
     const resolved = attempt(pipelinePlace, () => resolvePromise(input, schedule?.timezone ?? "UTC"));
@@ -159,7 +161,8 @@ export function pipeline<P extends Params>(
     params: options.params ?? {},
     triggerOn,
     frozen,
-    promises: promises.map((p) => ({ ...p, completeness: p.completenessJson })),
+    // Severity says how to alert, not what runs: like the owner, it is not part of the version.
+    promises: promises.map(({ severity: _, ...p }) => ({ ...p, completeness: p.completenessJson })),
     restate: restate ?? undefined,
   };
   return Object.freeze({
@@ -167,6 +170,7 @@ export function pipeline<P extends Params>(
     id,
     description: options.description ?? "",
     owner: options.owner ?? null,
+    severity,
     tags: [...(options.tags ?? [])],
     schedule: schedule!,
     start: start ?? null,

@@ -21,6 +21,15 @@ export function wholeNumberOr(min: number, word: string): Check {
   return (v, p) => (v === word || number(v, p) === null ? null : `${where(p)}: expected a whole number >= ${min} or ${JSON.stringify(word)}`);
 }
 
+export const boolean: Check = (v, p) => (typeof v === "boolean" ? null : `${where(p)}: expected true or false`);
+
+export const falseOnly: Check = (v, p) => (v === false ? null : `${where(p)}: expected false`);
+
+/** One of a closed set of words (a severity, an incident kind). */
+export function oneWordOf(words: readonly string[]): Check {
+  return (v, p) => (typeof v === "string" && words.includes(v) ? null : `${where(p)}: expected one of ${words.join(", ")}`);
+}
+
 export const trueOnly: Check = (v, p) => (v === true ? null : `${where(p)}: expected true`);
 
 export function listOf(item: Check, min = 0): Check {

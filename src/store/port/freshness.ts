@@ -1,4 +1,5 @@
 import type { TriggerKind } from "../../core/model/states.ts";
+import type { IncidentKind } from "../../core/model/incidents.ts";
 import type { RunRecord } from "./runs.ts";
 
 /**
@@ -50,7 +51,7 @@ export interface FreshnessPublication {
   summary: Record<string, unknown> | null;
 }
 
-export type IncidentKind = "late" | "sla_missed" | "late_publication" | "did_not_run" | "run_failed" | "restate_failed" | "scheduler_down";
+export type { IncidentKind } from "../../core/model/incidents.ts";
 
 export interface NewIncident {
   key: string;
