@@ -172,18 +172,27 @@ export function defineConfig(config: IdemConfig): IdemConfig {
   return config;
 }
 
+/** A secret written as a literal (`url`, `routingKey`, `password`) is refused with the setting that names its variable. */
+function secretsByName(byName: Record<string, string>, check: Check): Check {
+  return (v, p) => {
+    const literal = typeof v === "object" && v !== null ? Object.keys(byName).find((key) => key in v) : undefined;
+    if (literal !== undefined) return `${p}.${literal}: secrets are never written in idem.config.ts: put it in an environment variable and name that in ${byName[literal]}`;
+    return check(v, p);
+  };
+}
+
 /** One check per kind of notifier: a kind missing here is a compile error. */
 const NOTIFIER_SCHEMAS: Record<NotifierKind, Check> = {
   log: exactly({ log: trueOnly }),
   command: exactly({ command: listOf(text, 1) }),
   webhook: exactly({ webhook: exactly({ url: text, headers: namedRecord("header", text), timeoutMs: wholeNumber(1), signingSecretEnv: text }, ["url"]) }),
-  slack: exactly({ slack: exactly({ urlEnv: text, timeoutMs: wholeNumber(1) }, ["urlEnv"]) }),
+  slack: exactly({ slack: secretsByName({ url: "urlEnv" }, exactly({ urlEnv: text, timeoutMs: wholeNumber(1) }, ["urlEnv"])) }),
   email: exactly({
-    email: exactly({
+    email: secretsByName({ user: "userEnv", password: "passwordEnv" }, exactly({
       host: text, port: wholeNumber(1), secure: boolean, userEnv: text, passwordEnv: text, from: text, to: listOf(text, 1), timeoutMs: wholeNumber(1),
-    }, ["host", "from", "to"]),
+    }, ["host", "from", "to"])),
   }),
-  pagerduty: exactly({ pagerduty: exactly({ routingKeyEnv: text, url: text, source: text, timeoutMs: wholeNumber(1) }, ["routingKeyEnv"]) }),
+  pagerduty: exactly({ pagerduty: secretsByName({ routingKey: "routingKeyEnv" }, exactly({ routingKeyEnv: text, url: text, source: text, timeoutMs: wholeNumber(1) }, ["routingKeyEnv"])) }),
 };
 
 const configSchema: Check = exactly({
