@@ -30,6 +30,27 @@ export const positiveWholeNumber = (text: string): number => parseWholeNumber(te
 /** A TCP port, 0 meaning any free one. */
 export const port = (text: string): number => parseWholeNumber(text, 0, 65535);
 
+export const NOW_FORMAT = "an instant with Z or an offset, like 2026-09-02T03:00:00Z";
+const INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** `--now <instant>`: a test clock (see test-clock.ts). */
+export function nowInstant(text: string): number {
+  const at = parseNowInstant(text);
+  if (at === null) throw new InvalidArgumentError(`Expected ${NOW_FORMAT}.`);
+  return at;
+}
+
+/** Epoch ms of an ISO instant with Z or an offset; null for anything else. */
+export function parseNowInstant(text: string): number | null {
+  const m = INSTANT.exec(text.trim());
+  if (!m) return null;
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  // Date.parse takes 2026-02-30 for 2026-03-02.
+  if (new Date(Date.UTC(year, month - 1, day)).getUTCDate() !== day) return null;
+  const at = Date.parse(text.trim());
+  return Number.isFinite(at) ? at : null;
+}
+
 /** For repeatable flags: `-p a=1 -p b=2`. */
 export function collect(value: string, previous: string[]): string[] {
   return [...previous, value];

@@ -5,6 +5,7 @@ import { registerSecrets } from "./secrets.ts";
 import type { ResolvedConfig } from "../engine/project/config.ts";
 import type { Cli, GlobalOptions } from "./lazy.ts";
 import { importTypeScript } from "../engine/project/typescript-cache.ts";
+import type { TestClock } from "./test-clock.ts";
 
 export type { GlobalOptions } from "./lazy.ts";
 
@@ -34,6 +35,8 @@ export interface OpenOptions {
    * knows no pipelines (`engine.pipeline(id)` fails), and they never run the user's code.
    */
   pipelines: boolean;
+  /** A test clock (`--now`, IDEM_NOW) instead of the system's: announced on stderr, and marked on what is recorded. */
+  clock?: TestClock;
 }
 
 /**
@@ -43,8 +46,11 @@ export interface OpenOptions {
 export async function openEngine(options: GlobalOptions, open: OpenOptions): Promise<Engine> {
   const config = await loadProjectConfig(options);
   const { openProject } = await import("../engine/compose.ts");
+  if (open.clock) process.stderr.write(`idem: ${open.clock.announce}\n`);
   return openProject(config, {
     pipelines: open.pipelines,
+    clock: open.clock?.clock,
+    clockNote: open.clock?.note,
     importModule: (file, version) => importTypeScript(file, config.rootDir, version),
     onSecrets: registerSecrets,
   });

@@ -109,8 +109,8 @@ export class Backfills {
         backfillId: backfill.backfillId, from: plan.from, to: plan.to, reprocess: plan.reprocess, openFrozen: request.openFrozen ?? null,
         planned: plan.items.filter(runs).length,
         left: plan.items.filter((i) => i.action === "leave").length,
-        // Dates not due yet differ only by their fire time: one range says it.
-        refused: rangesOf(plan.items, (i) => (i.action !== "refuse" ? null : i.why.startsWith(IN_THE_FUTURE) ? `${IN_THE_FUTURE}: not due yet` : i.why)),
+        // Dates not ended yet differ only by their end: one range says it.
+        refused: rangesOf(plan.items, (i) => (i.action !== "refuse" ? null : i.why.startsWith(IN_THE_FUTURE) ? `${IN_THE_FUTURE}: not ended yet` : i.why)),
         // Frozen dates this backfill rewrites, opened with `openFrozen`: the ones an auditor asks about first.
         frozenOpened: rangesOf(plan.items, (i) => {
           const period = runs(i) ? frozenPeriodOf(frozen, i.businessDate) : null;

@@ -17,6 +17,11 @@ export interface OpenProjectOptions {
   /** How the project's files are imported (the CLI: its compiled cache); default plain `import()`. */
   importModule?: ModuleImporter;
   clock?: Clock;
+  /**
+   * Which clock `clock` is when it is not the system's (a test clock: `--now`, IDEM_NOW): every
+   * run and audit entry this engine writes says so.
+   */
+  clockNote?: string;
   /** Told the secrets to mask before the store opens, so even an error opening it can be masked. */
   onSecrets?: (secrets: readonly string[]) => void;
 }
@@ -48,7 +53,8 @@ export async function openProject(config: ResolvedConfig, options: OpenProjectOp
   } catch (error) {
     throw storeUnavailable(error, location, busyTimeoutMs) ?? error;
   }
-  const store = maskedStore(reportingStore(opened, location, busyTimeoutMs), new SecretMasker(secrets));
+  const masked = maskedStore(reportingStore(opened, location, busyTimeoutMs), new SecretMasker(secrets));
+  const store = options.clockNote ? (await import("./records/clock-marked-store.ts")).clockMarkedStore(masked, options.clockNote) : masked;
   try {
     await store.migrate();
     await store.ensurePools(Object.entries(config.pools).map(([name, slots]) => ({ name, slots })), clock.now());

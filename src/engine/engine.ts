@@ -4,7 +4,7 @@ import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { Clock } from "../core/model/clock.ts";
 import type { Prefetch } from "../core/policy/prefetch-depth.ts";
-import { ArgumentError, ConflictError, DefinitionError, IntervalNotEndedError, NotFoundError, UsageError } from "../core/model/errors.ts";
+import { ArgumentError, ConflictError, DefinitionError, NotFoundError, UsageError } from "../core/model/errors.ts";
 import type { Params, Pipeline } from "../core/pipeline/types.ts";
 import { formatInstant, parseBusinessDate, parseInstant } from "../core/time/dates.ts";
 import { isValidId } from "../core/model/ids.ts";
@@ -29,9 +29,10 @@ export type { TokenInfo } from "./tokens.ts";
 import { ChangeFeed } from "./changes/change-feed.ts";
 import { refusalsTranslated } from "./records/store-refusals.ts";
 import type { AlertRecord, AlertState, TaskStateCell } from "../store/port.ts";
-import { DEFAULT_DID_NOT_RUN_GRACE_MS, expectedRuns, recentIntervalsFrom, type ExpectedRun } from "./scheduler/ledger.ts";
+import { expectedRuns, recentIntervalsFrom, type ExpectedRun } from "./scheduler/ledger.ts";
 import { Watchdog } from "./freshness/watchdog.ts";
 import { explainRun } from "./why.ts";
+import { assertIntervalEnded } from "./manual-runs.ts";
 import { estimateRestatement, type RestateEstimate } from "./backfill/restate-estimate.ts";
 import { notifyScheduler, notifyWork } from "./worker/wakeup.ts";
 import { checkerHealth, freshnessReport, type CheckerHealth, type FreshnessReport } from "./freshness/report.ts";
@@ -51,6 +52,7 @@ import type { TaskCodeRunner } from "./executor/task-code-runner.ts";
 import { hostedRunner } from "./task-host/hosted-runner.ts";
 import { SecretMasker } from "./secrets/masker.ts";
 import type { ProcessParts, ProcessSettings, WorkerRequest } from "./processes.ts";
+import { DEFAULTS } from "./project/defaults.ts";
 
 /** A worker not seen for this long is taken for dead by `idem why`. */
 const WORKER_ALIVE_MS = 60_000;
@@ -271,8 +273,8 @@ export class Engine {
   get settings(): ProcessSettings {
     const o = this.#options;
     return {
-      concurrency: o.concurrency ?? 4, prefetch: o.prefetch ?? "auto", parallelism: o.parallelism, workerLeaseMs: o.workerLeaseMs ?? 30_000,
-      schedulerLeaseMs: o.schedulerLeaseMs ?? 15_000, reloadMs: o.reloadMs ?? null, logMaxBytes: o.logMaxBytes ?? null, pools: o.pools ?? {},
+      concurrency: o.concurrency ?? DEFAULTS.concurrency, prefetch: o.prefetch ?? "auto", parallelism: o.parallelism, workerLeaseMs: o.workerLeaseMs ?? DEFAULTS.workerLeaseMs,
+      schedulerLeaseMs: o.schedulerLeaseMs ?? DEFAULTS.schedulerLeaseMs, reloadMs: o.reloadMs ?? null, logMaxBytes: o.logMaxBytes ?? null, pools: o.pools ?? {},
     };
   }
 
@@ -369,9 +371,10 @@ export class Engine {
   async runInterval(pipelineId: string, interval: Interval, request: RunRequest = {}): Promise<RunResult> {
     const pipeline = this.pipeline(pipelineId);
     this.#assertOwned(pipeline, interval);
+    const now = this.clock.now();
+    assertIntervalEnded(pipeline, interval, now);
     this.#assertNotFrozen(pipeline, interval.businessDate, request.openFrozen);
     const actor = request.actor ?? defaultActor();
-    const now = this.clock.now();
     await saveVersion(this.store, pipeline, now, actor);
     await this.#recordProjectFrozen(actor, now);
     const params = request.params ?? {};
@@ -540,7 +543,7 @@ export class Engine {
     };
     const to = range.to ? parse(range.to, "to") : (pipeline.schedule.nextDue(now)?.interval.start ?? now);
     const from = range.from ? parse(range.from, "from") : recentIntervalsFrom(pipeline, to, pipeline.start ?? -Infinity, range.limit ?? 30);
-    return expectedRuns(this.store, pipeline, { from, to }, now, { graceMs: this.#watch.graceMs ?? DEFAULT_DID_NOT_RUN_GRACE_MS });
+    return expectedRuns(this.store, pipeline, { from, to }, now, { graceMs: this.#watch.graceMs ?? DEFAULTS.didNotRunGraceMs });
   }
 
   async pools(): Promise<PoolUsage[]> {
@@ -643,15 +646,10 @@ export class Engine {
     const pipeline = this.pipeline(pipelineId);
     const interval = this.intervalForDate(pipelineId, date);
     this.#assertOwned(pipeline, interval);
+    const now = this.clock.now();
+    assertIntervalEnded(pipeline, interval, now);
     this.#assertNotFrozen(pipeline, interval.businessDate, request.openFrozen);
     const actor = request.actor ?? defaultActor();
-    const now = this.clock.now();
-    if (interval.end > now) {
-      throw new IntervalNotEndedError(
-        `${interval.businessDate} is in the future: its interval ends at ${formatInstant(interval.end, pipeline.schedule.timezone)}; a run is for a closed interval`,
-        { pipeline: pipelineId },
-      );
-    }
     await saveVersion(this.store, pipeline, now, actor);
     await this.#recordProjectFrozen(actor, now);
     const { run, created } = await this.store.createRunIfAbsent(
@@ -669,7 +667,7 @@ export class Engine {
    */
   async clear(
     runId: string,
-    request: { taskId?: string; downstream?: boolean; upstream?: boolean; failedOnly?: boolean; reason: string } & Acting,
+    request: { taskId?: string; downstream?: boolean; upstream?: boolean; failedOnly?: boolean; reason: string; openFrozen?: string } & Acting,
   ): Promise<TaskInstanceRecord[]> {
     const run = await this.run(runId);
     const pipeline = this.pipeline(run.pipelineId);
@@ -689,7 +687,7 @@ export class Engine {
       chosen = new Set([...chosen].filter((id) => failed.has(id)));
     }
     if (chosen.size === 0) throw new UsageError(`nothing to clear in run ${runId}${request.failedOnly ? " (no failed task)" : ""}`);
-    this.#assertNotFrozen(pipeline, run.businessDate, undefined);
+    this.#assertNotFrozen(pipeline, run.businessDate, request.openFrozen);
     const actor = request.actor ?? defaultActor();
     await refusalsTranslated(() => this.store.rerun({
       runId, graphVersion: run.graphVersion, tasks: taskInstancesOf(pipeline), taskIds: [...chosen],
@@ -697,6 +695,7 @@ export class Engine {
     }));
     tellAudit(request, await this.#audit(actor, "clear", pipeline, runId, request.taskId ?? null, request.reason, {
       tasks: [...chosen], downstream: !!request.downstream, upstream: !!request.upstream, failedOnly: !!request.failedOnly,
+      ...(request.openFrozen ? { openFrozen: request.openFrozen } : {}),
     }));
     this.#announce();
     return this.taskInstances(runId);
@@ -754,12 +753,12 @@ export class Engine {
 
   /** Per promised dataset: newest published date, its status against the deadline, the last days; and whether the checker lives. */
   async freshness(days = 7): Promise<FreshnessReport> {
-    return freshnessReport(this.store, this.pipelines(), this.clock.now(), this.#watch.staleMs ?? 60_000, days);
+    return freshnessReport(this.store, this.pipelines(), this.clock.now(), this.#watch.staleMs ?? DEFAULTS.checkerStaleMs, days);
   }
 
   /** Who runs the checker, how fresh its last pass is, and whether a scheduler leads. */
   async health(): Promise<CheckerHealth> {
-    return checkerHealth(this.store, this.clock.now(), this.#watch.staleMs ?? 60_000);
+    return checkerHealth(this.store, this.clock.now(), this.#watch.staleMs ?? DEFAULTS.checkerStaleMs);
   }
 
   /**

@@ -184,17 +184,11 @@ export function rowMappers(decode: RowDecoding) {
   }
 
   function toDatasetEvent(e: Row): DatasetEvent {
-    return {
-      id: e.id,
-      dataset: e.dataset,
-      businessDate: e.business_date,
-      runId: e.run_id,
-      pipelineId: e.pipeline_id,
-      taskId: e.task_id,
-      trigger: e.trigger_kind,
-      at: e.at,
-    };
+    const base = { id: Number(e.id), dataset: e.dataset, businessDate: e.business_date, at: Number(e.at) };
+    if (e.source === "run") return { ...base, source: "run", runId: e.run_id, pipelineId: e.pipeline_id, taskId: e.task_id, trigger: e.trigger_kind };
+    return { ...base, source: e.source, actor: e.actor, idempotencyKey: e.idempotency_key, summary: e.summary };
   }
+
 
   function toFreshness(r: Row): FreshnessRecord {
     return {

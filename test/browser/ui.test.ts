@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
@@ -21,6 +21,8 @@ const REFRESH_DOCS = process.env.IDEM_UI_SHOTS === "1";
 const SHOTS = REFRESH_DOCS ? resolve(import.meta.dirname, "../../docs/ui") : mkdtempSync(join(tmpdir(), "idem-ui-shots-"));
 const FAILED_DATE = "2026-11-19";
 const FAILED_RUN = `${WAREHOUSE}@${FAILED_DATE}`;
+/** Another day whose check fails: its log is replaced by a 50,000-line one. */
+const BIG_LOG_DATE = "2026-10-13";
 
 let seeded: Seeded;
 let server: { url: string; close(): Promise<void> };
@@ -39,9 +41,9 @@ afterAll(async () => {
   if (!REFRESH_DOCS) rmSync(SHOTS, { recursive: true, force: true });
 });
 
-async function open(path: string, options: { timezoneId?: string; dark?: boolean } = {}): Promise<{ context: BrowserContext; page: Page }> {
+async function open(path: string, options: { timezoneId?: string; dark?: boolean; width?: number } = {}): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({
-    viewport: { width: 1400, height: 900 },
+    viewport: { width: options.width ?? 1400, height: options.width && options.width < 600 ? 844 : 900 },
     timezoneId: options.timezoneId ?? "UTC",
     colorScheme: options.dark ? "dark" : "light",
     reducedMotion: "reduce",
@@ -180,6 +182,15 @@ describe("the web UI in Chromium", () => {
     await context.close();
   });
 
+  it("names the failing task and the first line of its error on the on-call page", async () => {
+    const { context, page } = await open("/ui");
+    const row = page.locator("table.t tbody tr", { hasText: FAILED_DATE });
+    expect((await row.locator("td").nth(3).textContent())?.trim()).toBe(`check_facts DataError: ${FAILED_DATE}: fact_sales has 1204 rows but the source orders sum to 1198 (6 duplicates)`);
+    await row.locator("a", { hasText: "check_facts" }).click();
+    await page.waitForURL(/\/tasks\/check_facts\?try=1$/);
+    await context.close();
+  });
+
   it("marks restated business dates in the grid with a glyph, a count and a title, and lists each restatement on the run page", async () => {
     const { context, page } = await open(`/ui/pipelines/${SHOP}/grid?days=30&to=${LAST_DUE_DATE}`);
     const rows = await page.$$eval("table.grid tbody tr[data-run]", (trs) =>
@@ -240,9 +251,13 @@ describe("the web UI in Chromium", () => {
     }));
     const before = await read();
     expect(before.times[0]).toMatch(/ UTC$/);
+    // The why panel's sentences name instants too: they move with the page's zone, not the server's.
+    const whyTimes = () => page.$$eval(".why time", (ts) => ts.map((t) => t.textContent));
+    expect(await whyTimes()).toEqual([expect.stringMatching(/ UTC$/)]);
     expect(before.dates).toContain(FAILED_DATE);
     await page.selectOption("#tz", "Asia/Tokyo");
     const after = await read();
+    expect(await whyTimes()).toEqual([expect.stringMatching(/ GMT\+9$/)]);
     expect(after.dates).toEqual(before.dates);
     expect(after.times).not.toEqual(before.times);
     expect(after.times[0]).toMatch(/ GMT\+9$/);
@@ -313,6 +328,111 @@ describe("the web UI in Chromium", () => {
     expect(await page.evaluate(() => (window as unknown as { stillThisPage?: boolean }).stillThisPage)).toBe(true);
     await context.close();
   });
+
+  it("says a failed day is frozen (owner, reason) and clears it with a reason for opening the frozen period, audited", async () => {
+    const date = [...Array(30).keys()].map((i) => addDays(FROZEN.from, i)).find(failsCheck)!;
+    const runId = `${WAREHOUSE}@${date}`;
+    const { context, page } = await open(`/ui/runs/${runId}`);
+    expect(await page.textContent("#frozen")).toContain(`${date} is frozen: ${FROZEN.from}..${FROZEN.to} by ${FROZEN.owner}: ${FROZEN.reason}`);
+    expect(await page.textContent("dl.kv")).toContain(`Frozen${FROZEN.from}..${FROZEN.to} by ${FROZEN.owner}`);
+    const form = page.locator("form[action$='/clear']").first();
+    await form.locator("input[name=reason]").fill("duplicates removed at the source");
+    // The engine refuses a frozen date without the way out; past the browser's check, the page says what to give.
+    await form.locator("input[name=openFrozen]").evaluate((input: HTMLInputElement) => input.removeAttribute("required"));
+    await form.locator("button[type=submit]").click();
+    await page.waitForURL(/error=/);
+    expect(await page.textContent("[role=status]")).toContain(`Refused: pipeline ${WAREHOUSE}: ${date} is frozen ${FROZEN.from}..${FROZEN.to} by ${FROZEN.owner}: ${FROZEN.reason}; give a reason for opening the frozen period`);
+    expect(await page.textContent("h1 .b")).toBe("failed");
+    await page.locator("form[action$='/clear'] input[name=reason]").first().fill("duplicates removed at the source");
+    await page.locator("form[action$='/clear'] input[name=openFrozen]").first().fill("finance agreed on the phone (ticket FIN-311)");
+    await page.locator("form[action$='/clear'] button[type=submit]").first().click();
+    await page.waitForURL(/done=|\/runs\/[^?]+$/);
+    expect(await page.textContent("h1 .b")).not.toBe("failed");
+    const [entry] = (await seeded.engine.audit({ pipelineId: WAREHOUSE })).filter((e) => e.action === "clear" && e.runId === runId);
+    expect(entry).toMatchObject({ actor: UI_LOCAL_USER, reason: "duplicates removed at the source", details: { openFrozen: "finance agreed on the phone (ticket FIN-311)", failedOnly: true } });
+    await context.close();
+  });
+
+  it("opens a long task log at its end, and searches the whole log on the server with the query in the URL", async () => {
+    const runId = `${WAREHOUSE}@${BIG_LOG_DATE}`;
+    const [attempt] = await seeded.engine.attempts(runId, "check_facts");
+    const error = `DataError: ${BIG_LOG_DATE}: fact_sales has 1204 rows but the source orders sum to 1198 (6 duplicates)`;
+    writeFileSync(attempt!.logPath, [...Array(50_000).keys()].map((i) => `2026-10-14T02:00:00Z checked batch ${i + 1} of 50000`).join("\n") + `\n${error}\n`);
+    for (const width of [390, 1400]) {
+      const { context, page } = await open(`/ui/runs/${runId}/tasks/check_facts`, { width });
+      const log = page.locator("pre.log");
+      await log.scrollIntoViewIfNeeded();
+      // The last line (the error) is in the log's visible box without any scrolling by the reader.
+      const seen = await log.evaluate((pre) => ({ atEnd: pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 2, scrolled: pre.scrollTop > 0 }));
+      expect(seen).toEqual({ atEnd: true, scrolled: true });
+      await page.fill("input[name=q]", "BATCH 1234 of");
+      await page.click("form.logsearch button[type=submit]");
+      await page.waitForURL(/[?&]q=BATCH\+1234\+of/);
+      expect(await page.textContent(".hits p")).toContain("1 of 50,001 lines contain “BATCH 1234 of”");
+      await page.click(".hitlist a:text-is('line 1,234')");
+      await page.waitForURL(/offset=\d+.*q=/);
+      const url = page.url();
+      await context.close();
+      // A shared link shows the same place: the hit marked, in the log's visible box.
+      const again = await open(new URL(url).pathname + new URL(url).search, { width });
+      const mark = again.page.locator("pre.log mark").first();
+      expect(await mark.textContent()).toBe("batch 1234 of");
+      const inView = await again.page.locator("pre.log").evaluate((pre) => {
+        const m = pre.querySelector("mark")!.getBoundingClientRect();
+        const box = pre.getBoundingClientRect();
+        return m.top >= box.top && m.bottom <= box.bottom;
+      });
+      expect(inView).toBe(true);
+      if (width === 390) await shot(again.page, "task-log-search-phone");
+      await again.context.close();
+    }
+  });
+
+  for (const width of [390, 1400]) {
+    it(`works at ${width} px wide: no page scrolls sideways, wide tables scroll in their panel, every navigation link is on screen`, async () => {
+      const paths = [
+        "/ui",
+        `/ui/runs/${FAILED_RUN}`,
+        `/ui/runs/${FAILED_RUN}/tasks/check_facts`,
+        `/ui/backfills/new?pipeline=${WAREHOUSE}&from=2026-05-28&to=2026-06-03&reprocess=all`,
+        `/ui/pipelines/${WAREHOUSE}/grid?days=30&to=${LAST_DUE_DATE}`,
+        `/ui/pipelines/${WAREHOUSE}/ledger?month=2026-10`,
+        `/ui/pipelines/${WAREHOUSE}/graph`,
+        "/ui/pipelines", "/ui/backfills", "/ui/freshness", "/ui/datasets", "/ui/pools", "/ui/workers", "/ui/health", "/ui/audit",
+      ];
+      const { context, page } = await open(paths[0]!, { width });
+      for (const path of paths) {
+        expect((await page.goto(server.url + path))?.status(), path).toBe(200);
+        const layout = await page.evaluate(() => ({
+          scrollWidth: document.scrollingElement!.scrollWidth,
+          innerWidth,
+          // What sticks out, named so a failure says where to look.
+          wide: [...document.querySelectorAll("body *")].filter((e) => e.getBoundingClientRect().right > innerWidth + 1 && !e.closest("[class*=flush], .gridwrap, pre"))
+            .slice(0, 5).map((e) => `${e.tagName.toLowerCase()}.${e.getAttribute("class") ?? ""}`),
+          nav: [...document.querySelectorAll(".nav a")].map((a) => {
+            const box = a.getBoundingClientRect();
+            return { text: a.textContent, visible: box.width > 0 && box.left >= 0 && box.right <= innerWidth };
+          }),
+          // A table wider than its panel: the panel is what scrolls, sideways.
+          tables: [...document.querySelectorAll("table.t, table.grid")].map((t) => {
+            const box = t.parentElement!;
+            return { wider: t.scrollWidth > box.clientWidth + 1, scrolls: getComputedStyle(box).overflowX === "auto" && box.scrollWidth > box.clientWidth };
+          }),
+        }));
+        expect(layout.scrollWidth, `${path} at ${width} px: ${layout.wide.join(", ")}`).toBeLessThanOrEqual(layout.innerWidth);
+        expect(layout.nav.map((n) => n.text)).toEqual(["On call", "Pipelines", "Backfills", "Freshness", "Datasets", "Pools", "Workers", "Health", "Audit"]);
+        expect(layout.nav.filter((n) => !n.visible), path).toEqual([]);
+        for (const t of layout.tables) if (t.wider) expect(t.scrolls, path).toBe(true);
+      }
+      if (width === 390) {
+        await page.goto(server.url + `/ui/runs/${FAILED_RUN}`);
+        await shot(page, "run-phone");
+        await page.goto(server.url + "/ui");
+        await shot(page, "on-call-phone");
+      }
+      await context.close();
+    });
+  }
 
   it("renders every other page without a script error", async () => {
     const pages: [string, string][] = [

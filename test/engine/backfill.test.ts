@@ -65,7 +65,7 @@ describe("backfills", () => {
     expect(byDate["2026-08-31"]).toBe("refuse: before the pipeline's start");
     expect(byDate["2026-09-01"]).toBe("create: missing");
     expect(byDate["2026-09-10"]).toBe("refuse: frozen 2026-09-08..2026-09-14 by finance: week closed by finance");
-    expect(byDate["2026-10-05"]).toMatch(/^refuse: in the future: not due until 2026-10-06T01:00:00/);
+    expect(byDate["2026-10-05"]).toBe("refuse: in the future: its interval ends at 2026-10-06 00:00 Europe/London");
     expect(plan.estimate).toMatchObject({ p50Ms: null, basis: "no history" });
   });
 

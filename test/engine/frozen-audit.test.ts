@@ -41,14 +41,14 @@ describe("the audit of a backfill", () => {
         { from: "2026-09-01", to: "2026-09-02", why: "before the pipeline's start" },
         { from: "2026-09-08", to: "2026-09-14", why: "frozen 2026-09-08..2026-09-14 by finance: week closed" },
         { from: "2026-09-16", to: "2026-09-16", why: "run sales@2026-09-16 is already queued" },
-        { from: "2026-09-20", to: "2026-09-22", why: "in the future: not due yet" },
+        { from: "2026-09-20", to: "2026-09-22", why: "in the future: not ended yet" },
       ],
       frozenOpened: [],
     });
     expect(describeAuditDetails(entry!)).toBe(
       "2026-09-01..2026-09-22: 9 to run, 0 left; refused 2026-09-01..2026-09-02 (before the pipeline's start), " +
         "2026-09-08..2026-09-14 (frozen 2026-09-08..2026-09-14 by finance: week closed), 2026-09-16 (run sales@2026-09-16 is already queued), " +
-        "2026-09-20..2026-09-22 (in the future: not due yet)",
+        "2026-09-20..2026-09-22 (in the future: not ended yet)",
     );
   });
 
@@ -64,6 +64,21 @@ describe("the audit of a backfill", () => {
     expect(describeAuditDetails(entry!)).toBe(
       "2026-09-12..2026-09-15: 4 to run, 0 left; frozen opened (approved by finance, ticket 81): 2026-09-12..2026-09-14 (frozen 2026-09-08..2026-09-14 by finance: week closed)",
     );
+  });
+});
+
+describe("clearing a run of a frozen date", () => {
+  it("is refused naming openFrozen, and done with it, the opening reason in the audit entry", async () => {
+    h = await ScheduleHarness.open([sales([SEPTEMBER_WEEK])], "2026-09-20T12:00:00Z");
+    await h.engine.trigger("sales", "2026-09-10", { openFrozen: "first load of the week", reason: "load it", actor: "ana" });
+    await expect(h.engine.clear("sales@2026-09-10", { reason: "again", actor: "ana" })).rejects.toThrow(
+      'pipeline sales: 2026-09-10 is frozen 2026-09-08..2026-09-14 by finance: week closed; give openFrozen "<reason>" to run it anyway',
+    );
+    expect((await h.engine.audit({ pipelineId: "sales", limit: 10 })).filter((e) => e.action === "clear")).toEqual([]);
+    const tasks = await h.engine.clear("sales@2026-09-10", { reason: "again", openFrozen: "finance agreed (ticket 82)", actor: "ana" });
+    expect(tasks.map((t) => t.state)).toEqual(["queued"]);
+    const [entry] = await h.engine.audit({ pipelineId: "sales", limit: 1 });
+    expect(entry).toMatchObject({ action: "clear", actor: "ana", reason: "again", details: { openFrozen: "finance agreed (ticket 82)" } });
   });
 });
 

@@ -14,7 +14,7 @@ describe("operator edges", () => {
 
   it("idem trigger refuses an interval that has not ended yet", async () => {
     h = await ScheduleHarness.open([pipeline("p", { schedule: daily({ at: "02:00" }), start: "2026-09-01" }, { t: { run: () => {} } })], "2026-09-05T12:00:00Z");
-    await expect(h.engine.trigger("p", "2026-09-05")).rejects.toThrow("pipeline p: 2026-09-05 is in the future: its interval ends at 2026-09-06 00:00 UTC; a run is for a closed interval");
+    await expect(h.engine.trigger("p", "2026-09-05")).rejects.toThrow("pipeline p: 2026-09-05 has not ended: its interval ends at 2026-09-06 00:00 UTC; the newest date that can run now is 2026-09-04");
     await expect(h.engine.trigger("p", "2026-09-04")).resolves.toMatchObject({ runId: "p@2026-09-04" });
   });
 });

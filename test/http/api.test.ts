@@ -161,7 +161,7 @@ describe("the HTTP API: problems, pages, documents", () => {
     const future = await call(app, "/api/v1/pipelines/sales/runs", { token: operator, body: { date: "2026-09-06", reason: "early" } });
     expect([future.status, future.type, future.body.field, future.body.detail]).toEqual([
       422, "application/problem+json", "date",
-      "pipeline sales: 2026-09-06 is in the future: its interval ends at 2026-09-07 00:00 Europe/London; a run is for a closed interval",
+      "pipeline sales: 2026-09-06 has not ended: its interval ends at 2026-09-07 00:00 Europe/London; the newest date that can run now is 2026-09-05",
     ]);
     expect(await h.store.getRun("sales@2026-09-06")).toBeNull();
     const twice = await call(app, "/api/v1/pipelines/sales/runs", { token: operator, body: { date: "2026-09-01", reason: "again" } });

@@ -159,6 +159,35 @@ describe("SQLite store specifics", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it("keeps the dataset events, their ids and the id sequence when migration 22 builds their table again", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "idem-store-"));
+    const path = join(dir, "state.db");
+    const old = new Database(path);
+    old.exec("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)");
+    for (const m of MIGRATIONS.filter((m) => m.version < 22)) {
+      old.exec(m.sql);
+      old.prepare("INSERT INTO schema_migrations VALUES (?, ?, 0)").run(m.version, m.name);
+    }
+    old.exec(`
+      INSERT INTO dataset_events (dataset, business_date, run_id, pipeline_id, task_id, trigger_kind, at) VALUES
+        ('orders', '2026-01-01', 'p@1', 'p', 'load', 'schedule', 10), ('orders', '2026-01-02', 'p@2', 'p', 'load', 'schedule', 20);
+`);
+    old.close();
+    const store = new SqliteStore(path);
+    await store.migrate();
+    expect((await store.listDatasetEvents({})).map((e) => [e.id, e.source, e.businessDate, e.source === "run" && e.runId])).toEqual([
+      [2, "run", "2026-01-02", "p@2"],
+      [1, "run", "2026-01-01", "p@1"],
+    ]);
+    const next = await store.recordExternalDatasetEvent({
+      dataset: "orders", businessDate: "2026-01-03", idempotencyKey: "k", source: "cli", actor: "ana", summary: null, at: 30,
+      audit: { at: 30, actor: "ana", action: "dataset-event", pipelineId: null },
+    });
+    expect(next.event.id).toBe(3);
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it("records finishes that arrive in one turn together, each as if recorded one by one, one that throws failing alone", async () => {
     const dir = mkdtempSync(join(tmpdir(), "idem-store-"));
     const store = new SqliteStore(join(dir, "state.db"));

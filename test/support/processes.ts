@@ -41,6 +41,11 @@ export function startIdem(project: string, ...args: string[]): Daemon {
   return startProcess([process.execPath, bin, ...args], { cwd: project });
 }
 
+/** Starts `idem <args>` in the project with these variables added to its environment. */
+export function startIdemWith(project: string, env: NodeJS.ProcessEnv, ...args: string[]): Daemon {
+  return startProcess([process.execPath, bin, ...args], { cwd: project, env: { ...process.env, ...env } });
+}
+
 /** Starts any command (an `ip netns exec ... idem worker`, say), collecting its output. */
 export function startProcess(argv: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Daemon {
   const child = spawn(argv[0]!, argv.slice(1), { cwd: options.cwd, stdio: ["ignore", "pipe", "pipe"], env: options.env ?? process.env });
@@ -148,7 +153,11 @@ export function processHarness() {
       return daemon;
     },
     cli(...args: string[]) {
-      return spawnSync(process.execPath, [bin, ...args], { cwd: harness.project, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+      return harness.cliWith({}, ...args);
+    },
+    /** A one-shot call with these variables added to its environment. */
+    cliWith(env: NodeJS.ProcessEnv, ...args: string[]) {
+      return spawnSync(process.execPath, [bin, ...args], { cwd: harness.project, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, env: { ...process.env, ...env } });
     },
   };
   afterEach(async () => {

@@ -2,16 +2,21 @@ import { createServer, type Server } from "node:http";
 import type { Engine } from "../../engine/engine.ts";
 import type { Cli } from "../lazy.ts";
 import { openEngine } from "../project.ts";
+import type { TestClock } from "../test-clock.ts";
 
 /**
  * A long-running process (the engine adds the watchdog, pipeline reloads and pools: see
  * `Engine.runLongLived`); here only the signals that stop it and the optional health endpoint.
  * `role` names the process for `idem health`.
  */
-export async function daemon(cli: Cli, body: (engine: Engine, signal: AbortSignal) => Promise<void>, options: { role: string; healthPort?: number }): Promise<void> {
+export async function daemon(
+  cli: Cli,
+  body: (engine: Engine, signal: AbortSignal) => Promise<void>,
+  options: { role: string; healthPort?: number; clock?: TestClock },
+): Promise<void> {
   const { role, healthPort } = options;
   const port = healthPort ?? null;
-  const engine = await openEngine(cli.global, { pipelines: true });
+  const engine = await openEngine(cli.global, { pipelines: true, clock: options.clock });
   const stop = new AbortController();
   const onSignal = (name: string) => {
     if (stop.signal.aborted) return;

@@ -3,16 +3,17 @@ import type { Cli } from "../lazy.ts";
 import { AttemptLines } from "./attempt-lines.ts";
 import { daemon, log } from "./daemon.ts";
 import { openHttp, type HttpFlags } from "./serve.ts";
+import { testClock } from "../test-clock.ts";
 
-export function scheduler(cli: Cli, flags: { healthPort?: number }) {
-  return daemon(cli, (engine, signal) => engine.runScheduler(signal, log), { role: "scheduler", healthPort: flags.healthPort });
+export function scheduler(cli: Cli, flags: { healthPort?: number; now?: number }) {
+  return daemon(cli, (engine, signal) => engine.runScheduler(signal, log), { role: "scheduler", healthPort: flags.healthPort, clock: testClock(flags.now, "advancing") });
 }
 
 export function worker(cli: Cli, options: WorkerFlags & { healthPort?: number }) {
   return daemon(cli, (engine, signal) => runWorker(engine, signal, options), { role: "worker", healthPort: options.healthPort });
 }
 
-export function dev(cli: Cli, options: WorkerFlags & HttpFlags & { healthPort?: number; serve: boolean }) {
+export function dev(cli: Cli, options: WorkerFlags & HttpFlags & { healthPort?: number; serve: boolean; now?: number }) {
   return daemon(cli, async (engine, signal) => {
     const server = options.serve ? await openHttp(engine, options, cli.global.user) : null;
     try {
@@ -20,7 +21,7 @@ export function dev(cli: Cli, options: WorkerFlags & HttpFlags & { healthPort?: 
     } finally {
       await server?.close();
     }
-  }, { role: "dev", healthPort: options.healthPort });
+  }, { role: "dev", healthPort: options.healthPort, clock: testClock(options.now, "advancing") });
 }
 
 interface WorkerFlags {

@@ -2,6 +2,7 @@ import { formatInstant } from "../../core/time/dates.ts";
 import { elapsed, isoTime, printJson, restated, table } from "../format.ts";
 import type { Cli } from "../lazy.ts";
 import { withEngine } from "../project.ts";
+import { testClock } from "../test-clock.ts";
 import { streamLog, tailOffset } from "../../engine/logs/read-log.ts";
 
 const STATE_ONLY = { pipelines: false };
@@ -59,8 +60,8 @@ export function logs(cli: Cli, runId: string, taskId: string, options: { try?: n
   });
 }
 
-export function next(cli: Cli, pipelineId: string, options: { count: number; json?: boolean }) {
-  return withEngine(cli, { pipelines: true }, async (engine) => {
+export function next(cli: Cli, pipelineId: string, options: { count: number; json?: boolean; now?: number }) {
+  return withEngine(cli, { pipelines: true, clock: testClock(options.now, "fixed") }, async (engine) => {
     const due = engine.preview(pipelineId, options.count);
     const tz = engine.pipeline(pipelineId).schedule.timezone;
     if (options.json) {

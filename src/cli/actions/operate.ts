@@ -4,12 +4,13 @@ import { formatInstant } from "../../core/time/dates.ts";
 import { isoTime, printJson, restated, table } from "../format.ts";
 import type { Cli } from "../lazy.ts";
 import { withEngine } from "../project.ts";
+import { testClock } from "../test-clock.ts";
 
 const PIPELINES = { pipelines: true };
 const STATE_ONLY = { pipelines: false };
 
-export function expected(cli: Cli, pipelineId: string, options: { from?: string; to?: string; limit: number; json?: boolean }) {
-  return withEngine(cli, PIPELINES, async (engine) => {
+export function expected(cli: Cli, pipelineId: string, options: { from?: string; to?: string; limit: number; json?: boolean; now?: number }) {
+  return withEngine(cli, { ...PIPELINES, clock: testClock(options.now, "fixed") }, async (engine) => {
     const entries = await engine.expected(pipelineId, { from: options.from, to: options.to, limit: options.limit });
     if (options.json) return printJson(entries);
     const tz = engine.pipeline(pipelineId).schedule.timezone;
@@ -89,9 +90,9 @@ export function trigger(cli: Cli, pipelineId: string, flags: { date: string; rea
   });
 }
 
-export function clear(cli: Cli, runId: string, flags: { task?: string; downstream?: boolean; upstream?: boolean; failedOnly?: boolean; reason?: string }) {
+export function clear(cli: Cli, runId: string, flags: { task?: string; downstream?: boolean; upstream?: boolean; failedOnly?: boolean; reason?: string; openFrozen?: string }) {
   return withEngine(cli, PIPELINES, async (engine, actor) => {
-    const tasks = await engine.clear(runId, { taskId: flags.task, downstream: flags.downstream, upstream: flags.upstream, failedOnly: flags.failedOnly, reason: needReason(flags.reason), actor });
+    const tasks = await engine.clear(runId, { taskId: flags.task, downstream: flags.downstream, upstream: flags.upstream, failedOnly: flags.failedOnly, reason: needReason(flags.reason), openFrozen: flags.openFrozen, actor });
     console.log(`cleared ${runId}: ${tasks.filter((t) => t.state === "queued" || t.state === "scheduled").map((t) => t.taskId).join(", ")}`);
   });
 }

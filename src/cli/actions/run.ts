@@ -3,6 +3,7 @@ import type { Engine } from "../../engine/engine.ts";
 import { elapsed, printJson } from "../format.ts";
 import type { Cli } from "../lazy.ts";
 import { withEngine } from "../project.ts";
+import { testClock } from "../test-clock.ts";
 
 interface RunOptions {
   date?: string;
@@ -12,10 +13,11 @@ interface RunOptions {
   reason?: string;
   concurrency?: number;
   json?: boolean;
+  now?: number;
 }
 
 export function run(cli: Cli, pipelineId: string, options: RunOptions) {
-  return withEngine(cli, { pipelines: true }, async (engine, actor) => {
+  return withEngine(cli, { pipelines: true, clock: testClock(options.now, "advancing") }, async (engine, actor) => {
     const interval = intervalOf(engine, pipelineId, options);
     const result = await engine.runInterval(pipelineId, interval, {
       actor,

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { port, positiveWholeNumber, wholeNumber, wholeNumberOrAuto } from "../flags.ts";
+import { nowInstant, port, positiveWholeNumber, wholeNumber, wholeNumberOrAuto } from "../flags.ts";
 import { lazy } from "../lazy.ts";
 
 const actions = () => import("../actions/daemons.ts");
@@ -10,6 +10,7 @@ export function registerDaemonCommands(program: Command): void {
     .command("scheduler")
     .description("create runs for due intervals and published datasets; recover lost attempts (one leads, others stand by); runs a watchdog")
     .option("--health-port <port>", "serve GET /health on 127.0.0.1:<port> (0: any free port, logged)", port)
+    .option("--now <instant>", "a test clock: start as if it were this instant, the clock running on from it (ISO, with Z or an offset; default: $IDEM_NOW, else the system clock); what is recorded says so", nowInstant)
     .action(lazy(actions, "scheduler"));
 
   program
@@ -31,5 +32,6 @@ export function registerDaemonCommands(program: Command): void {
     .option("--port <port>", "port of the web UI and API (0: any free port)", port, 8080)
     .option("--allow-host <name...>", "more host names the Host header may carry")
     .option("--no-serve", "no web UI or API")
+    .option("--now <instant>", "a test clock: start as if it were this instant, the clock running on from it (ISO, with Z or an offset; default: $IDEM_NOW, else the system clock); what is recorded says so", nowInstant)
     .action(lazy(actions, "dev"));
 }

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { positiveWholeNumber, wholeNumber } from "../flags.ts";
+import { nowInstant, positiveWholeNumber, wholeNumber } from "../flags.ts";
 import { lazy } from "../lazy.ts";
 
 const actions = () => import("../actions/inspect.ts");
@@ -32,5 +32,6 @@ export function registerInspectCommands(program: Command): void {
     .description("preview the next runs the schedule will create")
     .option("-n, --count <n>", "how many", positiveWholeNumber, 5)
     .option("--json", "print as JSON")
+    .option("--now <instant>", "a test clock: answer as if it were this instant (ISO, with Z or an offset; default: $IDEM_NOW, else the system clock)", nowInstant)
     .action(lazy(actions, "next"));
 }

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { positiveWholeNumber, wholeNumber } from "../flags.ts";
+import { nowInstant, positiveWholeNumber, wholeNumber } from "../flags.ts";
 import { lazy } from "../lazy.ts";
 
 const actions = () => import("../actions/operate.ts");
@@ -13,6 +13,7 @@ export function registerOperateCommands(program: Command): void {
     .option("--to <date>", "end of the range (exclusive)")
     .option("--limit <n>", "without --from: how many intervals back", positiveWholeNumber, 30)
     .option("--json", "print as JSON")
+    .option("--now <instant>", "a test clock: answer as if it were this instant (ISO, with Z or an offset; default: $IDEM_NOW, else the system clock)", nowInstant)
     .action(lazy(actions, "expected"));
 
   program
@@ -65,6 +66,7 @@ export function registerActionCommands(program: Command): void {
     .option("--downstream", "with --task: and everything downstream of it")
     .option("--upstream", "with --task: and everything upstream of it")
     .option("--failed-only", "only failed and upstream_failed task instances")
+    .option("--open-frozen <reason>", "clear a run of a frozen date anyway, recording why")
     .option("--reason <text>", "why (required)")
     .action(lazy(actions, "clear"));
 

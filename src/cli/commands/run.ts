@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { collect, positiveWholeNumber } from "../flags.ts";
+import { collect, nowInstant, positiveWholeNumber } from "../flags.ts";
 import { lazy } from "../lazy.ts";
 
 export function registerRunCommand(program: Command): void {
@@ -13,5 +13,6 @@ export function registerRunCommand(program: Command): void {
     .option("--reason <text>", "why, for the audit log")
     .option("--concurrency <n>", "task instances of this run that may run at once", positiveWholeNumber)
     .option("--json", "print the finished run as JSON")
+    .option("--now <instant>", "a test clock: run as if it were this instant, the clock running on from it (ISO, with Z or an offset; default: $IDEM_NOW, else the system clock); what is recorded says so", nowInstant)
     .action(lazy(() => import("../actions/run.ts"), "run"));
 }

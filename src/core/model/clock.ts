@@ -23,3 +23,17 @@ export const systemClock: Clock = {
       }
     }),
 };
+
+/**
+ * A clock that reads `startAt` at first and runs on from it at `base`'s pace: a test aid for a
+ * process that keeps running (a scheduler shown catch-up from a given instant).
+ */
+export function offsetClock(startAt: number, base: Clock = systemClock): Clock {
+  const offset = startAt - base.now();
+  return { now: () => base.now() + offset, sleep: base.sleep };
+}
+
+/** A clock that always reads `at` (its sleeps take `base`'s time): a test aid for a command that reads once. */
+export function fixedClock(at: number, base: Clock = systemClock): Clock {
+  return { now: () => at, sleep: base.sleep };
+}

@@ -9,8 +9,6 @@ export interface DigestPolicy {
   windowMs: number;
 }
 
-export const DEFAULT_DIGEST: DigestPolicy = { after: 5, windowMs: 60_000 };
-
 export type DigestDecision =
   /** Send each due alert on its own. */
   | { send: "each" }
@@ -41,8 +39,6 @@ export interface FailingPolicy {
   /** So does failing, with no success, for this long. */
   forMs: number;
 }
-
-export const DEFAULT_FAILING: FailingPolicy = { after: 3, forMs: 10 * 60_000 };
 
 export interface NotifierRecord {
   /** Failed deliveries since its last success. */

@@ -1,12 +1,13 @@
 import { describeFrozen, frozenPeriodOf, type FrozenPeriod } from "../../core/policy/frozen.ts";
 import { runIdFor } from "../../core/model/run-id.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
-import { startOfDay, addDays } from "../../core/time/dates.ts";
+import { startOfDay, addDays, formatInstant } from "../../core/time/dates.ts";
+import { manualRunTooEarly } from "../../core/policy/manual-run.ts";
 import type { NewBackfillItem, RunRecord } from "../../store/port.ts";
 
 export type Reprocess = "none" | "failed" | "all";
 
-/** How a refusal of a date not due yet begins; the rest names its fire time. */
+/** How a refusal of a date whose interval has not ended begins; the rest names its end. */
 export const IN_THE_FUTURE = "in the future";
 
 export interface PlanInput {
@@ -26,8 +27,8 @@ export interface PlanInput {
 
 /**
  * Every interval in the range with what the backfill will do to it and why: create (missing),
- * rerun (per --reprocess), leave (already done), refuse (frozen, before start, in the future,
- * a run already active). Pure: the caller fetches the runs and reads the clock.
+ * rerun (per --reprocess), leave (already done), refuse (frozen, before start, in the
+ * future: not ended, core's `manualRunTooEarly` as for every manual run; a run already active). Pure: the caller fetches the runs and reads the clock.
  */
 export function planBackfill(input: PlanInput): NewBackfillItem[] {
   const { pipeline, now } = input;
@@ -44,8 +45,8 @@ export function planBackfill(input: PlanInput): NewBackfillItem[] {
     const refuse = (why: string) => ({ ...base, action: "refuse" as const, why });
     if (pipeline.start !== null && interval.start < pipeline.start) return refuse("before the pipeline's start");
     if (pipeline.end !== null && interval.start >= pipeline.end) return refuse("after the pipeline's end");
-    const firesAt = pipeline.schedule.kind === "manual" ? interval.end : pipeline.schedule.firesAt(interval);
-    if (firesAt > now) return refuse(`${IN_THE_FUTURE}: not due until ${new Date(firesAt).toISOString()}`);
+    const tooEarly = manualRunTooEarly(pipeline.schedule, interval, now, pipeline.start);
+    if (tooEarly) return refuse(`${IN_THE_FUTURE}: its interval ends at ${formatInstant(tooEarly.endsAt, tz)}`);
     const frozen = frozenPeriodOf(input.frozen, interval.businessDate);
     if (frozen && !input.openFrozen) return refuse(describeFrozen(frozen));
     const opened = frozen ? ` (${describeFrozen(frozen)}; opened: ${input.openFrozen})` : "";

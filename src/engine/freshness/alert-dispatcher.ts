@@ -1,9 +1,10 @@
 import type { Clock } from "../../core/model/clock.ts";
 import type { IncidentKind } from "../../core/model/incidents.ts";
 import { DEFAULT_SEVERITY } from "../../core/policy/alert-routing.ts";
-import { afterDelivery, DEFAULT_DIGEST, DEFAULT_FAILING, digestDecision, notifierFailing, type DigestPolicy, type FailingPolicy, type NotifierRecord } from "../../core/policy/alert-delivery.ts";
+import { afterDelivery, digestDecision, notifierFailing, type DigestPolicy, type FailingPolicy, type NotifierRecord } from "../../core/policy/alert-delivery.ts";
 import type { FreshnessStore, OutboxAlert } from "../../store/port.ts";
 import type { NotifierConfig } from "../project/config.ts";
+import { DEFAULTS } from "../project/defaults.ts";
 import type { IncidentTraits } from "./incident-traits.ts";
 import { resolveNotifier, type ResolvedNotifier } from "./notifiers/index.ts";
 import { linkOf } from "./notifiers/message.ts";
@@ -53,7 +54,7 @@ export class AlertDispatcher {
 
   constructor(options: DispatcherOptions) {
     this.#o = {
-      retryMs: 30_000, maxRetryMs: 3_600_000, env: process.env, uiUrl: null, digest: DEFAULT_DIGEST, failing: DEFAULT_FAILING,
+      retryMs: 30_000, maxRetryMs: 3_600_000, env: process.env, uiUrl: null, digest: DEFAULTS.alertDigest, failing: DEFAULTS.notifierFailing,
       defaultNotify: ["log"], ...options,
     };
     // Incidents opened by an earlier holder of the checker lease are looked for at the first success.

@@ -4,10 +4,11 @@ import { addDays, formatInstant, localDate, startOfDay } from "../../core/time/d
 import type { FreshnessStore, NewIncident, RunStore, SchedulingStore, WorkerStore } from "../../store/port.ts";
 import type { SchedulerPresence } from "../../core/policy/expected-run.ts";
 import { intervalLabel } from "../../core/model/run-id.ts";
-import { DEFAULT_DID_NOT_RUN_GRACE_MS, expectedRuns, recentIntervalsFrom } from "../scheduler/ledger.ts";
+import { expectedRuns, recentIntervalsFrom } from "../scheduler/ledger.ts";
 import { LeadMemory, schedulerPresence } from "../scheduler/presence.ts";
 import { routeIncident, type AlertRoute } from "../../core/policy/alert-routing.ts";
 import { incidentTraits } from "./incident-traits.ts";
+import { DEFAULTS } from "../project/defaults.ts";
 
 /** What the checker reads and writes: freshness and incidents, runs, the ledger, and who leads. */
 export type CheckerStore = FreshnessStore & RunStore & SchedulingStore & WorkerStore;
@@ -52,7 +53,7 @@ export class FreshnessChecker {
   #pipelines: readonly Pipeline[] = [];
 
   constructor(options: CheckerOptions) {
-    this.#o = { lookbackDays: 7, didNotRunGraceMs: DEFAULT_DID_NOT_RUN_GRACE_MS, defaultNotify: [], routes: [], ...options };
+    this.#o = { lookbackDays: 7, didNotRunGraceMs: DEFAULTS.didNotRunGraceMs, defaultNotify: [], routes: [], ...options };
   }
 
   async check(now: number): Promise<CheckResult> {

@@ -6,6 +6,7 @@ import { incidentTraits } from "./incident-traits.ts";
 import type { NotifierConfig } from "../project/config.ts";
 import type { AlertRoute } from "../../core/policy/alert-routing.ts";
 import type { DigestPolicy, FailingPolicy } from "../../core/policy/alert-delivery.ts";
+import { DEFAULTS } from "../project/defaults.ts";
 
 /** The lease role of the watchdog: one process at a time checks promises and delivers alerts. */
 export const CHECKER_ROLE = "checker";
@@ -52,7 +53,7 @@ export class Watchdog {
   #leaseUntil = -Infinity;
 
   constructor(options: WatchdogOptions) {
-    const intervalMs = options.intervalMs ?? 15_000;
+    const intervalMs = options.intervalMs ?? DEFAULTS.checkerIntervalMs;
     this.#o = { deliverEveryMs: 1_000, leaseMs: 3 * intervalMs, ...options, intervalMs };
     const log = options.log ?? (() => {});
     this.#checker = new FreshnessChecker({

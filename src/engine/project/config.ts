@@ -5,8 +5,9 @@ import { DefinitionError } from "../../core/model/errors.ts";
 import { validateFrozenPeriods, type FrozenPeriod } from "../../core/policy/frozen.ts";
 import { INCIDENT_KINDS, SEVERITIES } from "../../core/model/incidents.ts";
 import type { AlertRoute } from "../../core/policy/alert-routing.ts";
-import { DEFAULT_DIGEST, DEFAULT_FAILING, type DigestPolicy, type FailingPolicy } from "../../core/policy/alert-delivery.ts";
+import type { DigestPolicy, FailingPolicy } from "../../core/policy/alert-delivery.ts";
 import { boolean, exactly, falseOnly, listOf, namedRecord, oneOf, oneWordOf, text, trueOnly, variants, wholeNumber, wholeNumberOr, type Check } from "./config-schema.ts";
+import { DEFAULTS } from "./defaults.ts";
 
 /** The default cap of one attempt's log: 10 MiB (`logMaxBytes` in idem.config.ts). */
 export const DEFAULT_LOG_MAX_BYTES = 10 * 1024 * 1024;
@@ -262,8 +263,8 @@ export async function loadConfig(cwd: string, explicitFile?: string, importModul
   const config = raw as IdemConfig;
   const unknownNotifier = unknownNotifierNamed(config);
   if (unknownNotifier) throw new DefinitionError(unknownNotifier, { file });
-  const checkerStaleMs = config.checkerStaleMs ?? 60_000;
-  const checkerIntervalMs = config.checkerIntervalMs ?? 15_000;
+  const checkerStaleMs = config.checkerStaleMs ?? DEFAULTS.checkerStaleMs;
+  const checkerIntervalMs = config.checkerIntervalMs ?? DEFAULTS.checkerIntervalMs;
   if (checkerIntervalMs >= checkerStaleMs) {
     throw new DefinitionError(`checkerIntervalMs: ${checkerIntervalMs} must be below checkerStaleMs (${checkerStaleMs}), or a passing checker looks dead`, { file });
   }
@@ -277,12 +278,12 @@ export async function loadConfig(cwd: string, explicitFile?: string, importModul
       ? config.state
       : resolve(rootDir, config.state.replace(/^sqlite:(\/\/)?/i, "")),
     pipelinePaths: (Array.isArray(pipelines) ? pipelines : [pipelines]).map((p) => resolve(rootDir, p)),
-    concurrency: config.concurrency ?? 4,
+    concurrency: config.concurrency ?? DEFAULTS.concurrency,
     prefetch: config.prefetch ?? "auto",
     parallelism: config.parallelism,
     pools: config.pools ?? {},
-    workerLeaseMs: config.workerLeaseMs ?? 30_000,
-    schedulerLeaseMs: config.schedulerLeaseMs ?? 15_000,
+    workerLeaseMs: config.workerLeaseMs ?? DEFAULTS.workerLeaseMs,
+    schedulerLeaseMs: config.schedulerLeaseMs ?? DEFAULTS.schedulerLeaseMs,
     frozen: withFile(file, () => validateFrozenPeriods(config.frozen)),
     warehouse: resolveWarehouse(config.warehouse, rootDir),
     notifiers: { log: { log: true }, ...config.notifiers },
@@ -291,12 +292,12 @@ export async function loadConfig(cwd: string, explicitFile?: string, importModul
     defaultNotify: config.defaultNotify ?? ["log"],
     checkerStaleMs,
     checkerIntervalMs,
-    didNotRunGraceMs: config.didNotRunGraceMs ?? 10 * 60_000,
+    didNotRunGraceMs: config.didNotRunGraceMs ?? DEFAULTS.didNotRunGraceMs,
     secrets: config.secrets ?? [],
     logMaxBytes: config.logMaxBytes ?? DEFAULT_LOG_MAX_BYTES,
     taskMemoryMb: config.taskMemoryMb,
-    stateBusyTimeoutMs: config.stateBusyTimeoutMs ?? 10_000,
-    reloadMs: config.reloadMs ?? 2_000,
+    stateBusyTimeoutMs: config.stateBusyTimeoutMs ?? DEFAULTS.stateBusyTimeoutMs,
+    reloadMs: config.reloadMs ?? DEFAULTS.reloadMs,
     connections: Object.fromEntries(Object.entries(config.connections ?? {}).map(([name, c]) => [name, resolveConnection(c, rootDir)])),
   };
 }
@@ -373,8 +374,8 @@ function resolveAlerts(alerts: AlertSettings | undefined): ResolvedAlertSettings
   const digest = alerts?.digest;
   return {
     routes: alerts?.routes ?? [],
-    digest: digest === false ? null : { ...DEFAULT_DIGEST, ...digest },
-    failing: { ...DEFAULT_FAILING, ...alerts?.failing },
+    digest: digest === false ? null : { ...DEFAULTS.alertDigest, ...digest },
+    failing: { ...DEFAULTS.notifierFailing, ...alerts?.failing },
   };
 }
 

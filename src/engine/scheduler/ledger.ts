@@ -6,6 +6,7 @@ import type { Interval } from "../../core/time/interval.ts";
 import type { PipelineState, RunStore, SchedulingStore, WorkerStore } from "../../store/port.ts";
 import { schedulerPresence } from "./presence.ts";
 import { duesBetween } from "./due-cache.ts";
+import { DEFAULTS } from "../project/defaults.ts";
 
 export type ExpectedStatus = "success" | "failed" | "running" | "queued" | "skipped" | "pending" | "missing" | "not_due";
 
@@ -29,7 +30,6 @@ export interface ExpectedRun {
 }
 
 /** A due interval with no run this long after it fired, and no scheduler progressing toward it, did not run. Default 10 minutes. */
-export const DEFAULT_DID_NOT_RUN_GRACE_MS = 10 * 60_000;
 
 export interface LedgerOptions {
   graceMs?: number;
@@ -62,7 +62,7 @@ export async function expectedRuns(
   const skipAt = new Map(skipped.map((s) => [`${s.intervalStart}/${s.intervalEnd}`, s]));
   const liveRuns = await store.countLiveRuns(pipeline.id);
   const scheduler = options.scheduler ?? (await schedulerPresence(store, now));
-  const graceMs = options.graceMs ?? DEFAULT_DID_NOT_RUN_GRACE_MS;
+  const graceMs = options.graceMs ?? DEFAULTS.didNotRunGraceMs;
   let lastProgressAt: number | null | undefined;
   const out: ExpectedRun[] = [];
   for (const { interval, firesAt } of dues) {

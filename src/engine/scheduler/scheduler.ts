@@ -12,6 +12,7 @@ import type { PipelineCatalog } from "../project/catalog.ts";
 import { groupDatasetEvents } from "../../core/policy/data-trigger.ts";
 import { nextDueOf } from "./next-due.ts";
 import { restateTrailingWindow, type RestateEnvironment } from "./restate.ts";
+import { DEFAULTS } from "../project/defaults.ts";
 
 export interface SchedulerOptions {
   store: Store;
@@ -67,7 +68,7 @@ export class Scheduler {
   #projectFrozenToRecord: boolean;
 
   constructor(options: SchedulerOptions) {
-    this.#o = { leaseTtlMs: 15_000, tickMs: 1_000, random: Math.random, scope: "all", ...options, frozen: options.frozen ?? [] };
+    this.#o = { leaseTtlMs: DEFAULTS.schedulerLeaseMs, tickMs: DEFAULTS.schedulerTickMs, random: Math.random, scope: "all", ...options, frozen: options.frozen ?? [] };
     this.#projectFrozenToRecord = options.frozen !== undefined;
   }
 

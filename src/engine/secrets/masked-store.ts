@@ -8,6 +8,7 @@ import type { SecretMasker } from "./masker.ts";
 const MASKED_WRITES = new Set<keyof Store>([
   "finishAttempt", "appendAudit", "openIncident", "resolveIncident", "recordAlertDelivery",
   "createRunIfAbsent", "createBackfill", "skipTask", "markTask", "cancelBackfill", "setPaused",
+  "recordExternalDatasetEvent",
 ]);
 
 /** The store with known secrets masked out of everything written through it that people read. */

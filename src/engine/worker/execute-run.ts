@@ -2,6 +2,7 @@ import type { Pipeline } from "../../core/pipeline/types.ts";
 import type { RunRecord, Store } from "../../store/port.ts";
 import { Worker, type WorkerOptions } from "./worker.ts";
 import { DefinitionError, NotFoundError, UsageError } from "../../core/model/errors.ts";
+import { DEFAULTS } from "../project/defaults.ts";
 
 /** The worker's own options that a run in this process passes through unchanged. */
 type PassedToWorker = "store" | "clock" | "stateDir" | "workerId" | "concurrency" | "leaseMs" | "random" | "frozen"
@@ -25,7 +26,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunRecord>
     ...passed,
     pipelines: [pipeline],
     projectDir: defaultCwd,
-    leaseMs: options.leaseMs ?? 30_000,
+    leaseMs: options.leaseMs ?? DEFAULTS.workerLeaseMs,
     runId,
     pollMs: 250,
   });

@@ -19,6 +19,7 @@ import type { PipelineCatalog } from "../project/catalog.ts";
 import { ErrorClass } from "../../core/model/error-classes.ts";
 import { nextToStart } from "../../core/policy/prefetch-order.ts";
 import { AUTO_PREFETCH_WINDOW, prefetchDepth, type Prefetch } from "../../core/policy/prefetch-depth.ts";
+import { DEFAULTS } from "../project/defaults.ts";
 
 export interface WorkerOptions {
   store: Store;
@@ -136,7 +137,7 @@ export class Worker {
   #loopRecords = false;
 
   constructor(options: WorkerOptions) {
-    this.#o = { leaseMs: 30_000, pollMs: 500, graceMs: 30_000, ...options, prefetch: options.prefetch ?? 0 };
+    this.#o = { leaseMs: DEFAULTS.workerLeaseMs, pollMs: 500, graceMs: DEFAULTS.workerGraceMs, ...options, prefetch: options.prefetch ?? 0 };
     this.#watermarks = storeWatermarks(options.store, options.clock);
     this.#pipelines = new Map(options.pipelines.map((p) => [p.id, p]));
     this.#runner = options.runner ?? inlineRunner;

@@ -9,6 +9,8 @@ import { toApi } from "./json.ts";
 import { addRoute, type AnyRouteSpec } from "./route.ts";
 import { attemptParams, flag, reason, runParams, taskParams } from "./schemas.ts";
 
+const openFrozenReason = z.string().trim().min(1).optional().describe("clear a run of a frozen date anyway; why");
+
 /** Largest log slice one request returns. */
 const MAX_LOG_SLICE = 1024 * 1024;
 /** How often a followed log is read again while its attempt runs. */
@@ -156,7 +158,7 @@ export function runRoutes(api: Hono<AppEnv>, registry: AnyRouteSpec[], { engine,
     method: "post", path: "/runs/:runId/clear", tag: "actions", action: true,
     summary: "Clear: run task instances again (all, or only the failed ones), keeping their history",
     params: runParams,
-    body: z.object({ reason, failedOnly: z.boolean().optional().describe("only failed and upstream_failed task instances") }),
+    body: z.object({ reason, failedOnly: z.boolean().optional().describe("only failed and upstream_failed task instances"), openFrozen: openFrozenReason }),
     responds: { status: 200, description: "{ tasks, audit }" },
     handle: async (c, { params, body, principal }) => {
       let audit: AuditEntry | undefined;
@@ -174,6 +176,7 @@ export function runRoutes(api: Hono<AppEnv>, registry: AnyRouteSpec[], { engine,
       downstream: z.boolean().optional().describe("and everything downstream of it"),
       upstream: z.boolean().optional().describe("and everything upstream of it"),
       failedOnly: z.boolean().optional(),
+      openFrozen: openFrozenReason,
     }),
     responds: { status: 200, description: "{ tasks, audit }" },
     handle: async (c, { params, body, principal }) => {

@@ -1,5 +1,5 @@
 import { Hono, type Context } from "hono";
-import { UsageError } from "../../core/model/errors.ts";
+import { ArgumentError, UsageError } from "../../core/model/errors.ts";
 import type { Acting, Engine } from "../../engine/engine.ts";
 import type { AuditEntry } from "../../store/port.ts";
 import type { Reprocess } from "../../engine/backfill/plan.ts";
@@ -28,7 +28,7 @@ export function uiActions(engine: Engine): Hono<AppEnv> {
       const audit = written.length ? ` Audit entry #${written.map((e) => e.id).join(", #")} by ${principal.actor}.` : "";
       return c.redirect(withFlash(to ?? back, "done", done + audit), 303);
     } catch (error) {
-      if (error instanceof UsageError) return c.redirect(withFlash(back, "error", `Refused: ${error.message}`), 303);
+      if (error instanceof UsageError) return c.redirect(withFlash(back, "error", `Refused: ${error instanceof ArgumentError ? error.describe(fieldLabel) : error.message}`), 303);
       throw error;
     }
   };
@@ -40,6 +40,7 @@ export function uiActions(engine: Engine): Hono<AppEnv> {
       downstream: form.downstream === "1",
       failedOnly: form.failedOnly === "1",
       reason: reasonOf(form),
+      openFrozen: form.openFrozen?.trim() || undefined,
       ...acting,
     });
     const cleared = tasks.filter((t) => t.state === "scheduled" || t.state === "queued").map((t) => t.taskId);
@@ -104,6 +105,13 @@ export function backfillRequestOf(form: Record<string, string | undefined>) {
     downstream: form.downstream === "1",
     openFrozen: form.openFrozen || undefined,
   };
+}
+
+/** The engine's argument as the form names it: what the person sees next to the field. */
+const FIELD_LABELS: Record<string, string> = { openFrozen: "a reason for opening the frozen period" };
+
+function fieldLabel(argument: string): string {
+  return FIELD_LABELS[argument] ?? argument;
 }
 
 function reasonOf(form: Form): string {

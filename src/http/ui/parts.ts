@@ -1,3 +1,4 @@
+import type { FrozenPeriod } from "../../core/policy/frozen.ts";
 import type { Principal } from "../env.ts";
 import { html, query, seg, type Content, type Html } from "./html.ts";
 import { assetPath } from "./assets.ts";
@@ -129,6 +130,21 @@ ${options.body}
 ${options.reason === false ? "" : html`<label>Reason (written to the audit log)<input name="reason" required minlength="3" placeholder="why, for the audit log" autocomplete="off"></label>`}
 <div><button type="submit" class="${options.danger ? "danger" : "primary"}"${may ? "" : html` disabled title="${why}"`}>${options.label}</button>${may ? "" : html` <span class="muted">${why}</span>`}</div>
 </form>`;
+}
+
+/**
+ * A frozen business date: who owns the period and why, and, in a form that would rewrite it, the
+ * way out the engine's refusal names (`openFrozen`, a reason kept in the audit log). Only an
+ * operator may take it; a viewer is told so.
+ */
+export function frozenNote(view: View, freeze: FrozenPeriod, date: string): Html {
+  return html`<div class="note frozen" id="frozen" role="note"><b>❄ ${date} is frozen</b>: ${freeze.from}..${freeze.to} by <b>${freeze.owner}</b>: ${freeze.reason}.
+${view.principal?.mayAct ? "Rewriting it needs a reason for opening the frozen period, which the audit log keeps." : "Only an operator may open the frozen period to rewrite it."}</div>`;
+}
+
+export function openFrozenField(view: View, freeze: FrozenPeriod | null): Content {
+  if (!freeze || !view.principal?.mayAct) return "";
+  return html`<label>Open the frozen period (${freeze.owner}): why<input name="openFrozen" required minlength="3" placeholder="who agreed, and why" autocomplete="off"></label>`;
 }
 
 export function empty(text: Content): Html {

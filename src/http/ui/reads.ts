@@ -47,3 +47,21 @@ export async function gridOf(engine: Engine, pipelineId: string, range: { fromDa
   rows.sort((a, b) => (a.businessDate < b.businessDate ? 1 : a.businessDate > b.businessDate ? -1 : 0));
   return { rows, tasks };
 }
+
+/** Why a run failed, as its on-call line: the failing attempt (its task, try, class) and the first line of its error. */
+export interface Failure {
+  taskId: string;
+  tryNumber: number;
+  errorClass: string | null;
+  line: string;
+}
+
+export async function failureOf(engine: Engine, runId: string): Promise<Failure | null> {
+  const [tasks, attempts] = await Promise.all([engine.taskInstances(runId), engine.attempts(runId)]);
+  const failed = new Set(tasks.filter((t) => t.state === "failed").map((t) => t.taskId));
+  // The latest attempt of a task that is failed now: an earlier try that a retry fixed is not the cause.
+  const attempt = attempts.filter((a) => failed.has(a.taskId) && a.errorMessage).at(-1);
+  if (!attempt) return null;
+  const line = attempt.errorMessage!.split("\n").find((l) => l.trim() !== "")?.trim() ?? "";
+  return { taskId: attempt.taskId, tryNumber: attempt.tryNumber, errorClass: attempt.errorClass, line };
+}

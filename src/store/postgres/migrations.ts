@@ -535,4 +535,24 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     // reads both indexes: its schema stays as it is; the version keeps both adapters' numbers alike.
     sql: "",
   },
+  {
+    version: 22,
+    name: "dataset events from outside idem: their source, actor, summary and idempotency key",
+    sql: `
+      -- An event that an outside producer sends (the API, the CLI, a signed webhook) has no run,
+      -- pipeline or task. A repeated idempotency key of a dataset is one event: the partial
+      -- unique index holds outside events only, so a producing task's insert pays nothing.
+      ALTER TABLE dataset_events
+        ALTER COLUMN run_id DROP NOT NULL,
+        ALTER COLUMN pipeline_id DROP NOT NULL,
+        ALTER COLUMN task_id DROP NOT NULL,
+        ALTER COLUMN trigger_kind DROP NOT NULL,
+        ADD COLUMN source TEXT NOT NULL DEFAULT 'run',
+        ADD COLUMN actor TEXT,
+        ADD COLUMN idempotency_key TEXT COLLATE "C",
+        ADD COLUMN summary TEXT;
+      CREATE UNIQUE INDEX dataset_events_idempotency ON dataset_events (dataset, idempotency_key)
+        WHERE idempotency_key IS NOT NULL;
+    `,
+  },
 ];

@@ -1,5 +1,6 @@
 import type { RecordFrozenPeriods, RecordedFrozenPeriods } from "../port.ts";
 import { watermarkValue } from "../row-mappers.ts";
+import type { ExternalDatasetEvent, ExternalDatasetEventRecorded, NewExternalDatasetEvent } from "../port.ts";
 import pg from "pg";
 import type { RunState, TaskState } from "../../core/model/states.ts";
 import { attemptLogPath } from "../../core/model/log-path.ts";
@@ -657,6 +658,28 @@ export class PostgresStore extends PostgresReads implements Store {
 
   async consumeDatasetWaits(pipelineId: string, businessDate: string): Promise<void> {
     await this.db.idempotent("deleteDatasetWaits", [pipelineId, businessDate]);
+  }
+
+  /**
+   * A second sender of the same key waits at the unique index for the first to commit, then
+   * inserts nothing and reads the first's row (a new snapshot per statement). Safe to run again
+   * after a broken connection: a second try finds the key and writes nothing.
+   */
+  async recordExternalDatasetEvent(r: NewExternalDatasetEvent): Promise<ExternalDatasetEventRecorded> {
+    assertSummaryFits(r.summary);
+    return this.db.tx(async (tx) => {
+      void tx.send("lockDatasetEventsForWrite", [KEYS.datasetEvents(this.schema)]);
+      const row = await tx.first("insertExternalDatasetEvent", [r.dataset, r.businessDate, r.at, r.source, r.actor, r.idempotencyKey, r.summary]);
+      if (!row) {
+        const first = (await tx.first("selectDatasetEventByKey", [r.dataset, r.idempotencyKey]))!;
+        return { event: mappers.toDatasetEvent(first) as ExternalDatasetEvent, created: false, audit: null };
+      }
+      const e = r.audit;
+      const audit = await tx.first("insertAudit", [
+        e.at, e.actor, e.action, e.pipelineId, e.runId ?? null, e.taskId ?? null, e.reason ?? null, e.graphVersion ?? null, JSON.stringify(e.details ?? {}),
+      ]);
+      return { event: mappers.toDatasetEvent(row) as ExternalDatasetEvent, created: true, audit: toAuditEntry(audit!) };
+    });
   }
 
   // --- operator actions -------------------------------------------------------------------------

@@ -435,6 +435,13 @@ export const SQL = {
 
   // --- datasets ---
   maxDatasetEventId: `SELECT coalesce(max(id), 0) AS id FROM dataset_events`,
+  /** An outside producer's event: nothing when its key is known (the partial unique index of migration 22). */
+  insertExternalDatasetEvent: `
+    INSERT INTO dataset_events (dataset, business_date, at, source, actor, idempotency_key, summary)
+    VALUES ($1, $2, $3, $4, $5, $6, $7)
+    ON CONFLICT (dataset, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+    RETURNING *`,
+  selectDatasetEventByKey: `SELECT * FROM dataset_events WHERE dataset = $1 AND idempotency_key = $2`,
   selectDatasetEventsAfter: `
     SELECT id, dataset, business_date FROM dataset_events
     WHERE dataset = ANY($1::text[]) AND id > $2 AND id <= $3 ORDER BY id`,

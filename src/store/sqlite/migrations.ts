@@ -504,4 +504,36 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       CREATE INDEX task_instances_running_pool ON task_instances (pool, run_id) WHERE state = 'running';
     `,
   },
+  {
+    version: 22,
+    name: "dataset events from outside idem: their source, actor, summary and idempotency key",
+    sql: `
+      -- An event that an outside producer sends (the API, the CLI, a signed webhook) has no run,
+      -- pipeline or task: those columns become nullable, which SQLite can only do by building the
+      -- table again. Ids are kept (the pipelines' event cursors and waits point at them); the
+      -- AUTOINCREMENT sequence follows the copied ids, as no event is ever deleted. A repeated idempotency key of a dataset is one event: the
+      -- partial unique index holds outside events only, so a producing task's insert pays nothing.
+      CREATE TABLE dataset_events_22 (
+        id              INTEGER PRIMARY KEY AUTOINCREMENT,
+        dataset         TEXT NOT NULL,
+        business_date   TEXT NOT NULL,
+        run_id          TEXT,
+        pipeline_id     TEXT,
+        task_id         TEXT,
+        trigger_kind    TEXT,
+        at              INTEGER NOT NULL,
+        source          TEXT NOT NULL DEFAULT 'run',
+        actor           TEXT,
+        idempotency_key TEXT,
+        summary         TEXT
+      );
+      INSERT INTO dataset_events_22 (id, dataset, business_date, run_id, pipeline_id, task_id, trigger_kind, at)
+        SELECT id, dataset, business_date, run_id, pipeline_id, task_id, trigger_kind, at FROM dataset_events;
+      DROP TABLE dataset_events;
+      ALTER TABLE dataset_events_22 RENAME TO dataset_events;
+      CREATE INDEX dataset_events_by_dataset ON dataset_events (dataset, id);
+      CREATE UNIQUE INDEX dataset_events_idempotency ON dataset_events (dataset, idempotency_key)
+        WHERE idempotency_key IS NOT NULL;
+    `,
+  },
 ];

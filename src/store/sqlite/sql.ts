@@ -256,6 +256,13 @@ export const SQL = {
     INSERT INTO dataset_events (dataset, business_date, run_id, pipeline_id, task_id, trigger_kind, at)
     VALUES (?, ?, ?, ?, ?, ?, ?)`,
   maxDatasetEventId: `SELECT coalesce(max(id), 0) AS id FROM dataset_events`,
+  /** An outside producer's event: nothing when its key is known (the partial unique index of migration 22). */
+  insertExternalDatasetEvent: `
+    INSERT INTO dataset_events (dataset, business_date, at, source, actor, idempotency_key, summary)
+    VALUES (@dataset, @businessDate, @at, @source, @actor, @idempotencyKey, @summary)
+    ON CONFLICT (dataset, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+    RETURNING *`,
+  selectDatasetEventByKey: `SELECT * FROM dataset_events WHERE dataset = ? AND idempotency_key = ?`,
   selectDatasetEventsAfter: `
     SELECT id, dataset, business_date FROM dataset_events WHERE dataset = ? AND id > ? AND id <= ? ORDER BY id`,
   upsertDatasetWait: `

@@ -1,5 +1,6 @@
 import type { RecordFrozenPeriods, RecordedFrozenPeriods } from "../port.ts";
 import { watermarkValue } from "../row-mappers.ts";
+import type { ExternalDatasetEvent, ExternalDatasetEventRecorded, NewExternalDatasetEvent } from "../port.ts";
 import type Database from "better-sqlite3";
 import type { RunState, TaskState } from "../../core/model/states.ts";
 import { attemptLogPath } from "../../core/model/log-path.ts";
@@ -432,6 +433,26 @@ export class SqliteStore extends SqliteReads implements Store {
 
   async consumeDatasetWaits(pipelineId: string, businessDate: string): Promise<void> {
     this.q.deleteDatasetWaits.run(pipelineId, businessDate);
+  }
+
+  async recordExternalDatasetEvent(r: NewExternalDatasetEvent): Promise<ExternalDatasetEventRecorded> {
+    assertSummaryFits(r.summary);
+    return this.db.transaction(() => {
+      const q = this.q;
+      const row = q.insertExternalDatasetEvent.get({
+        dataset: r.dataset, businessDate: r.businessDate, at: r.at, source: r.source, actor: r.actor, idempotencyKey: r.idempotencyKey, summary: r.summary,
+      }) as Row | undefined;
+      if (!row) {
+        const first = q.selectDatasetEventByKey.get(r.dataset, r.idempotencyKey) as Row;
+        return { event: mappers.toDatasetEvent(first) as ExternalDatasetEvent, created: false, audit: null };
+      }
+      const e = r.audit;
+      const audit = toAuditEntry(q.insertAudit.get({
+        at: e.at, actor: e.actor, action: e.action, pipelineId: e.pipelineId, runId: e.runId ?? null, taskId: e.taskId ?? null,
+        reason: e.reason ?? null, graphVersion: e.graphVersion ?? null, details: JSON.stringify(e.details ?? {}),
+      }) as Row);
+      return { event: mappers.toDatasetEvent(row) as ExternalDatasetEvent, created: true, audit };
+    }).immediate();
   }
 
   async skipTask(r: TaskActionRequest): Promise<TaskInstanceRecord> {

@@ -115,6 +115,14 @@
     source.addEventListener("reset", () => location.reload());
   }
 
+  // --- a log opens where the reading starts: at a search hit, else at its end (where errors are) --
+  const logView = document.querySelector("pre.log");
+  if (logView) {
+    const hit = url.searchParams.has("offset") ? logView.querySelector("mark") : null;
+    if (hit) logView.scrollTop += hit.getBoundingClientRect().top - logView.getBoundingClientRect().top - 48;
+    else if (logView.hasAttribute("data-end")) logView.scrollTop = logView.scrollHeight;
+  }
+
   // --- log tail: while the attempt runs, fetch what was appended since the last byte shown -------
   const log = document.querySelector("pre.log[data-tail]");
   if (log) {

@@ -6,6 +6,8 @@ import type { ExpectedRun, ExpectedStatus } from "../../../engine/scheduler/ledg
 import { html, type Html } from "../html.ts";
 import { actionForm, at, badge, links, page, pageHead, plural, stateLabel, type View } from "../parts.ts";
 import { pipelineHeader } from "./pipeline-tabs.ts";
+import { sentence } from "../sentence.ts";
+import { failureOf, type Failure } from "../reads.ts";
 
 const MONTH_NAMES = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
 /** Worst first: a day with several intervals (an hourly schedule) shows the worst of them. */
@@ -93,6 +95,8 @@ export async function oncallPage(engine: Engine, view: View): Promise<Html> {
     Promise.all(pipelines.map(async (p) => ({ p, entries: await engine.expected(p.id, { limit: 30 }), state: await engine.pipelineState(p.id) }))),
   ]);
   const problems = ledgers.flatMap(({ p, entries }) => entries.filter((e) => e.status === "missing" || e.status === "failed").map((e) => ({ p, e }))).reverse();
+  const shown = problems.slice(0, 50);
+  const failures = new Map(await Promise.all(shown.filter(({ e }) => e.status === "failed" && e.runId).map(async ({ e }) => [e.runId!, await failureOf(engine, e.runId!)] as const)));
   const late = report.datasets.filter((d) => d.due && d.due.status !== "on_time");
   const running = ledgers.reduce((n, l) => n + l.entries.filter((e) => e.status === "running" || e.status === "queued").length, 0);
   const missingCount = problems.filter((x) => x.e.status === "missing").length;
@@ -105,16 +109,16 @@ export async function oncallPage(engine: Engine, view: View): Promise<Html> {
 <div class="stat"><b>${running}</b>${badge("running", undefined, "runs in flight")}<span> queued or running</span></div>
 </div>
 <p class="faint">Counted over the last 30 intervals of each pipeline.</p>`;
-  const checker = report.checker.status === "ok" ? "" : html`<div class="note bad" role="alert"><b>Checker down.</b> ${report.checker.message}</div>`;
+  const checker = report.checker.status === "ok" ? "" : html`<div class="note bad" role="alert"><b>Checker down.</b> ${sentence(report.checker.message)}</div>`;
   const strips = html`<table class="t"><thead><tr><th>Pipeline</th><th>Last 30 intervals (oldest → newest)</th><th>Missing</th><th>Failed</th></tr></thead><tbody>
 ${ledgers.map(({ p, entries, state }) => html`<tr><td><a href="${links.ledger(p.id)}"><b>${p.id}</b></a>${state.paused ? html` ${badge("skipped", undefined, "paused")}` : ""}<div class="faint">${p.schedule.describe()}</div></td>
 <td><span class="strip">${entries.map((e) => html`<a class="c s-${e.status}" href="${e.runId ? links.run(e.runId) : links.ledger(p.id, { month: e.interval.businessDate.slice(0, 7) })}" title="${e.interval.businessDate}: ${STATUS_WORDS[e.status]}${e.note ? ` (${e.note})` : ""}" aria-label="${e.interval.businessDate}: ${stateLabel(e.status)}"${e.runId ? html` data-rs="${e.runId}"` : ""}></a>`)}</span></td>
 <td class="num">${entries.filter((e) => e.status === "missing").length || html`<span class="faint">0</span>`}</td><td class="num">${entries.filter((e) => e.status === "failed").length || html`<span class="faint">0</span>`}</td></tr>`)}
 </tbody></table>`;
   const todo = problems.length
-    ? html`<table class="t"><thead><tr><th>Pipeline</th><th>Business date</th><th>Status</th><th>Reason</th><th>Due since</th></tr></thead><tbody>${problems.slice(0, 50).map(({ p, e }) => html`<tr>
+    ? html`<table class="t"><thead><tr><th>Pipeline</th><th>Business date</th><th>Status</th><th>Reason</th><th>Due since</th></tr></thead><tbody>${shown.map(({ p, e }) => html`<tr>
 <td><a href="${links.ledger(p.id, { month: e.interval.businessDate.slice(0, 7) })}">${p.id}</a></td><td class="date">${e.interval.businessDate}</td><td>${badge(e.status, undefined, STATUS_WORDS[e.status])}</td>
-<td>${e.note ?? (e.runId ? html`<a href="${links.run(e.runId)}">open the failed run</a>` : "")}</td><td>${at(e.firesAt)}</td></tr>`)}</tbody></table>`
+<td>${e.note ?? (e.runId ? failureCell(e.runId, failures.get(e.runId) ?? null) : "")}</td><td>${at(e.firesAt)}</td></tr>`)}</tbody></table>`
     : html`<div class="empty">Nothing missing or failed in the last 30 intervals of any pipeline.</div>`;
   const freshness = late.length
     ? html`<ul class="attention">${late.map((d) => html`<li>${badge(d.due!.status)} <a href="/ui/freshness" class="mono">${d.dataset}</a> for <span class="date">${d.due!.businessDate}</span>, deadline ${at(d.due!.deadlineAt)}${d.owner ? html` · owner ${d.owner}` : ""}</li>`)}</ul>`
@@ -126,9 +130,15 @@ ${checker}${stats}
 <div class="panel flush"><h2>Ledger of expected runs</h2>${strips}</div>
 </div><div>
 <div class="panel"><h2>Freshness</h2>${freshness}</div>
-<div class="panel"><h2>Open incidents</h2>${report.openIncidents.length ? html`<ul class="attention">${report.openIncidents.map((i) => html`<li>${at(i.openedAt)} · ${i.message}</li>`)}</ul>` : html`<p class="muted">None.</p>`}</div>
+<div class="panel"><h2>Open incidents</h2>${report.openIncidents.length ? html`<ul class="attention">${report.openIncidents.map((i) => html`<li>${at(i.openedAt)} · ${sentence(i.message)}</li>`)}</ul>` : html`<p class="muted">None.</p>`}</div>
 </div></div>`;
   return page(view, { title: "On call", active: "oncall", body });
+}
+
+/** The failing task and the first line of its error, each a link (to the task's log, to the run). */
+function failureCell(runId: string, failure: Failure | null): Html {
+  if (!failure) return html`<a href="${links.run(runId)}">the run failed (no error recorded)</a>`;
+  return html`<a class="mono" href="${links.task(runId, failure.taskId, failure.tryNumber)}">${failure.taskId}</a> <span class="err">${failure.errorClass ? `${failure.errorClass}: ` : ""}${failure.line}</span>`;
 }
 
 function monthBefore(month: string, n: number): string {

@@ -1,5 +1,6 @@
 import type { Engine } from "../../../engine/engine.ts";
 import { html, query, seg, type Html } from "../html.ts";
+import { sentence } from "../sentence.ts";
 import { actionForm, at, badge, duration, links, page, pageHead, plural, type View } from "../parts.ts";
 
 /** Pools: slots, who holds them, and a resize form. */
@@ -45,9 +46,9 @@ export async function healthPage(engine: Engine, view: View): Promise<Html> {
     ["Incidents", report.openIncidents.length === 0, report.openIncidents.length ? `${plural(report.openIncidents.length, "incident")} open` : "none open"],
     ["Pipelines", true, `${plural(engine.pipelines().length, "pipeline")} loaded`],
   ];
-  const body = html`${pageHead({ title: "Health", sub: `As of ${new Date(now).toISOString().slice(0, 19)}Z` })}
+  const body = html`${pageHead({ title: "Health", sub: html`As of ${at(now, true)}` })}
 <div class="panel flush"><table class="t"><thead><tr><th>Check</th><th>Status</th><th>Detail</th></tr></thead><tbody>
-${checks.map(([name, ok, detail]) => html`<tr><td><b>${name}</b></td><td>${ok ? badge("success", undefined, "ok") : badge("failed", undefined, "attention")}</td><td>${detail}</td></tr>`)}
+${checks.map(([name, ok, detail]) => html`<tr><td><b>${name}</b></td><td>${ok ? badge("success", undefined, "ok") : badge("failed", undefined, "attention")}</td><td>${sentence(detail)}</td></tr>`)}
 </tbody></table></div>`;
   return page(view, { title: "Health", active: "health", body });
 }
@@ -62,7 +63,9 @@ export async function datasetsPage(engine: Engine, view: View): Promise<Html> {
 <div class="panel flush"><table class="t"><thead><tr><th>Dataset</th><th>Produced by</th><th>Published by</th><th>Triggers</th><th>Freshness promised by</th></tr></thead><tbody>
 ${known.map((d) => html`<tr><td><a class="mono" href="/ui/datasets${query({ dataset: d.name })}">${d.name}</a></td><td class="mono">${tasks(d.producedBy)}</td><td class="mono">${tasks(d.publishedBy)}</td><td class="mono">${d.triggers.join(", ") || "–"}</td><td class="mono">${d.promisedBy.length ? html`<a href="/ui/freshness">${d.promisedBy.join(", ")}</a>` : "–"}</td></tr>`)}
 </tbody></table>${known.length ? "" : html`<div class="empty">No task declares <code>produces</code> or <code>publishes</code>.</div>`}</div>
-<div class="panel flush"><h2>${chosen ? html`Events of <span class="mono">${chosen}</span> <a class="muted" href="/ui/datasets">(all)</a>` : "Latest events"}</h2>${events.length ? html`<table class="t"><thead><tr><th>At</th><th>Dataset</th><th>Business date</th><th>Run</th><th>Task</th><th>Trigger</th></tr></thead><tbody>
-${events.map((e) => html`<tr><td>${at(e.at)}</td><td class="mono">${e.dataset}</td><td class="date">${e.businessDate}</td><td><a class="mono" href="${links.run(e.runId)}">${e.runId}</a></td><td class="mono">${e.taskId}</td><td>${e.trigger}</td></tr>`)}</tbody></table>` : html`<div class="empty">No dataset event yet.</div>`}</div>`;
+<div class="panel flush"><h2>${chosen ? html`Events of <span class="mono">${chosen}</span> <a class="muted" href="/ui/datasets">(all)</a>` : "Latest events"}</h2>${events.length ? html`<table class="t"><thead><tr><th>At</th><th>Dataset</th><th>Business date</th><th>From</th><th>Detail</th></tr></thead><tbody>
+${events.map((e) => html`<tr><td>${at(e.at)}</td><td class="mono">${e.dataset}</td><td class="date">${e.businessDate}</td>${e.source === "run"
+  ? html`<td><a class="mono" href="${links.run(e.runId)}">${e.runId}</a></td><td><span class="mono">${e.taskId}</span> (${e.trigger})</td>`
+  : html`<td>${e.source}, by <span class="mono">${e.actor}</span></td><td>key <span class="mono">${e.idempotencyKey}</span></td>`}</tr>`)}</tbody></table>` : html`<div class="empty">No dataset event yet.</div>`}</div>`;
   return page(view, { title: "Datasets", active: "datasets", body });
 }

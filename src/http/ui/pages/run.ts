@@ -1,8 +1,10 @@
 import type { Engine } from "../../../engine/engine.ts";
 import type { Pipeline } from "../../../core/pipeline/types.ts";
 import { html, seg, type Html } from "../html.ts";
-import { actionForm, at, badge, links, page, pageHead, stateLabel, took, type View } from "../parts.ts";
+import { frozenPeriodOf } from "../../../core/policy/frozen.ts";
+import { actionForm, at, badge, frozenNote, links, openFrozenField, page, pageHead, stateLabel, took, type View } from "../parts.ts";
 import { gantt } from "../gantt.ts";
+import { sentence } from "../sentence.ts";
 
 /** The audit actions of the schedule's trailing window: a restatement, and one refused (a frozen date). */
 const RESTATE_ACTIONS = ["restate", "restate-refused"] as const;
@@ -19,6 +21,7 @@ export async function runPage(engine: Engine, view: View, runId: string): Promis
   } catch {
     pipeline = null; // the pipeline was removed from the project; its runs stay readable
   }
+  const freeze = pipeline ? frozenPeriodOf(engine.frozenPeriods(pipeline.id), run.businessDate) : null;
   const now = engine.clock.now();
   const last = new Map(attempts.map((a) => [a.taskId, a]));
   const failed = tasks.filter((t) => t.state === "failed" || t.state === "upstream_failed").length;
@@ -31,6 +34,7 @@ export async function runPage(engine: Engine, view: View, runId: string): Promis
 <dt>Created</dt><dd>${at(run.createdAt, true)}</dd>
 <dt>Ran</dt><dd>${at(run.startedAt, true)} → ${run.endedAt ? at(run.endedAt, true) : html`<span class="faint">not finished</span>`} · ${took(run.startedAt, run.endedAt, now)}</dd>
 ${run.restateCount > 0 || run.restateNote ? html`<dt>Restated</dt><dd><span class="rst">↻${run.restateCount}</span> ${run.restateCount === 1 ? "once" : `${run.restateCount} times`}${run.restatedAt ? html`, last at ${at(run.restatedAt, true)}` : ""}${run.restateNote ? html`<div class="muted">not restated: ${run.restateNote}</div>` : ""}</dd>` : ""}
+${freeze ? html`<dt>Frozen</dt><dd>${freeze.from}..${freeze.to} by ${freeze.owner}: ${freeze.reason}</dd>` : ""}
 <dt>Graph version</dt><dd><code>${run.graphVersion.slice(0, 12)}</code></dd>
 ${Object.keys(run.params).length ? html`<dt>Params</dt><dd><code>${JSON.stringify(run.params)}</code></dd>` : ""}
 </dl>`;
@@ -44,12 +48,12 @@ ${tasks.map((t) => {
   })}</tbody></table>`;
   const taskOptions = tasks.map((t) => html`<option value="${t.taskId}">${t.taskId} (${stateLabel(t.state)})</option>`);
   const actions = html`<div class="actions">
-${failed ? html`<details open><summary>Clear the ${failed} failed task instance(s)</summary>${actionForm(view, { action: `/ui/runs/${seg(runId)}/clear`, label: "Clear failed", body: html`<input type="hidden" name="failedOnly" value="1">` })}</details>` : ""}
+${failed ? html`<details open><summary>Clear the ${failed} failed task instance(s)</summary>${actionForm(view, { action: `/ui/runs/${seg(runId)}/clear`, label: "Clear failed", body: html`<input type="hidden" name="failedOnly" value="1">${openFrozenField(view, freeze)}` })}</details>` : ""}
 <details${failed ? "" : " open"}><summary>Clear a task (runs it again, keeps history)</summary>${actionForm(view, {
     action: `/ui/runs/${seg(runId)}/clear`,
     label: "Clear",
     body: html`<label>Task<select name="taskId"><option value="">every task of the run</option>${taskOptions}</select></label>
-<label class="check"><input type="checkbox" name="downstream" value="1" checked> with downstream</label>`,
+<label class="check"><input type="checkbox" name="downstream" value="1" checked> with downstream</label>${openFrozenField(view, freeze)}`,
   })}</details>
 ${pipeline ? html`<p class="muted">Skip or mark one task from its <a href="${links.task(runId, tasks[0]?.taskId ?? "")}">task instance page</a>.</p>` : ""}
 </div>`;
@@ -59,8 +63,9 @@ ${pipeline ? html`<p class="muted">Skip or mark one task from its <a href="${lin
     sub: html`${run.trigger} run for business date <span class="date">${run.businessDate}</span>${pipeline ? "" : " · the pipeline is no longer in the project"}`,
     right: html`<a class="btn" href="${links.graph(run.pipelineId, runId)}">Graph of this run</a>`,
   })}
+${freeze ? frozenNote(view, freeze, run.businessDate) : ""}
 <div class="cols"><div>
-<div class="panel"><h2>Why</h2><ul class="why">${why.map((line) => html`<li>${line}</li>`)}</ul></div>
+<div class="panel"><h2>Why</h2><ul class="why">${why.map((line) => html`<li>${sentence(line)}</li>`)}</ul></div>
 <div class="panel"><h2>Attempts</h2>${gantt(tasks.map((t) => t.taskId), attempts, now)}</div>
 <div class="panel flush"><h2>Task instances</h2>${table}</div>
 ${restatements.length ? html`<div class="panel flush" id="restatements"><h2>Restatements</h2><table class="t"><thead><tr><th>When</th><th>What</th><th>Why</th><th>Tasks</th></tr></thead><tbody>

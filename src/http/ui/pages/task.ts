@@ -1,7 +1,10 @@
 import { NotFoundError, UsageError } from "../../../core/model/errors.ts";
 import type { Engine } from "../../../engine/engine.ts";
 import { html, query, seg, type Html } from "../html.ts";
-import { actionForm, at, badge, duration, links, page, pageHead, took, type View } from "../parts.ts";
+import { sentence } from "../sentence.ts";
+import { highlight, searchLog, type LogHit, type LogSearch } from "../log-search.ts";
+import { frozenPeriodOf } from "../../../core/policy/frozen.ts";
+import { actionForm, at, badge, duration, frozenNote, links, openFrozenField, page, pageHead, took, type View } from "../parts.ts";
 
 /** One page of a log is this many bytes; the first view shows the last page (where errors are). */
 export const LOG_PAGE_BYTES = 64 * 1024;
@@ -15,6 +18,7 @@ export async function taskPage(engine: Engine, view: View, runId: string, taskId
   const attempts = await engine.attempts(runId, taskId);
   const why = await engine.why(runId, taskId);
   const now = engine.clock.now();
+  const freeze = engine.pipelines().some((p) => p.id === run.pipelineId) ? frozenPeriodOf(engine.frozenPeriods(run.pipelineId), run.businessDate) : null;
   const tryParam = view.url.searchParams.get("try");
   const chosenTry = tryParam === null ? attempts.at(-1)?.tryNumber : Number(tryParam);
   if (tryParam !== null && !attempts.some((a) => a.tryNumber === chosenTry)) {
@@ -29,19 +33,26 @@ export async function taskPage(engine: Engine, view: View, runId: string, taskId
 <td class="num">${a.exitCode ?? "–"}</td>
 <td>${a.errorMessage ? html`<b>${a.errorClass ?? "Error"}</b>: ${a.errorMessage}` : a.summary ? html`<code>${JSON.stringify(a.summary)}</code>` : ""}</td></tr>`);
 
+  const q = (view.url.searchParams.get("q") ?? "").trim();
+  const search = log && q ? await searchLog(engine, runId, taskId, log.tryNumber, q) : null;
   const logPanel = log
-    ? html`<div class="panel flush"><div class="logbar"><h2 class="inline">Log of try ${log.tryNumber}</h2>
+    ? html`<div class="panel flush" id="log"><div class="logbar"><h2 class="inline">Log of try ${log.tryNumber}</h2>
 <span class="muted">bytes ${log.offset.toLocaleString("en")}–${log.nextOffset.toLocaleString("en")} of ${log.size.toLocaleString("en")}</span>
-${log.offset > 0 ? html`<a href="${base}${query({ try: log.tryNumber, offset: Math.max(0, log.offset - LOG_PAGE_BYTES) })}">← earlier</a>` : ""}
-${log.nextOffset < log.size ? html`<a href="${base}${query({ try: log.tryNumber, offset: log.nextOffset })}">later →</a>` : ""}
+${log.offset > 0 ? html`<a href="${base}${query({ try: log.tryNumber, offset: Math.max(0, log.offset - LOG_PAGE_BYTES), q })}#log">← earlier</a>` : ""}
+${log.nextOffset < log.size ? html`<a href="${base}${query({ try: log.tryNumber, offset: log.nextOffset, q })}#log">later →</a>` : ""}
+${log.offset > 0 || log.nextOffset < log.size ? html`<a href="${base}${query({ try: log.tryNumber, q })}#log">end</a>` : ""}
 <span class="sp"></span>${log.running ? html`<span id="tail-status" class="b s-running">following the running attempt</span>` : ""}
 <a href="/ui/runs/${seg(runId)}/tasks/${seg(taskId)}/log${query({ try: log.tryNumber, download: 1 })}">download whole log</a></div>
-<pre class="log"${log.running ? html` data-tail="/ui/runs/${seg(runId)}/tasks/${seg(taskId)}/log${query({ try: log.tryNumber })}" data-next="${log.nextOffset}"` : ""}>${log.text || (log.running ? "" : "(the attempt wrote nothing to its log)")}</pre></div>`
+<form method="get" action="${base}" class="logbar logsearch" role="search"><input type="hidden" name="try" value="${log.tryNumber}">
+<label class="check">Search the whole log <input type="search" name="q" value="${q}" placeholder="text, e.g. error" aria-label="search the log of try ${log.tryNumber}"></label>
+<button type="submit">Search</button>${q ? html`<a href="${base}${query({ try: log.tryNumber })}#log">clear search</a>` : ""}</form>
+${search ? searchResults(search, (hit) => `${base}${query({ try: log.tryNumber, offset: hit.pageOffset, q })}#log`) : ""}
+<pre class="log" tabindex="0" aria-label="log of try ${log.tryNumber}"${log.nextOffset >= log.size ? html` data-end` : ""}${log.running ? html` data-tail="/ui/runs/${seg(runId)}/tasks/${seg(taskId)}/log${query({ try: log.tryNumber })}" data-next="${log.nextOffset}"` : ""}>${log.text ? highlight(log.text, q) : log.running ? "" : "(the attempt wrote nothing to its log)"}</pre></div>`
     : html`<div class="panel"><h2>Log</h2><div class="empty">No attempt yet, so no log.</div></div>`;
 
   const downstreamNote = html`<label class="check"><input type="checkbox" name="downstream" value="1" checked> with downstream</label>`;
   const actions = html`<div class="actions">
-<details open><summary>Clear (run it again)</summary>${actionForm(view, { action: `/ui/runs/${seg(runId)}/clear`, label: "Clear task", body: html`<input type="hidden" name="taskId" value="${taskId}">${downstreamNote}` })}</details>
+<details open><summary>Clear (run it again)</summary>${actionForm(view, { action: `/ui/runs/${seg(runId)}/clear`, label: "Clear task", body: html`<input type="hidden" name="taskId" value="${taskId}">${downstreamNote}${openFrozenField(view, freeze)}` })}</details>
 <details><summary>Skip</summary>${actionForm(view, { action: `/ui/runs/${seg(runId)}/tasks/${seg(taskId)}/skip`, label: "Skip task" })}</details>
 <details><summary>Mark success or failed</summary>${actionForm(view, {
     action: `/ui/runs/${seg(runId)}/tasks/${seg(taskId)}/mark`,
@@ -55,15 +66,23 @@ ${log.nextOffset < log.size ? html`<a href="${base}${query({ try: log.tryNumber,
     title: html`<span class="mono">${taskId}</span> ${badge(ti.state, { ti: `${runId}/${taskId}` })}`,
     sub: html`business date <span class="date">${run.businessDate}</span> · try ${ti.tryNumber} of ${ti.maxTries} · trigger rule ${ti.triggerRule}${ti.pool ? ` · pool ${ti.pool} (${ti.slots} slot${ti.slots === 1 ? "" : "s"})` : ""}`,
   })}
+${freeze ? frozenNote(view, freeze, run.businessDate) : ""}
 <div class="cols"><div>
 <div class="panel flush"><h2>Attempts</h2>${attempts.length ? html`<table class="t"><thead><tr><th>Try</th><th>State</th><th>Worker</th><th>Started</th><th>Ended</th><th>Took</th><th>Exit</th><th>Error or summary</th></tr></thead><tbody>${attemptRows}</tbody></table>` : html`<div class="empty">Not run yet.</div>`}</div>
 ${logPanel}
 </div><div>
-<div class="panel"><h2>Why</h2><ul class="why">${why.map((line) => html`<li>${line}</li>`)}</ul>
+<div class="panel"><h2>Why</h2><ul class="why">${why.map((line) => html`<li>${sentence(line)}</li>`)}</ul>
 ${ti.reason ? html`<p class="muted">Reason: ${ti.reason}</p>` : ""}${ti.state === "up_for_retry" && ti.nextTryAt ? html`<p>Next try at ${at(ti.nextTryAt, true)} (in ${duration(ti.nextTryAt - now)})</p>` : ""}</div>
 <div class="panel"><h2>Actions</h2>${actions}</div>
 </div></div>`;
   return page(view, { title: `${taskId} · ${runId}`, active: "pipelines", body });
+}
+
+/** The lines that match, each a link to the page of the log it is on; the count says when more matched than are listed. */
+function searchResults(search: LogSearch, hrefOf: (hit: LogHit) => string): Html {
+  if (search.total === 0) return html`<p class="logbar muted" role="status">No line of the ${search.lines.toLocaleString("en")} contains “${search.query}”.</p>`;
+  return html`<div class="hits" role="status"><p class="muted">${search.total.toLocaleString("en")} of ${search.lines.toLocaleString("en")} lines contain “${search.query}”${search.total > search.hits.length ? `; the first ${search.hits.length} are listed` : ""}.</p>
+<ol class="hitlist">${search.hits.map((hit) => html`<li><a href="${hrefOf(hit)}">line ${hit.line.toLocaleString("en")}</a> <code>${highlight(hit.text, search.query)}</code></li>`)}</ol></div>`;
 }
 
 interface LogPage {
