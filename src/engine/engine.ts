@@ -51,7 +51,8 @@ import { taskProcessEnvironment, withheldVariables } from "./executor/command-en
 import type { TaskCodeRunner } from "./executor/task-code-runner.ts";
 import { hostedRunner } from "./task-host/hosted-runner.ts";
 import { SecretMasker } from "./secrets/masker.ts";
-import type { ProcessParts, ProcessSettings, WorkerRequest } from "./processes.ts";
+import type { LongLivedOptions, ProcessParts, ProcessSettings, WorkerRequest } from "./processes.ts";
+import { SchedulerStart } from "./scheduler/scheduler-start.ts";
 import { DEFAULTS } from "./project/defaults.ts";
 
 /** A worker not seen for this long is taken for dead by `idem why`. */
@@ -179,6 +180,7 @@ export class Engine {
   readonly #tokens: ApiTokens;
   readonly #pages: Pages;
   readonly #backfills: Backfills;
+  readonly #schedulerStart = new SchedulerStart();
 
   constructor(options: EngineOptions) {
     this.masker = new SecretMasker(options.secrets ?? []);
@@ -282,9 +284,9 @@ export class Engine {
    * Runs `body` as a long-lived process in the role given (scheduler, worker, serve, dev), until
    * `signal`: the config's pools exist, pipeline files are reloaded every `reloadMs`, a watchdog runs.
    */
-  async runLongLived(role: string, signal: AbortSignal, body: () => Promise<void>, log: (line: string) => void): Promise<void> {
+  async runLongLived(role: string, signal: AbortSignal, body: () => Promise<void>, log: (line: string) => void, options: LongLivedOptions = {}): Promise<void> {
     const { runLongLived } = await import("./processes.ts");
-    await runLongLived(this.#processParts(), role, signal, body, log);
+    await runLongLived(this.#processParts(), role, signal, body, log, options);
   }
 
   /** Runs this process's scheduler until `signal`: it leads, or stands by while another leads. */
@@ -317,6 +319,7 @@ export class Engine {
       taskRunner: (size) => this.taskRunner(size),
       warmTaskHosts: (count) => this.warmTaskHosts(count),
       watchdog: (role, log) => this.watchdog(role, log),
+      schedulerStart: this.#schedulerStart,
     };
   }
 
@@ -483,6 +486,13 @@ export class Engine {
   }
 
   /** The next `count` runs the schedule will create after now. */
+  /** What a scheduler starting now will do for each pipeline, one line each: catch-up and next fire (`scheduler/outlook.ts`). */
+  async schedulerOutlook(): Promise<string[]> {
+    const { schedulerOutlook } = await import("./scheduler/outlook.ts");
+    const env = { store: this.store, preview: (id: string, n: number) => this.preview(id, n), frozenPeriods: (id: string) => this.frozenPeriods(id) };
+    return schedulerOutlook(env, this.catalog.pipelines(), this.clock.now());
+  }
+
   preview(pipelineId: string, count: number): Due[] {
     const pipeline = this.pipeline(pipelineId);
     const from = Math.max(this.clock.now(), pipeline.start === null ? -Infinity : pipeline.start - 1);
@@ -779,6 +789,7 @@ export class Engine {
       notifiers,
       defaultNotify: watch.defaultNotify ?? ["log"],
       routes: watch.routes ?? [],
+      schedulerStarting: () => this.#schedulerStart.pending,
       ...(watch.digest === undefined ? {} : { digest: watch.digest }),
       ...(watch.failing === undefined ? {} : { failing: watch.failing }),
       ...(watch.uiUrl === undefined ? {} : { uiUrl: watch.uiUrl }),

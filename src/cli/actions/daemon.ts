@@ -12,7 +12,7 @@ import type { TestClock } from "../test-clock.ts";
 export async function daemon(
   cli: Cli,
   body: (engine: Engine, signal: AbortSignal) => Promise<void>,
-  options: { role: string; healthPort?: number; clock?: TestClock },
+  options: { role: string; healthPort?: number; clock?: TestClock; startsScheduler?: boolean },
 ): Promise<void> {
   const { role, healthPort } = options;
   const port = healthPort ?? null;
@@ -29,7 +29,7 @@ export async function daemon(
     const server = port === null ? null : await serveHealth(engine, port);
     try {
       // Whatever ends the body (an error included) stops the rest of the process with it.
-      await engine.runLongLived(role, stop.signal, () => body(engine, stop.signal).finally(() => stop.abort()), log);
+      await engine.runLongLived(role, stop.signal, () => body(engine, stop.signal).finally(() => stop.abort()), log, { startsScheduler: options.startsScheduler ?? false });
     } finally {
       server?.close();
     }

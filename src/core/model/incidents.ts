@@ -5,6 +5,8 @@ export type IncidentKind =
   | "late"
   | "sla_missed"
   | "late_publication"
+  /** The one summary of a promise's business dates whose deadline passed before the promise existed. */
+  | "before_promise"
   | "did_not_run"
   | "run_failed"
   | "restate_failed"
@@ -13,7 +15,7 @@ export type IncidentKind =
 
 /** Every kind, so a table keyed by kind (`Record<IncidentKind, ...>`) is checked whole. */
 export const INCIDENT_KINDS: readonly IncidentKind[] = [
-  "late", "sla_missed", "late_publication", "did_not_run", "run_failed", "restate_failed", "scheduler_down", "notifier_failing",
+  "late", "sla_missed", "late_publication", "before_promise", "did_not_run", "run_failed", "restate_failed", "scheduler_down", "notifier_failing",
 ];
 
 /** How urgent an incident is; the same four levels as PagerDuty's Events API, most urgent first. */

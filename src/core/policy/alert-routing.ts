@@ -16,6 +16,7 @@ export const DEFAULT_SEVERITY: Readonly<Record<IncidentKind, Severity>> = {
   late: "warning",
   restate_failed: "warning",
   late_publication: "info",
+  before_promise: "info",
 };
 
 /**

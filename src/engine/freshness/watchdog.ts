@@ -28,6 +28,8 @@ export interface WatchdogOptions {
   failing?: FailingPolicy;
   /** The UI's address, for links in alerts. */
   uiUrl?: string | null;
+  /** True while this process's own scheduler has yet to try the lead (see the checker). */
+  schedulerStarting?: () => boolean;
   /** How often the checker passes. Default 15 s. */
   intervalMs?: number;
   /** The "did not run" and "scheduler down" grace. Default 10 minutes. */
@@ -59,6 +61,7 @@ export class Watchdog {
     this.#checker = new FreshnessChecker({
       store: options.store, pipelines: options.pipelines, defaultNotify: options.defaultNotify ?? [], routes: options.routes ?? [], log,
       ...(options.graceMs === undefined ? {} : { didNotRunGraceMs: options.graceMs }),
+      ...(options.schedulerStarting ? { schedulerStarting: options.schedulerStarting } : {}),
     });
     const { pipelines } = options;
     this.#dispatcher = new AlertDispatcher({

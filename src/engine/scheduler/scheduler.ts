@@ -5,7 +5,7 @@ import { retryDelay } from "../../core/policy/retry.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
 import { describeFrozen, frozenPeriodOf, type FrozenPeriod } from "../../core/policy/frozen.ts";
 import type { Interval } from "../../core/time/interval.ts";
-import type { BackfillItem, BackfillRecord, Store } from "../../store/port.ts";
+import type { BackfillItem, BackfillRecord, PipelineState, Store } from "../../store/port.ts";
 import { newRun, saveVersion, taskInstancesOf } from "../records/pipeline-records.ts";
 import { recordFrozenPeriods } from "../records/frozen-records.ts";
 import type { PipelineCatalog } from "../project/catalog.ts";
@@ -224,7 +224,7 @@ export class Scheduler {
 
     const room = pipeline.maxActiveRuns - (await store.countLiveRuns(pipeline.id));
     if (room <= 0) return created;
-    const from = state.scheduleCursor ?? pipeline.start ?? pipeline.schedule.nextDue(state.createdAt)?.interval.start;
+    const from = scheduleFrom(pipeline, state);
     if (from === undefined) return created;
     // Past its end the pipeline owns no interval: computing the due ones (up to the run cap, every
     // tick, each a few calculations in the zone) would only find them all outside it.
@@ -383,4 +383,12 @@ export class Scheduler {
     }
     return lost;
   }
+}
+
+/**
+ * Where the schedule goes on from: its cursor (the end of the last interval accounted for), else
+ * the pipeline's start, else the first interval due after the store first saw it.
+ */
+export function scheduleFrom(pipeline: Pipeline, state: PipelineState): number | undefined {
+  return state.scheduleCursor ?? pipeline.start ?? pipeline.schedule.nextDue(state.createdAt)?.interval.start;
 }

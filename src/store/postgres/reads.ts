@@ -117,6 +117,16 @@ export class PostgresReads {
     return (await this.db.rows("selectFreshnessHistory", [dataset, businessDate])).map(toFreshnessPublication);
   }
 
+  async getIncident(key: string): Promise<Incident | null> {
+    const [row] = await this.db.rows("selectIncident", [key]);
+    return row ? toIncident(row) : null;
+  }
+
+  async promiseFirstSeen(pipelineId: string, dataset: string): Promise<number | null> {
+    const [row] = await this.db.rows("selectPromiseFirstSeen", [pipelineId, dataset]);
+    return row?.first_seen === null || row?.first_seen === undefined ? null : Number(row.first_seen);
+  }
+
   async listIncidents(query: { open?: boolean; limit?: number }): Promise<Incident[]> {
     return (await this.db.rows(query.open ? "selectOpenIncidents" : "selectIncidents", [query.limit ?? 100])).map(toIncident);
   }

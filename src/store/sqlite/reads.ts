@@ -117,6 +117,15 @@ export class SqliteReads {
     return (this.q.selectFreshnessHistory.all(dataset, businessDate) as Row[]).map(toFreshnessPublication);
   }
 
+  async getIncident(key: string): Promise<Incident | null> {
+    const row = this.q.selectIncident.get(key) as Row | undefined;
+    return row ? toIncident(row) : null;
+  }
+
+  async promiseFirstSeen(pipelineId: string, dataset: string): Promise<number | null> {
+    return ((this.q.selectPromiseFirstSeen.get(pipelineId, dataset) as Row | undefined)?.first_seen as number | null | undefined) ?? null;
+  }
+
   async listIncidents(query: { open?: boolean; limit?: number }): Promise<Incident[]> {
     const rows = (query.open ? this.q.selectOpenIncidents : this.q.selectIncidents).all(query.limit ?? 100) as Row[];
     return rows.map(toIncident);

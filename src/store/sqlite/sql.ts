@@ -341,11 +341,18 @@ export const SQL = {
   selectFreshnessHistory: `
     SELECT * FROM freshness_history WHERE dataset = ? AND business_date = ? ORDER BY id`,
   insertIncident: `
-    INSERT INTO incidents (incident_key, kind, dataset, pipeline_id, business_date, run_id, message, notify, opened_at)
-    VALUES (@key, @kind, @dataset, @pipelineId, @businessDate, @runId, @message, @notify, @at)
+    INSERT INTO incidents (incident_key, kind, dataset, pipeline_id, business_date, run_id, message, notify, opened_at, resolved_at, resolved_by, resolution)
+    VALUES (@key, @kind, @dataset, @pipelineId, @businessDate, @runId, @message, @notify, @at, @resolvedAt, @resolvedBy, @resolution)
     ON CONFLICT DO NOTHING`,
   selectIncident: `SELECT * FROM incidents WHERE incident_key = ?`,
-  resolveIncident: `UPDATE incidents SET resolved_at = ?, resolution = ? WHERE incident_key = ? AND resolved_at IS NULL`,
+  resolveIncident: `UPDATE incidents SET resolved_at = ?, resolved_by = ?, resolution = ? WHERE incident_key = ? AND resolved_at IS NULL`,
+  acknowledgeIncident: `
+    UPDATE incidents SET acknowledged_at = @at, acknowledged_by = @by, ack_reason = @reason, ack_until = @until
+    WHERE incident_key = @key AND resolved_at IS NULL`,
+  // A promise exists since the first recorded graph version that has it (versions are few per pipeline).
+  selectPromiseFirstSeen: `
+    SELECT MIN(v.created_at) AS first_seen FROM pipeline_versions v, json_each(v.definition, '$.promises') p
+    WHERE v.pipeline_id = ? AND json_extract(p.value, '$.dataset') = ?`,
   selectOpenIncidents: `SELECT * FROM incidents WHERE resolved_at IS NULL ORDER BY opened_at DESC LIMIT +?`,
   selectIncidents: `SELECT * FROM incidents ORDER BY opened_at DESC LIMIT +?`,
   insertAlert: `

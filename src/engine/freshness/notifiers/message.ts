@@ -6,6 +6,7 @@ const KIND_NAMES: Record<IncidentKind | "test", string> = {
   late: "late",
   sla_missed: "SLA missed",
   late_publication: "published late",
+  before_promise: "missed before the promise existed",
   did_not_run: "did not run",
   run_failed: "run failed",
   restate_failed: "restatement failed",
