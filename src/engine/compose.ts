@@ -76,10 +76,17 @@ export async function openProject(config: ResolvedConfig, options: OpenProjectOp
   });
 }
 
-/** Every pipeline file of the project, each of which must load (`idem validate`). */
+/**
+ * Every pipeline file of the project, each of which must load (`idem validate`), with every
+ * problem of every file reported at once. It checks one thing more than the processes that run
+ * pipelines: that each pool a task takes is declared in the config. A running process lets such
+ * a task wait for a pool someone creates (`idem pools set`); validate says the config lacks it.
+ */
 export async function loadProjectPipelines(config: ResolvedConfig, importModule?: ModuleImporter): Promise<Pipeline[]> {
-  const { loadPipelines } = await import("./project/catalog.ts");
-  return loadPipelines(config.pipelinePaths, config.rootDir, importModule, await pipelineCheck(config));
+  const [{ loadPipelines }, { undeclaredPoolProblems }] = await Promise.all([import("./project/catalog.ts"), import("../core/pipeline/pools.ts")]);
+  const runnable = await pipelineCheck(config);
+  const pools = Object.keys(config.pools);
+  return loadPipelines(config.pipelinePaths, config.rootDir, importModule, (pipeline) => [...runnable(pipeline), ...undeclaredPoolProblems(pipeline, pools)]);
 }
 
 /** Where the state lives: IDEM_STATE_URL, else the config's `state`, else `<stateDir>/state.db`. */
@@ -109,7 +116,7 @@ async function projectSecrets(config: ResolvedConfig, location: string): Promise
 /** A SQL task whose connection the config does not have stops its pipeline when the file loads. */
 async function pipelineCheck(config: ResolvedConfig): Promise<PipelineCheck> {
   const { connectionProblems } = await import("./connections/connections.ts");
-  return (pipeline, file) => connectionProblems(pipeline, config.connections, file);
+  return (pipeline) => connectionProblems(pipeline, config.connections);
 }
 
 /**

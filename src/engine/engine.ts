@@ -6,6 +6,7 @@ import type { Clock } from "../core/model/clock.ts";
 import type { Prefetch } from "../core/policy/prefetch-depth.ts";
 import { ArgumentError, ConflictError, DefinitionError, NotFoundError, UsageError } from "../core/model/errors.ts";
 import type { Params, Pipeline } from "../core/pipeline/types.ts";
+import { assertDeclaredParams } from "../core/pipeline/params.ts";
 import { formatInstant, parseBusinessDate, parseInstant } from "../core/time/dates.ts";
 import { isValidId } from "../core/model/ids.ts";
 import type { Interval } from "../core/time/interval.ts";
@@ -53,10 +54,10 @@ import { hostedRunner } from "./task-host/hosted-runner.ts";
 import { SecretMasker } from "./secrets/masker.ts";
 import type { LongLivedOptions, ProcessParts, ProcessSettings, WorkerRequest } from "./processes.ts";
 import { SchedulerStart } from "./scheduler/scheduler-start.ts";
+import { ProcessFactsHub } from "./metrics/process-facts.ts";
+import { storeFacts, WORKER_ALIVE_MS, type StoreFacts } from "./metrics/store-facts.ts";
+import type { EngineMetrics } from "./metrics/prometheus.ts";
 import { DEFAULTS } from "./project/defaults.ts";
-
-/** A worker not seen for this long is taken for dead by `idem why`. */
-const WORKER_ALIVE_MS = 60_000;
 
 export interface EngineOptions {
   store: Store;
@@ -168,6 +169,9 @@ export class Engine {
   readonly #projectDir: string;
   readonly #options: EngineOptions;
   #pool: TaskHostPool | null = null;
+  /** What this process's scheduler and workers measure of their own work (the metrics listen). */
+  readonly facts = new ProcessFactsHub();
+  #metrics: Promise<EngineMetrics> | null = null;
   readonly #random: () => number;
   readonly #frozen: readonly FrozenPeriod[];
   readonly connections: Record<string, ConnectionConfig>;
@@ -319,8 +323,26 @@ export class Engine {
       taskRunner: (size) => this.taskRunner(size),
       warmTaskHosts: (count) => this.warmTaskHosts(count),
       watchdog: (role, log) => this.watchdog(role, log),
+      facts: this.facts,
       schedulerStart: this.#schedulerStart,
     };
+  }
+
+  /** The installation's durable facts, read from the store now: what /metrics shows of it. */
+  async storeFacts(): Promise<StoreFacts> {
+    return storeFacts(this.store, this.pipelines(), this.clock.now());
+  }
+
+  /**
+   * This process's metrics (Prometheus' text format): the store's facts as of each scrape, and
+   * what this process measured since the first call. The metrics library loads then: a process
+   * that serves /metrics calls this when it starts, so its measures cover its whole life.
+   */
+  metrics(): Promise<EngineMetrics> {
+    this.#metrics ??= import("./metrics/prometheus.ts").then(({ prometheusMetrics }) =>
+      prometheusMetrics({ facts: this.facts, storeFacts: () => this.storeFacts(), taskHostsAlive: () => this.#pool?.size ?? 0 }),
+    );
+    return this.#metrics;
   }
 
   /** The interval a business date names under the pipeline's schedule. */
@@ -373,6 +395,7 @@ export class Engine {
    */
   async runInterval(pipelineId: string, interval: Interval, request: RunRequest = {}): Promise<RunResult> {
     const pipeline = this.pipeline(pipelineId);
+    assertDeclaredParams(pipeline, request.params);
     this.#assertOwned(pipeline, interval);
     const now = this.clock.now();
     assertIntervalEnded(pipeline, interval, now);
@@ -654,6 +677,7 @@ export class Engine {
   /** A manual run for an interval, left to the scheduler's workers (`idem run` runs it here instead). */
   async trigger(pipelineId: string, date: string, request: { openFrozen?: string; params?: Params } & Acting = {}): Promise<RunRecord> {
     const pipeline = this.pipeline(pipelineId);
+    assertDeclaredParams(pipeline, request.params);
     const interval = this.intervalForDate(pipelineId, date);
     this.#assertOwned(pipeline, interval);
     const now = this.clock.now();

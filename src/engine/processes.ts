@@ -6,6 +6,7 @@ import type { FrozenPeriod } from "../core/policy/frozen.ts";
 import type { ClaimedAttempt, Store } from "../store/port.ts";
 import type { TaskCodeRunner } from "./executor/task-code-runner.ts";
 import type { Watchdog } from "./freshness/watchdog.ts";
+import type { ProcessFacts } from "./metrics/process-facts.ts";
 import type { ConnectionConfig } from "./project/config.ts";
 import type { PipelineCatalog } from "./project/catalog.ts";
 import { BACKFILL_ONLY_HOLDER, schedulerPresence } from "./scheduler/presence.ts";
@@ -32,6 +33,8 @@ export interface ProcessParts {
   taskRunner(size: number): TaskCodeRunner;
   warmTaskHosts(count: number): void;
   watchdog(role: string, log?: (line: string) => void): Watchdog;
+  /** Where the scheduler and workers tell what they did (the metrics listen). */
+  facts: ProcessFacts;
   /** Whether this process's own scheduler has yet to try the lead (its watchdog waits for it). */
   schedulerStart: SchedulerStart;
 }
@@ -79,6 +82,7 @@ export function buildScheduler(parts: ProcessParts, holder: string, options: { l
     frozen: parts.frozen,
     onWork: () => notifyWork(parts.stateDir),
     ...(options.backfillsOnly ? { scope: "backfills" as const } : {}),
+    onTick: (tick) => parts.facts.tickEnded(tick),
     ...(log ? { log } : {}),
     onLeadChange: (leader: boolean, leaderHolder: string) => {
       parts.schedulerStart.tried();
@@ -119,7 +123,10 @@ export function buildWorker(parts: ProcessParts, request: WorkerRequest): Worker
       },
     },
     ...(request.log ? { log: request.log } : {}),
-    ...(request.onAttempt ? { onAttempt: request.onAttempt } : {}),
+    onAttempt: (claim, outcome) => {
+      parts.facts.attemptEnded({ pipelineId: claim.pipelineId, taskId: claim.taskId, taskState: outcome.taskState, durationMs: outcome.durationMs });
+      request.onAttempt?.(claim, outcome);
+    },
   });
 }
 

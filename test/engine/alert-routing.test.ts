@@ -21,9 +21,9 @@ describe("routing incidents to notifiers", () => {
     }, publishing("sales"));
     const web = pipeline("web_daily", { schedule: daily({ at: "02:00", timezone: "UTC" }), start: "2026-09-01" }, tasks());
     h = await ScheduleHarness.open([sales, web], "2026-09-01T00:00:00Z");
+    await h.at("2026-09-01T00:00:00Z"); // the scheduler records the graph versions: the promise exists from here
     await h.engine.pause("sales_daily");
     await h.engine.pause("web_daily");
-    await h.at("2026-09-02T06:30:00Z");
     const checker = new FreshnessChecker({
       store: h.store, pipelines: h.pipelines, defaultNotify: ["log"],
       routes: [
@@ -32,6 +32,7 @@ describe("routing incidents to notifiers", () => {
         { match: { kind: ["run_failed"] }, notify: ["never"] },
       ],
     });
+    await h.at("2026-09-02T06:30:00Z");
     await checker.check(h.clock.now());
     const notify = Object.fromEntries((await h.engine.incidents({ open: true })).map((i) => [i.key, i.notify]));
     expect(notify).toEqual({

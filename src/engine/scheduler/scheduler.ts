@@ -39,6 +39,8 @@ export interface SchedulerOptions {
    * with who leads: logs follow the lease, not the end of a long tick.
    */
   onLeadChange?: (leader: boolean, leaderHolder: string) => void;
+  /** Told after each tick that did not fail: whether this scheduler led, and how long the tick took (ms, on the clock). */
+  onTick?: (tick: { leader: boolean; durationMs: number }) => void;
 }
 
 export interface TickResult {
@@ -60,8 +62,8 @@ const MAX_LATEST_SCAN = 20_000;
  * interval, a cursor that only moves forward), so a deposed leader cannot create a twin.
  */
 export class Scheduler {
-  readonly #o: Required<Omit<SchedulerOptions, "log" | "onWork" | "catalog" | "onLeadChange">> &
-    Pick<SchedulerOptions, "log" | "onWork" | "catalog" | "onLeadChange">;
+  readonly #o: Required<Omit<SchedulerOptions, "log" | "onWork" | "catalog" | "onLeadChange" | "onTick">> &
+    Pick<SchedulerOptions, "log" | "onWork" | "catalog" | "onLeadChange" | "onTick">;
   #leading: boolean | null = null;
   readonly #savedVersions = new Set<string>();
   /** The project's frozen periods are recorded once per scheduler, when it was given them. */
@@ -188,7 +190,9 @@ export class Scheduler {
         wokenDuringTick = false;
         let result: TickResult;
         try {
+          const began = this.#o.clock.now();
           result = await this.tick();
+          this.#o.onTick?.({ leader: result.leader, durationMs: this.#o.clock.now() - began });
           failing = null;
         } catch (error) {
           this.#o.log?.(`tick failed, trying again: ${(error as Error).message}`);

@@ -671,6 +671,20 @@ export const SQL = {
       WHERE x.state = 'running' AND x.worker_id = f.worker_id
     ) f
     WHERE a.attempt_id = f.attempt_id`,
+
+  // --- metrics: counts over the indexes of live rows, or a short range of recent intervals ---
+  metricLiveRuns: `SELECT pipeline_id, state, count(*) AS n FROM runs WHERE state IN ('queued', 'running') GROUP BY pipeline_id, state`,
+  metricRecentRuns: `
+    SELECT pipeline_id, state, count(*) AS n FROM runs
+    WHERE pipeline_id = ANY($1::text[]) AND state IN ('queued', 'running', 'success', 'failed') AND interval_start >= $2
+    GROUP BY pipeline_id, state`,
+  metricTaskInstancesOfLiveRuns: `
+    SELECT r.pipeline_id, t.task_id, t.state, count(*) AS n
+    FROM runs r JOIN task_instances t ON t.run_id = r.run_id
+    WHERE r.state IN ('queued', 'running')
+    GROUP BY r.pipeline_id, t.task_id, t.state`,
+  metricQueuedByPool: `SELECT pool, count(*) AS n, min(queued_at) AS oldest FROM task_instances WHERE state = 'queued' GROUP BY pool`,
+  metricOpenIncidents: `SELECT kind, pipeline_id, count(*) AS n FROM incidents WHERE resolved_at IS NULL GROUP BY kind, pipeline_id`,
 } as const;
 
 export type StatementName = keyof typeof SQL;

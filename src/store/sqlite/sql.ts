@@ -459,4 +459,19 @@ export const SQL = {
     UPDATE attempts SET lease_expires_at = @until
     WHERE attempt_id IN (SELECT value FROM json_each(@attemptIds)) AND worker_id = @workerId AND state = 'running'
     RETURNING attempt_id`,
+
+  // --- metrics: counts over the indexes of live rows, or a short range of recent intervals ---
+  metricLiveRuns: `SELECT pipeline_id, state, count(*) AS n FROM runs WHERE state IN ('queued', 'running') GROUP BY pipeline_id, state`,
+  metricRecentRuns: `
+    SELECT pipeline_id, state, count(*) AS n FROM runs
+    WHERE pipeline_id IN (SELECT value FROM json_each(?)) AND state IN ('queued', 'running', 'success', 'failed') AND interval_start >= ?
+    GROUP BY pipeline_id, state`,
+  metricTaskInstancesOfLiveRuns: `
+    SELECT r.pipeline_id, t.task_id, t.state, count(*) AS n
+    FROM runs r JOIN task_instances t ON t.run_id = r.run_id
+    WHERE r.state IN ('queued', 'running')
+    GROUP BY r.pipeline_id, t.task_id, t.state`,
+  // Either partial index of queued rows would do; naming one keeps the plan from wandering.
+  metricQueuedByPool: `SELECT pool, count(*) AS n, min(queued_at) AS oldest FROM task_instances INDEXED BY task_instances_queued WHERE state = 'queued' GROUP BY pool`,
+  metricOpenIncidents: `SELECT kind, pipeline_id, count(*) AS n FROM incidents WHERE resolved_at IS NULL GROUP BY kind, pipeline_id`,
 } as const;
