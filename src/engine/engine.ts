@@ -54,6 +54,8 @@ import { hostedRunner } from "./task-host/hosted-runner.ts";
 import { SecretMasker } from "./secrets/masker.ts";
 import type { LongLivedOptions, ProcessParts, ProcessSettings, WorkerRequest } from "./processes.ts";
 import { SchedulerStart } from "./scheduler/scheduler-start.ts";
+import { IncidentActions, type IncidentAcknowledgeRequest, type IncidentView } from "./incidents.ts";
+export type { IncidentView } from "./incidents.ts";
 import { ProcessFactsHub } from "./metrics/process-facts.ts";
 import { storeFacts, WORKER_ALIVE_MS, type StoreFacts } from "./metrics/store-facts.ts";
 import type { EngineMetrics } from "./metrics/prometheus.ts";
@@ -185,6 +187,7 @@ export class Engine {
   readonly #pages: Pages;
   readonly #backfills: Backfills;
   readonly #schedulerStart = new SchedulerStart();
+  readonly #incidents: IncidentActions;
 
   constructor(options: EngineOptions) {
     this.masker = new SecretMasker(options.secrets ?? []);
@@ -203,6 +206,7 @@ export class Engine {
     this.workerId = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
     this.#tokens = new ApiTokens(this.store, this.clock);
     this.#pages = new Pages(this.store, (id) => this.pipeline(id));
+    this.#incidents = new IncidentActions(this.store, this.clock);
     this.#backfills = new Backfills({
       store: this.store,
       clock: this.clock,
@@ -858,8 +862,23 @@ export class Engine {
     return { status: checker.status === "ok" ? (brokenFiles.length ? "degraded" : "ok") : checker.status, checker, brokenFiles };
   }
 
-  async incidents(query: { open?: boolean; limit?: number } = {}): Promise<Incident[]> {
-    return this.store.listIncidents(query);
+  /** Incidents, newest first, each with its state now (open, acknowledged, resolved). */
+  async incidents(query: { open?: boolean; limit?: number } = {}): Promise<IncidentView[]> {
+    return (await this.store.listIncidents(query)).map((i) => this.#incidents.view(i));
+  }
+
+  async incident(key: string): Promise<IncidentView> {
+    return this.#incidents.get(key);
+  }
+
+  /** A person acknowledges an incident (`until`: a snooze, open again then unless resolved), with a reason; audited. */
+  async acknowledgeIncident(key: string, request: IncidentAcknowledgeRequest & Acting): Promise<IncidentView> {
+    return this.#incidents.acknowledge(key, request);
+  }
+
+  /** A person resolves an incident, with a reason; audited, and the notifiers told of its opening hear of it. */
+  async resolveIncident(key: string, request: { reason: string } & Acting): Promise<IncidentView> {
+    return this.#incidents.resolve(key, request);
   }
 
   /** Saved watermarks of incremental loads, by pipeline then task. */
@@ -972,8 +991,9 @@ export class Engine {
     return this.#pages.audit(query);
   }
 
-  async incidentsPage(query: { open?: boolean; limit: number; after?: { openedAt: number; key: string } }): Promise<Page<Incident, { openedAt: number; key: string }>> {
-    return this.#pages.incidents(query);
+  async incidentsPage(query: { open?: boolean; limit: number; after?: { openedAt: number; key: string } }): Promise<Page<IncidentView, { openedAt: number; key: string }>> {
+    const page = await this.#pages.incidents(query);
+    return { ...page, items: page.items.map((i) => this.#incidents.view(i)) };
   }
 
   /** A page of alerts queued for incidents, newest first: notifier, open or resolve, queued / failed / sent, tries, last error. */

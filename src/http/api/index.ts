@@ -3,6 +3,7 @@ import type { AppDeps, AppEnv } from "../env.ts";
 import { requirePrincipal } from "../auth/principal.ts";
 import { backfillRoutes } from "./backfills.ts";
 import { eventRoutes } from "./events.ts";
+import { incidentRoutes } from "./incidents.ts";
 import { openApiDocument } from "./openapi.ts";
 import { operationRoutes } from "./operations.ts";
 import { pipelineRoutes } from "./pipelines.ts";
@@ -20,6 +21,7 @@ export function apiRoutes(deps: AppDeps): Hono<AppEnv> {
   runRoutes(api, registry, deps);
   backfillRoutes(api, registry, deps);
   operationRoutes(api, registry, deps);
+  incidentRoutes(api, registry, deps);
   eventRoutes(api, registry, deps);
   return api;
 }
