@@ -20,6 +20,7 @@ import { registerWatermarksCommands } from "./commands/watermarks.ts";
 import { registerServeCommand } from "./commands/serve.ts";
 import { registerTokenCommands } from "./commands/tokens.ts";
 import { registerAlertsCommands } from "./commands/alerts.ts";
+import { registerDatasetCommands } from "./commands/datasets.ts";
 
 /** Exit codes: 0 success, 1 the run failed, 2 usage or definition error, 3 the state store is locked or out of reach. */
 export const EXIT = { ok: 0, runFailed: 1, usage: 2, storeUnavailable: 3 } as const;
@@ -51,6 +52,7 @@ registerMigrateCommand(program);
 registerDaemonCommands(program);
 registerServeCommand(program);
 registerTokenCommands(program);
+registerDatasetCommands(program);
 
 // `idem runs x | head` closes our stdout early; that is not an error.
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {

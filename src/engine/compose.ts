@@ -67,7 +67,7 @@ export async function openProject(config: ResolvedConfig, options: OpenProjectOp
     connections: config.connections, secrets, stateUrl: location,
     logMaxBytes: config.logMaxBytes, taskMemoryMb: config.taskMemoryMb,
     concurrency: config.concurrency, prefetch: config.prefetch, parallelism: config.parallelism, pools: config.pools, reloadMs: config.reloadMs,
-    workerLeaseMs: config.workerLeaseMs, schedulerLeaseMs: config.schedulerLeaseMs,
+    workerLeaseMs: config.workerLeaseMs, schedulerLeaseMs: config.schedulerLeaseMs, datasetWebhook: config.datasetWebhook,
     watch: {
       notifiers: config.notifiers, defaultNotify: config.defaultNotify, intervalMs: config.checkerIntervalMs,
       routes: config.alerts.routes, digest: config.alerts.digest, failing: config.alerts.failing, uiUrl: config.uiUrl, configFile: config.file,
@@ -105,7 +105,10 @@ async function projectSecrets(config: ResolvedConfig, location: string): Promise
   ]);
   const connections = Object.values(config.connections).flatMap((c) => ("postgres" in c ? [c] : []));
   const secrets = collectSecrets({
-    names: [...config.secrets, ...notifierSecretNames(config.notifiers), ...connections.flatMap((c) => [...referencedVariables(c.password), ...referencedVariables(c.postgres)])],
+    names: [
+      ...config.secrets, ...notifierSecretNames(config.notifiers), ...connections.flatMap((c) => [...referencedVariables(c.password), ...referencedVariables(c.postgres)]),
+      ...(config.datasetWebhook ? [config.datasetWebhook.secretEnv] : []),
+    ],
     stateUrl: location,
     urls: connections.map((c) => c.postgres),
   });

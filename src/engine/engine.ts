@@ -36,12 +36,14 @@ import { explainRun } from "./why.ts";
 import { assertIntervalEnded } from "./manual-runs.ts";
 import { estimateRestatement, type RestateEstimate } from "./backfill/restate-estimate.ts";
 import { notifyScheduler, notifyWork } from "./worker/wakeup.ts";
+import { datasetWebhookRefusal, emitDatasetEvent, type DatasetEventRequest, type EmittedDatasetEvent, type WebhookRefusal } from "./external-events.ts";
+export type { DatasetEventRequest, EmittedDatasetEvent, WebhookRefusal } from "./external-events.ts";
 import { checkerHealth, freshnessReport, type CheckerHealth, type FreshnessReport } from "./freshness/report.ts";
 import { describeFrozen, frozenPeriodOf, type FrozenPeriod } from "../core/policy/frozen.ts";
 import { reachable } from "../core/graph/dag.ts";
 import { newRun, saveVersion, taskInstancesOf } from "./records/pipeline-records.ts";
 import { FROZEN_CHANGE_ACTION, recordFrozenPeriods } from "./records/frozen-records.ts";
-import type { ConnectionConfig, NotifierConfig } from "./project/config.ts";
+import type { ConnectionConfig, NotifierConfig, ResolvedDatasetWebhook } from "./project/config.ts";
 import { AlertDispatcher } from "./freshness/alert-dispatcher.ts";
 import { missingNotifierVariable } from "./freshness/notifiers/index.ts";
 import type { AlertRoute } from "../core/policy/alert-routing.ts";
@@ -105,6 +107,8 @@ export interface EngineOptions {
   reloadMs?: number;
   /** Pools created when missing, by each long-running process at its start. */
   pools?: Readonly<Record<string, number>>;
+  /** The signed dataset webhook (`datasetWebhook` in idem.config.ts); absent: none. */
+  datasetWebhook?: ResolvedDatasetWebhook | null;
 }
 
 export interface WatchSettings {
@@ -272,6 +276,7 @@ export class Engine {
 
   /** Ends the task hosts (they would end with this process anyway), and the store when the engine opened it. */
   async close(): Promise<void> {
+    await this.#metrics?.then((metrics) => metrics.close(), () => undefined);
     await this.#pool?.close();
     this.#pool = null;
     if (this.#options.ownsStore) await this.store.close();
@@ -1009,6 +1014,19 @@ export class Engine {
 
   async datasetEventsPage(query: { dataset?: string; limit: number; after?: number }): Promise<Page<DatasetEvent, number>> {
     return this.#pages.datasetEvents(query);
+  }
+
+  /** A producer outside idem says a dataset is ready for a business date; data triggers take it as a publication. */
+  async emitDatasetEvent(dataset: string, request: DatasetEventRequest): Promise<EmittedDatasetEvent> {
+    const environment = {
+      store: this.store, clock: this.clock, knownDatasets: () => this.datasets().map((d) => d.name), wakeScheduler: () => notifyScheduler(this.stateDir),
+    };
+    return emitDatasetEvent(environment, dataset, request);
+  }
+
+  /** Why a signed dataset webhook request is refused (no webhook, no secret, a signature that does not hold), or null. */
+  datasetWebhookRefusal(request: { signature: string | undefined; body: string }): WebhookRefusal | null {
+    return datasetWebhookRefusal(this.#options.datasetWebhook ?? null, { ...request, now: this.clock.now(), environment: process.env });
   }
 
   /** Datasets the loaded pipelines name: who produces and publishes each, who waits on it, its promise. */

@@ -14,6 +14,7 @@ const FIELD_OF: Record<NotFoundError["what"], string> = {
   pool: "name",
   token: "name",
   incident: "key",
+  dataset: "name",
 };
 
 /** Status and problem document for an error the engine raised; anything unexpected is a 500 and logged. */

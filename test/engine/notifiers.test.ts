@@ -8,6 +8,7 @@ import { SMTPServer } from "smtp-server";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { IncidentKind } from "../../src/core/model/incidents.ts";
 import { AlertDispatcher, type DispatcherOptions } from "../../src/engine/freshness/alert-dispatcher.ts";
+import { webhookSignatureFault } from "../../src/engine/webhook-signature.ts";
 import type { NewIncident, Store } from "../../src/store/port.ts";
 import { FakeClock } from "../../src/testing.ts";
 import { openTestStore } from "../support/test-store.ts";
@@ -127,6 +128,8 @@ describe("notifiers against their real protocols", () => {
     expect(await dispatcher({ notifiers: { signed: { webhook: { url: `${base}/signed`, signingSecretEnv: "HOOK_SECRET" } } } }).deliverDue()).toBe(1);
     expect(received[0]!.problems).toEqual([]);
     expect(received[0]!.headers["idem-signature"]).toMatch(new RegExp(`^t=${clock.now() / 1000},v1=[0-9a-f]{64}$`));
+    // The same scheme idem itself checks on signed dataset webhooks.
+    expect(webhookSignatureFault({ secret: SIGNING_SECRET, header: received[0]!.headers["idem-signature"] as string, body: JSON.stringify(received[0]!.body), now: clock.now(), toleranceMs: 300_000 })).toBeNull();
     expect(received[0]!.body).toMatchObject({ event: "open", kind: "run_failed", severity: "error", owner: "finance", businessDate: "2026-09-01", link: "https://idem.example.com/ui/runs/sales_daily%402026-09-01" });
 
     await store.openIncident(incident(["signed"], "run_failed:other"));

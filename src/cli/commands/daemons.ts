@@ -20,6 +20,7 @@ export function registerDaemonCommands(program: Command): void {
     .option("--prefetch <n|auto>", "attempts claimed ahead of free slots, started as slots free; auto: twice the concurrency while tasks run under a second (default: the config's prefetch, auto)", wholeNumberOrAuto)
     .option("--grace <seconds>", "on SIGTERM, how long running attempts may finish before they are handed back", wholeNumber, 30)
     .option("--health-port <port>", "serve GET /health and GET /metrics on 127.0.0.1:<port>", port)
+    .option("--now <instant>", "a test clock: start as if it were this instant, the clock running on from it (ISO, with Z or an offset; default: $IDEM_NOW, else the system clock); what is recorded says so", nowInstant)
     .action(lazy(actions, "worker"));
 
   program

@@ -28,4 +28,6 @@ export const DEFAULTS = {
   alertDigest: { after: 5, windowMs: 60_000 },
   /** A notifier failing this many times in a row, or for this long, is an incident. */
   notifierFailing: { after: 3, forMs: 10 * 60_000 },
+  /** How far a signed dataset webhook's timestamp may be from the server's clock (Stripe's five minutes). */
+  datasetWebhookToleranceMs: 5 * 60_000,
 } as const;
