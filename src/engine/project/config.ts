@@ -1,13 +1,14 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { DefinitionError } from "../../core/model/errors.ts";
+import { DefinitionError, DefinitionErrors } from "../../core/model/errors.ts";
 import { validateFrozenPeriods, type FrozenPeriod } from "../../core/policy/frozen.ts";
 import { INCIDENT_KINDS, SEVERITIES } from "../../core/model/incidents.ts";
 import type { AlertRoute } from "../../core/policy/alert-routing.ts";
 import type { DigestPolicy, FailingPolicy } from "../../core/policy/alert-delivery.ts";
-import { boolean, exactly, falseOnly, listOf, namedRecord, oneOf, oneWordOf, text, trueOnly, variants, wholeNumber, wholeNumberOr, type Check } from "./config-schema.ts";
+import { boolean, exactly, falseOnly, secretsByName, listOf, namedRecord, oneOf, oneWordOf, text, trueOnly, variants, wholeNumber, wholeNumberOr, type Check } from "./config-schema.ts";
 import { DEFAULTS } from "./defaults.ts";
+import { locateConfigKey } from "./locate-key.ts";
 
 /** The default cap of one attempt's log: 10 MiB (`logMaxBytes` in idem.config.ts). */
 export const DEFAULT_LOG_MAX_BYTES = 10 * 1024 * 1024;
@@ -192,15 +193,6 @@ export function defineConfig(config: IdemConfig): IdemConfig {
   return config;
 }
 
-/** A secret written as a literal (`url`, `routingKey`, `password`) is refused with the setting that names its variable. */
-function secretsByName(byName: Record<string, string>, check: Check): Check {
-  return (v, p) => {
-    const literal = typeof v === "object" && v !== null ? Object.keys(byName).find((key) => key in v) : undefined;
-    if (literal !== undefined) return `${p}.${literal}: secrets are never written in idem.config.ts: put it in an environment variable and name that in ${byName[literal]}`;
-    return check(v, p);
-  };
-}
-
 /** One check per kind of notifier: a kind missing here is a compile error. */
 const NOTIFIER_SCHEMAS: Record<NotifierKind, Check> = {
   log: exactly({ log: trueOnly }),
@@ -278,8 +270,12 @@ export async function loadConfig(cwd: string, explicitFile?: string, importModul
     if (error instanceof DefinitionError) throw error;
     throw new DefinitionError(`could not load: ${(error as Error).message.split("\n")[0]}`, { file });
   }
-  const problem = configSchema(raw, "");
-  if (problem) throw new DefinitionError(problem, { file });
+  const problems = configSchema(raw, "");
+  if (problems.length > 0) {
+    const source = readSource(file);
+    const placed = problems.map((p) => new DefinitionError(p.message, { file, line: source === null ? undefined : locateConfigKey(source, p.key) }));
+    throw placed.length === 1 ? placed[0]! : new DefinitionErrors(placed);
+  }
   const config = raw as IdemConfig;
   const unknownNotifier = unknownNotifierNamed(config);
   if (unknownNotifier) throw new DefinitionError(unknownNotifier, { file });
@@ -368,6 +364,14 @@ function resolveConnection(connection: ConnectionConfig, rootDir: string): Conne
   if ("duckdb" in connection) return { duckdb: connection.duckdb === ":memory:" ? ":memory:" : resolve(rootDir, connection.duckdb) };
   if ("sqlite" in connection) return { sqlite: resolve(rootDir, connection.sqlite) };
   return connection;
+}
+
+function readSource(file: string): string | null {
+  try {
+    return readFileSync(file, "utf8");
+  } catch {
+    return null;
+  }
 }
 
 function withFile<T>(file: string | null, fn: () => T): T {
