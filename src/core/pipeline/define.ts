@@ -107,8 +107,8 @@ export function pipeline<P extends Params>(
   }
   const severity = options.severity === undefined ? null : attempt(option("severity"), () => validateSeverityOverride(options.severity, "severity")) ?? null;
   const promises: FreshnessPromise[] = [];
-  for (const input of options.promises ?? []) {
-    const resolved = attempt(option("promises"), () => resolvePromise(input, schedule?.timezone ?? "UTC"));
+  for (const [index, input] of (options.promises ?? []).entries()) {
+    const resolved = attempt(["options", "promises", String(index)], () => resolvePromise(input, schedule?.timezone ?? "UTC"));
     if (resolved) promises.push(resolved);
   }
   let defaults = DEFAULT_POLICY;
