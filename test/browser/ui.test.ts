@@ -98,6 +98,10 @@ describe("the web UI in Chromium", () => {
       if (row.date === MISSING_DATE) expect(row.cells, row.date).toEqual(["missing"]);
       else expect(row.cells, row.date).toEqual(expectedRow(row.date));
     }
+    // Retried task instances are marked (a dot, the try in the label), and only they.
+    const marked = await page.$$eval("table.grid a.c.retried", (cells) => cells.map((c) => [c.closest("tr")!.getAttribute("data-date"), c.getAttribute("aria-label")]));
+    expect(marked).toEqual(rows.filter((r) => retriesPayments(r.date) && r.date !== LAST_DUE_DATE).map((r) => [r.date, "extract_payments: success (try 2)"]));
+    expect(marked.length).toBeGreaterThan(20);
     // A retried task ends green, and its page keeps both tries.
     const retried = rows.find((r) => retriesPayments(r.date) && r.date !== LAST_DUE_DATE)!;
     expect(retried.cells[1 + taskOrder().indexOf("extract_payments")]).toBe("success");
@@ -282,15 +286,19 @@ describe("the web UI in Chromium", () => {
     // Past the browser's check, the server refuses too, and nothing changes.
     await form.locator("input[name=reason]").evaluate((input: HTMLInputElement) => input.removeAttribute("required"));
     await form.locator("button[type=submit]").click();
-    await page.waitForURL(/error=/);
-    expect(await page.textContent("[role=status]")).toContain("Refused: a reason is required");
+    await page.waitForSelector("#flash.bad");
+    expect(await page.textContent("#flash")).toContain("Refused: a reason is required");
     expect(await page.textContent("h1 .b")).toBe("failed");
     expect((await seeded.engine.audit({ pipelineId: WAREHOUSE })).filter((e) => e.action === "clear")).toEqual([]);
 
     await form.locator("input[name=reason]").fill("dedup fixed upstream, rerun the check");
     await form.locator("button[type=submit]").click();
-    await page.waitForURL(/done=/);
-    expect(await page.textContent("[role=status]")).toMatch(new RegExp(`Audit entry #\\d+ by ${UI_LOCAL_USER}`));
+    await page.waitForSelector("#flash.good");
+    expect(await page.textContent("#flash")).toMatch(new RegExp(`Audit entry #\\d+ by ${UI_LOCAL_USER}`));
+    // Told once: the URL carries no message, and a reload (or the link, shared) does not say it again.
+    expect(new URL(page.url()).search).toBe("");
+    await page.reload();
+    expect(await page.locator("#flash").count()).toBe(0);
     expect(await page.textContent("h1 .b")).not.toBe("failed");
 
     await page.goto(server.url + `/ui/audit?action=clear&pipeline=${WAREHOUSE}`);
@@ -340,13 +348,13 @@ describe("the web UI in Chromium", () => {
     // The engine refuses a frozen date without the way out; past the browser's check, the page says what to give.
     await form.locator("input[name=openFrozen]").evaluate((input: HTMLInputElement) => input.removeAttribute("required"));
     await form.locator("button[type=submit]").click();
-    await page.waitForURL(/error=/);
-    expect(await page.textContent("[role=status]")).toContain(`Refused: pipeline ${WAREHOUSE}: ${date} is frozen ${FROZEN.from}..${FROZEN.to} by ${FROZEN.owner}: ${FROZEN.reason}; give a reason for opening the frozen period`);
+    await page.waitForSelector("#flash.bad");
+    expect(await page.textContent("#flash")).toContain(`Refused: pipeline ${WAREHOUSE}: ${date} is frozen ${FROZEN.from}..${FROZEN.to} by ${FROZEN.owner}: ${FROZEN.reason}; give a reason for opening the frozen period`);
     expect(await page.textContent("h1 .b")).toBe("failed");
     await page.locator("form[action$='/clear'] input[name=reason]").first().fill("duplicates removed at the source");
     await page.locator("form[action$='/clear'] input[name=openFrozen]").first().fill("finance agreed on the phone (ticket FIN-311)");
     await page.locator("form[action$='/clear'] button[type=submit]").first().click();
-    await page.waitForURL(/done=|\/runs\/[^?]+$/);
+    await page.waitForSelector("#flash.good");
     expect(await page.textContent("h1 .b")).not.toBe("failed");
     const [entry] = (await seeded.engine.audit({ pipelineId: WAREHOUSE })).filter((e) => e.action === "clear" && e.runId === runId);
     expect(entry).toMatchObject({ actor: UI_LOCAL_USER, reason: "duplicates removed at the source", details: { openFrozen: "finance agreed on the phone (ticket FIN-311)", failedOnly: true } });
@@ -433,6 +441,55 @@ describe("the web UI in Chromium", () => {
       await context.close();
     });
   }
+
+  it("adds the row of a run created while the grid is open, with no reload", async () => {
+    const { context, page } = await open(`/ui/pipelines/${WAREHOUSE}/grid?days=90&to=${LAST_DUE_DATE}`);
+    await page.waitForSelector("#live.on");
+    await page.evaluate(() => ((window as unknown as { stillThisPage: boolean }).stillThisPage = true));
+    const rowsOf = (date: string) => page.$$eval(`table.grid tr[data-date="${date}"]`, (trs) => trs.map((tr) => ({ run: tr.getAttribute("data-run"), cells: [...tr.querySelectorAll("td > .c")].map((c) => /\bs-([a-z_]+)/.exec(c.getAttribute("class") ?? "")?.[1]) })));
+    expect(await rowsOf(MISSING_DATE)).toEqual([{ run: null, cells: ["missing"] }]);
+    // Another client runs the day the scheduler passed over (as a backfill would: a new run).
+    await seeded.engine.trigger(WAREHOUSE, MISSING_DATE, { actor: "bob", reason: "the passed-over day" });
+    await expect.poll(() => rowsOf(MISSING_DATE), { timeout: 10_000 }).toEqual([{ run: `${WAREHOUSE}@${MISSING_DATE}`, cells: ["queued", ...taskOrder().map((t) => (["extract_orders", "extract_customers", "extract_payments"].includes(t) ? "queued" : "scheduled"))] }]);
+    // In its place, between its neighbours: newest first.
+    const order = await page.$$eval("table.grid tr[data-date]", (trs) => trs.map((tr) => tr.getAttribute("data-date")!));
+    expect(order).toEqual([...order].sort().reverse());
+    expect(await page.evaluate(() => (window as unknown as { stillThisPage?: boolean }).stillThisPage)).toBe(true);
+    await context.close();
+  });
+
+  it("says when a grid ends before today and how many newer dates failed or are missing, with a link to the latest", async () => {
+    const to = "2026-10-10";
+    const newer = (await seeded.engine.expected(WAREHOUSE, { from: addDays(to, 1), to: "2026-12-01" })).filter((e) => e.status === "failed" || e.status === "missing");
+    expect(newer.length).toBeGreaterThan(0);
+    const { context, page } = await open(`/ui/pipelines/${WAREHOUSE}/grid?days=30&to=${to}&only=failed`);
+    expect((await page.textContent("#newer"))?.replace(/\s+/g, " ").trim()).toBe(
+      `This view ends at ${to}; ${newer.length} newer date${newer.length === 1 ? "" : "s"} failed or ${newer.length === 1 ? "is" : "are"} missing after it (up to 2026-11-30). Show the latest`,
+    );
+    await page.click("#newer a");
+    await page.waitForURL(/grid\?days=30&only=failed$/);
+    expect(await page.locator("#newer").count()).toBe(0);
+    await context.close();
+  });
+
+  it("reads the audit log's days in the zone the page shows, and shows its times in that zone", async () => {
+    // 14:00 UTC on 30 November is 04:00 on 1 December in Kiritimati (UTC+14).
+    const { context, page } = await open("/ui/audit", { timezoneId: "Pacific/Kiritimati" });
+    await page.fill("input[name=from]", "2026-12-01");
+    await page.fill("input[name=to]", "2026-12-01");
+    await page.click("form[data-zoned] button[type=submit]");
+    await page.waitForURL(/tz=Pacific%2FKiritimati/);
+    const rows = () => page.$$eval("table.audit tbody tr", (trs) => trs.map((tr) => [tr.querySelector("time")?.textContent, tr.querySelectorAll("td")[1]?.textContent?.trim(), tr.querySelectorAll("td")[2]?.textContent?.trim()]));
+    const seen = await rows();
+    expect(seen).toContainEqual(["2026-12-01 04:00:00 GMT+14", "carol", "unpause"]);
+    for (const [time] of seen) expect(time).toMatch(/^2026-12-01 .* GMT\+14$/);
+    await context.close();
+    // A link with days and no zone was read in UTC: the page shows UTC too, whatever the browser's zone.
+    const shared = await open("/ui/audit?from=2026-11-30&to=2026-11-30&actor=carol", { timezoneId: "Pacific/Kiritimati" });
+    expect(await shared.page.$$eval("table.audit tbody tr time", (ts) => ts.map((t) => t.textContent))).toEqual(["2026-11-30 14:00:00 UTC", "2026-11-30 14:00:00 UTC"]);
+    expect(await shared.page.inputValue("#tz")).toBe("UTC");
+    await shared.context.close();
+  });
 
   it("renders every other page without a script error", async () => {
     const pages: [string, string][] = [

@@ -10,7 +10,7 @@ export interface View {
   url: URL;
   /** The pipelines' time zones, offered first by the zone selector. */
   zones: readonly string[];
-  /** A message from the action that redirected here (`?done=...` / `?error=...`). */
+  /** What the action that redirected here did or why it was refused, told once (a cookie, never the URL). */
   flash: { kind: "good" | "bad"; text: string } | null;
 }
 
@@ -48,7 +48,7 @@ ${options.head}
 ${who}</div>
 </header>
 <main>
-${view.flash ? html`<div class="note ${view.flash.kind}" role="status">${view.flash.text}</div>` : ""}
+${view.flash ? html`<div class="note ${view.flash.kind}" role="status" id="flash">${view.flash.text}</div>` : ""}
 ${options.body}
 </main>
 <script src="${assetPath("js")}" defer></script>
