@@ -89,12 +89,49 @@ export function subtractLookback(value: Watermark, lookback: number | string | u
   }
   const ms = instant(value);
   if (ms === null) throw new DefinitionError(`watermark ${JSON.stringify(value)} is not a date or timestamp, so a lookback cannot be applied`);
-  const back = new Date(ms - parseDuration(lookback, "lookback"));
-  const iso = back.toISOString();
-  if (/^\d{4}-\d{2}-\d{2}$/.test(value.trim())) return iso.slice(0, 10);
-  // Keep the input's shape (space or T, zone or not) so it compares and binds like the column.
-  const m = TIMESTAMP.exec(value.trim())!;
-  const sep = value.includes("T") ? "T" : " ";
+  return formatLike(ms - lookbackMs(lookback), value);
+}
+
+function lookbackMs(lookback: number | string | undefined): number {
+  if (lookback === undefined || lookback === 0) return 0;
+  if (typeof lookback === "number") throw new DefinitionError(`a time window takes a duration lookback ("2h", "3d"), not the number ${lookback}`);
+  return parseDuration(lookback, "lookback");
+}
+
+/** An instant written in the shape of `sample` (date only, space or T, zone or not), so it compares and binds like the column. */
+function formatLike(ms: number, sample: string): string {
+  const iso = new Date(ms).toISOString();
+  if (/^\d{4}-\d{2}-\d{2}$/.test(sample.trim())) return iso.slice(0, 10);
+  const m = TIMESTAMP.exec(sample.trim());
+  const sep = sample.includes("T") ? "T" : " ";
   const time = iso.slice(11, 23).replace(/\.000$/, "");
-  return `${iso.slice(0, 10)}${sep}${time}${m[3] ? "Z" : ""}`;
+  return `${iso.slice(0, 10)}${sep}${time}${m?.[3] ? "Z" : ""}`;
+}
+
+/** Rows an incremental read selects: `since < value` (all when null) and `value < until` (no bound when null). */
+export interface WatermarkRange {
+  since: Watermark | null;
+  until: Watermark | null;
+}
+
+/**
+ * The window of an interval `[start, end)` for a time watermark column: from the start minus the
+ * lookback up to the end. `since` is exclusive, so it is the instant (or, for a date column, the
+ * day) just before the window's start. Written in the shape of `sample`, the saved watermark, when
+ * there is one; otherwise as UTC ISO date-times (`2026-08-31T23:59:59.999Z`).
+ */
+export function intervalWindow(interval: { start: string; end: string }, lookback: number | string | undefined, sample: Watermark | null): WatermarkRange {
+  const start = instant(interval.start);
+  const end = instant(interval.end);
+  if (start === null || end === null) throw new DefinitionError(`interval ${interval.start}..${interval.end} is not a pair of ISO date-times`);
+  const back = lookbackMs(lookback);
+  if (typeof sample === "string" && /^\d{4}-\d{2}-\d{2}$/.test(sample.trim())) {
+    // A date column: whole local days of the schedule's zone, the business date's own.
+    const day = 86_400_000;
+    const startDay = Date.parse(`${interval.start.slice(0, 10)}T00:00:00Z`);
+    const lookbackDays = Math.ceil(back / day);
+    return { since: new Date(startDay - (lookbackDays + 1) * day).toISOString().slice(0, 10), until: interval.end.slice(0, 10) };
+  }
+  const shape = typeof sample === "string" ? sample : "2026-01-01T00:00:00.000Z";
+  return { since: formatLike(start - back - 1, shape), until: formatLike(end, shape) };
 }

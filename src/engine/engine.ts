@@ -47,11 +47,12 @@ import { taskProcessEnvironment, withheldVariables } from "./executor/command-en
 import type { TaskCodeRunner } from "./executor/task-code-runner.ts";
 import { hostedRunner } from "./task-host/hosted-runner.ts";
 import { SecretMasker } from "./secrets/masker.ts";
-import type { ProcessParts, ProcessSettings, WorkerRequest } from "./processes.ts";
+import type { LongLivedOptions, ProcessParts, ProcessSettings, WorkerRequest } from "./processes.ts";
+import { SchedulerStart } from "./scheduler/scheduler-start.ts";
+import { ProcessFactsHub } from "./metrics/process-facts.ts";
+import { storeFacts, WORKER_ALIVE_MS, type StoreFacts } from "./metrics/store-facts.ts";
+import type { EngineMetrics } from "./metrics/prometheus.ts";
 import { DEFAULTS } from "./project/defaults.ts";
-
-/** A worker not seen for this long is taken for dead by `idem why`. */
-const WORKER_ALIVE_MS = 60_000;
 
 export interface EngineOptions {
   store: Store;
@@ -153,6 +154,9 @@ export class Engine {
   readonly #projectDir: string;
   readonly #options: EngineOptions;
   #pool: TaskHostPool | null = null;
+  /** What this process's scheduler and workers measure of their own work (the metrics listen). */
+  readonly facts = new ProcessFactsHub();
+  #metrics: Promise<EngineMetrics> | null = null;
   readonly #random: () => number;
   readonly #frozen: readonly FrozenPeriod[];
   readonly connections: Record<string, ConnectionConfig>;
@@ -165,6 +169,7 @@ export class Engine {
   readonly #tokens: ApiTokens;
   readonly #pages: Pages;
   readonly #backfills: Backfills;
+  readonly #schedulerStart = new SchedulerStart();
 
   constructor(options: EngineOptions) {
     this.masker = new SecretMasker(options.secrets ?? []);
@@ -268,9 +273,9 @@ export class Engine {
    * Runs `body` as a long-lived process in the role given (scheduler, worker, serve, dev), until
    * `signal`: the config's pools exist, pipeline files are reloaded every `reloadMs`, a watchdog runs.
    */
-  async runLongLived(role: string, signal: AbortSignal, body: () => Promise<void>, log: (line: string) => void): Promise<void> {
+  async runLongLived(role: string, signal: AbortSignal, body: () => Promise<void>, log: (line: string) => void, options: LongLivedOptions = {}): Promise<void> {
     const { runLongLived } = await import("./processes.ts");
-    await runLongLived(this.#processParts(), role, signal, body, log);
+    await runLongLived(this.#processParts(), role, signal, body, log, options);
   }
 
   /** Runs this process's scheduler until `signal`: it leads, or stands by while another leads. */
@@ -303,7 +308,26 @@ export class Engine {
       taskRunner: (size) => this.taskRunner(size),
       warmTaskHosts: (count) => this.warmTaskHosts(count),
       watchdog: (role, log) => this.watchdog(role, log),
+      facts: this.facts,
+      schedulerStart: this.#schedulerStart,
     };
+  }
+
+  /** The installation's durable facts, read from the store now: what /metrics shows of it. */
+  async storeFacts(): Promise<StoreFacts> {
+    return storeFacts(this.store, this.pipelines(), this.clock.now());
+  }
+
+  /**
+   * This process's metrics (Prometheus' text format): the store's facts as of each scrape, and
+   * what this process measured since the first call. The metrics library loads then: a process
+   * that serves /metrics calls this when it starts, so its measures cover its whole life.
+   */
+  metrics(): Promise<EngineMetrics> {
+    this.#metrics ??= import("./metrics/prometheus.ts").then(({ prometheusMetrics }) =>
+      prometheusMetrics({ facts: this.facts, storeFacts: () => this.storeFacts(), taskHostsAlive: () => this.#pool?.size ?? 0 }),
+    );
+    return this.#metrics;
   }
 
   /** The interval a business date names under the pipeline's schedule. */
@@ -469,6 +493,13 @@ export class Engine {
   }
 
   /** The next `count` runs the schedule will create after now. */
+  /** What a scheduler starting now will do for each pipeline, one line each: catch-up and next fire (`scheduler/outlook.ts`). */
+  async schedulerOutlook(): Promise<string[]> {
+    const { schedulerOutlook } = await import("./scheduler/outlook.ts");
+    const env = { store: this.store, preview: (id: string, n: number) => this.preview(id, n), frozenPeriods: (id: string) => this.frozenPeriods(id) };
+    return schedulerOutlook(env, this.catalog.pipelines(), this.clock.now());
+  }
+
   preview(pipelineId: string, count: number): Due[] {
     const pipeline = this.pipeline(pipelineId);
     const from = Math.max(this.clock.now(), pipeline.start === null ? -Infinity : pipeline.start - 1);
@@ -760,6 +791,7 @@ export class Engine {
       holder: `${role} ${this.workerId}`,
       notifiers: { log: { log: true }, ...this.#watch.notifiers },
       defaultNotify: this.#watch.defaultNotify ?? ["log"],
+      schedulerStarting: () => this.#schedulerStart.pending,
       ...(this.#watch.intervalMs === undefined ? {} : { intervalMs: this.#watch.intervalMs }),
       ...(this.#watch.graceMs === undefined ? {} : { graceMs: this.#watch.graceMs }),
       ...(log ? { log } : {}),

@@ -3,6 +3,7 @@ import { manualRunTooEarly } from "../core/policy/manual-run.ts";
 import type { Pipeline } from "../core/pipeline/types.ts";
 import { formatInstant } from "../core/time/dates.ts";
 import { describeInterval, type Interval } from "../core/time/interval.ts";
+import { intervalName, namesDate } from "../core/time/interval-name.ts";
 
 /**
  * Refuses an operator's run of an interval that has not ended (core's `manualRunTooEarly`), in
@@ -16,19 +17,9 @@ export function assertIntervalEnded(pipeline: Pipeline, interval: Interval, now:
   const newest = refusal.newestEnded;
   const runnable = newest === null
     ? "none of its intervals has ended yet"
-    : `the newest ${namesDate(pipeline, newest) ? `date that can run now is ${newest.businessDate}` : `interval that can run now is ${describeInterval(newest)}`}`;
+    : `the newest ${namesDate(pipeline.schedule, newest) ? `date that can run now is ${newest.businessDate}` : `interval that can run now is ${describeInterval(newest)}`}`;
   throw new IntervalNotEndedError(
-    `${namesDate(pipeline, interval) ? interval.businessDate : describeInterval(interval)} has not ended: its interval ends at ${formatInstant(refusal.endsAt, tz)}; ${runnable}`,
+    `${intervalName(pipeline.schedule, interval)} has not ended: its interval ends at ${formatInstant(refusal.endsAt, tz)}; ${runnable}`,
     { pipeline: pipeline.id },
   );
-}
-
-/** Whether the interval's business date names it (one interval starts on that date), so a date is enough to ask for it. */
-function namesDate(pipeline: Pipeline, interval: Interval): boolean {
-  try {
-    const named = pipeline.schedule.intervalForDate(interval.businessDate);
-    return named.start === interval.start && named.end === interval.end;
-  } catch {
-    return false;
-  }
 }

@@ -6,10 +6,12 @@ import type { FrozenPeriod } from "../core/policy/frozen.ts";
 import type { ClaimedAttempt, Store } from "../store/port.ts";
 import type { TaskCodeRunner } from "./executor/task-code-runner.ts";
 import type { Watchdog } from "./freshness/watchdog.ts";
+import type { ProcessFacts } from "./metrics/process-facts.ts";
 import type { ConnectionConfig } from "./project/config.ts";
 import type { PipelineCatalog } from "./project/catalog.ts";
 import { BACKFILL_ONLY_HOLDER, schedulerPresence } from "./scheduler/presence.ts";
 import { Scheduler } from "./scheduler/scheduler.ts";
+import type { SchedulerStart } from "./scheduler/scheduler-start.ts";
 import type { SecretMasker } from "./secrets/masker.ts";
 import { notifyWork, subscribeToScheduling } from "./worker/wakeup.ts";
 import { Worker } from "./worker/worker.ts";
@@ -31,6 +33,10 @@ export interface ProcessParts {
   taskRunner(size: number): TaskCodeRunner;
   warmTaskHosts(count: number): void;
   watchdog(role: string, log?: (line: string) => void): Watchdog;
+  /** Where the scheduler and workers tell what they did (the metrics listen). */
+  facts: ProcessFacts;
+  /** Whether this process's own scheduler has yet to try the lead (its watchdog waits for it). */
+  schedulerStart: SchedulerStart;
 }
 
 /** The config's numbers for the scheduler and workers (`idem.config.ts`, defaults in config.ts). */
@@ -76,13 +82,12 @@ export function buildScheduler(parts: ProcessParts, holder: string, options: { l
     frozen: parts.frozen,
     onWork: () => notifyWork(parts.stateDir),
     ...(options.backfillsOnly ? { scope: "backfills" as const } : {}),
-    ...(log
-      ? {
-          log,
-          onLeadChange: (leader: boolean, leaderHolder: string) =>
-            log(leader ? `scheduler ${holder} leads` : `scheduler ${holder} stands by (leader: ${leaderHolder})`),
-        }
-      : {}),
+    onTick: (tick) => parts.facts.tickEnded(tick),
+    ...(log ? { log } : {}),
+    onLeadChange: (leader: boolean, leaderHolder: string) => {
+      parts.schedulerStart.tried();
+      log?.(leader ? `scheduler ${holder} leads` : `scheduler ${holder} stands by (leader: ${leaderHolder})`);
+    },
   });
 }
 
@@ -118,7 +123,10 @@ export function buildWorker(parts: ProcessParts, request: WorkerRequest): Worker
       },
     },
     ...(request.log ? { log: request.log } : {}),
-    ...(request.onAttempt ? { onAttempt: request.onAttempt } : {}),
+    onAttempt: (claim, outcome) => {
+      parts.facts.attemptEnded({ pipelineId: claim.pipelineId, taskId: claim.taskId, taskState: outcome.taskState, durationMs: outcome.durationMs });
+      request.onAttempt?.(claim, outcome);
+    },
   });
 }
 
@@ -156,12 +164,20 @@ export async function runBackfillHere(parts: ProcessParts, backfillId: string, m
   return { done: Promise.allSettled(running).then(() => undefined) };
 }
 
+export interface LongLivedOptions {
+  /** The body starts a scheduler: the watchdog does not call the scheduler down before it first tries to lead. */
+  startsScheduler?: boolean;
+}
+
 /**
  * The frame of every long-running process (scheduler, worker, `idem serve`, `idem dev`): pools
  * the config names exist, pipeline files are looked at every `reloadMs`, and a watchdog runs
  * (one process at a time holds its lease), all while `body` runs and until `signal`.
  */
-export async function runLongLived(parts: ProcessParts, role: string, signal: AbortSignal, body: () => Promise<void>, log: (line: string) => void): Promise<void> {
+export async function runLongLived(
+  parts: ProcessParts, role: string, signal: AbortSignal, body: () => Promise<void>, log: (line: string) => void, options: LongLivedOptions = {},
+): Promise<void> {
+  if (options.startsScheduler) parts.schedulerStart.expect();
   for (const broken of parts.catalog.brokenFiles()) log(`pipeline file not loaded, its pipelines do not run: ${broken.message}`);
   const stop = new AbortController();
   const onAbort = () => stop.abort();

@@ -8,6 +8,7 @@ import { hostAllowList, idemSecureHeaders, sameOriginWrites } from "./security.t
 import { apiRoutes } from "./api/index.ts";
 import { uiRoutes } from "./ui/index.ts";
 import { healthRoutes } from "./health.ts";
+import { metricsRoutes } from "./metrics.ts";
 
 export interface AppOptions {
   /** Where unexpected errors are written (default: stderr). */
@@ -16,7 +17,7 @@ export interface AppOptions {
 
 /**
  * The whole HTTP surface: the JSON API under /api/v1, the login exchange under /auth, and the
- * web UI at /, and GET /health (no token). Every request passes, in order: the Host allow-list, secure headers, the
+ * web UI at /, GET /health (no token) and GET /metrics (Prometheus' text format). Every request passes, in order: the Host allow-list, secure headers, the
  * cross-origin check for writes, who is asking, and the CSRF check for writes made with a cookie.
  */
 export function buildApp(deps: AppDeps, options: AppOptions = {}): Hono<AppEnv> {
@@ -28,6 +29,7 @@ export function buildApp(deps: AppDeps, options: AppOptions = {}): Hono<AppEnv> 
   app.use(resolvePrincipal(deps));
   app.use(requireCsrf());
   app.route("/", healthRoutes(deps));
+  app.route("/", metricsRoutes(deps));
   app.route("/auth", sessionRoutes(deps));
   app.route("/api/v1", apiRoutes(deps));
   app.route("/", uiRoutes(deps));

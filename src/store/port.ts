@@ -19,6 +19,7 @@ import type { AuditStore } from "./port/audit.ts";
 import type { TokenStore } from "./port/tokens.ts";
 import type { ChangeFeedStore } from "./port/changes.ts";
 import type { HistoryReads } from "./port/history.ts";
+import type { MetricReads } from "./port/metrics.ts";
 
 export * from "./port/runs.ts";
 export * from "./port/attempts.ts";
@@ -33,6 +34,7 @@ export * from "./port/audit.ts";
 export * from "./port/tokens.ts";
 export * from "./port/changes.ts";
 export * from "./port/history.ts";
+export * from "./port/metrics.ts";
 
 export interface Store
   extends RunStore,
@@ -47,7 +49,8 @@ export interface Store
     AuditStore,
     TokenStore,
     ChangeFeedStore,
-    HistoryReads {
+    HistoryReads,
+    MetricReads {
   /** Brings the schema to the latest version. Safe to call on every start. */
   migrate(): Promise<void>;
   close(): Promise<void>;

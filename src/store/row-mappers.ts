@@ -61,7 +61,11 @@ export function rowMappers(decode: RowDecoding) {
       message: r.message,
       notify: decode.json(r.notify),
       openedAt: r.opened_at,
+      acknowledgement: r.acknowledged_at === null || r.acknowledged_at === undefined
+        ? null
+        : { at: r.acknowledged_at, by: r.acknowledged_by, reason: r.ack_reason, until: r.ack_until ?? null },
       resolvedAt: r.resolved_at,
+      resolvedBy: r.resolved_by ?? null,
       resolution: r.resolution,
     };
   }

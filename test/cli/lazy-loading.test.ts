@@ -44,6 +44,13 @@ describe("what a command loads", () => {
     }
   });
 
+  it("the long-running commands load the metrics library only once /metrics is served", () => {
+    for (const entry of ["src/cli/actions/daemon.ts", "src/cli/actions/daemons.ts", "src/cli/actions/serve.ts", "src/http/server.ts", "src/engine/engine.ts"]) {
+      expect([...staticGraph(entry).packages], entry).not.toContain("prom-client");
+    }
+    expect([...staticGraph("src/engine/metrics/prometheus.ts").packages]).toContain("prom-client");
+  });
+
   it("the data plane's opener loads only the driver a location names", () => {
     const { packages } = staticGraph("src/cli/actions/history.ts");
     expect([...packages].filter((p) => HEAVY.includes(p) || p === "better-sqlite3")).toEqual([]);

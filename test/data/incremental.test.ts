@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
+import { intervalWindow } from "../../src/data/watermark.ts";
 import { incrementalLoad, memoryWatermarkStore, sql, subtractLookback, tableWatermarkStore, type Target, type Watermark, type WriteContext } from "../../src/data/index.ts";
 import { cleanTempDirs, dropSchema, targetKinds } from "./targets.ts";
 
@@ -12,6 +13,24 @@ describe("lookback arithmetic", () => {
     expect(subtractLookback("2026-09-01 10:00:00", "2h")).toBe("2026-09-01 08:00:00");
     expect(subtractLookback("2026-09-01T00:30:00Z", "1h")).toBe("2026-08-31T23:30:00Z");
     expect(subtractLookback("2026-09-03", "2d")).toBe("2026-09-01");
+  });
+
+  it("gives an interval's window in the saved watermark's shape, since exclusive, until the interval's end", () => {
+    const day = { start: "2026-09-02T00:00:00+02:00", end: "2026-09-03T00:00:00+02:00" };
+    expect(intervalWindow(day, "2h", "2026-09-14 10:00:00")).toEqual({ since: "2026-09-01 19:59:59.999", until: "2026-09-02 22:00:00" });
+    expect(intervalWindow(day, undefined, "2026-09-14T10:00:00Z")).toEqual({ since: "2026-09-01T21:59:59.999Z", until: "2026-09-02T22:00:00Z" });
+    expect(intervalWindow(day, "2h", null)).toEqual({ since: "2026-09-01T19:59:59.999Z", until: "2026-09-02T22:00:00Z" });
+    // a date column: the business date's own days, in the schedule's zone
+    expect(intervalWindow(day, "1d", "2026-09-14")).toEqual({ since: "2026-08-31", until: "2026-09-03" });
+    expect(intervalWindow(day, undefined, "2026-09-14")).toEqual({ since: "2026-09-01", until: "2026-09-03" });
+  });
+
+  it("refuses a window run whose context has no interval, naming the table", async () => {
+    const load = incrementalLoad({
+      target: null as never, table: "orders", key: "id", watermarkColumn: "updated_at", lookback: "2h", store: memoryWatermarkStore(),
+      context: { ...context, trigger: "backfill" }, source: () => ({ rows: [] }),
+    });
+    await expect(load).rejects.toThrow("orders: a backfill run of an incremental load reads its interval, and the write context has none; build it with writeContextFrom(ctx)");
   });
 });
 

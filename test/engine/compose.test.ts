@@ -113,4 +113,26 @@ describe("the engine as the composition root (openProject)", () => {
       await running;
     }
   });
+
+  it("idem dev does not call its own starting scheduler down, whatever lead the one before it left", async () => {
+    writeProject(``, { "days.ts": DAYS });
+    engine = await openProject(await loadConfig(project), { pipelines: true });
+    // Yesterday's scheduler: its lease lapsed a day ago.
+    await engine.store.tryLead({ role: "scheduler", holder: "host:1:yesterday", now: Date.now() - 86_400_000, ttlMs: 15_000 });
+    const stop = new AbortController();
+    const lines: string[] = [];
+    const body = async () => {
+      // The watchdog has passed once before this process's scheduler starts.
+      await until("the watchdog's first pass", () => lines.find((l) => / checks promises$/.test(l)));
+      await engine!.runScheduler(stop.signal, (l) => lines.push(l));
+    };
+    const running = engine.runLongLived("dev", stop.signal, body, (l) => lines.push(l), { startsScheduler: true });
+    try {
+      await until("the scheduler to lead", () => lines.find((l) => /^scheduler \S+ leads$/.test(l)));
+      expect(await engine.incidents({})).toEqual([]);
+    } finally {
+      stop.abort();
+      await running;
+    }
+  });
 });

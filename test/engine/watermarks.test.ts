@@ -49,7 +49,8 @@ describe("incremental loads inside idem", () => {
     await h.scheduler.tick();
     await h.work();
     expect((await h.engine.backfillStatus(backfill.backfillId)).progress.succeeded).toBe(1);
-    expect(reads).toEqual([null, 20]);
+    // a numeric watermark (a version) cannot select an interval: the backfill reads everything
+    expect(reads).toEqual([null, null]);
     // the backfill saw version 30 and wrote it, but left the watermark where it was
     const [attempt] = (await h.store.listAttempts("events@2026-09-01", "pull")).slice(-1);
     expect(attempt!.summary).toEqual({ written: 1 });

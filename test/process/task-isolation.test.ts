@@ -98,7 +98,8 @@ export const p = pipeline("p", { schedule: daily({ at: "00:00" }), start: "2026-
       project, "SELECT task_id, try_number, error_class, error_message, summary FROM attempts ORDER BY task_id, try_number",
     );
     const of = (task: string, tryNumber = 1) => attempts.find((a) => a.task_id === task && a.try_number === tryNumber)!;
-    expect(JSON.parse(of("context").summary!)).toEqual({ watermark: 41, aborted: false, zone: "UTC" });
+    // `idem run` is a manual run: it reads its own interval and its save leaves the watermark to the schedule
+    expect(JSON.parse(of("context").summary!)).toEqual({ watermark: null, aborted: false, zone: "UTC" });
     expect(of("exits")).toMatchObject({ error_class: "TaskCrashed", error_message: expect.stringMatching(/exited with code 3/) });
     expect(of("throwsLater")).toMatchObject({ error_class: "TaskCrashed", error_message: expect.stringMatching(/thrown from a timer/) });
     expect(of("oom")).toMatchObject({ error_class: "TaskCrashed", error_message: expect.stringMatching(/ran out of memory/) });

@@ -21,8 +21,11 @@ const DAY_MS = 86_400_000;
 const FIRST_DAY = Date.parse("1999-01-01T00:00:00Z");
 
 const TICK = ["selectPipelineState", "countLiveRuns", "selectExpiredAttempts", "selectLiveBackfills", "selectRun", "selectRunByInterval", "loseAttempt", "selectLease"] as const;
+/** A metrics scrape's counts: O(what is live), or a short range of recent intervals. */
+const METRICS = ["metricLiveRuns", "metricRecentRuns", "metricTaskInstancesOfLiveRuns", "metricQueuedByPool", "metricOpenIncidents"] as const;
 const SQLITE_HOT = [
   ...TICK,
+  ...METRICS,
   // claim
   "selectQueuedCandidates", "selectWaitingCandidates", "selectRunCandidates", "selectBackfillCandidates", "countRunningAll",
   "countRunningByPipeline", "poolsInUse", "startTaskInstance", "markRunRunning",
@@ -32,13 +35,14 @@ const SQLITE_HOT = [
 ] as const;
 const POSTGRES_HOT = [
   ...TICK,
+  ...METRICS,
   "selectCandidates", "selectRunCandidates", "selectBackfillCandidates", "lockCaps", "countRunningOfPipelines", "lockPools", "startAttempts",
   "lockAttemptsForFinish", "finishAttempts", "waitingChildrenOfAttempts", "runsProgressOfAttempts", "runsProgress", "taskStatesOfAttempts",
   "settleTaskInstancesOfRuns", "finishRuns", "setTaskState", "renewLease", "tryLead", "renewLeases", "recordStartedAt",
 ] as const;
 
 /** SQLite reads a table whole only through an index of live rows (a partial index). */
-const LIVE_INDEXES = /USING (COVERING )?INDEX (task_instances_queued|task_instances_waiting|task_instances_running_run|task_instances_running_pool|attempts_running|runs_live|backfills_live)\b/;
+const LIVE_INDEXES = /USING (COVERING )?INDEX (task_instances_queued|task_instances_waiting|task_instances_running_run|task_instances_running_pool|attempts_running|runs_live|backfills_live|incidents_open)\b/;
 
 function historySql(dialect: "sqlite" | "postgres"): string[] {
   const day = dialect === "postgres" ? "to_char(to_timestamp(s / 1000) AT TIME ZONE 'UTC', 'YYYY-MM-DD')" : "date(s / 1000, 'unixepoch')";

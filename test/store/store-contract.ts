@@ -9,6 +9,7 @@ import { finishAndClaimContract } from "./contract/finish-and-claim.ts";
 import { freshnessContract } from "./contract/freshness.ts";
 import { contractHarness, portRoles, recording, storeRoles } from "./contract/harness.ts";
 import { historyContract } from "./contract/history.ts";
+import { metricsContract } from "./contract/metrics.ts";
 import { poolsContract } from "./contract/pools.ts";
 import { runsContract } from "./contract/runs.ts";
 import { schedulingContract } from "./contract/scheduling.ts";
@@ -56,6 +57,7 @@ export function describeStoreContract(adapter: string, openStore: () => Promise<
     tokensContract(h);
     changesContract(h);
     historyContract(h);
+    metricsContract(h);
     finishAndClaimContract(h);
 
     it("calls every method of each role of the port in that role's block", () => {

@@ -12,7 +12,7 @@ import type { TestClock } from "../test-clock.ts";
 export async function daemon(
   cli: Cli,
   body: (engine: Engine, signal: AbortSignal) => Promise<void>,
-  options: { role: string; healthPort?: number; clock?: TestClock },
+  options: { role: string; healthPort?: number; clock?: TestClock; startsScheduler?: boolean },
 ): Promise<void> {
   const { role, healthPort } = options;
   const port = healthPort ?? null;
@@ -29,7 +29,7 @@ export async function daemon(
     const server = port === null ? null : await serveHealth(engine, port);
     try {
       // Whatever ends the body (an error included) stops the rest of the process with it.
-      await engine.runLongLived(role, stop.signal, () => body(engine, stop.signal).finally(() => stop.abort()), log);
+      await engine.runLongLived(role, stop.signal, () => body(engine, stop.signal).finally(() => stop.abort()), log, { startsScheduler: options.startsScheduler ?? false });
     } finally {
       server?.close();
     }
@@ -42,10 +42,20 @@ export async function daemon(
 /**
  * GET /health: 200 with the checker's health when the scheduler's heartbeat is fresh, 503 when
  * not; `brokenFiles` lists pipeline files that did not load (their pipelines do not run, the
- * others do, so they do not make the scheduler unhealthy).
+ * others do, so they do not make the scheduler unhealthy). GET /metrics: the process's metrics
+ * in Prometheus' text format (docs/observability.md); like /health, on 127.0.0.1 only and with
+ * no token.
  */
 async function serveHealth(engine: Engine, port: number): Promise<Server> {
+  const metrics = await engine.metrics();
   const server = createServer((request, response) => {
+    if (request.url === "/metrics") {
+      metrics
+        .scrape()
+        .then(({ contentType, text }) => response.writeHead(200, { "content-type": contentType, "cache-control": "no-store" }).end(text))
+        .catch((error) => response.writeHead(500).end(String(error)));
+      return;
+    }
     if (request.url !== "/health") {
       response.writeHead(404).end();
       return;
@@ -60,7 +70,8 @@ async function serveHealth(engine: Engine, port: number): Promise<Server> {
   });
   await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
   const address = server.address();
-  log(`health on http://127.0.0.1:${typeof address === "object" && address ? address.port : port}/health`);
+  const shown = `http://127.0.0.1:${typeof address === "object" && address ? address.port : port}`;
+  log(`health on ${shown}/health, metrics on ${shown}/metrics`);
   return server;
 }
 

@@ -6,7 +6,7 @@ import { openHttp, type HttpFlags } from "./serve.ts";
 import { testClock } from "../test-clock.ts";
 
 export function scheduler(cli: Cli, flags: { healthPort?: number; now?: number }) {
-  return daemon(cli, (engine, signal) => engine.runScheduler(signal, log), { role: "scheduler", healthPort: flags.healthPort, clock: testClock(flags.now, "advancing") });
+  return daemon(cli, (engine, signal) => engine.runScheduler(signal, log), { role: "scheduler", healthPort: flags.healthPort, clock: testClock(flags.now, "advancing"), startsScheduler: true });
 }
 
 export function worker(cli: Cli, options: WorkerFlags & { healthPort?: number }) {
@@ -15,13 +15,14 @@ export function worker(cli: Cli, options: WorkerFlags & { healthPort?: number })
 
 export function dev(cli: Cli, options: WorkerFlags & HttpFlags & { healthPort?: number; serve: boolean; now?: number }) {
   return daemon(cli, async (engine, signal) => {
+    for (const line of await engine.schedulerOutlook()) log(line);
     const server = options.serve ? await openHttp(engine, options, cli.global.user) : null;
     try {
       await Promise.all([engine.runScheduler(signal, log), runWorker(engine, signal, options)]);
     } finally {
       await server?.close();
     }
-  }, { role: "dev", healthPort: options.healthPort, clock: testClock(options.now, "advancing") });
+  }, { role: "dev", healthPort: options.healthPort, clock: testClock(options.now, "advancing"), startsScheduler: true });
 }
 
 interface WorkerFlags {

@@ -23,6 +23,8 @@ export function serve(cli: Cli, flags: HttpFlags) {
 export async function openHttp(engine: Engine, flags: HttpFlags, user: string | undefined): Promise<RunningServer> {
   const port = flags.port;
   const { startServer } = await import("../../http/server.ts");
+  // The server serves /metrics: what this process measures counts from now.
+  await engine.metrics();
   let server: RunningServer;
   try {
     server = await startServer(engine, { host: flags.host, port, allowHosts: flags.allowHost, localUser: user ?? defaultActor(), log });

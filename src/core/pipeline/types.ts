@@ -39,7 +39,8 @@ export interface TaskContext<P extends Params = Params, U extends Record<string,
   tryNumber: number;
   /**
    * How the run came to exist, or why it runs again: "restate" when the schedule reruns it as
-   * part of a trailing window. Watermarks stay still for "backfill" and "restate".
+   * part of a trailing window. Watermarks stay still for "manual", "backfill" and "restate"
+   * (core/policy/incremental-reads.ts).
    */
   trigger: "schedule" | "manual" | "backfill" | "data" | "restate";
   /** Frozen periods of the pipeline and the project, for loaders to enforce a second time. */

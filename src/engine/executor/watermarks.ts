@@ -1,5 +1,7 @@
 import type { Clock } from "../../core/model/clock.ts";
 import type { WatermarkAccess } from "../../core/pipeline/types.ts";
+import type { TriggerKind } from "../../core/model/states.ts";
+import { movesWatermark } from "../../core/policy/incremental-reads.ts";
 import { compareWatermarks } from "../../data/watermark.ts";
 import type { WatermarkRecordStore } from "../../store/port.ts";
 
@@ -16,15 +18,15 @@ export function storeWatermarks(store: WatermarkRecordStore, clock: Clock): Wate
 }
 
 /**
- * What a run's task code gets: a backfill or a restatement rewrites an old interval, so its
- * saves leave the watermark where the schedule put it (whatever the task asks), and say so.
+ * What a run's task code gets: a manual run, a backfill or a restatement reads its own interval,
+ * so its saves leave the watermark where the schedule put it (whatever the task asks), and say so.
  */
-export function watermarksForRun(access: WatermarkAccess, trigger: string, log: (line: string) => void): WatermarkAccess {
-  if (trigger !== "backfill" && trigger !== "restate") return access;
+export function watermarksForRun(access: WatermarkAccess, trigger: TriggerKind, log: (line: string) => void): WatermarkAccess {
+  if (movesWatermark(trigger)) return access;
   return {
     get: access.get,
     async save(pipelineId, taskId, value) {
-      log(`watermark of ${pipelineId}.${taskId} kept where it is (not moved to ${value}): a ${trigger} run rewrites an old interval`);
+      log(`watermark of ${pipelineId}.${taskId} kept where it is (not moved to ${value}): a ${trigger} run reads its own interval; only the schedule moves watermarks`);
     },
   };
 }

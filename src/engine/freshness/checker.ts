@@ -24,6 +24,11 @@ export interface CheckerOptions {
   didNotRunGraceMs?: number;
   /** Who hears of incidents that no promise names notifiers for (did not run, failed runs). */
   defaultNotify?: readonly string[];
+  /**
+   * True while this process's own scheduler has not yet tried to take the lead: the lead its
+   * predecessor left (an hour ago, yesterday) says nothing about the one starting now.
+   */
+  schedulerStarting?: () => boolean;
   log?: (line: string) => void;
 }
 
@@ -41,12 +46,14 @@ export interface CheckResult {
  * the state store only, never the data. Incidents are keyed, so each alerts once.
  */
 export class FreshnessChecker {
-  readonly #o: Required<Omit<CheckerOptions, "log">> & Pick<CheckerOptions, "log">;
+  readonly #o: Required<Omit<CheckerOptions, "log" | "schedulerStarting">> & Pick<CheckerOptions, "log" | "schedulerStarting">;
   readonly #lead = new LeadMemory();
   /** When this checker first looked: "no scheduler ever" counts its grace from here. */
   #firstCheckAt: number | null = null;
   /** The pipelines of the pass under way. */
   #pipelines: readonly Pipeline[] = [];
+  /** Since when each promise exists, once known (a recorded graph version never moves). */
+  readonly #promiseSince = new Map<string, number>();
 
   constructor(options: CheckerOptions) {
     this.#o = { lookbackDays: 7, didNotRunGraceMs: DEFAULTS.didNotRunGraceMs, defaultNotify: [], ...options };
@@ -72,11 +79,15 @@ export class FreshnessChecker {
     const today = localDate(now, promise.timezone);
     const first = this.#firstDate(pipeline, addDays(today, -(this.#o.lookbackDays + promise.deadline.days)));
     const published = new Map((await store.listFreshness(promise.dataset, first, today)).map((f) => [f.businessDate, f]));
+    const since = await this.#sinceOf(pipeline, promise, now);
+    const when = (ms: number) => formatInstant(ms, promise.timezone);
+    /** Unpublished dates whose deadline passed before the promise existed: one summary, no page each. */
+    const beforePromise: string[] = [];
     for (let date = first; date <= today; date = addDays(date, 1)) {
       if (pipeline.end !== null && this.#dateStart(pipeline, date) >= pipeline.end) break;
       const deadlineAt = instantFor(promise.deadline, date, promise.timezone);
       const sloAt = promise.slo ? instantFor(promise.slo, date, promise.timezone) : deadlineAt;
-      const when = (ms: number) => formatInstant(ms, promise.timezone);
+      const promised = deadlineAt >= since;
       const row = published.get(date);
       const keys = { slo: `late:${promise.dataset}:${date}`, sla: `sla_missed:${promise.dataset}:${date}` };
       const incident = { dataset: promise.dataset, pipelineId: pipeline.id, businessDate: date, notify: promise.notify, at: now };
@@ -84,26 +95,64 @@ export class FreshnessChecker {
         // Lateness is the first publication's: a rerun or restatement republishing a day that
         // was on time makes it fresher, not late.
         const how = `published at ${when(row.firstPublishedAt)}${row.emptyReason ? ` (declared empty: ${row.emptyReason})` : ""}`;
-        if (row.firstPublishedAt > deadlineAt) {
+        await this.#resolve(result, keys.slo, now, how);
+        const slaResolved = await this.#resolve(result, keys.sla, now, how);
+        if (row.firstPublishedAt > deadlineAt && promised) {
+          // A fact, not a condition: recorded closed by the publication that ends it, and
+          // alerted once (by the SLA missed incident's resolution when that one had paged).
           await this.#open(result, {
-            ...incident, key: `late_publication:${promise.dataset}:${date}`, kind: "late_publication", runId: row.runId, notify: [],
+            ...incident, key: `late_publication:${promise.dataset}:${date}`, kind: "late_publication", runId: row.runId,
+            notify: slaResolved ? [] : promise.notify, closed: `closed by its publication at ${when(row.firstPublishedAt)}`,
             message: `${promise.dataset} for ${date} was ${how}, after its deadline ${when(deadlineAt)}`,
           });
         }
-        await this.#resolve(result, keys.slo, now, how);
-        await this.#resolve(result, keys.sla, now, how);
+      } else if (!promised) {
+        if (now >= deadlineAt) beforePromise.push(date);
       } else if (now >= deadlineAt) {
         await this.#open(result, {
           ...incident, key: keys.sla, kind: "sla_missed", runId: null,
           message: `SLA missed: ${promise.dataset} for ${date} is not published; the deadline was ${when(deadlineAt)}${promise.owner ? ` (owner ${promise.owner})` : ""}`,
         });
-      } else if (now >= sloAt) {
+      } else if (now >= sloAt && sloAt >= since) {
         await this.#open(result, {
           ...incident, key: keys.slo, kind: "late", runId: null,
           message: `late: ${promise.dataset} for ${date} is not published at its SLO ${when(sloAt)}; the deadline is ${when(deadlineAt)}`,
         });
       }
     }
+    await this.#summariseBeforePromise(pipeline, promise, since, beforePromise, now, result);
+  }
+
+  /**
+   * One incident for a promise's business dates whose deadline passed before it existed (a
+   * first catch-up of 30 days would otherwise page 30 times before a task ran); it resolves when
+   * none of them is unpublished any more.
+   */
+  async #summariseBeforePromise(pipeline: Pipeline, promise: FreshnessPromise, since: number, dates: readonly string[], now: number, result: CheckResult): Promise<void> {
+    const key = `before_promise:${pipeline.id}:${promise.dataset}`;
+    if (dates.length === 0) {
+      await this.#resolve(result, key, now, `no business date due before the promise is unpublished any more`);
+      return;
+    }
+    const range = dates.length === 1 ? dates[0] : `${dates[0]} to ${dates.at(-1)}`;
+    await this.#open(result, {
+      key, kind: "before_promise", dataset: promise.dataset, pipelineId: pipeline.id, businessDate: null, runId: null, notify: promise.notify, at: now,
+      message: `${promise.dataset}: ${dates.length} business date${dates.length === 1 ? "" : "s"} (${range}) had their deadline before the promise existed (${formatInstant(since, promise.timezone)}) and ${dates.length === 1 ? "is" : "are"} not published; a catch-up publishes them without an alert each`,
+    });
+  }
+
+  /**
+   * Since when the promise exists: its pipeline's first recorded graph version that has it. A
+   * promise no version has yet is new: it exists since this checker first looked.
+   */
+  async #sinceOf(pipeline: Pipeline, promise: FreshnessPromise, now: number): Promise<number> {
+    const key = `${pipeline.id}\u0000${promise.dataset}`;
+    const known = this.#promiseSince.get(key);
+    if (known !== undefined) return known;
+    const seen = await this.#o.store.promiseFirstSeen(pipeline.id, promise.dataset);
+    if (seen === null) return this.#firstCheckAt ?? now;
+    this.#promiseSince.set(key, seen);
+    return seen;
   }
 
   /**
@@ -118,6 +167,7 @@ export class FreshnessChecker {
       }
       return;
     }
+    if (this.#o.schedulerStarting?.()) return;
     const downSince = scheduler.lastLeadAt ?? this.#firstCheckAt!;
     if (!needed || now < downSince + this.#o.didNotRunGraceMs) return;
     await this.#open(result, {
@@ -208,10 +258,11 @@ export class FreshnessChecker {
     }
   }
 
-  async #resolve(result: CheckResult, key: string, now: number, resolution: string): Promise<void> {
-    if (await this.#o.store.resolveIncident(key, now, resolution)) {
-      result.resolved.push(key);
-      this.#o.log?.(`resolved ${key}: ${resolution}`);
-    }
+  /** True if the incident was unresolved (idem resolved it now). */
+  async #resolve(result: CheckResult, key: string, now: number, resolution: string): Promise<boolean> {
+    if (!(await this.#o.store.resolveIncident(key, now, resolution))) return false;
+    result.resolved.push(key);
+    this.#o.log?.(`resolved ${key}: ${resolution}`);
+    return true;
   }
 }

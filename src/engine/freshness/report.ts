@@ -1,4 +1,5 @@
 import type { Pipeline } from "../../core/pipeline/types.ts";
+import type { FreshnessPromise } from "../../core/pipeline/promise.ts";
 import { instantFor } from "../../core/pipeline/promise.ts";
 import { addDays, localDate } from "../../core/time/dates.ts";
 import type { FreshnessRecord, Incident, FreshnessStore, WorkerStore } from "../../store/port.ts";
@@ -30,7 +31,15 @@ export interface DatasetFreshness {
   newest: FreshnessRecord | null;
   /** The newest date that should be published by now, and its status. */
   due: { businessDate: string; status: DayStatus; deadlineAt: number } | null;
-  days: { businessDate: string; status: DayStatus; publishedAt: number | null; deadlineAt: number; emptyReason: string | null }[];
+  days: DayFreshness[];
+}
+
+export interface DayFreshness {
+  businessDate: string;
+  status: DayStatus;
+  publishedAt: number | null;
+  deadlineAt: number;
+  emptyReason: string | null;
 }
 
 export interface FreshnessReport {
@@ -72,18 +81,8 @@ export async function freshnessReport(store: FreshnessStore & WorkerStore, pipel
   const datasets: DatasetFreshness[] = [];
   for (const pipeline of pipelines) {
     for (const promise of pipeline.promises) {
+      const { rows, all } = await promiseDays(store, pipeline, promise, now, days);
       const today = localDate(now, promise.timezone);
-      const from = addDays(today, -(days + promise.deadline.days));
-      const rows = new Map((await store.listFreshness(promise.dataset, from, today)).map((r) => [r.businessDate, r]));
-      const all = [];
-      for (let date = from; date <= today; date = addDays(date, 1)) {
-        if (pipeline.start !== null && pipeline.schedule.intervalAt(pipeline.start).businessDate > date) continue;
-        const deadlineAt = instantFor(promise.deadline, date, promise.timezone);
-        const sloAt = promise.slo ? instantFor(promise.slo, date, promise.timezone) : deadlineAt;
-        const row = rows.get(date) ?? null;
-        // on time or not is the first publication's; a republication (rerun, restatement) does not make a day late
-        all.push({ businessDate: date, status: dayStatus(row?.firstPublishedAt ?? null, sloAt, deadlineAt, now), publishedAt: row?.publishedAt ?? null, deadlineAt, emptyReason: row?.emptyReason ?? null });
-      }
       const dueDays = all.filter((d) => d.status !== "not_yet_due");
       const newestRows = rows.size ? [...rows.values()] : await store.listFreshness(promise.dataset, "0000-01-01", today);
       datasets.push({
@@ -100,6 +99,26 @@ export async function freshnessReport(store: FreshnessStore & WorkerStore, pipel
     }
   }
   return { checker: await checkerHealth(store, now, staleMs), datasets, openIncidents: await store.listIncidents({ open: true }) };
+}
+
+/**
+ * A promise's business dates from `days` (and its deadline's days) before today to today, each
+ * with its status, and the publications read for them: one index range of the freshness table.
+ */
+export async function promiseDays(store: FreshnessStore, pipeline: Pipeline, promise: FreshnessPromise, now: number, days: number): Promise<{ rows: Map<string, FreshnessRecord>; all: DayFreshness[] }> {
+  const today = localDate(now, promise.timezone);
+  const from = addDays(today, -(days + promise.deadline.days));
+  const rows = new Map((await store.listFreshness(promise.dataset, from, today)).map((r) => [r.businessDate, r]));
+  const all: DayFreshness[] = [];
+  for (let date = from; date <= today; date = addDays(date, 1)) {
+    if (pipeline.start !== null && pipeline.schedule.intervalAt(pipeline.start).businessDate > date) continue;
+    const deadlineAt = instantFor(promise.deadline, date, promise.timezone);
+    const sloAt = promise.slo ? instantFor(promise.slo, date, promise.timezone) : deadlineAt;
+    const row = rows.get(date) ?? null;
+    // on time or not is the first publication's; a republication (rerun, restatement) does not make a day late
+    all.push({ businessDate: date, status: dayStatus(row?.firstPublishedAt ?? null, sloAt, deadlineAt, now), publishedAt: row?.publishedAt ?? null, deadlineAt, emptyReason: row?.emptyReason ?? null });
+  }
+  return { rows, all };
 }
 
 function dayStatus(publishedAt: number | null, sloAt: number, deadlineAt: number, now: number): DayStatus {

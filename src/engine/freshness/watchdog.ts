@@ -17,6 +17,8 @@ export interface WatchdogOptions {
   holder: string;
   notifiers: Readonly<Record<string, NotifierConfig>>;
   defaultNotify?: readonly string[];
+  /** True while this process's own scheduler has yet to try the lead (see the checker). */
+  schedulerStarting?: () => boolean;
   /** How often the checker passes. Default 15 s. */
   intervalMs?: number;
   /** The "did not run" and "scheduler down" grace. Default 10 minutes. */
@@ -48,6 +50,7 @@ export class Watchdog {
     this.#checker = new FreshnessChecker({
       store: options.store, pipelines: options.pipelines, defaultNotify: options.defaultNotify ?? [], log,
       ...(options.graceMs === undefined ? {} : { didNotRunGraceMs: options.graceMs }),
+      ...(options.schedulerStarting ? { schedulerStarting: options.schedulerStarting } : {}),
     });
     this.#dispatcher = new AlertDispatcher({ store: options.store, clock: options.clock, notifiers: options.notifiers, log, ...(options.env ? { env: options.env } : {}) });
   }

@@ -5,7 +5,7 @@ import { retryDelay } from "../../core/policy/retry.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
 import { describeFrozen, frozenPeriodOf, type FrozenPeriod } from "../../core/policy/frozen.ts";
 import type { Interval } from "../../core/time/interval.ts";
-import type { BackfillItem, BackfillRecord, Store } from "../../store/port.ts";
+import type { BackfillItem, BackfillRecord, PipelineState, Store } from "../../store/port.ts";
 import { newRun, saveVersion, taskInstancesOf } from "../records/pipeline-records.ts";
 import { recordFrozenPeriods } from "../records/frozen-records.ts";
 import type { PipelineCatalog } from "../project/catalog.ts";
@@ -39,6 +39,8 @@ export interface SchedulerOptions {
    * with who leads: logs follow the lease, not the end of a long tick.
    */
   onLeadChange?: (leader: boolean, leaderHolder: string) => void;
+  /** Told after each tick that did not fail: whether this scheduler led, and how long the tick took (ms, on the clock). */
+  onTick?: (tick: { leader: boolean; durationMs: number }) => void;
 }
 
 export interface TickResult {
@@ -60,8 +62,8 @@ const MAX_LATEST_SCAN = 20_000;
  * interval, a cursor that only moves forward), so a deposed leader cannot create a twin.
  */
 export class Scheduler {
-  readonly #o: Required<Omit<SchedulerOptions, "log" | "onWork" | "catalog" | "onLeadChange">> &
-    Pick<SchedulerOptions, "log" | "onWork" | "catalog" | "onLeadChange">;
+  readonly #o: Required<Omit<SchedulerOptions, "log" | "onWork" | "catalog" | "onLeadChange" | "onTick">> &
+    Pick<SchedulerOptions, "log" | "onWork" | "catalog" | "onLeadChange" | "onTick">;
   #leading: boolean | null = null;
   readonly #savedVersions = new Set<string>();
   /** The project's frozen periods are recorded once per scheduler, when it was given them. */
@@ -188,7 +190,9 @@ export class Scheduler {
         wokenDuringTick = false;
         let result: TickResult;
         try {
+          const began = this.#o.clock.now();
           result = await this.tick();
+          this.#o.onTick?.({ leader: result.leader, durationMs: this.#o.clock.now() - began });
           failing = null;
         } catch (error) {
           this.#o.log?.(`tick failed, trying again: ${(error as Error).message}`);
@@ -224,7 +228,7 @@ export class Scheduler {
 
     const room = pipeline.maxActiveRuns - (await store.countLiveRuns(pipeline.id));
     if (room <= 0) return created;
-    const from = state.scheduleCursor ?? pipeline.start ?? pipeline.schedule.nextDue(state.createdAt)?.interval.start;
+    const from = scheduleFrom(pipeline, state);
     if (from === undefined) return created;
     // Past its end the pipeline owns no interval: computing the due ones (up to the run cap, every
     // tick, each a few calculations in the zone) would only find them all outside it.
@@ -383,4 +387,12 @@ export class Scheduler {
     }
     return lost;
   }
+}
+
+/**
+ * Where the schedule goes on from: its cursor (the end of the last interval accounted for), else
+ * the pipeline's start, else the first interval due after the store first saw it.
+ */
+export function scheduleFrom(pipeline: Pipeline, state: PipelineState): number | undefined {
+  return state.scheduleCursor ?? pipeline.start ?? pipeline.schedule.nextDue(state.createdAt)?.interval.start;
 }

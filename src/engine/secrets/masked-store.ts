@@ -6,7 +6,7 @@ import type { SecretMasker } from "./masker.ts";
  * the alerts queued with them (their payloads are built from the incident), run reasons.
  */
 const MASKED_WRITES = new Set<keyof Store>([
-  "finishAttempt", "appendAudit", "openIncident", "resolveIncident", "recordAlertDelivery",
+  "finishAttempt", "appendAudit", "openIncident", "resolveIncident", "actOnIncident", "recordAlertDelivery",
   "createRunIfAbsent", "createBackfill", "skipTask", "markTask", "cancelBackfill", "setPaused",
   "recordExternalDatasetEvent",
 ]);

@@ -56,7 +56,8 @@ export interface WorkerOptions {
   /** The project's named connections (idem.config.ts), for SQL tasks and `ctx.connection`. */
   connections?: Record<string, ConnectionConfig>;
   log?: (line: string) => void;
-  onAttempt?: (claim: ClaimedAttempt, outcome: { taskState: string | null; errorMessage: string | null }) => void;
+  /** An attempt's result was recorded: the task instance's state after it, and how long its task code ran (ms). */
+  onAttempt?: (claim: ClaimedAttempt, outcome: AttemptOutcome) => void;
   /** Where task code runs. Default: in this process (only for pipelines with no file). */
   runner?: TaskCodeRunner;
   /** The pipelines as files say now: refreshed while the worker runs. Overrides `pipelines`. */
@@ -65,6 +66,12 @@ export interface WorkerOptions {
   masker?: SecretMasker;
   /** Variables commands do not inherit unless they name them (the state URL and password). */
   withheldEnv?: readonly string[];
+}
+
+export interface AttemptOutcome {
+  taskState: string | null;
+  errorMessage: string | null;
+  durationMs: number;
 }
 
 /**
@@ -401,6 +408,7 @@ export class Worker {
     let startedAt = how === "waited" ? this.#o.clock.now() : undefined;
     let running = how !== "ahead";
     let began = this.#o.clock.now();
+    let ranMs = 0;
     if (running) this.#running++;
     else {
       this.#waiting++;
@@ -426,7 +434,8 @@ export class Worker {
       if (!running) return;
       running = false;
       this.#running--;
-      this.#recentRunMs.push(this.#o.clock.now() - began);
+      ranMs = this.#o.clock.now() - began;
+      this.#recentRunMs.push(ranMs);
       if (this.#recentRunMs.length > AUTO_PREFETCH_WINDOW) this.#recentRunMs.shift();
       this.#startQueued(true);
     };
@@ -480,7 +489,7 @@ export class Worker {
       wakeLoop = !byLoop;
       if (!outcome) return; // the lease will run out and the attempt will be retried elsewhere
       if (!outcome.accepted) this.#o.log?.(`${claim.runId} ${claim.taskId} try ${claim.tryNumber}: result refused, the attempt is no longer ours`);
-      this.#o.onAttempt?.(claim, { taskState: outcome.taskState, errorMessage: finish.errorMessage });
+      this.#o.onAttempt?.(claim, { taskState: outcome.taskState, errorMessage: finish.errorMessage, durationMs: ranMs });
     })()
       .catch((error) => {
         this.#failure ??= error;

@@ -1,4 +1,6 @@
 import type { TriggerKind } from "../../core/model/states.ts";
+import type { IncidentAcknowledgement, IncidentAction } from "../../core/policy/incident-lifecycle.ts";
+import type { AuditEntry } from "./audit.ts";
 import type { RunRecord } from "./runs.ts";
 
 /**
@@ -13,11 +15,30 @@ export interface FreshnessStore {
   /**
    * Opens an incident unless one with the same key was ever opened (deduplication survives
    * restarts), queueing one "open" alert per notifier in the same transaction. True if opened.
+   * An incident with `closed` is a fact recorded closed (a publication after its deadline): it
+   * alerts once, on opening, and is resolved at once by idem with that resolution.
    */
   openIncident(incident: NewIncident): Promise<boolean>;
-  /** Resolves an open incident, queueing one "resolve" alert per notifier. True if it was open. */
+  /**
+   * Resolves an unresolved incident whose cause ended (by idem, core's SYSTEM_ACTOR), audited and
+   * queueing one "resolve" alert per notifier told of the opening, in one transaction. True if it
+   * was unresolved.
+   */
   resolveIncident(key: string, at: number, resolution: string): Promise<boolean>;
+  /**
+   * A person's acknowledgement (a snooze when it has an end) or resolution, decided by core's
+   * `decideIncidentAction` and audited in the same transaction; a resolution queues one "resolve"
+   * alert per notifier told of the opening. Refused (StoreConflictError) as the decision says, or
+   * "no incident <key>".
+   */
+  actOnIncident(request: IncidentActionRequest): Promise<{ incident: Incident; audit: AuditEntry }>;
+  getIncident(key: string): Promise<Incident | null>;
   listIncidents(query: { open?: boolean; limit?: number }): Promise<Incident[]>;
+  /**
+   * When the pipeline's first recorded graph version with a promise for the dataset was
+   * recorded: the promise exists since then. Null when no recorded version has it yet.
+   */
+  promiseFirstSeen(pipelineId: string, dataset: string): Promise<number | null>;
   /** Alerts not delivered yet whose next attempt is due. */
   dueAlerts(now: number, limit: number): Promise<OutboxAlert[]>;
   recordAlertDelivery(id: number, result: { at: number; error?: string; nextAttemptAt?: number }): Promise<void>;
@@ -50,7 +71,11 @@ export interface FreshnessPublication {
   summary: Record<string, unknown> | null;
 }
 
-export type IncidentKind = "late" | "sla_missed" | "late_publication" | "did_not_run" | "run_failed" | "restate_failed" | "scheduler_down";
+/**
+ * before_promise: the one summary of a promise's business dates whose deadline passed before the
+ * promise existed (a first catch-up), in place of one SLA missed each.
+ */
+export type IncidentKind = "late" | "sla_missed" | "late_publication" | "before_promise" | "did_not_run" | "run_failed" | "restate_failed" | "scheduler_down";
 
 export interface NewIncident {
   key: string;
@@ -63,14 +88,22 @@ export interface NewIncident {
   /** Notifier names to alert. */
   notify: readonly string[];
   at: number;
+  /** Recorded closed, resolved at once by idem with this resolution (a fact, not a condition). */
+  closed?: string;
 }
 
-export interface Incident extends Omit<NewIncident, "at" | "key"> {
+export interface Incident extends Omit<NewIncident, "at" | "key" | "closed"> {
   key: string;
   openedAt: number;
+  /** The newest acknowledgement (a snooze when it has an end); core's incidentState says whether it still holds. */
+  acknowledgement: IncidentAcknowledgement | null;
   resolvedAt: number | null;
+  /** A person, or core's SYSTEM_ACTOR when the cause ended. */
+  resolvedBy: string | null;
   resolution: string | null;
 }
+
+export type IncidentActionRequest = IncidentAction & { key: string; at: number };
 
 export interface OutboxAlert {
   id: number;

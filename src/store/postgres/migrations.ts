@@ -555,4 +555,47 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
         WHERE idempotency_key IS NOT NULL;
     `,
   },
+  {
+    version: 23,
+    name: "an incident's lifecycle: acknowledged (by whom, why, until when), resolved by whom; late publications closed",
+    sql: `
+      -- A person acknowledges an incident (with an end: a snooze) or resolves it with a reason;
+      -- idem resolves it when its cause ends (resolved_by = core's SYSTEM_ACTOR). The rules are
+      -- core's decideIncidentAction; each transition is in the audit log too.
+      ALTER TABLE incidents ADD COLUMN acknowledged_at BIGINT, ADD COLUMN acknowledged_by TEXT,
+        ADD COLUMN ack_reason TEXT, ADD COLUMN ack_until BIGINT, ADD COLUMN resolved_by TEXT;
+      UPDATE incidents SET resolved_by = 'watchdog' WHERE resolved_at IS NOT NULL;
+      -- A publication after its deadline is a fact, closed by the publication that ended it.
+      UPDATE incidents SET resolved_at = opened_at, resolved_by = 'watchdog',
+        resolution = 'closed by its publication: a late publication is a fact, not a condition'
+      WHERE kind = 'late_publication' AND resolved_at IS NULL;
+      CREATE OR REPLACE FUNCTION change_feed_record() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        -- idem migrate copies history in bulk: that is not a change anybody watches.
+        IF current_setting('idem.copying', true) = 'on' THEN RETURN NULL; END IF;
+        IF TG_TABLE_NAME = 'runs' THEN
+          IF TG_OP = 'UPDATE' AND OLD.state IS NOT DISTINCT FROM NEW.state THEN RETURN NULL; END IF;
+          INSERT INTO change_events (kind, run_id, state) VALUES ('run', NEW.run_id, NEW.state);
+        ELSIF TG_TABLE_NAME = 'task_instances' THEN
+          IF OLD.state IS NOT DISTINCT FROM NEW.state AND OLD.try_number IS NOT DISTINCT FROM NEW.try_number THEN RETURN NULL; END IF;
+          INSERT INTO change_events (kind, run_id, task_id, state, try_number)
+          VALUES ('task', NEW.run_id, NEW.task_id, NEW.state, NEW.try_number);
+        ELSIF TG_OP = 'INSERT' THEN
+          INSERT INTO change_events (kind, state, incident_key) VALUES ('incident', 'open', NEW.incident_key);
+        ELSIF OLD.resolved_at IS NULL AND NEW.resolved_at IS NOT NULL THEN
+          INSERT INTO change_events (kind, state, incident_key) VALUES ('incident', 'resolved', NEW.incident_key);
+        ELSIF NEW.resolved_at IS NULL AND OLD.acknowledged_at IS DISTINCT FROM NEW.acknowledged_at THEN
+          INSERT INTO change_events (kind, state, incident_key) VALUES ('incident', 'acknowledged', NEW.incident_key);
+        ELSE
+          RETURN NULL;
+        END IF;
+        PERFORM pg_notify(left('idem_changes_' || TG_TABLE_SCHEMA, 63), '');
+        RETURN NULL;
+      END
+      $fn$;
+      DROP TRIGGER change_feed_incidents ON incidents;
+      CREATE TRIGGER change_feed_incidents AFTER INSERT OR UPDATE OF resolved_at, acknowledged_at ON incidents
+        FOR EACH ROW EXECUTE FUNCTION change_feed_record();
+    `,
+  },
 ];

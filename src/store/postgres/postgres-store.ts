@@ -13,7 +13,7 @@ import {
   StoreConflictError, type AttemptFinish, type AuditEntry, type ClaimRequest,
   type ClaimedAttempt, type FinishAndClaim, type FinishedAndClaimed, type FinishOutcome, type Leadership, type NewAuditEntry,
   type NewPipelineVersion, type NewRun, type NewTaskInstance, type PauseRequest, type PipelineState, type RerunRequest, type RunRecord, type SkipIntervalsRequest, type Store,
-  type TaskInstanceRecord, type TaskActionRequest, type NewBackfill, type BackfillRecord, type BackfillState, type NewIncident, type Incident,
+  type TaskInstanceRecord, type TaskActionRequest, type NewBackfill, type BackfillRecord, type BackfillState, type NewIncident, type Incident, type IncidentActionRequest,
   type NewApiToken, type ApiTokenRecord
 } from "../port.ts";
 import { clientConfig, quoteIdent, resolveTarget, type ConnectionTarget } from "./connection.ts";
@@ -23,6 +23,8 @@ import { mappers, PostgresReads } from "./reads.ts";
 import { AfterCommit, observed, Transactions, type Tx } from "./transaction.ts";
 import { WorkListener } from "./listener.ts";
 import { assertRestatable } from "../restatable.ts";
+import { auditActionOf, decideIncidentAction, SYSTEM_ACTOR } from "../../core/policy/incident-lifecycle.ts";
+import { incidentAudit } from "../incident-audit.ts";
 import { MIGRATIONS } from "./migrations.ts";
 import { KEYS, SESSION_SQL } from "./sql.ts";
 
@@ -551,10 +553,7 @@ export class PostgresStore extends PostgresReads implements Store {
   }
 
   async appendAudit(e: NewAuditEntry): Promise<AuditEntry> {
-    const inserted = await this.db.write("insertAudit", [
-      e.at, e.actor, e.action, e.pipelineId, e.runId ?? null, e.taskId ?? null, e.reason ?? null, e.graphVersion ?? null,
-      JSON.stringify(e.details ?? {}),
-    ]);
+    const inserted = await this.db.write("insertAudit", auditParams(e));
     return toAuditEntry(inserted.rows[0]!);
   }
 
@@ -776,22 +775,51 @@ export class PostgresStore extends PostgresReads implements Store {
 
   async openIncident(i: NewIncident): Promise<boolean> {
     return this.db.tx(async (tx) => {
+      const closed = i.closed === undefined ? [null, null, null] : [i.at, SYSTEM_ACTOR, i.closed];
       const opened = await tx.first("insertIncident", [
-        i.key, i.kind, i.dataset, i.pipelineId, i.businessDate, i.runId, i.message, JSON.stringify(i.notify), i.at,
+        i.key, i.kind, i.dataset, i.pipelineId, i.businessDate, i.runId, i.message, JSON.stringify(i.notify), i.at, ...closed,
       ]);
       if (opened) this.#queueAlerts(tx, toIncident(opened), "open", i.at);
+      if (opened && i.closed !== undefined) void tx.send("insertAudit", auditParams(incidentAudit(i, { action: "incident-resolve", reason: i.closed, at: i.at })));
       return opened !== undefined;
     });
   }
 
   async resolveIncident(key: string, at: number, resolution: string): Promise<boolean> {
     return this.db.tx(async (tx) => {
-      const resolved = await tx.first("resolveIncident", [key, at, resolution]);
-      if (resolved) this.#queueAlerts(tx, toIncident(resolved), "resolve", at);
+      const resolved = await tx.first("resolveIncident", [key, at, SYSTEM_ACTOR, resolution]);
+      if (resolved) {
+        const incident = toIncident(resolved);
+        this.#queueAlerts(tx, incident, "resolve", at);
+        void tx.send("insertAudit", auditParams(incidentAudit(incident, { action: "incident-resolve", reason: resolution, at })));
+      }
       return resolved !== undefined;
     });
   }
 
+  async actOnIncident(request: IncidentActionRequest): Promise<{ incident: Incident; audit: AuditEntry }> {
+    return this.db.tx(async (tx) => {
+      const row = await tx.first("selectIncidentForUpdate", [request.key]);
+      if (!row) throw new StoreConflictError(`no incident ${request.key}`);
+      const decision = decideIncidentAction(request.key, toIncident(row), request, request.at);
+      if (decision.refusal !== undefined) throw new StoreConflictError(decision.refusal);
+      let incident: Incident;
+      if (decision.resolved) {
+        incident = toIncident((await tx.first("resolveIncident", [request.key, decision.resolved.at, decision.resolved.by, decision.resolved.resolution]))!);
+        this.#queueAlerts(tx, incident, "resolve", request.at);
+      } else {
+        const ack = decision.acknowledgement;
+        incident = toIncident((await tx.first("acknowledgeIncident", [request.key, ack.at, ack.by, ack.reason, ack.until]))!);
+      }
+      const audit = await tx.first("insertAudit", auditParams(incidentAudit(incident, {
+        action: auditActionOf(request), actor: request.actor, reason: request.reason.trim(), at: request.at,
+        until: request.kind === "acknowledge" ? request.until : null,
+      })));
+      return { incident, audit: toAuditEntry(audit!) };
+    });
+  }
+
+  /** Queues one alert per notifier the incident names (once per event: the outbox is unique on it). */
   #queueAlerts(tx: Tx, incident: Incident, event: "open" | "resolve", at: number): void {
     if (incident.notify.length === 0) return;
     void tx.send("insertAlerts", [incident.key, event, [...incident.notify], JSON.stringify({ event, ...incident }), at]);
@@ -927,3 +955,8 @@ function recordedAlone(f: AttemptFinish): boolean {
 }
 
 const { toAuditEntry, toPipelineState, toLeadership, toIncident, toBackfill, toRun, toTaskInstance, toApiToken, toClaimedAttempt } = mappers;
+
+/** An audit entry as the insert statement binds it. */
+function auditParams(e: NewAuditEntry): unknown[] {
+  return [e.at, e.actor, e.action, e.pipelineId, e.runId ?? null, e.taskId ?? null, e.reason ?? null, e.graphVersion ?? null, JSON.stringify(e.details ?? {})];
+}

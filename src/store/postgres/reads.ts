@@ -10,6 +10,8 @@ import { rowMappers, watermarkValue } from "../row-mappers.ts";
 import type { Transactions } from "./transaction.ts";
 import { toAlertRecord } from "../alert-rows.ts";
 import type { AlertPageQuery, AlertRecord, TaskStateCell } from "../port.ts";
+import type { IncidentCount, PoolQueue, RunStateCount, TaskStateCount } from "../port.ts";
+import { toIncidentCount, toPoolQueue, toRunStateCount, toTaskStateCount } from "../metric-rows.ts";
 
 /** PostgreSQL hands back booleans and jsonb columns already decoded. */
 export const mappers = rowMappers({ bool: (v) => v === true, json: (v) => v });
@@ -115,6 +117,16 @@ export class PostgresReads {
 
   async freshnessHistory(dataset: string, businessDate: string): Promise<FreshnessPublication[]> {
     return (await this.db.rows("selectFreshnessHistory", [dataset, businessDate])).map(toFreshnessPublication);
+  }
+
+  async getIncident(key: string): Promise<Incident | null> {
+    const [row] = await this.db.rows("selectIncident", [key]);
+    return row ? toIncident(row) : null;
+  }
+
+  async promiseFirstSeen(pipelineId: string, dataset: string): Promise<number | null> {
+    const [row] = await this.db.rows("selectPromiseFirstSeen", [pipelineId, dataset]);
+    return row?.first_seen === null || row?.first_seen === undefined ? null : Number(row.first_seen);
   }
 
   async listIncidents(query: { open?: boolean; limit?: number }): Promise<Incident[]> {
@@ -232,5 +244,25 @@ export class PostgresReads {
   async taskStatesOfRuns(runIds: readonly string[]): Promise<TaskStateCell[]> {
     if (runIds.length === 0) return [];
     return (await this.db.rows("taskStatesOfRuns", [[...runIds]])).map((r) => ({ runId: r.run_id, taskId: r.task_id, state: r.state, tryNumber: Number(r.try_number) }));
+  }
+
+  async liveRunCounts(): Promise<RunStateCount[]> {
+    return (await this.db.rows("metricLiveRuns")).map(toRunStateCount);
+  }
+
+  async recentRunCounts(query: { pipelineIds: readonly string[]; fromStart: number }): Promise<RunStateCount[]> {
+    return (await this.db.rows("metricRecentRuns", [[...query.pipelineIds], query.fromStart])).map(toRunStateCount);
+  }
+
+  async liveRunTaskCounts(): Promise<TaskStateCount[]> {
+    return (await this.db.rows("metricTaskInstancesOfLiveRuns")).map(toTaskStateCount);
+  }
+
+  async queuedByPool(): Promise<PoolQueue[]> {
+    return (await this.db.rows("metricQueuedByPool")).map(toPoolQueue);
+  }
+
+  async openIncidentCounts(): Promise<IncidentCount[]> {
+    return (await this.db.rows("metricOpenIncidents")).map(toIncidentCount);
   }
 }

@@ -537,13 +537,24 @@ export const SQL = {
     SELECT * FROM freshness WHERE dataset = $1 AND business_date >= $2 AND business_date <= $3 ORDER BY business_date`,
   selectFreshnessHistory: `SELECT * FROM freshness_history WHERE dataset = $1 AND business_date = $2 ORDER BY id`,
   insertIncident: `
-    INSERT INTO incidents (incident_key, kind, dataset, pipeline_id, business_date, run_id, message, notify, opened_at)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9)
+    INSERT INTO incidents (incident_key, kind, dataset, pipeline_id, business_date, run_id, message, notify, opened_at, resolved_at, resolved_by, resolution)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12)
     ON CONFLICT DO NOTHING
     RETURNING *`,
   resolveIncident: `
-    UPDATE incidents SET resolved_at = $2, resolution = $3 WHERE incident_key = $1 AND resolved_at IS NULL
+    UPDATE incidents SET resolved_at = $2, resolved_by = $3, resolution = $4 WHERE incident_key = $1 AND resolved_at IS NULL
     RETURNING *`,
+  acknowledgeIncident: `
+    UPDATE incidents SET acknowledged_at = $2, acknowledged_by = $3, ack_reason = $4, ack_until = $5
+    WHERE incident_key = $1 AND resolved_at IS NULL
+    RETURNING *`,
+  // The row a person's action is decided on, locked until the transaction ends.
+  selectIncidentForUpdate: `SELECT * FROM incidents WHERE incident_key = $1 FOR UPDATE`,
+  selectIncident: `SELECT * FROM incidents WHERE incident_key = $1`,
+  // A promise exists since the first recorded graph version that has it (versions are few per pipeline).
+  selectPromiseFirstSeen: `
+    SELECT MIN(v.created_at) AS first_seen FROM pipeline_versions v, jsonb_array_elements(v.definition -> 'promises') p
+    WHERE v.pipeline_id = $1 AND p ->> 'dataset' = $2`,
   selectOpenIncidents: `SELECT * FROM incidents WHERE resolved_at IS NULL ORDER BY opened_at DESC LIMIT $1`,
   selectIncidents: `SELECT * FROM incidents ORDER BY opened_at DESC LIMIT $1`,
   insertAlerts: `
@@ -660,6 +671,20 @@ export const SQL = {
       WHERE x.state = 'running' AND x.worker_id = f.worker_id
     ) f
     WHERE a.attempt_id = f.attempt_id`,
+
+  // --- metrics: counts over the indexes of live rows, or a short range of recent intervals ---
+  metricLiveRuns: `SELECT pipeline_id, state, count(*) AS n FROM runs WHERE state IN ('queued', 'running') GROUP BY pipeline_id, state`,
+  metricRecentRuns: `
+    SELECT pipeline_id, state, count(*) AS n FROM runs
+    WHERE pipeline_id = ANY($1::text[]) AND state IN ('queued', 'running', 'success', 'failed') AND interval_start >= $2
+    GROUP BY pipeline_id, state`,
+  metricTaskInstancesOfLiveRuns: `
+    SELECT r.pipeline_id, t.task_id, t.state, count(*) AS n
+    FROM runs r JOIN task_instances t ON t.run_id = r.run_id
+    WHERE r.state IN ('queued', 'running')
+    GROUP BY r.pipeline_id, t.task_id, t.state`,
+  metricQueuedByPool: `SELECT pool, count(*) AS n, min(queued_at) AS oldest FROM task_instances WHERE state = 'queued' GROUP BY pool`,
+  metricOpenIncidents: `SELECT kind, pipeline_id, count(*) AS n FROM incidents WHERE resolved_at IS NULL GROUP BY kind, pipeline_id`,
 } as const;
 
 export type StatementName = keyof typeof SQL;

@@ -536,4 +536,27 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
         WHERE idempotency_key IS NOT NULL;
     `,
   },
+  {
+    version: 23,
+    name: "an incident's lifecycle: acknowledged (by whom, why, until when), resolved by whom; late publications closed",
+    sql: `
+      -- A person acknowledges an incident (with an end: a snooze) or resolves it with a reason;
+      -- idem resolves it when its cause ends (resolved_by = core's SYSTEM_ACTOR). The rules are
+      -- core's decideIncidentAction; each transition is in the audit log too.
+      ALTER TABLE incidents ADD COLUMN acknowledged_at INTEGER;
+      ALTER TABLE incidents ADD COLUMN acknowledged_by TEXT;
+      ALTER TABLE incidents ADD COLUMN ack_reason TEXT;
+      ALTER TABLE incidents ADD COLUMN ack_until INTEGER;
+      ALTER TABLE incidents ADD COLUMN resolved_by TEXT;
+      UPDATE incidents SET resolved_by = 'watchdog' WHERE resolved_at IS NOT NULL;
+      -- A publication after its deadline is a fact, closed by the publication that ended it.
+      UPDATE incidents SET resolved_at = opened_at, resolved_by = 'watchdog',
+        resolution = 'closed by its publication: a late publication is a fact, not a condition'
+      WHERE kind = 'late_publication' AND resolved_at IS NULL;
+      CREATE TRIGGER change_feed_incident_acknowledged AFTER UPDATE OF acknowledged_at ON incidents
+        WHEN NEW.resolved_at IS NULL BEGIN
+        INSERT INTO change_events (kind, state, incident_key) VALUES ('incident', 'acknowledged', NEW.incident_key);
+      END;
+    `,
+  },
 ];

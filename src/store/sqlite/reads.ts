@@ -11,6 +11,8 @@ import { rowMappers, watermarkValue, type Row } from "../row-mappers.ts";
 import type { SQL } from "./sql.ts";
 import { toAlertRecord } from "../alert-rows.ts";
 import type { AlertPageQuery, AlertRecord, TaskStateCell } from "../port.ts";
+import type { IncidentCount, PoolQueue, RunStateCount, TaskStateCount } from "../port.ts";
+import { toIncidentCount, toPoolQueue, toRunStateCount, toTaskStateCount } from "../metric-rows.ts";
 
 export type Statements = { [K in keyof typeof SQL]: Database.Statement };
 
@@ -115,6 +117,15 @@ export class SqliteReads {
 
   async freshnessHistory(dataset: string, businessDate: string): Promise<FreshnessPublication[]> {
     return (this.q.selectFreshnessHistory.all(dataset, businessDate) as Row[]).map(toFreshnessPublication);
+  }
+
+  async getIncident(key: string): Promise<Incident | null> {
+    const row = this.q.selectIncident.get(key) as Row | undefined;
+    return row ? toIncident(row) : null;
+  }
+
+  async promiseFirstSeen(pipelineId: string, dataset: string): Promise<number | null> {
+    return ((this.q.selectPromiseFirstSeen.get(pipelineId, dataset) as Row | undefined)?.first_seen as number | null | undefined) ?? null;
   }
 
   async listIncidents(query: { open?: boolean; limit?: number }): Promise<Incident[]> {
@@ -250,5 +261,25 @@ export class SqliteReads {
   async taskStatesOfRuns(runIds: readonly string[]): Promise<TaskStateCell[]> {
     if (runIds.length === 0) return [];
     return (this.q.taskStatesOfRuns.all(JSON.stringify(runIds)) as Row[]).map((r) => ({ runId: r.run_id, taskId: r.task_id, state: r.state, tryNumber: r.try_number }));
+  }
+
+  async liveRunCounts(): Promise<RunStateCount[]> {
+    return (this.q.metricLiveRuns.all() as Row[]).map(toRunStateCount);
+  }
+
+  async recentRunCounts(query: { pipelineIds: readonly string[]; fromStart: number }): Promise<RunStateCount[]> {
+    return (this.q.metricRecentRuns.all(JSON.stringify(query.pipelineIds), query.fromStart) as Row[]).map(toRunStateCount);
+  }
+
+  async liveRunTaskCounts(): Promise<TaskStateCount[]> {
+    return (this.q.metricTaskInstancesOfLiveRuns.all() as Row[]).map(toTaskStateCount);
+  }
+
+  async queuedByPool(): Promise<PoolQueue[]> {
+    return (this.q.metricQueuedByPool.all() as Row[]).map(toPoolQueue);
+  }
+
+  async openIncidentCounts(): Promise<IncidentCount[]> {
+    return (this.q.metricOpenIncidents.all() as Row[]).map(toIncidentCount);
   }
 }

@@ -341,11 +341,18 @@ export const SQL = {
   selectFreshnessHistory: `
     SELECT * FROM freshness_history WHERE dataset = ? AND business_date = ? ORDER BY id`,
   insertIncident: `
-    INSERT INTO incidents (incident_key, kind, dataset, pipeline_id, business_date, run_id, message, notify, opened_at)
-    VALUES (@key, @kind, @dataset, @pipelineId, @businessDate, @runId, @message, @notify, @at)
+    INSERT INTO incidents (incident_key, kind, dataset, pipeline_id, business_date, run_id, message, notify, opened_at, resolved_at, resolved_by, resolution)
+    VALUES (@key, @kind, @dataset, @pipelineId, @businessDate, @runId, @message, @notify, @at, @resolvedAt, @resolvedBy, @resolution)
     ON CONFLICT DO NOTHING`,
   selectIncident: `SELECT * FROM incidents WHERE incident_key = ?`,
-  resolveIncident: `UPDATE incidents SET resolved_at = ?, resolution = ? WHERE incident_key = ? AND resolved_at IS NULL`,
+  resolveIncident: `UPDATE incidents SET resolved_at = ?, resolved_by = ?, resolution = ? WHERE incident_key = ? AND resolved_at IS NULL`,
+  acknowledgeIncident: `
+    UPDATE incidents SET acknowledged_at = @at, acknowledged_by = @by, ack_reason = @reason, ack_until = @until
+    WHERE incident_key = @key AND resolved_at IS NULL`,
+  // A promise exists since the first recorded graph version that has it (versions are few per pipeline).
+  selectPromiseFirstSeen: `
+    SELECT MIN(v.created_at) AS first_seen FROM pipeline_versions v, json_each(v.definition, '$.promises') p
+    WHERE v.pipeline_id = ? AND json_extract(p.value, '$.dataset') = ?`,
   selectOpenIncidents: `SELECT * FROM incidents WHERE resolved_at IS NULL ORDER BY opened_at DESC LIMIT +?`,
   selectIncidents: `SELECT * FROM incidents ORDER BY opened_at DESC LIMIT +?`,
   insertAlert: `
@@ -452,4 +459,19 @@ export const SQL = {
     UPDATE attempts SET lease_expires_at = @until
     WHERE attempt_id IN (SELECT value FROM json_each(@attemptIds)) AND worker_id = @workerId AND state = 'running'
     RETURNING attempt_id`,
+
+  // --- metrics: counts over the indexes of live rows, or a short range of recent intervals ---
+  metricLiveRuns: `SELECT pipeline_id, state, count(*) AS n FROM runs WHERE state IN ('queued', 'running') GROUP BY pipeline_id, state`,
+  metricRecentRuns: `
+    SELECT pipeline_id, state, count(*) AS n FROM runs
+    WHERE pipeline_id IN (SELECT value FROM json_each(?)) AND state IN ('queued', 'running', 'success', 'failed') AND interval_start >= ?
+    GROUP BY pipeline_id, state`,
+  metricTaskInstancesOfLiveRuns: `
+    SELECT r.pipeline_id, t.task_id, t.state, count(*) AS n
+    FROM runs r JOIN task_instances t ON t.run_id = r.run_id
+    WHERE r.state IN ('queued', 'running')
+    GROUP BY r.pipeline_id, t.task_id, t.state`,
+  // Either partial index of queued rows would do; naming one keeps the plan from wandering.
+  metricQueuedByPool: `SELECT pool, count(*) AS n, min(queued_at) AS oldest FROM task_instances INDEXED BY task_instances_queued WHERE state = 'queued' GROUP BY pool`,
+  metricOpenIncidents: `SELECT kind, pipeline_id, count(*) AS n FROM incidents WHERE resolved_at IS NULL GROUP BY kind, pipeline_id`,
 } as const;

@@ -12,10 +12,12 @@ import {
   StoreConflictError, type AttemptFinish, type AuditEntry, type ClaimRequest,
   type ClaimedAttempt, type FinishOutcome, type FinishAndClaim, type FinishedAndClaimed, type NewAuditEntry, type NewPipelineVersion, type NewRun, type NewTaskInstance,
   type RerunRequest, type RunRecord, type Store, type TaskInstanceRecord, type PipelineState,
-  type PauseRequest, type SkipIntervalsRequest, type Leadership, type TaskActionRequest, type NewBackfill, type BackfillRecord, type BackfillState, type NewIncident, type NewApiToken, type ApiTokenRecord
+  type PauseRequest, type SkipIntervalsRequest, type Leadership, type TaskActionRequest, type NewBackfill, type BackfillRecord, type BackfillState, type NewIncident, type Incident, type IncidentActionRequest, type NewApiToken, type ApiTokenRecord
 } from "../port.ts";
 import { assertRestatable } from "../restatable.ts";
 import { openWalDatabase } from "../../sqlite/open-wal.ts";
+import { auditActionOf, decideIncidentAction, SYSTEM_ACTOR } from "../../core/policy/incident-lifecycle.ts";
+import { incidentAudit } from "../incident-audit.ts";
 import { MIGRATIONS } from "./migrations.ts";
 import { mappers, SqliteReads, type Statements } from "./reads.ts";
 import { SQL } from "./sql.ts";
@@ -534,24 +536,55 @@ export class SqliteStore extends SqliteReads implements Store {
 
   async openIncident(i: NewIncident): Promise<boolean> {
     return this.db.transaction(() => {
-      const inserted = this.q.insertIncident.run({ ...i, notify: JSON.stringify(i.notify) }).changes === 1;
+      const closed = i.closed === undefined ? { resolvedAt: null, resolvedBy: null, resolution: null } : { resolvedAt: i.at, resolvedBy: SYSTEM_ACTOR, resolution: i.closed };
+      const { closed: _, ...row } = i;
+      const inserted = this.q.insertIncident.run({ ...row, ...closed, notify: JSON.stringify(i.notify) }).changes === 1;
       if (inserted) this.#queueAlerts(i.key, "open", i.at);
+      if (inserted && i.closed !== undefined) this.q.insertAudit.get(auditRow(incidentAudit(i, { action: "incident-resolve", reason: i.closed, at: i.at })));
       return inserted;
     }).immediate();
   }
 
   async resolveIncident(key: string, at: number, resolution: string): Promise<boolean> {
     return this.db.transaction(() => {
-      const resolved = this.q.resolveIncident.run(at, resolution, key).changes === 1;
-      if (resolved) this.#queueAlerts(key, "resolve", at);
+      const resolved = this.q.resolveIncident.run(at, SYSTEM_ACTOR, resolution, key).changes === 1;
+      if (resolved) {
+        const incident = this.#queueAlerts(key, "resolve", at);
+        this.q.insertAudit.get(auditRow(incidentAudit(incident, { action: "incident-resolve", reason: resolution, at })));
+      }
       return resolved;
     }).immediate();
   }
 
-  #queueAlerts(key: string, event: "open" | "resolve", at: number): void {
+  async actOnIncident(request: IncidentActionRequest): Promise<{ incident: Incident; audit: AuditEntry }> {
+    return this.db.transaction(() => {
+      const row = this.q.selectIncident.get(request.key) as Row | undefined;
+      if (!row) throw new StoreConflictError(`no incident ${request.key}`);
+      const decision = decideIncidentAction(request.key, toIncident(row), request, request.at);
+      if (decision.refusal !== undefined) throw new StoreConflictError(decision.refusal);
+      let incident: Incident;
+      if (decision.resolved) {
+        this.q.resolveIncident.run(decision.resolved.at, decision.resolved.by, decision.resolved.resolution, request.key);
+        incident = this.#queueAlerts(request.key, "resolve", request.at);
+      } else {
+        const ack = decision.acknowledgement;
+        this.q.acknowledgeIncident.run({ key: request.key, at: ack.at, by: ack.by, reason: ack.reason, until: ack.until });
+        incident = toIncident(this.q.selectIncident.get(request.key) as Row);
+      }
+      const audit = toAuditEntry(this.q.insertAudit.get(auditRow(incidentAudit(incident, {
+        action: auditActionOf(request), actor: request.actor, reason: request.reason.trim(), at: request.at,
+        until: request.kind === "acknowledge" ? request.until : null,
+      }))) as Row);
+      return { incident, audit };
+    }).immediate();
+  }
+
+  /** Queues one alert per notifier the incident names (once per event: the outbox is unique on it); returns the incident. */
+  #queueAlerts(key: string, event: "open" | "resolve", at: number): Incident {
     const incident = toIncident(this.q.selectIncident.get(key) as Row);
     const payload = JSON.stringify({ event, ...incident });
     for (const notifier of incident.notify) this.q.insertAlert.run(key, event, notifier, payload, at);
+    return incident;
   }
 
   async recordAlertDelivery(id: number, result: { at: number; error?: string; nextAttemptAt?: number }): Promise<void> {
@@ -564,17 +597,7 @@ export class SqliteStore extends SqliteReads implements Store {
   }
 
   async appendAudit(e: NewAuditEntry): Promise<AuditEntry> {
-    return toAuditEntry(this.q.insertAudit.get({
-      at: e.at,
-      actor: e.actor,
-      action: e.action,
-      pipelineId: e.pipelineId,
-      runId: e.runId ?? null,
-      taskId: e.taskId ?? null,
-      reason: e.reason ?? null,
-      graphVersion: e.graphVersion ?? null,
-      details: JSON.stringify(e.details ?? {}),
-    }) as Row);
+    return toAuditEntry(this.q.insertAudit.get(auditRow(e)) as Row);
   }
 
   async createToken(token: NewApiToken): Promise<ApiTokenRecord> {
@@ -642,3 +665,11 @@ export class SqliteStore extends SqliteReads implements Store {
 }
 
 const { toAuditEntry, toPipelineState, toLeadership, toIncident, toBackfill, toRun, toTaskInstance, toApiToken, toClaimedAttempt } = mappers;
+
+/** An audit entry as the insert statement binds it. */
+function auditRow(e: NewAuditEntry): Record<string, unknown> {
+  return {
+    at: e.at, actor: e.actor, action: e.action, pipelineId: e.pipelineId, runId: e.runId ?? null, taskId: e.taskId ?? null,
+    reason: e.reason ?? null, graphVersion: e.graphVersion ?? null, details: JSON.stringify(e.details ?? {}),
+  };
+}

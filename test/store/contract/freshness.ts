@@ -62,5 +62,65 @@ export function freshnessContract(h: Harness): void {
       expect((await store.failedRunsSince(T0 + 3_000)).map((r) => r.runId)).toEqual(["p@2026-09-01"]);
       expect(await store.failedRunsSince(T0 + 3_001)).toEqual([]);
     });
+
+    describe("an incident's lifecycle", () => {
+      const incident = { key: "sla_missed:orders:2026-09-01", kind: "sla_missed" as const, dataset: "orders", pipelineId: "p", businessDate: "2026-09-01", runId: null, message: "missed", notify: ["hook"], at: T0 };
+      const sent = async () => (await store.dueAlerts(T0 + 1e9, 50)).map((a) => `${a.event} ${a.notifier}`);
+
+      it("acknowledged by a person (who, why, until when), then resolved by one with a reason: audited, and the resolution queued for the notifier told of the opening", async () => {
+        await store.openIncident(incident);
+        const snoozed = await store.actOnIncident({ key: incident.key, kind: "acknowledge", actor: "ana", reason: "upstream late", until: T0 + 3_600_000, at: T0 + 10 });
+        expect(snoozed.incident).toMatchObject({ acknowledgement: { at: T0 + 10, by: "ana", reason: "upstream late", until: T0 + 3_600_000 }, resolvedAt: null });
+        expect(snoozed.audit).toMatchObject({ actor: "ana", action: "incident-snooze", pipelineId: "p", reason: "upstream late", details: { incident: incident.key, kind: "sla_missed", until: T0 + 3_600_000 } });
+        const acked = await store.actOnIncident({ key: incident.key, kind: "acknowledge", actor: "bo", reason: "on it", until: null, at: T0 + 20 });
+        expect(acked.incident.acknowledgement).toEqual({ at: T0 + 20, by: "bo", reason: "on it", until: null });
+        expect(acked.audit.action).toBe("incident-acknowledge");
+        expect(await sent()).toEqual(["open hook"]);
+
+        const resolved = await store.actOnIncident({ key: incident.key, kind: "resolve", actor: "ana", reason: " reloaded by hand ", at: T0 + 30 });
+        expect(resolved.incident).toMatchObject({ resolvedAt: T0 + 30, resolvedBy: "ana", resolution: "reloaded by hand" });
+        expect(resolved.audit).toMatchObject({ actor: "ana", action: "incident-resolve", reason: "reloaded by hand" });
+        expect(await sent()).toEqual(["open hook", "resolve hook"]);
+        expect(await store.getIncident(incident.key)).toEqual(resolved.incident);
+        expect(await store.listIncidents({ open: true })).toEqual([]);
+      });
+
+      it("refuses as core decides (resolved is final, a snooze ends later, a reason), and an unknown key, writing nothing", async () => {
+        await expect(store.actOnIncident({ key: "nope", kind: "resolve", actor: "a", reason: "r", at: T0 })).rejects.toThrow("no incident nope");
+        await store.openIncident(incident);
+        await expect(store.actOnIncident({ key: incident.key, kind: "acknowledge", actor: "a", reason: "r", until: T0, at: T0 })).rejects.toThrow("must end after now");
+        await expect(store.actOnIncident({ key: incident.key, kind: "resolve", actor: "a", reason: "  ", at: T0 })).rejects.toThrow("a reason is required");
+        expect(await store.getIncident(incident.key)).toMatchObject({ acknowledgement: null, resolvedAt: null });
+        expect(await store.resolveIncident(incident.key, T0 + 5, "published at 07:00")).toBe(true);
+        expect(await store.getIncident(incident.key)).toMatchObject({ resolvedAt: T0 + 5, resolvedBy: "watchdog", resolution: "published at 07:00" });
+        await expect(store.actOnIncident({ key: incident.key, kind: "acknowledge", actor: "a", reason: "r", until: null, at: T0 + 6 })).rejects.toThrow("was resolved by watchdog");
+        const audit = await store.listAudit({});
+        expect(audit.map((e) => [e.actor, e.action, e.reason])).toEqual([["watchdog", "incident-resolve", "published at 07:00"]]);
+      });
+
+      it("idem resolves an acknowledged incident when its cause ends; a fact is recorded closed, alerting its opening only", async () => {
+        await store.openIncident(incident);
+        await store.actOnIncident({ key: incident.key, kind: "acknowledge", actor: "ana", reason: "r", until: null, at: T0 + 1 });
+        expect(await store.resolveIncident(incident.key, T0 + 2, "published")).toBe(true);
+        const fact = { ...incident, key: "late_publication:orders:2026-09-01", kind: "late_publication" as const, message: "published late", closed: "closed by its publication" };
+        expect(await store.openIncident(fact)).toBe(true);
+        expect(await store.getIncident(fact.key)).toMatchObject({ openedAt: T0, resolvedAt: T0, resolvedBy: "watchdog", resolution: "closed by its publication" });
+        expect((await sent()).sort()).toEqual(["open hook", "open hook", "resolve hook"]);
+        expect((await store.listIncidents({ open: true })).length).toBe(0);
+      });
+
+      it("knows since when a promise exists: its pipeline's first recorded graph version that has it", async () => {
+        expect(await store.promiseFirstSeen("p", "orders_daily")).toBeNull();
+        const version = (version: string, createdAt: number, datasets: string[]) => store.savePipelineVersion({
+          pipelineId: "p", version, definition: { promises: datasets.map((dataset) => ({ dataset, deadline: "D+1 06:00" })) }, edges: [], createdAt,
+        });
+        await version("v1", T0, []);
+        await version("v2", T0 + 100, ["orders_daily"]);
+        await version("v3", T0 + 200, ["orders_daily", "refunds"]);
+        expect(await store.promiseFirstSeen("p", "orders_daily")).toBe(T0 + 100);
+        expect(await store.promiseFirstSeen("p", "refunds")).toBe(T0 + 200);
+        expect(await store.promiseFirstSeen("other", "orders_daily")).toBeNull();
+      });
+    });
   });
 }

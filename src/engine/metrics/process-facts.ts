@@ -1,0 +1,42 @@
+/**
+ * What a process knows of its own work and the store does not keep: how long each attempt's task
+ * code ran, how long each scheduler tick took. The worker and the scheduler tell it through
+ * their callbacks (`buildWorker`, `buildScheduler`); the metrics subscribe once they are asked
+ * for. Until then a fact costs one call that finds no subscriber.
+ */
+export interface ProcessFacts {
+  attemptEnded(fact: AttemptEnded): void;
+  tickEnded(fact: TickEnded): void;
+}
+
+export interface AttemptEnded {
+  pipelineId: string;
+  taskId: string;
+  /** The task instance's state once the attempt's result was recorded (success, failed, up_for_retry, ...). */
+  taskState: string | null;
+  durationMs: number;
+}
+
+export interface TickEnded {
+  /** Whether this scheduler held the lead in the tick (a standby's tick only looks at the lease). */
+  leader: boolean;
+  durationMs: number;
+}
+
+/** The process's one ProcessFacts: hands each fact to every subscriber. */
+export class ProcessFactsHub implements ProcessFacts {
+  readonly #subscribers = new Set<ProcessFacts>();
+
+  subscribe(subscriber: ProcessFacts): () => void {
+    this.#subscribers.add(subscriber);
+    return () => this.#subscribers.delete(subscriber);
+  }
+
+  attemptEnded(fact: AttemptEnded): void {
+    for (const s of this.#subscribers) s.attemptEnded(fact);
+  }
+
+  tickEnded(fact: TickEnded): void {
+    for (const s of this.#subscribers) s.tickEnded(fact);
+  }
+}
