@@ -10,6 +10,7 @@ import { registerDaemonCommands } from "./commands/daemons.ts";
 import { registerActionCommands, registerOperateCommands } from "./commands/operate.ts";
 import { registerBackfillCommands } from "./commands/backfill.ts";
 import { registerFreshnessCommands } from "./commands/freshness.ts";
+import { registerIncidentCommands } from "./commands/incidents.ts";
 import { registerHistoryCommand } from "./commands/history.ts";
 import { registerFrozenCommand } from "./commands/frozen.ts";
 import { registerMigrateCommand } from "./commands/migrate.ts";
@@ -18,6 +19,7 @@ import { registerAttemptsCommand } from "./commands/attempts.ts";
 import { registerWatermarksCommands } from "./commands/watermarks.ts";
 import { registerServeCommand } from "./commands/serve.ts";
 import { registerTokenCommands } from "./commands/tokens.ts";
+import { registerDatasetCommands } from "./commands/datasets.ts";
 
 /** Exit codes: 0 success, 1 the run failed, 2 usage or definition error, 3 the state store is locked or out of reach. */
 export const EXIT = { ok: 0, runFailed: 1, usage: 2, storeUnavailable: 3 } as const;
@@ -41,12 +43,14 @@ registerOperateCommands(program);
 registerActionCommands(program);
 registerBackfillCommands(program);
 registerFreshnessCommands(program);
+registerIncidentCommands(program);
 registerHistoryCommand(program);
 registerFrozenCommand(program);
 registerMigrateCommand(program);
 registerDaemonCommands(program);
 registerServeCommand(program);
 registerTokenCommands(program);
+registerDatasetCommands(program);
 
 // `idem runs x | head` closes our stdout early; that is not an error.
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {

@@ -67,7 +67,7 @@ export async function openProject(config: ResolvedConfig, options: OpenProjectOp
     connections: config.connections, secrets, stateUrl: location,
     logMaxBytes: config.logMaxBytes, taskMemoryMb: config.taskMemoryMb,
     concurrency: config.concurrency, prefetch: config.prefetch, parallelism: config.parallelism, pools: config.pools, reloadMs: config.reloadMs,
-    workerLeaseMs: config.workerLeaseMs, schedulerLeaseMs: config.schedulerLeaseMs,
+    workerLeaseMs: config.workerLeaseMs, schedulerLeaseMs: config.schedulerLeaseMs, datasetWebhook: config.datasetWebhook,
     watch: {
       notifiers: config.notifiers, defaultNotify: config.defaultNotify, intervalMs: config.checkerIntervalMs,
       graceMs: config.didNotRunGraceMs, staleMs: config.checkerStaleMs,
@@ -75,10 +75,17 @@ export async function openProject(config: ResolvedConfig, options: OpenProjectOp
   });
 }
 
-/** Every pipeline file of the project, each of which must load (`idem validate`). */
+/**
+ * Every pipeline file of the project, each of which must load (`idem validate`), with every
+ * problem of every file reported at once. It checks one thing more than the processes that run
+ * pipelines: that each pool a task takes is declared in the config. A running process lets such
+ * a task wait for a pool someone creates (`idem pools set`); validate says the config lacks it.
+ */
 export async function loadProjectPipelines(config: ResolvedConfig, importModule?: ModuleImporter): Promise<Pipeline[]> {
-  const { loadPipelines } = await import("./project/catalog.ts");
-  return loadPipelines(config.pipelinePaths, config.rootDir, importModule, await pipelineCheck(config));
+  const [{ loadPipelines }, { undeclaredPoolProblems }] = await Promise.all([import("./project/catalog.ts"), import("../core/pipeline/pools.ts")]);
+  const runnable = await pipelineCheck(config);
+  const pools = Object.keys(config.pools);
+  return loadPipelines(config.pipelinePaths, config.rootDir, importModule, (pipeline) => [...runnable(pipeline), ...undeclaredPoolProblems(pipeline, pools)]);
 }
 
 /** Where the state lives: IDEM_STATE_URL, else the config's `state`, else `<stateDir>/state.db`. */
@@ -94,7 +101,10 @@ async function projectSecrets(config: ResolvedConfig, location: string): Promise
   const { collectSecrets, referencedVariables } = await import("./secrets/masker.ts");
   const connections = Object.values(config.connections).flatMap((c) => ("postgres" in c ? [c] : []));
   const secrets = collectSecrets({
-    names: [...config.secrets, ...connections.flatMap((c) => [...referencedVariables(c.password), ...referencedVariables(c.postgres)])],
+    names: [
+      ...config.secrets, ...connections.flatMap((c) => [...referencedVariables(c.password), ...referencedVariables(c.postgres)]),
+      ...(config.datasetWebhook ? [config.datasetWebhook.secretEnv] : []),
+    ],
     stateUrl: location,
     urls: connections.map((c) => c.postgres),
   });
@@ -105,7 +115,7 @@ async function projectSecrets(config: ResolvedConfig, location: string): Promise
 /** A SQL task whose connection the config does not have stops its pipeline when the file loads. */
 async function pipelineCheck(config: ResolvedConfig): Promise<PipelineCheck> {
   const { connectionProblems } = await import("./connections/connections.ts");
-  return (pipeline, file) => connectionProblems(pipeline, config.connections, file);
+  return (pipeline) => connectionProblems(pipeline, config.connections);
 }
 
 /**

@@ -6,6 +6,7 @@ import type { Clock } from "../core/model/clock.ts";
 import type { Prefetch } from "../core/policy/prefetch-depth.ts";
 import { ArgumentError, ConflictError, NotFoundError, UsageError } from "../core/model/errors.ts";
 import type { Params, Pipeline } from "../core/pipeline/types.ts";
+import { assertDeclaredParams } from "../core/pipeline/params.ts";
 import { formatInstant, parseBusinessDate, parseInstant } from "../core/time/dates.ts";
 import { isValidId } from "../core/model/ids.ts";
 import type { Interval } from "../core/time/interval.ts";
@@ -35,12 +36,14 @@ import { explainRun } from "./why.ts";
 import { assertIntervalEnded } from "./manual-runs.ts";
 import { estimateRestatement, type RestateEstimate } from "./backfill/restate-estimate.ts";
 import { notifyScheduler, notifyWork } from "./worker/wakeup.ts";
+import { datasetWebhookRefusal, emitDatasetEvent, type DatasetEventRequest, type EmittedDatasetEvent, type WebhookRefusal } from "./external-events.ts";
+export type { DatasetEventRequest, EmittedDatasetEvent, WebhookRefusal } from "./external-events.ts";
 import { checkerHealth, freshnessReport, type CheckerHealth, type FreshnessReport } from "./freshness/report.ts";
 import { describeFrozen, frozenPeriodOf, type FrozenPeriod } from "../core/policy/frozen.ts";
 import { reachable } from "../core/graph/dag.ts";
 import { newRun, saveVersion, taskInstancesOf } from "./records/pipeline-records.ts";
 import { FROZEN_CHANGE_ACTION, recordFrozenPeriods } from "./records/frozen-records.ts";
-import type { ConnectionConfig, NotifierConfig } from "./project/config.ts";
+import type { ConnectionConfig, NotifierConfig, ResolvedDatasetWebhook } from "./project/config.ts";
 import { PipelineCatalog, type BrokenFile } from "./project/catalog.ts";
 import { TaskHostPool } from "./task-host/pool.ts";
 import { taskProcessEnvironment, withheldVariables } from "./executor/command-env.ts";
@@ -49,6 +52,8 @@ import { hostedRunner } from "./task-host/hosted-runner.ts";
 import { SecretMasker } from "./secrets/masker.ts";
 import type { LongLivedOptions, ProcessParts, ProcessSettings, WorkerRequest } from "./processes.ts";
 import { SchedulerStart } from "./scheduler/scheduler-start.ts";
+import { IncidentActions, type IncidentAcknowledgeRequest, type IncidentView } from "./incidents.ts";
+export type { IncidentView } from "./incidents.ts";
 import { ProcessFactsHub } from "./metrics/process-facts.ts";
 import { storeFacts, WORKER_ALIVE_MS, type StoreFacts } from "./metrics/store-facts.ts";
 import type { EngineMetrics } from "./metrics/prometheus.ts";
@@ -98,6 +103,8 @@ export interface EngineOptions {
   reloadMs?: number;
   /** Pools created when missing, by each long-running process at its start. */
   pools?: Readonly<Record<string, number>>;
+  /** The signed dataset webhook (`datasetWebhook` in idem.config.ts); absent: none. */
+  datasetWebhook?: ResolvedDatasetWebhook | null;
 }
 
 export interface WatchSettings {
@@ -170,6 +177,7 @@ export class Engine {
   readonly #pages: Pages;
   readonly #backfills: Backfills;
   readonly #schedulerStart = new SchedulerStart();
+  readonly #incidents: IncidentActions;
 
   constructor(options: EngineOptions) {
     this.masker = new SecretMasker(options.secrets ?? []);
@@ -188,6 +196,7 @@ export class Engine {
     this.workerId = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
     this.#tokens = new ApiTokens(this.store, this.clock);
     this.#pages = new Pages(this.store, (id) => this.pipeline(id));
+    this.#incidents = new IncidentActions(this.store, this.clock);
     this.#backfills = new Backfills({
       store: this.store,
       clock: this.clock,
@@ -253,6 +262,7 @@ export class Engine {
 
   /** Ends the task hosts (they would end with this process anyway), and the store when the engine opened it. */
   async close(): Promise<void> {
+    await this.#metrics?.then((metrics) => metrics.close(), () => undefined);
     await this.#pool?.close();
     this.#pool = null;
     if (this.#options.ownsStore) await this.store.close();
@@ -380,6 +390,7 @@ export class Engine {
    */
   async runInterval(pipelineId: string, interval: Interval, request: RunRequest = {}): Promise<RunResult> {
     const pipeline = this.pipeline(pipelineId);
+    assertDeclaredParams(pipeline, request.params);
     this.#assertOwned(pipeline, interval);
     const now = this.clock.now();
     assertIntervalEnded(pipeline, interval, now);
@@ -661,6 +672,7 @@ export class Engine {
   /** A manual run for an interval, left to the scheduler's workers (`idem run` runs it here instead). */
   async trigger(pipelineId: string, date: string, request: { openFrozen?: string; params?: Params } & Acting = {}): Promise<RunRecord> {
     const pipeline = this.pipeline(pipelineId);
+    assertDeclaredParams(pipeline, request.params);
     const interval = this.intervalForDate(pipelineId, date);
     this.#assertOwned(pipeline, interval);
     const now = this.clock.now();
@@ -808,8 +820,23 @@ export class Engine {
     return { status: checker.status === "ok" ? (brokenFiles.length ? "degraded" : "ok") : checker.status, checker, brokenFiles };
   }
 
-  async incidents(query: { open?: boolean; limit?: number } = {}): Promise<Incident[]> {
-    return this.store.listIncidents(query);
+  /** Incidents, newest first, each with its state now (open, acknowledged, resolved). */
+  async incidents(query: { open?: boolean; limit?: number } = {}): Promise<IncidentView[]> {
+    return (await this.store.listIncidents(query)).map((i) => this.#incidents.view(i));
+  }
+
+  async incident(key: string): Promise<IncidentView> {
+    return this.#incidents.get(key);
+  }
+
+  /** A person acknowledges an incident (`until`: a snooze, open again then unless resolved), with a reason; audited. */
+  async acknowledgeIncident(key: string, request: IncidentAcknowledgeRequest & Acting): Promise<IncidentView> {
+    return this.#incidents.acknowledge(key, request);
+  }
+
+  /** A person resolves an incident, with a reason; audited, and the notifiers told of its opening hear of it. */
+  async resolveIncident(key: string, request: { reason: string } & Acting): Promise<IncidentView> {
+    return this.#incidents.resolve(key, request);
   }
 
   /** Saved watermarks of incremental loads, by pipeline then task. */
@@ -922,8 +949,9 @@ export class Engine {
     return this.#pages.audit(query);
   }
 
-  async incidentsPage(query: { open?: boolean; limit: number; after?: { openedAt: number; key: string } }): Promise<Page<Incident, { openedAt: number; key: string }>> {
-    return this.#pages.incidents(query);
+  async incidentsPage(query: { open?: boolean; limit: number; after?: { openedAt: number; key: string } }): Promise<Page<IncidentView, { openedAt: number; key: string }>> {
+    const page = await this.#pages.incidents(query);
+    return { ...page, items: page.items.map((i) => this.#incidents.view(i)) };
   }
 
   /** A page of alerts queued for incidents, newest first: notifier, open or resolve, queued / failed / sent, tries, last error. */
@@ -939,6 +967,19 @@ export class Engine {
 
   async datasetEventsPage(query: { dataset?: string; limit: number; after?: number }): Promise<Page<DatasetEvent, number>> {
     return this.#pages.datasetEvents(query);
+  }
+
+  /** A producer outside idem says a dataset is ready for a business date; data triggers take it as a publication. */
+  async emitDatasetEvent(dataset: string, request: DatasetEventRequest): Promise<EmittedDatasetEvent> {
+    const environment = {
+      store: this.store, clock: this.clock, knownDatasets: () => this.datasets().map((d) => d.name), wakeScheduler: () => notifyScheduler(this.stateDir),
+    };
+    return emitDatasetEvent(environment, dataset, request);
+  }
+
+  /** Why a signed dataset webhook request is refused (no webhook, no secret, a signature that does not hold), or null. */
+  datasetWebhookRefusal(request: { signature: string | undefined; body: string }): WebhookRefusal | null {
+    return datasetWebhookRefusal(this.#options.datasetWebhook ?? null, { ...request, now: this.clock.now(), environment: process.env });
   }
 
   /** Datasets the loaded pipelines name: who produces and publishes each, who waits on it, its promise. */

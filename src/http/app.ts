@@ -5,7 +5,8 @@ import { sessionRoutes } from "./auth/session-routes.ts";
 import { problemFor } from "./errors.ts";
 import { problem } from "./problem.ts";
 import { hostAllowList, idemSecureHeaders, sameOriginWrites } from "./security.ts";
-import { apiRoutes } from "./api/index.ts";
+import { apiRoutes, datasetHookRoutes } from "./api/index.ts";
+import type { AnyRouteSpec } from "./api/route.ts";
 import { uiRoutes } from "./ui/index.ts";
 import { healthRoutes } from "./health.ts";
 import { metricsRoutes } from "./metrics.ts";
@@ -18,7 +19,8 @@ export interface AppOptions {
 /**
  * The whole HTTP surface: the JSON API under /api/v1, the login exchange under /auth, and the
  * web UI at /, GET /health (no token) and GET /metrics (Prometheus' text format). Every request passes, in order: the Host allow-list, secure headers, the
- * cross-origin check for writes, who is asking, and the CSRF check for writes made with a cookie.
+ * cross-origin check for writes, who is asking, and the CSRF check for writes made with a cookie;
+ * a signed webhook (/api/v1/hooks/...) proves its sender by its signature in place of the last two.
  */
 export function buildApp(deps: AppDeps, options: AppOptions = {}): Hono<AppEnv> {
   const log = options.log ?? ((line: string) => process.stderr.write(line + "\n"));
@@ -26,12 +28,15 @@ export function buildApp(deps: AppDeps, options: AppOptions = {}): Hono<AppEnv> 
   app.use(hostAllowList(deps.allowedHosts));
   app.use(idemSecureHeaders());
   app.use(sameOriginWrites());
+  const operations: AnyRouteSpec[] = [];
+  // Signed by their sender instead of authenticated: no principal, so no CSRF check either.
+  app.route("/api/v1", datasetHookRoutes(deps, operations));
   app.use(resolvePrincipal(deps));
   app.use(requireCsrf());
   app.route("/", healthRoutes(deps));
   app.route("/", metricsRoutes(deps));
   app.route("/auth", sessionRoutes(deps));
-  app.route("/api/v1", apiRoutes(deps));
+  app.route("/api/v1", apiRoutes(deps, operations));
   app.route("/", uiRoutes(deps));
   app.notFound((c) => problem(c, 404, `no route ${c.req.method} ${c.req.path}`));
   app.onError((error, c) => problemFor(c, error, log));

@@ -13,6 +13,8 @@ const FIELD_OF: Record<NotFoundError["what"], string> = {
   backfill: "backfillId",
   pool: "name",
   token: "name",
+  incident: "key",
+  dataset: "name",
 };
 
 /** Status and problem document for an error the engine raised; anything unexpected is a 500 and logged. */

@@ -21,6 +21,7 @@ const TITLES: Record<number, string> = {
   421: "Misdirected Request",
   422: "Unprocessable Content",
   500: "Internal Server Error",
+  503: "Service Unavailable",
 };
 
 export function problem(c: Context, status: ContentfulStatusCode, detail: string, extra: Partial<Problem> = {}): Response {

@@ -28,7 +28,7 @@ function writeProject(dir: string, files: Record<string, string>) {
 const CONFIG = `import { defineConfig } from "idem";\nexport default defineConfig({ pipelines: "pipelines" });\n`;
 const GOOD = `
 import { pipeline, daily, DataError } from "idem";
-export const sales = pipeline("sales", { schedule: daily({ at: "02:00", timezone: "Europe/London" }), start: "2026-09-01" }, {
+export const sales = pipeline("sales", { schedule: daily({ at: "02:00", timezone: "Europe/London" }), start: "2026-09-01", params: { broken: false } }, {
   extract: { run: (ctx) => { ctx.log.info("extracting " + ctx.businessDate); return { rows: 3 }; } },
   check: { after: ["extract"], run: (ctx) => { if (ctx.params.broken) throw new DataError(ctx.businessDate + ": 6 rows for 3 orders"); } },
 });
@@ -55,6 +55,14 @@ describe("idem CLI", () => {
     expect(code).toBe(0);
     expect(out).toMatch(/extract\s+try 1\s+success/);
     expect(out).toMatch(/run sales@2026-09-01 success in/);
+  });
+
+  it("refuses a param the pipeline does not declare, in one line, exit 2, with no run made", () => {
+    for (const command of [["run", "sales", "--date", "2026-09-03"]]) {
+      const { code, out, err } = idem(...command, "-p", "brokn=true");
+      expect([code, out, err]).toEqual([2, "", 'idem: pipeline sales: param "brokn" is not declared by the pipeline (declared: broken) (did you mean "broken"?)\n']);
+    }
+    expect(idem("runs", "sales", "--json").out).not.toContain("2026-09-03");
   });
 
   it("exits 1 when the run fails, naming the error", () => {
@@ -234,8 +242,9 @@ export const cyclic = pipeline("cyclic", {}, [
     expect(result.status).toBe(2);
     const lines = result.stderr.trim().split("\n");
     expect(lines).toEqual([
-      'idem: pipelines/cyclic.ts:2: pipeline cyclic, task c: depends on unknown task "ghost"',
-      "idem: pipelines/cyclic.ts:2: pipeline cyclic, task a: cycle: a -> b -> a",
+      // each on the line of the task's `after`
+      "idem: pipelines/cyclic.ts:3: pipeline cyclic, task a: cycle: a -> b -> a",
+      'idem: pipelines/cyclic.ts:5: pipeline cyclic, task c: depends on unknown task "ghost"',
       'idem: pipelines/syntax.ts:1: does not compile: Expected identifier but found "="',
       expect.stringMatching(/^idem: pipelines\/typo\.ts(:\d+)?: pipeline typo: unknown time zone "Mars\/Olympus"/),
     ]);

@@ -49,6 +49,8 @@ describe("finding and reading idem.config.ts", () => {
     expect(await problem(`{ concurrency: 0 }`)).toBe("<file>: concurrency: expected a whole number >= 1");
     expect(await problem(`{ prefetch: "lots" }`)).toBe(`<file>: prefetch: expected a whole number >= 0 or "auto"`);
     expect(await problem(`{ prefetch: -1 }`)).toBe(`<file>: prefetch: expected a whole number >= 0 or "auto"`);
+    expect(await problem(`{ datasetWebhook: { secret: "whsec" } }`)).toBe(`<file>: datasetWebhook: unknown key "secret" (did you mean "secretEnv"?)`);
+    expect(await problem(`{ datasetWebhook: { secretEnv: "HOOK", toleranceSeconds: 0 } }`)).toBe("<file>: datasetWebhook.toleranceSeconds: expected a whole number >= 1");
     expect(await problem(`{ notifiers: { ops: { webhook: { url: "https://x", timeout: 5 } } } }`)).toBe(`<file>: notifiers.ops.webhook: unknown key "timeout" (did you mean "timeoutMs"?)`);
   });
 

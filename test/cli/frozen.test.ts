@@ -62,6 +62,6 @@ describe("frozen periods in the CLI", () => {
     writeFileSync(join(project, "idem.config.ts"), config('owner: "finance", '));
     writeFileSync(join(project, "pipelines/sales.ts"), sales("").replace('owner: "", ', ""));
     const pipelineFile = idem("validate");
-    expect([pipelineFile.code, pipelineFile.err]).toEqual([2, 'idem: pipelines/sales.ts:2: pipeline sales: frozen[0].owner: a frozen period needs an owner (who answers for it, e.g. "finance")\n']);
+    expect([pipelineFile.code, pipelineFile.err]).toEqual([2, 'idem: pipelines/sales.ts:4: pipeline sales: frozen[0].owner: a frozen period needs an owner (who answers for it, e.g. "finance")\n']);
   });
 });

@@ -39,6 +39,15 @@ describe("a manual run of an interval that has not ended", () => {
     expect([ok.status, ok.stdout]).toEqual([0, expect.stringContaining(`run good@${newest} success`)]);
   });
 
+  it("leaves the day to the schedule: once it has ended, the ledger expects its run instead of showing an early one's success", () => {
+    project();
+    expect(h.cli("run", "good", "--date", "2026-09-05", "--now", "2026-09-05T12:00:00Z").status).toBe(2);
+    const ledger = h.cli("expected", "good", "--json", "--now", "2026-09-06T03:00:00Z");
+    const entry = (JSON.parse(ledger.stdout) as { interval: { businessDate: string }; status: string; runId: string | null }[])
+      .find((e) => e.interval.businessDate === "2026-09-05");
+    expect(entry).toMatchObject({ status: "missing", runId: null });
+  });
+
   it("is refused by idem run --start/--end, naming the interval", () => {
     project();
     const early = h.cli("run", "hours", "--start", "2099-01-01T10:00:00Z", "--end", "2099-01-01T11:00:00Z");

@@ -125,7 +125,7 @@ describe("SQL tasks: bad input", () => {
     try {
       const { code, err } = idem(other, "validate");
       expect(code).toBe(2);
-      expect(err).toBe(`idem: pipelines/p.ts:2, pipeline p, task load: unknown connection "warehose" (connections: warehouse)\n`);
+      expect(err).toBe(`idem: pipelines/p.ts:2: pipeline p, task load: unknown connection "warehose" (connections: warehouse) (did you mean "warehouse"?)\n`);
     } finally {
       removeProject(other);
     }

@@ -68,14 +68,16 @@ describe("a test clock (--now, IDEM_NOW)", () => {
     expect(h.cliWith({ IDEM_NOW: "2026-09-04" }, "scheduler").stderr).toBe('idem: IDEM_NOW "2026-09-04": expected an instant with Z or an offset, like 2026-09-02T03:00:00Z\n');
   });
 
-  it("a scheduler under IDEM_NOW catches up to that instant and marks the runs it makes", async () => {
+  it("a scheduler under IDEM_NOW catches up to that instant and marks the runs it makes; a worker under it runs them on that clock", async () => {
     project();
     const scheduler = startIdemWith(h.project, { IDEM_NOW: "2026-09-03T03:00:00Z" }, "scheduler");
+    const worker = startIdemWith(h.project, { IDEM_NOW: "2026-09-03T03:00:00Z" }, "worker");
     try {
-      const runs = await waitFor("the scheduler's two runs", () => {
-        const list = JSON.parse(h.cli("runs", "good", "--json").stdout || "[]") as RunJson[];
-        return list.length === 2 ? list : undefined;
+      const runs = await waitFor("the scheduler's two runs, run by the worker", () => {
+        const list = JSON.parse(h.cli("runs", "good", "--json").stdout || "[]") as (RunJson & { state: string })[];
+        return list.length === 2 && list.every((r) => r.state === "success") ? list : undefined;
       });
+      for (const run of runs) expect(run.startedAt! - Date.parse("2026-09-03T03:00:00Z")).toBeLessThan(60_000);
       expect(runs.map((r) => [r.runId, r.triggeredBy, r.reason])).toEqual([
         ["good@2026-09-02", "scheduler (test clock)", "[test clock from 2026-09-03T03:00:00.000Z (IDEM_NOW)]"],
         ["good@2026-09-01", "scheduler (test clock)", "[test clock from 2026-09-03T03:00:00.000Z (IDEM_NOW)]"],
@@ -83,7 +85,7 @@ describe("a test clock (--now, IDEM_NOW)", () => {
       await waitFor("the line that says which clock", () =>
         /^idem: test clock from 2026-09-03T03:00:00.000Z \(IDEM_NOW\), not the system clock: runs and audit entries made under it say so$/m.test(scheduler.output()) || undefined);
     } finally {
-      await scheduler.stop();
+      await Promise.all([scheduler.stop(), worker.stop()]);
     }
   });
 });

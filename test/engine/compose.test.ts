@@ -5,6 +5,7 @@ import { NotFoundError } from "../../src/core/model/errors.ts";
 import { openProject } from "../../src/engine/compose.ts";
 import type { Engine } from "../../src/engine/engine.ts";
 import { loadConfig } from "../../src/engine/project/config.ts";
+import { signWebhook } from "../../src/engine/webhook-signature.ts";
 import { dropSchema, freshSchema } from "../process/postgres-support.ts";
 
 const repo = resolve(import.meta.dirname, "../..");
@@ -63,6 +64,20 @@ describe("the engine as the composition root (openProject)", () => {
 
     engine = await openProject(config, { pipelines: false });
     expect(() => engine!.pipeline("days")).toThrow(NotFoundError);
+  });
+
+  it("gives the engine the signed dataset webhook of the config: its secret read from the variable it names, masked, and its tolerance", async () => {
+    writeProject(`datasetWebhook: { secretEnv: "IDEM_TEST_COMPOSE_HOOK_SECRET", toleranceSeconds: 60 }`, { "days.ts": DAYS });
+    process.env.IDEM_TEST_COMPOSE_HOOK_SECRET = "whsec_compose_91b2";
+    const config = await loadConfig(project);
+    expect(config.datasetWebhook).toEqual({ secretEnv: "IDEM_TEST_COMPOSE_HOOK_SECRET", toleranceMs: 60_000 });
+    engine = await openProject(config, { pipelines: false });
+    expect(engine.masker.mask("sent whsec_compose_91b2")).toBe("sent ***");
+    const body = '{"businessDate":"2026-01-01","idempotencyKey":"k"}';
+    const seconds = Math.floor(engine.clock.now() / 1000);
+    expect(engine.datasetWebhookRefusal({ signature: signWebhook("whsec_compose_91b2", seconds, body), body })).toBeNull();
+    expect(engine.datasetWebhookRefusal({ signature: signWebhook("whsec_compose_91b2", seconds - 90, body), body })?.message).toMatch(/^stale signature: .*\(at most 60 s\)$/);
+    delete process.env.IDEM_TEST_COMPOSE_HOOK_SECRET;
   });
 
   it("runs a backfill in this process when no scheduler is live, handing back at once; leaves it to a live scheduler", async () => {

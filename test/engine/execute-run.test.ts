@@ -62,6 +62,19 @@ describe("running a pipeline for a business date", () => {
     });
   });
 
+  it("refuses a param the pipeline does not declare, on a run here and on a trigger, and creates no run", async () => {
+    const p = pipeline("dates", { schedule: london, params: { region: "eu", limit: 10 } }, { look: { run: () => {} } });
+    t = await openTestEngine([p], new FakeClock("2026-12-25T12:00:00Z"));
+    const refusal = 'pipeline dates: param "regoin" is not declared by the pipeline (declared: region, limit) (did you mean "region"?)';
+    await expect(t.engine.runForDate("dates", "2026-10-25", { params: { regoin: "uk" } })).rejects.toThrow(refusal);
+    await expect(t.engine.trigger("dates", "2026-10-25", { params: { regoin: "uk" } })).rejects.toThrow(refusal);
+    expect(await t.engine.run("dates@2026-10-25").catch(() => null)).toBeNull();
+    const none = pipeline("bare", { schedule: london }, { look: { run: () => {} } });
+    await t.close();
+    t = await openTestEngine([none], new FakeClock("2026-12-25T12:00:00Z"));
+    await expect(t.engine.trigger("bare", "2026-10-25", { params: { foo: "bar" } })).rejects.toThrow('pipeline bare: param "foo" is not declared by the pipeline (it declares none)');
+  });
+
   it("runs independent tasks at the same time, up to the limit", async () => {
     let running = 0;
     let most = 0;

@@ -112,7 +112,7 @@ describe("/metrics' text", () => {
     await seeded();
     const metrics = await h.engine.metrics();
     h.engine.facts.attemptEnded({ pipelineId: "stock", taskId: "count", taskState: "success", durationMs: 2_500 });
-    h.engine.facts.tickEnded({ leader: true, durationMs: 4 });
+    h.engine.facts.tickEnded({ leader: true, durationMs: 4, lagMs: 1_500 });
     const { contentType, text } = await metrics.scrape();
     expect(contentType).toMatch(/^text\/plain; version=0\.0\.4/);
     const lines = text.split("\n");
@@ -133,6 +133,8 @@ describe("/metrics' text", () => {
       'idem_attempt_duration_seconds_count{pipeline="stock",task="count",state="success"} 1',
       'idem_attempt_duration_seconds_sum{pipeline="stock",task="count",state="success"} 2.5',
       'idem_scheduler_tick_duration_seconds_count{leader="true"} 1',
+      'idem_scheduler_tick_lag_seconds_bucket{le="1",leader="true"} 0',
+      'idem_scheduler_tick_lag_seconds_bucket{le="2.5",leader="true"} 1',
       "idem_task_hosts 0",
     ]) expect(lines, line).toContain(line);
     // No label names a run or a business date.

@@ -58,6 +58,8 @@ describe("the engine's errors name arguments in its own words; surfaces name the
     const badTasks = await call(app, "/api/v1/backfills/preview", { token: operator, body: { pipelineId: "sales", from: "2026-09-01", to: "2026-09-02", tasks: "(" } });
     expect([badTasks.status, badTasks.body.field]).toEqual([422, "tasks"]);
     expect(badTasks.body.detail).toMatch(/^tasks "\(": not a regular expression: /);
+    const undeclared = await call(app, "/api/v1/pipelines/sales/runs", { token: operator, body: { date: "2026-09-04", reason: "eu only", params: { region: "eu" } } });
+    expect([undeclared.status, undeclared.body.field, undeclared.body.detail]).toEqual([422, "params", 'pipeline sales: param "region" is not declared by the pipeline (it declares none)']);
     const badFrom = await call(app, "/api/v1/pipelines/sales/expected?from=someday", { token: operator });
     expect([badFrom.status, badFrom.body.field]).toEqual([422, "from"]);
   });

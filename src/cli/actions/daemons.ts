@@ -9,8 +9,8 @@ export function scheduler(cli: Cli, flags: { healthPort?: number; now?: number }
   return daemon(cli, (engine, signal) => engine.runScheduler(signal, log), { role: "scheduler", healthPort: flags.healthPort, clock: testClock(flags.now, "advancing"), startsScheduler: true });
 }
 
-export function worker(cli: Cli, options: WorkerFlags & { healthPort?: number }) {
-  return daemon(cli, (engine, signal) => runWorker(engine, signal, options), { role: "worker", healthPort: options.healthPort });
+export function worker(cli: Cli, options: WorkerFlags & { healthPort?: number; now?: number }) {
+  return daemon(cli, (engine, signal) => runWorker(engine, signal, options), { role: "worker", healthPort: options.healthPort, clock: testClock(options.now, "advancing") });
 }
 
 export function dev(cli: Cli, options: WorkerFlags & HttpFlags & { healthPort?: number; serve: boolean; now?: number }) {

@@ -34,15 +34,6 @@ export function freshness(cli: Cli, flags: { json?: boolean }) {
   });
 }
 
-export function incidents(cli: Cli, flags: { all?: boolean; json?: boolean }) {
-  return withEngine(cli, { pipelines: false }, async (engine) => {
-    const list = await engine.incidents({ open: !flags.all });
-    if (flags.json) return printJson(list);
-    if (list.length === 0) return console.log(flags.all ? "no incidents" : "no open incidents");
-    console.log(table(["opened", "kind", "state", "message"], list.map((i) => [isoTime(i.openedAt), i.kind, i.resolvedAt ? `resolved ${isoTime(i.resolvedAt)}` : "open", i.message])));
-  });
-}
-
 // Health loads the pipeline files: a file that does not load is part of the answer.
 export function health(cli: Cli, flags: { json?: boolean }) {
   return withEngine(cli, { pipelines: true }, async (engine) => {

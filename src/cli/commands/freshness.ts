@@ -3,20 +3,13 @@ import { lazy } from "../lazy.ts";
 
 const actions = () => import("../actions/freshness.ts");
 
-/** freshness, incidents, health: are the promised tables fresh, and is anyone watching? */
+/** freshness, health: are the promised tables fresh, and is anyone watching? */
 export function registerFreshnessCommands(program: Command): void {
   program
     .command("freshness")
     .description("per promised dataset: newest published business date, status against its deadline, the last seven days")
     .option("--json", "print as JSON")
     .action(lazy(actions, "freshness"));
-
-  program
-    .command("incidents")
-    .description("incidents opened by the freshness checker (late, SLA missed, did not run, failed runs, scheduler down)")
-    .option("--all", "resolved ones too")
-    .option("--json", "print as JSON")
-    .action(lazy(actions, "incidents"));
 
   program
     .command("health")

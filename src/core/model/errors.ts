@@ -7,6 +7,11 @@ export interface ErrorPlace {
   task?: string;
   file?: string;
   line?: number;
+  /**
+   * The key the problem is about, as a path through the `pipeline(id, options, tasks)` call:
+   * `["options", "defaults", "retries"]`, `["tasks", "load", "retry"]`. Not shown: a loader turns it into `line`.
+   */
+  key?: readonly string[];
 }
 
 export class IdemError extends Error {
@@ -89,17 +94,18 @@ export class DataError extends IdemError {
   }
 }
 
+/** `file:line: pipeline p, task t: `, as a compiler says where (editors jump to `file:line:`). */
 function prefix(place: ErrorPlace): string {
+  const where = place.file ? `${place.line ? `${place.file}:${place.line}` : place.file}: ` : "";
   const parts: string[] = [];
-  if (place.file) parts.push(place.line ? `${place.file}:${place.line}` : place.file);
   if (place.pipeline) parts.push(`pipeline ${place.pipeline}`);
   if (place.task) parts.push(`task ${place.task}`);
-  return parts.length ? parts.join(", ") + ": " : "";
+  return where + (parts.length ? parts.join(", ") + ": " : "");
 }
 
 /** What a request named does not exist; `what` says which kind of thing, for surfaces to point at the right field. */
 export class NotFoundError extends UsageError {
-  readonly what: "pipeline" | "run" | "task" | "attempt" | "backfill" | "pool" | "token";
+  readonly what: "pipeline" | "run" | "task" | "attempt" | "backfill" | "pool" | "token" | "incident" | "dataset";
   constructor(what: NotFoundError["what"], message: string, place: ErrorPlace = {}, remedy: Remedy | null = null) {
     super(message, place, remedy);
     this.what = what;

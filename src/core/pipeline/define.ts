@@ -11,6 +11,8 @@ import { parseDuration } from "../time/duration.ts";
 import { assertTimeZone, parseBusinessDate, parseInstant } from "../time/dates.ts";
 import { cron, manual, type Timetable } from "../time/timetable.ts";
 import { hashCanonicalJson } from "./canonical-json.ts";
+import { currentDefinitionSink, type InvalidPipeline } from "./definition-sink.ts";
+import { defaultsProblems, pipelineOptionProblems, POLICY_KEYS, taskKeyProblems } from "./option-keys.ts";
 import type {
   CatchupPolicy,
   Params,
@@ -36,8 +38,6 @@ export const DEFAULT_POLICY: TaskPolicy = Object.freeze({
   priority: 0,
 });
 
-/** The policy fields a task may set; a task that sets none shares its pipeline's defaults. */
-const POLICY_INPUTS = ["retries", "retryDelay", "backoff", "maxRetryDelay", "jitter", "timeout", "triggerRule", "pool", "slots", "priority"] as const;
 /** Shared by every task with no dependency, output or child (most tasks of a wide pipeline). */
 const NONE: readonly string[] = Object.freeze([]);
 
@@ -68,42 +68,55 @@ export function pipeline<P extends Params>(
 ): Pipeline<P> {
   const problems: DefinitionError[] = [];
   const pipelinePlace: ErrorPlace = { pipeline: isValidId(id) ? id : JSON.stringify(id) };
-  const attempt = <T>(place: ErrorPlace | (() => ErrorPlace), fn: () => T): T | undefined => {
+  const problem = (message: string, task?: string, key?: readonly string[]) =>
+    problems.push(new DefinitionError(message, { ...pipelinePlace, ...(task ? { task } : {}), ...(key ? { key } : {}) }));
+  /** Runs one check; a definition error it raises becomes a problem about `key`. */
+  const attempt = <T>(key: readonly string[], fn: () => T, task?: string): T | undefined => {
     try {
       return fn();
     } catch (error) {
       if (error instanceof DefinitionError) {
-        problems.push(new DefinitionError(stripPlace(error), typeof place === "function" ? place() : place));
+        problem(stripPlace(error), task, error.place.key ? [...key, ...error.place.key] : key);
         return undefined;
       }
       throw error;
     }
   };
-  const problem = (message: string, task?: string) =>
-    problems.push(new DefinitionError(message, task ? { ...pipelinePlace, task } : pipelinePlace));
+  const option = (name: string) => ["options", name];
 
   if (!isValidId(id)) problem(`invalid pipeline id: use letters, digits, _ and -, starting with a letter or _`);
   if (!options || typeof options !== "object") throw new DefinitionError("options must be an object", pipelinePlace);
+  for (const { key, message } of pipelineOptionProblems(options)) problem(message, undefined, option(key));
 
-  const schedule = attempt(pipelinePlace, () => resolveSchedule(options));
+  // A zone that is wrong is its own problem; the schedule is then read in UTC, so it is not reported twice.
+  const zone = options.timezone === undefined ? undefined : attempt(option("timezone"), () => (assertTimeZone(options.timezone!), options.timezone!)) ?? "UTC";
+  const schedule = attempt(option("schedule"), () => resolveSchedule(options.schedule, zone));
   const timezone = schedule?.timezone ?? "UTC";
-  const start = options.start === undefined ? null : attempt(pipelinePlace, () => parseBound(options.start!, timezone, "start"));
-  const end = options.end === undefined ? null : attempt(pipelinePlace, () => parseBound(options.end!, timezone, "end"));
-  if (typeof start === "number" && typeof end === "number" && end <= start) problem(`end ${options.end} is not after start ${options.start}`);
+  const start = options.start === undefined ? null : attempt(option("start"), () => parseBound(options.start!, timezone, "start"));
+  const end = options.end === undefined ? null : attempt(option("end"), () => parseBound(options.end!, timezone, "end"));
+  if (typeof start === "number" && typeof end === "number" && end <= start) problem(`end ${options.end} is not after start ${options.start}`, undefined, option("end"));
   const catchup: CatchupPolicy = options.catchup ?? "all";
-  if (catchup !== "all" && catchup !== "latest") problem(`catchup must be "all" or "latest", not ${JSON.stringify(catchup)}`);
-  const maxActiveRuns = positiveInt(options.maxActiveRuns, 16, "maxActiveRuns", problem);
-  const maxActiveTasks = positiveInt(options.maxActiveTasks, 64, "maxActiveTasks", problem);
-  const triggerOn = attempt(pipelinePlace, () => datasetNames(options.triggerOn, "triggerOn")) ?? [];
-  const frozen = attempt(pipelinePlace, () => validateFrozenPeriods(options.frozen)) ?? [];
+  if (catchup !== "all" && catchup !== "latest") problem(`catchup must be "all" or "latest", not ${JSON.stringify(catchup)}`, undefined, option("catchup"));
+  const maxActiveRuns = positiveInt(options.maxActiveRuns, 16, "maxActiveRuns", (m) => problem(m, undefined, option("maxActiveRuns")));
+  const maxActiveTasks = positiveInt(options.maxActiveTasks, 64, "maxActiveTasks", (m) => problem(m, undefined, option("maxActiveTasks")));
+  const triggerOn = attempt(option("triggerOn"), () => datasetNames(options.triggerOn, "triggerOn")) ?? [];
+  const frozen = attempt(option("frozen"), () => validateFrozenPeriods(options.frozen)) ?? [];
+  if (options.params !== undefined && (typeof options.params !== "object" || options.params === null || Array.isArray(options.params))) {
+    problem("params must be an object of names and their default values", undefined, option("params"));
+  }
   const promises: FreshnessPromise[] = [];
   for (const input of options.promises ?? []) {
-    const resolved = attempt(pipelinePlace, () => resolvePromise(input, schedule?.timezone ?? "UTC"));
+    const resolved = attempt(option("promises"), () => resolvePromise(input, schedule?.timezone ?? "UTC"));
     if (resolved) promises.push(resolved);
   }
-  const defaults = options.defaults === undefined
-    ? DEFAULT_POLICY
-    : Object.freeze(attempt(pipelinePlace, () => resolvePolicy(options.defaults!, DEFAULT_POLICY)) ?? DEFAULT_POLICY);
+  let defaults = DEFAULT_POLICY;
+  if (options.defaults !== undefined) {
+    if (!options.defaults || typeof options.defaults !== "object") problem("defaults must be an object of task policies", undefined, option("defaults"));
+    else {
+      for (const { key, message } of defaultsProblems(options.defaults)) problem(message, undefined, ["options", "defaults", key]);
+      defaults = Object.freeze(resolvePolicy(options.defaults, DEFAULT_POLICY, (message, key) => problem(message, undefined, ["options", "defaults", key])));
+    }
+  }
 
   // Specs are read where the user wrote them (no copy of each with its id): with 20,000 tasks,
   // what defining a pipeline allocates on the way is what the worker's RSS keeps.
@@ -115,34 +128,48 @@ export function pipeline<P extends Params>(
   const definitions: TaskDefinition[] = [];
   for (const [taskId, spec] of specs) {
     if (!isValidId(taskId)) {
-      problem(`invalid task id ${JSON.stringify(taskId)}: use letters, digits, _ and -, starting with a letter or _`);
+      problem(`invalid task id ${JSON.stringify(taskId)}: use letters, digits, _ and -, starting with a letter or _`, undefined, ["tasks", String(taskId)]);
       continue;
     }
-    const definition = attempt(() => ({ ...pipelinePlace, task: String(taskId) }), () => resolveTask(taskId, spec, defaults));
+    if (!spec || typeof spec !== "object") {
+      problem("a task must be an object of options", taskId, ["tasks", taskId]);
+      continue;
+    }
+    const report = (message: string, key: string) => problem(message, taskId, ["tasks", taskId, key]);
+    for (const { key, message } of taskKeyProblems(spec)) report(message, key);
+    // Kept even when a value is wrong (a stand-in takes its place): no pipeline is made while
+    // there are problems, but the project's checks (pools, connections) read every task they can.
+    const definition = resolveTask(taskId, spec, defaults, report);
     if (definition) definitions.push(definition);
   }
-  for (const graphProblem of findGraphProblems(specs.map(([taskId, spec]) => ({ id: taskId, upstream: spec.after ?? NONE })))) {
-    problem(graphProblem.message, graphProblem.task);
+  for (const graphProblem of findGraphProblems(specs.map(([taskId, spec]) => ({ id: taskId, upstream: spec?.after ?? NONE })))) {
+    problem(graphProblem.message, graphProblem.task, graphProblem.task ? ["tasks", graphProblem.task, "after"] : undefined);
   }
 
   for (const promise of promises) {
     const publishers = definitions.filter((d) => d.publishes === promise.dataset).map((d) => d.id);
     if (publishers.length !== 1) {
-      problem(`promise ${promise.dataset}: needs exactly one task with publishes: "${promise.dataset}" (found ${publishers.length ? publishers.join(", ") : "none"})`);
+      problem(`promise ${promise.dataset}: needs exactly one task with publishes: "${promise.dataset}" (found ${publishers.length ? publishers.join(", ") : "none"})`, undefined, option("promises"));
     }
   }
   for (const d of definitions) {
-    if (d.publishes && !promises.some((p) => p.dataset === d.publishes)) problem(`publishes "${d.publishes}" but the pipeline has no promise for it`, d.id);
+    if (d.publishes && !promises.some((p) => p.dataset === d.publishes)) problem(`publishes "${d.publishes}" but the pipeline has no promise for it`, d.id, ["tasks", d.id, "publishes"]);
   }
 
-  const restate = attempt(pipelinePlace, () => resolveRestate(options.restate));
-  if (restate && schedule?.kind === "manual") problem("restate needs a schedule: a manual pipeline has no scheduled run to restate after");
+  const restate = attempt(option("restate"), () => resolveRestate(options.restate));
+  if (restate && schedule?.kind === "manual") problem("restate needs a schedule: a manual pipeline has no scheduled run to restate after", undefined, option("restate"));
   if (restate && definitions.length > 0 && definitions.every((d) => !d.restate)) {
-    problem("restate: every task opts out (restate: false), so nothing would be restated");
+    problem("restate: every task opts out (restate: false), so nothing would be restated", undefined, option("restate"));
   }
 
-  if (problems.length === 1) throw problems[0];
-  if (problems.length > 1) throw new DefinitionErrors(problems);
+  if (problems.length > 0) {
+    const sink = currentDefinitionSink();
+    if (sink) {
+      sink(problems, { id, tasks: new Map(definitions.map((d) => [d.id, d])) });
+      return Object.freeze({ kind: "idem.invalid-pipeline", id } satisfies InvalidPipeline) as unknown as Pipeline<P>;
+    }
+    throw problems.length === 1 ? problems[0] : new DefinitionErrors(problems);
+  }
 
   const downstream = downstreamMap(definitions);
   for (const d of definitions) d.downstream = downstream.get(d.id) ?? NONE;
@@ -193,9 +220,7 @@ export function isPipeline(value: unknown): value is Pipeline {
   return !!value && typeof value === "object" && (value as { kind?: unknown }).kind === "idem.pipeline";
 }
 
-function resolveSchedule(options: PipelineOptions<Params>): Timetable {
-  const { schedule, timezone } = options;
-  if (timezone !== undefined) assertTimeZone(timezone);
+function resolveSchedule(schedule: PipelineOptions<Params>["schedule"], timezone: string | undefined): Timetable {
   if (schedule === undefined || schedule === "manual") return manual({ timezone: timezone ?? "UTC" });
   if (typeof schedule === "string") return cron(schedule, { timezone: timezone ?? "UTC" });
   if (schedule && typeof schedule === "object" && typeof schedule.intervalAt === "function") return schedule;
@@ -219,79 +244,109 @@ function parseBound(value: string, timezone: string, which: "start" | "end"): nu
   return instant;
 }
 
-function resolveTask<P extends Params>(id: string, spec: TaskSpec<string, P>, defaults: TaskPolicy): TaskDefinition {
+/** A problem about one key of the place being read (a task, the pipeline's defaults). */
+type Report = (message: string, key: string) => void;
+
+/** Reads one key; a definition error becomes a problem about it, and the fallback stands in. */
+function read<T>(report: Report, key: string, fn: () => T, fallback: T): T {
+  try {
+    return fn();
+  } catch (error) {
+    if (!(error instanceof DefinitionError)) throw error;
+    report(error.message, key);
+    return fallback;
+  }
+}
+
+/** The task as defined, each problem reported about its key; null only when its kind cannot be told. */
+function resolveTask<P extends Params>(id: string, spec: TaskSpec<string, P>, defaults: TaskPolicy, report: Report): TaskDefinition | null {
   const hasRun = "run" in spec && spec.run !== undefined;
   const hasCommand = "command" in spec && spec.command !== undefined;
   const hasSensor = "sensor" in spec && spec.sensor !== undefined;
   const hasSql = "sql" in spec && spec.sql !== undefined;
-  if (Number(hasRun) + Number(hasCommand) + Number(hasSensor) + Number(hasSql) !== 1) {
-    throw new DefinitionError("needs exactly one of `run` (a function), `command` (an argv array), `sensor` (a condition) or `sql` (a statement or { file })");
+  const problem = report;
+  const kinds = Number(hasRun) + Number(hasCommand) + Number(hasSensor) + Number(hasSql);
+  if (kinds !== 1) {
+    const key = hasRun ? "run" : hasCommand ? "command" : hasSensor ? "sensor" : hasSql ? "sql" : "";
+    report("needs exactly one of `run` (a function), `command` (an argv array), `sensor` (a condition) or `sql` (a statement or { file })", key);
+    return null;
   }
-  if (hasRun && typeof (spec as { run: unknown }).run !== "function") throw new DefinitionError("`run` must be a function");
-  const policy = POLICY_INPUTS.some((field) => spec[field] !== undefined) ? resolvePolicy(spec, defaults) : defaults;
-  const publishes = spec.publishes === undefined ? null : datasetNames([spec.publishes], "publishes")[0]!;
-  const produced = spec.produces === undefined && publishes === null ? NONE : [...new Set([...datasetNames(spec.produces, "produces"), ...(publishes ? [publishes] : [])])];
+  if (hasRun && typeof (spec as { run: unknown }).run !== "function") problem("`run` must be a function", "run");
+  const policy = POLICY_KEYS.some((field) => spec[field] !== undefined) ? resolvePolicy(spec, defaults, problem) : defaults;
+  const publishes = spec.publishes === undefined ? null : read(problem, "publishes", () => datasetNames([spec.publishes!], "publishes")[0]!, null);
+  const produces = read(problem, "produces", () => datasetNames(spec.produces, "produces"), []);
+  const produced = spec.produces === undefined && publishes === null ? NONE : [...new Set([...produces, ...(publishes ? [publishes] : [])])];
+  const restate = spec.restate ?? true;
+  if (typeof restate !== "boolean") problem(`restate must be true or false, not ${JSON.stringify(spec.restate)}`, "restate");
+  if (spec.after !== undefined && !Array.isArray(spec.after)) problem("after must be a list of task ids", "after");
   const base = {
     id,
     description: spec.description ?? "",
-    upstream: spec.after?.length ? [...spec.after] : NONE,
+    upstream: Array.isArray(spec.after) && spec.after.length ? [...spec.after] : NONE,
     downstream: NONE,
     policy,
     dataErrorExitCodes: DEFAULT_DATA_ERROR_EXIT_CODES,
-    killGraceMs: spec.killGrace === undefined ? DEFAULT_KILL_GRACE_MS : parseDuration(spec.killGrace, "killGrace"),
+    killGraceMs: spec.killGrace === undefined ? DEFAULT_KILL_GRACE_MS : read(problem, "killGrace", () => parseDuration(spec.killGrace!, "killGrace"), 0),
     // Publishing a dataset produces it: its data triggers fire without a second declaration.
     produces: produced,
     publishes,
-    restate: spec.restate ?? true,
+    restate,
   };
-  if (typeof base.restate !== "boolean") throw new DefinitionError(`restate must be true or false, not ${JSON.stringify(spec.restate)}`);
   // Object.assign onto `base`, never a spread into a new literal: in a loop, V8 gives each object
   // made by `{ ...base, more }` a hidden class of its own (about 400 bytes a task, kept).
-  if (hasRun) return Object.assign(base, { kind: "function" as const, run: (spec as { run: TaskDefinition["run"] }).run });
-  if (hasSql) return Object.assign(base, { kind: "sql" as const }, resolveSql(spec as SqlTaskSpec<string>));
-  if (hasSensor) {
-    const sensor = spec as Extract<TaskSpec<string, P>, { sensor: unknown }>;
-    if (typeof sensor.sensor !== "function") throw new DefinitionError("`sensor` must be a function returning true when the condition is met");
-    const mode = sensor.mode ?? "reschedule";
-    if (mode !== "reschedule" && mode !== "poke") throw new DefinitionError(`sensor mode must be "reschedule" or "poke", not ${JSON.stringify(mode)}`);
-    const pokeIntervalMs = parseDuration(sensor.pokeInterval ?? "60s", "pokeInterval");
-    if (pokeIntervalMs === 0) throw new DefinitionError("pokeInterval must be more than 0");
-    return Object.assign(base, {
-      kind: "sensor" as const,
-      sensor: sensor.sensor,
-      sensorPolicy: {
-        pokeIntervalMs,
-        pokeBackoff: sensor.pokeBackoff ?? false,
-        maxPokeIntervalMs: parseDuration(sensor.maxPokeInterval ?? "1h", "maxPokeInterval"),
-        timeoutMs: parseDuration(sensor.sensorTimeout ?? "24h", "sensorTimeout"),
-        softFail: sensor.softFail ?? false,
-        mode,
-      },
-    });
-  }
-  const command = (spec as { command: unknown }).command;
+  let definition: TaskDefinition;
+  if (hasRun) definition = Object.assign(base, { kind: "function" as const, run: (spec as { run: TaskDefinition["run"] }).run });
+  else if (hasSql) definition = Object.assign(base, { kind: "sql" as const }, resolveSql(spec as SqlTaskSpec<string>, problem));
+  else if (hasSensor) definition = Object.assign(base, { kind: "sensor" as const }, resolveSensor(spec as Extract<TaskSpec<string, P>, { sensor: unknown }>, problem));
+  else definition = Object.assign(base, { kind: "command" as const }, resolveCommand(spec as Extract<TaskSpec<string, P>, { command: unknown }>, problem));
+  return definition;
+}
+
+function resolveSensor<P extends Params>(sensor: Extract<TaskSpec<string, P>, { sensor: unknown }>, problem: Report): Pick<TaskDefinition, "sensor" | "sensorPolicy"> {
+  if (typeof sensor.sensor !== "function") problem("`sensor` must be a function returning true when the condition is met", "sensor");
+  const mode = sensor.mode ?? "reschedule";
+  if (mode !== "reschedule" && mode !== "poke") problem(`sensor mode must be "reschedule" or "poke", not ${JSON.stringify(mode)}`, "mode");
+  const pokeIntervalMs = read(problem, "pokeInterval", () => parseDuration(sensor.pokeInterval ?? "60s", "pokeInterval"), 1);
+  if (pokeIntervalMs === 0) problem("pokeInterval must be more than 0", "pokeInterval");
+  return {
+    sensor: sensor.sensor,
+    sensorPolicy: {
+      pokeIntervalMs,
+      pokeBackoff: sensor.pokeBackoff ?? false,
+      maxPokeIntervalMs: read(problem, "maxPokeInterval", () => parseDuration(sensor.maxPokeInterval ?? "1h", "maxPokeInterval"), 0),
+      timeoutMs: read(problem, "sensorTimeout", () => parseDuration(sensor.sensorTimeout ?? "24h", "sensorTimeout"), 0),
+      softFail: sensor.softFail ?? false,
+      mode,
+    },
+  };
+}
+
+function resolveCommand<P extends Params>(cmd: Extract<TaskSpec<string, P>, { command: unknown }>, problem: Report): Pick<TaskDefinition, "command" | "cwd" | "dataErrorExitCodes" | "env" | "envPolicy"> {
+  const command = cmd.command as unknown;
   if (typeof command !== "function") {
     if (!Array.isArray(command) || command.length === 0 || !command.every((a) => typeof a === "string")) {
-      throw new DefinitionError("`command` must be a non-empty array of strings (argv) or a function returning one");
+      problem("`command` must be a non-empty array of strings (argv) or a function returning one", "command");
     }
   }
-  const cmd = spec as Extract<TaskSpec<string, P>, { command: unknown }>;
   const codes = cmd.dataErrorExitCodes ?? DEFAULT_DATA_ERROR_EXIT_CODES;
-  if (!codes.every((c) => Number.isInteger(c) && c > 0 && c < 256)) {
-    throw new DefinitionError("`dataErrorExitCodes` must be exit codes 1..255");
+  if (!Array.isArray(codes) || !codes.every((c) => Number.isInteger(c) && c > 0 && c < 256)) {
+    problem("`dataErrorExitCodes` must be exit codes 1..255", "dataErrorExitCodes");
   }
-  return Object.assign(base, {
-    kind: "command" as const,
+  return {
     command: cmd.command as TaskDefinition["command"],
     cwd: cmd.cwd,
     dataErrorExitCodes: [...codes],
-  }, commandEnv(cmd.env));
+    ...read(problem, "env", () => commandEnv(cmd.env), {}),
+  };
 }
 
-function resolveSql(spec: SqlTaskSpec<string>): Pick<TaskDefinition, "sql" | "connection" | "check"> {
-  if (typeof spec.connection !== "string" || spec.connection === "") throw new DefinitionError("a SQL task needs `connection`: the name of a connection in idem.config.ts");
-  if (spec.check !== undefined && typeof spec.check !== "boolean") throw new DefinitionError("`check` must be true or false");
-  const given = spec.sql;
+function resolveSql(spec: SqlTaskSpec<string>, problem: Report): Pick<TaskDefinition, "sql" | "connection" | "check"> {
+  if (typeof spec.connection !== "string" || spec.connection === "") problem("a SQL task needs `connection`: the name of a connection in idem.config.ts", spec.connection === undefined ? "sql" : "connection");
+  if (spec.check !== undefined && typeof spec.check !== "boolean") problem("`check` must be true or false", "check");
+  return { sql: read(problem, "sql", () => sqlOf(spec.sql), undefined), connection: spec.connection, check: spec.check ?? false };
+}
+
+function sqlOf(given: SqlTaskSpec<string>["sql"]): TaskDefinition["sql"] {
   let sql: TaskDefinition["sql"];
   if (typeof given === "string") {
     if (given.trim() === "") throw new DefinitionError("`sql` is empty");
@@ -303,7 +358,7 @@ function resolveSql(spec: SqlTaskSpec<string>): Pick<TaskDefinition, "sql" | "co
     if (!file.endsWith(".sql")) throw new DefinitionError(`sql file ${JSON.stringify(file)}: expected a .sql file`);
     sql = { text: null, file };
   } else throw new DefinitionError("`sql` must be a statement or { file: \"path.sql\" }");
-  return { sql, connection: spec.connection, check: spec.check ?? false };
+  return sql;
 }
 
 function commandEnv(env: unknown): Pick<TaskDefinition, "env" | "envPolicy"> {
@@ -323,33 +378,34 @@ function commandEnv(env: unknown): Pick<TaskDefinition, "env" | "envPolicy"> {
   return { env: env as Record<string, string> };
 }
 
-export function resolvePolicy(input: TaskPolicyInput, defaults: TaskPolicy): TaskPolicy {
+/** The task policy `input` sets over `defaults`; each wrong value is reported about its key, and the default stands in. */
+export function resolvePolicy(input: TaskPolicyInput, defaults: TaskPolicy, report: Report): TaskPolicy {
   const retries = input.retries ?? defaults.retries;
-  if (!Number.isInteger(retries) || retries < 0) throw new DefinitionError(`retries must be a whole number >= 0, not ${retries}`);
+  if (!Number.isInteger(retries) || retries < 0) report(`retries must be a whole number >= 0, not ${retries}`, "retries");
   const backoff = input.backoff ?? defaults.backoff;
-  if (backoff !== "fixed" && backoff !== "exponential") throw new DefinitionError(`backoff must be "fixed" or "exponential", not ${JSON.stringify(backoff)}`);
+  if (backoff !== "fixed" && backoff !== "exponential") report(`backoff must be "fixed" or "exponential", not ${JSON.stringify(backoff)}`, "backoff");
   const triggerRule = input.triggerRule ?? defaults.triggerRule;
   if (!TRIGGER_RULES.includes(triggerRule)) {
-    throw new DefinitionError(`unknown trigger rule ${JSON.stringify(triggerRule)} (one of ${TRIGGER_RULES.join(", ")})`);
+    report(`unknown trigger rule ${JSON.stringify(triggerRule)} (one of ${TRIGGER_RULES.join(", ")})`, "triggerRule");
   }
   const jitterInput = input.jitter ?? defaults.jitter;
   const jitter = jitterInput === true ? 0.1 : jitterInput === false ? 0 : jitterInput;
-  if (typeof jitter !== "number" || !(jitter >= 0 && jitter <= 1)) throw new DefinitionError(`jitter must be true, false or a fraction 0..1, not ${jitterInput}`);
+  if (typeof jitter !== "number" || !(jitter >= 0 && jitter <= 1)) report(`jitter must be true, false or a fraction 0..1, not ${jitterInput}`, "jitter");
   const pool = input.pool === undefined ? defaults.pool : input.pool;
-  if (pool !== null && !isValidId(pool)) throw new DefinitionError(`invalid pool name ${JSON.stringify(pool)}`);
+  if (pool !== null && !isValidId(pool)) report(`invalid pool name ${JSON.stringify(pool)}`, "pool");
   const slots = input.slots ?? defaults.slots;
-  if (!Number.isInteger(slots) || slots < 1) throw new DefinitionError(`slots must be a whole number >= 1, not ${slots}`);
+  if (!Number.isInteger(slots) || slots < 1) report(`slots must be a whole number >= 1, not ${slots}`, "slots");
   const priority = input.priority ?? defaults.priority;
-  if (!Number.isInteger(priority)) throw new DefinitionError(`priority must be a whole number, not ${priority}`);
+  if (!Number.isInteger(priority)) report(`priority must be a whole number, not ${priority}`, "priority");
   const timeout = input.timeout === undefined ? defaults.timeoutMs : input.timeout;
-  const timeoutMs = timeout === null ? null : parseDuration(timeout, "timeout");
-  if (timeoutMs === 0) throw new DefinitionError("timeout must be more than 0 (or null for none)");
+  const timeoutMs = timeout === null ? null : read(report, "timeout", () => parseDuration(timeout, "timeout"), null);
+  if (timeoutMs === 0) report("timeout must be more than 0 (or null for none)", "timeout");
   return {
     retries,
-    retryDelayMs: input.retryDelay === undefined ? defaults.retryDelayMs : parseDuration(input.retryDelay, "retryDelay"),
+    retryDelayMs: input.retryDelay === undefined ? defaults.retryDelayMs : read(report, "retryDelay", () => parseDuration(input.retryDelay!, "retryDelay"), defaults.retryDelayMs),
     backoff,
-    maxRetryDelayMs: input.maxRetryDelay === undefined ? defaults.maxRetryDelayMs : parseDuration(input.maxRetryDelay, "maxRetryDelay"),
-    jitter,
+    maxRetryDelayMs: input.maxRetryDelay === undefined ? defaults.maxRetryDelayMs : read(report, "maxRetryDelay", () => parseDuration(input.maxRetryDelay!, "maxRetryDelay"), defaults.maxRetryDelayMs),
+    jitter: jitter as number,
     timeoutMs,
     triggerRule,
     pool,

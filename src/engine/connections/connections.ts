@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { nearestName } from "../../core/model/nearest-name.ts";
 import { DefinitionError } from "../../core/model/errors.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
 import type { Target } from "../../data/target.ts";
@@ -39,28 +39,18 @@ function knownNames(connections: Record<string, ConnectionConfig>): string {
 
 /**
  * Every SQL task of a pipeline names a connection the config has: checked when the file loads,
- * not when the task runs. The line is the first one in the file that names the connection.
+ * not when the task runs. Each problem is about the task's `connection` key (the loader gives its line).
  */
-export function connectionProblems(pipeline: Pipeline, connections: Record<string, ConnectionConfig>, file?: { path: string; shown: string }): DefinitionError[] {
+export function connectionProblems(pipeline: Pick<Pipeline, "id" | "tasks">, connections: Record<string, ConnectionConfig>): DefinitionError[] {
   const problems: DefinitionError[] = [];
   for (const task of pipeline.tasks.values()) {
     if (task.kind !== "sql" || task.connection! in connections) continue;
-    const line = file ? lineNaming(file.path, task.connection!) : undefined;
-    problems.push(new DefinitionError(`unknown connection "${task.connection}"${knownNames(connections)}`, { file: file?.shown, line, pipeline: pipeline.id, task: task.id }));
+    const near = nearestName(task.connection!, Object.keys(connections));
+    problems.push(new DefinitionError(`unknown connection "${task.connection}"${knownNames(connections)}${near ? ` (did you mean "${near}"?)` : ""}`, {
+      pipeline: pipeline.id, task: task.id, key: ["tasks", task.id, "connection"],
+    }));
   }
   return problems;
-}
-
-function lineNaming(path: string, name: string): number | undefined {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch {
-    return undefined;
-  }
-  const quoted = JSON.stringify(name).slice(1, -1);
-  const index = text.split("\n").findIndex((line) => /connection\s*:/.test(line) && [`"${quoted}"`, `'${quoted}'`, `\`${quoted}\``].some((q) => line.includes(q)));
-  return index === -1 ? undefined : index + 1;
 }
 
 /** The connections one attempt opened, each opened once on first use and all closed at its end. */

@@ -21,6 +21,8 @@ export interface TickEnded {
   /** Whether this scheduler held the lead in the tick (a standby's tick only looks at the lease). */
   leader: boolean;
   durationMs: number;
+  /** How late the tick began after the time the tick before it asked for (0: on time, or woken early). */
+  lagMs: number;
 }
 
 /** The process's one ProcessFacts: hands each fact to every subscriber. */

@@ -63,9 +63,20 @@ export function prometheusMetrics(sources: MetricSources): EngineMetrics {
     registers: [registry],
   });
 
+  const tickLag = new Histogram<"leader">({
+    name: "idem_scheduler_tick_lag_seconds",
+    help: "How late this process's scheduler ticks began after the time the tick before asked for, by whether it led",
+    labelNames: ["leader"],
+    buckets: TICK_BUCKETS,
+    registers: [registry],
+  });
+
   const unsubscribe = sources.facts.subscribe({
     attemptEnded: (f) => attempts.observe({ pipeline: f.pipelineId, task: f.taskId, state: f.taskState ?? "unknown" }, f.durationMs / 1000),
-    tickEnded: (f) => ticks.observe({ leader: String(f.leader) }, f.durationMs / 1000),
+    tickEnded: (f) => {
+      ticks.observe({ leader: String(f.leader) }, f.durationMs / 1000);
+      tickLag.observe({ leader: String(f.leader) }, f.lagMs / 1000);
+    },
   });
 
   const setStoreFacts = (facts: StoreFacts | null) => {

@@ -2,7 +2,7 @@ import { statSync } from "node:fs";
 import { relative } from "node:path";
 import { DefinitionError, DefinitionErrors } from "../../core/model/errors.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
-import { importByUrl, importPipelineFile, pipelineFiles, type ModuleImporter } from "./load-pipelines.ts";
+import { importByUrl, importPipelineFile, pipelineFiles, placeProblem, type ModuleImporter } from "./load-pipelines.ts";
 
 /** A pipeline file that did not load, as the log, `idem health`, `GET /health` and `idem validate` show it. */
 export interface BrokenFile {
@@ -11,8 +11,11 @@ export interface BrokenFile {
   message: string;
 }
 
-/** Problems of a pipeline that loaded but cannot run in this project (a SQL task's unknown connection, say). */
-export type PipelineCheck = (pipeline: Pipeline, file: { path: string; shown: string }) => DefinitionError[];
+/**
+ * Problems of a pipeline that loaded but cannot run in this project (a SQL task's unknown
+ * connection, say), each about a key of its definition (`place.key`): the catalog gives file and line.
+ */
+export type PipelineCheck = (pipeline: Pick<Pipeline, "id" | "tasks">) => DefinitionError[];
 
 interface LoadedFile {
   stamp: string;
@@ -125,11 +128,17 @@ export class PipelineCatalog {
       this.#imported.add(file);
       const loaded = await importPipelineFile(file, shown, version, this.#import);
       const problems = [...loaded.problems];
+      // Pipelines with problems are checked against the project too, as far as they could be
+      // read, and so are the sound ones of a file that stops: every problem at once.
+      const checked = (pipeline: Pick<Pipeline, "id" | "tasks">) => (this.#check?.(pipeline) ?? []).map((problem) => placeProblem(problem, file, shown));
+      for (const partial of loaded.partial) problems.push(...checked(partial));
+      const fileStops = problems.length > 0;
       const pipelines = loaded.pipelines.filter((pipeline) => {
-        const found = this.#check?.(pipeline, { path: file, shown }) ?? [];
+        const found = checked(pipeline);
         problems.push(...found);
-        return found.length === 0;
+        return found.length === 0 && !fileStops;
       });
+      problems.sort((a, b) => (a.place.line ?? Number.MAX_SAFE_INTEGER) - (b.place.line ?? Number.MAX_SAFE_INTEGER));
       this.#files.set(file, { stamp, pipelines, problems });
       changed = true;
     }

@@ -1,3 +1,5 @@
+import { suggestion } from "../../core/model/nearest-name.ts";
+
 /**
  * The shape of idem.config.ts, checked by hand rather than with a schema library: every command
  * reads the config, and a schema library costs more to load than the rest of `idem runs`.
@@ -61,8 +63,7 @@ export function exactly(shape: Record<string, Check>, required: readonly string[
     if (!isPlainObject(v)) return `${where(p)}: expected an object`;
     for (const key of Object.keys(v)) {
       if (!(key in shape)) {
-        const near = nearest(key, Object.keys(shape));
-        return `${p ? `${p}: ` : ""}unknown key "${key}"${near ? ` (did you mean "${near}"?)` : ` (known: ${Object.keys(shape).join(", ")})`}`;
+        return `${p ? `${p}: ` : ""}unknown key "${key}"${suggestion(key, Object.keys(shape))}`;
       }
     }
     for (const key of required) if (v[key] === undefined) return `${p ? `${p}.` : ""}${key}: missing`;
@@ -87,29 +88,4 @@ export function variants(what: string, byKey: Record<string, Check>): Check {
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-/** The known key a typo most likely meant: edit distance at most 2, or a shared prefix. */
-function nearest(key: string, known: readonly string[]): string | null {
-  let best: string | null = null;
-  let bestDistance = 3;
-  for (const candidate of known) {
-    const d = distance(key.toLowerCase(), candidate.toLowerCase());
-    if (d < bestDistance) [best, bestDistance] = [candidate, d];
-  }
-  return best;
-}
-
-function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let previous = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const current = row[j]!;
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
-      previous = current;
-    }
-  }
-  return row[b.length]!;
 }

@@ -95,6 +95,18 @@ export interface IdemConfig {
   reloadMs?: number;
   /** Databases by name, for SQL tasks (`connection: "warehouse"`) and `ctx.connection("warehouse")`. */
   connections?: Record<string, ConnectionConfig>;
+  /**
+   * The signed webhook by which a system that can only call a URL says a dataset is ready
+   * (`POST /api/v1/hooks/datasets/{name}`): the environment variable that holds the shared
+   * secret (its value is masked like every secret), and how far a request's timestamp may be
+   * from the server's clock (default 300 s). Without it, the webhook answers 404.
+   */
+  datasetWebhook?: DatasetWebhookConfig;
+}
+
+export interface DatasetWebhookConfig {
+  secretEnv: string;
+  toleranceSeconds?: number;
 }
 
 export interface ResolvedConfig {
@@ -124,6 +136,13 @@ export interface ResolvedConfig {
   reloadMs: number;
   /** File paths made absolute; environment references still unread. */
   connections: Record<string, ConnectionConfig>;
+  datasetWebhook: ResolvedDatasetWebhook | null;
+}
+
+/** The signed dataset webhook as the engine takes it: the secret is read from `secretEnv` at each request. */
+export interface ResolvedDatasetWebhook {
+  secretEnv: string;
+  toleranceMs: number;
 }
 
 export const CONFIG_FILE_NAMES = ["idem.config.ts", "idem.config.mts", "idem.config.js", "idem.config.mjs"];
@@ -169,6 +188,7 @@ const configSchema: Check = exactly({
       postgres: exactly({ postgres: text, password: text, schema: text }),
     }),
   ),
+  datasetWebhook: exactly({ secretEnv: text, toleranceSeconds: wholeNumber(1) }, ["secretEnv"]),
 });
 
 /**
@@ -223,6 +243,9 @@ export async function loadConfig(cwd: string, explicitFile?: string, importModul
     stateBusyTimeoutMs: config.stateBusyTimeoutMs ?? DEFAULTS.stateBusyTimeoutMs,
     reloadMs: config.reloadMs ?? DEFAULTS.reloadMs,
     connections: Object.fromEntries(Object.entries(config.connections ?? {}).map(([name, c]) => [name, resolveConnection(c, rootDir)])),
+    datasetWebhook: config.datasetWebhook
+      ? { secretEnv: config.datasetWebhook.secretEnv, toleranceMs: (config.datasetWebhook.toleranceSeconds ?? DEFAULTS.datasetWebhookToleranceMs / 1000) * 1000 }
+      : null,
   };
 }
 

@@ -24,4 +24,6 @@ export const DEFAULTS = {
   stateBusyTimeoutMs: 10_000,
   /** How often long-lived processes look at the pipeline files. */
   reloadMs: 2_000,
+  /** How far a signed dataset webhook's timestamp may be from the server's clock (Stripe's five minutes). */
+  datasetWebhookToleranceMs: 5 * 60_000,
 } as const;

@@ -21,8 +21,8 @@ export async function refusalsTranslated<T>(write: () => Promise<T>, place: Erro
 /** The engine's error for a store refusal; any other error as it is. */
 export function engineErrorOf(error: unknown, place: ErrorPlace = {}): unknown {
   if (!(error instanceof StoreConflictError)) return error;
-  const missing = /^no (run|backfill) /.exec(error.message);
-  if (missing) return new NotFoundError(missing[1] as "run" | "backfill", error.message.replace(/^no /, "unknown "), place);
+  const missing = /^no (run|backfill|incident) /.exec(error.message);
+  if (missing) return new NotFoundError(missing[1] as "run" | "backfill" | "incident", error.message.replace(/^no /, "unknown "), place);
   if (/ has no task /.test(error.message)) return new NotFoundError("task", error.message, place);
   return new ConflictError(error.message, place);
 }

@@ -39,8 +39,11 @@ export interface SchedulerOptions {
    * with who leads: logs follow the lease, not the end of a long tick.
    */
   onLeadChange?: (leader: boolean, leaderHolder: string) => void;
-  /** Told after each tick that did not fail: whether this scheduler led, and how long the tick took (ms, on the clock). */
-  onTick?: (tick: { leader: boolean; durationMs: number }) => void;
+  /**
+   * Told after each tick that did not fail: whether this scheduler led, how long the tick took,
+   * and how late it began after the time the tick before asked for (ms, on the clock).
+   */
+  onTick?: (tick: { leader: boolean; durationMs: number; lagMs: number }) => void;
 }
 
 export interface TickResult {
@@ -185,6 +188,7 @@ export class Scheduler {
     // A store out of reach for a while must not end the scheduler: it tries again shortly, for
     // as long as it runs (a steady pause: a tick is cheap, and the store may be back any moment).
     let failing: Backoff | null = null;
+    let dueAt: number | null = null;
     try {
       while (!signal.aborted) {
         wokenDuringTick = false;
@@ -192,7 +196,8 @@ export class Scheduler {
         try {
           const began = this.#o.clock.now();
           result = await this.tick();
-          this.#o.onTick?.({ leader: result.leader, durationMs: this.#o.clock.now() - began });
+          this.#o.onTick?.({ leader: result.leader, durationMs: this.#o.clock.now() - began, lagMs: dueAt === null ? 0 : Math.max(0, began - dueAt) });
+          dueAt = result.nextTickAt;
           failing = null;
         } catch (error) {
           this.#o.log?.(`tick failed, trying again: ${(error as Error).message}`);

@@ -1,5 +1,5 @@
 /** Keys whose numbers are instants (epoch ms in the engine): the API shows them as ISO 8601 in UTC. */
-const INSTANT_KEY = /(At|Start|End)$|^(at|lastSeen|scheduleCursor|start|end)$/;
+const INSTANT_KEY = /(At|Start|End)$|^(at|lastSeen|scheduleCursor|start|end|until)$/;
 const instantKeys = new Map<string, boolean>();
 
 function isInstantKey(key: string): boolean {

@@ -26,7 +26,8 @@ export function openApiDocument(routes: readonly AnyRouteSpec[], version: string
         401: { $ref: "#/components/responses/Problem" },
         ...(route.action ? { 403: { $ref: "#/components/responses/Problem" }, 409: { $ref: "#/components/responses/Problem" } } : {}),
       },
-      ...(route.action ? { description: "An action: operators only; it requires a reason and answers with the audit entry it wrote (actor: the token's name)." } : {}),
+      ...(route.action ? { description: `An action: operators only; it ${reasonRequired(route) ? "requires a reason and " : ""}answers with the audit entry it wrote (actor: the token's name).` } : {}),
+      ...(route.signed ? { security: [{ signature: [] }] } : {}),
     };
     (paths[path] ??= {})[route.method] = operation;
   }
@@ -40,6 +41,10 @@ export function openApiDocument(routes: readonly AnyRouteSpec[], version: string
       securitySchemes: {
         bearer: { type: "http", scheme: "bearer", description: "a token from `idem tokens create`" },
         session: { type: "apiKey", in: "cookie", name: "idem_session", description: "the web UI's session (POST /auth/session)" },
+        signature: {
+          type: "apiKey", in: "header", name: "Idem-Signature",
+          description: "webhooks: t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<body>\"> under the secret in the environment variable that datasetWebhook names in idem.config.ts",
+        },
       },
       schemas: {
         Problem: {
@@ -57,6 +62,11 @@ export function openApiDocument(routes: readonly AnyRouteSpec[], version: string
       },
     },
   };
+}
+
+function reasonRequired(route: AnyRouteSpec): boolean {
+  const reason = route.body?.shape.reason;
+  return reason !== undefined && !z.safeParse(reason, undefined).success;
 }
 
 function jsonSchema(schema: z.ZodType): Record<string, unknown> {

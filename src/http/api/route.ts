@@ -19,6 +19,8 @@ export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends A
   body?: B;
   /** Only operators may call it; it writes an audit entry. */
   action?: boolean;
+  /** It proves its sender by a signature of its body (a webhook), not by a token or a session. */
+  signed?: boolean;
   /** What a success answers, for the document: status and a description (JSON unless `type` says otherwise). */
   responds: { status: number; description: string; type?: string; schema?: z.ZodType };
   handle: (c: Context<AppEnv>, input: { params: z.output<P>; query: z.output<Q>; body: z.output<B>; principal: Principal }) => Promise<Response> | Response;

@@ -7,6 +7,8 @@ import type { AppEnv, Principal } from "../env.ts";
 import { principalOf } from "../env.ts";
 import { links } from "./parts.ts";
 import { setFlash } from "./flash.ts";
+import { SNOOZES } from "./incidents.ts";
+import { parseDuration } from "../../core/time/duration.ts";
 
 type Form = Record<string, string>;
 
@@ -84,6 +86,25 @@ export function uiActions(engine: Engine): Hono<AppEnv> {
       return { done: `Backfill ${b.backfillId} is ${b.state}.` };
     }));
   }
+  actions.post("/incidents/:key", act(async (form, acting, c) => {
+    const key = c.req.param("key")!;
+    const reason = reasonOf(form);
+    const snooze = SNOOZES.find(([value]) => value === form.snooze);
+    if (form.snooze !== undefined && !snooze) throw new UsageError(`snooze ${JSON.stringify(form.snooze)}: expected ${SNOOZES.map(([v]) => v).join(", ")}`);
+    if (snooze) {
+      await engine.acknowledgeIncident(key, { reason, forMs: parseDuration(snooze[0]), ...acting });
+      return { done: `Snoozed ${key} for ${snooze[1]}: it is open again then, unless resolved.` };
+    }
+    if (form.do === "acknowledge") {
+      await engine.acknowledgeIncident(key, { reason, ...acting });
+      return { done: `Acknowledged ${key}.` };
+    }
+    if (form.do === "resolve") {
+      await engine.resolveIncident(key, { reason, ...acting });
+      return { done: `Resolved ${key}; its notifiers are told.` };
+    }
+    throw new UsageError(`do ${JSON.stringify(form.do ?? "")}: expected acknowledge or resolve`);
+  }));
   actions.post("/pools/:name", act(async (form, acting, c) => {
     const slots = Number(form.slots);
     await engine.setPool(c.req.param("name")!, slots, { description: form.description || undefined, reason: reasonOf(form), ...acting });

@@ -2,6 +2,7 @@ import type { Engine } from "../../../engine/engine.ts";
 import type { DayStatus } from "../../../engine/freshness/report.ts";
 import { ALERT_STATES, type AlertRecord, type AlertState } from "../../../store/port.ts";
 import { html, query, type Html } from "../html.ts";
+import { incidentStatus } from "../incidents.ts";
 import { sentence } from "../sentence.ts";
 import { at, badge, duration, links, page, pageHead, type View } from "../parts.ts";
 
@@ -59,9 +60,9 @@ ${[...d.days].reverse().map((day) => html`<tr><td class="date">${day.businessDat
   })}
 <div class="note${report.checker.status === "ok" ? " good" : " bad"}" role="status">${report.checker.status === "ok" ? "" : html`<b>Checker down. </b>`}${sentence(report.checker.message)}</div>
 ${report.datasets.length ? datasets : html`<div class="panel"><div class="empty">No freshness promises: add <code>promises</code> to a pipeline.</div></div>`}
-<div class="panel flush"><h2>Incidents</h2>${incidents.length ? html`<table class="t"><thead><tr><th>Opened</th><th>Kind</th><th>Dataset or pipeline</th><th>Business date</th><th>Message</th><th>Resolved</th><th>Alerts</th></tr></thead><tbody>
+<div class="panel flush"><h2>Incidents</h2>${incidents.length ? html`<table class="t"><thead><tr><th>Opened</th><th>Kind</th><th>Dataset or pipeline</th><th>Business date</th><th>Message</th><th>State</th><th>Alerts</th></tr></thead><tbody>
 ${incidents.map((i) => html`<tr><td>${at(i.openedAt)}</td><td>${i.resolvedAt ? badge("success", undefined, i.kind) : badge("failed", undefined, i.kind)}</td><td class="mono">${i.dataset ?? i.pipelineId ?? ""}</td><td class="date">${i.businessDate ?? ""}</td><td>${sentence(i.message)}</td>
-<td>${i.resolvedAt ? html`${at(i.resolvedAt)}<div class="muted">${sentence(i.resolution ?? "")}</div>` : html`<b>open</b>`}</td>
+<td>${incidentStatus(i)}</td>
 <td>${i.notify.length ? html`<a href="/ui/freshness${query({ days: days === 7 ? null : days, incident: i.key })}#alerts">${i.notify.join(", ")}</a>` : html`<span class="faint">none</span>`}</td></tr>`)}</tbody></table>` : html`<div class="empty">No incident.</div>`}</div>
 ${alertsPanel(alerts.items, { incident, state: alertState, days }, alerts.next !== null)}`;
   return page(view, { title: "Freshness", active: "freshness", body });

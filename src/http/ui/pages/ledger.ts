@@ -6,6 +6,7 @@ import type { ExpectedRun, ExpectedStatus } from "../../../engine/scheduler/ledg
 import { html, type Html } from "../html.ts";
 import { actionForm, at, badge, links, page, pageHead, plural, stateLabel, type View } from "../parts.ts";
 import { pipelineHeader } from "./pipeline-tabs.ts";
+import { incidentsPanel } from "../incidents.ts";
 import { sentence } from "../sentence.ts";
 import { failureOf, type Failure } from "../reads.ts";
 
@@ -92,10 +93,12 @@ ${frozen.length ? html`<p class="muted">Dashed outline: frozen (${frozen.map((f)
 /** The on-call view, idem's home page: across every pipeline, what was due and did not happen, and what is late. */
 export async function oncallPage(engine: Engine, view: View): Promise<Html> {
   const pipelines = engine.pipelines();
-  const [report, ledgers] = await Promise.all([
+  const [report, ledgers, incidents] = await Promise.all([
     engine.freshness(),
     Promise.all(pipelines.map(async (p) => ({ p, entries: await engine.expected(p.id, { limit: 30 }), state: await engine.pipelineState(p.id) }))),
+    engine.incidents({ open: true, limit: 50 }),
   ]);
+  const unanswered = incidents.filter((i) => i.state === "open").length;
   const problems = ledgers.flatMap(({ p, entries }) => entries.filter((e) => e.status === "missing" || e.status === "failed").map((e) => ({ p, e }))).reverse();
   const shown = problems.slice(0, 50);
   const failures = new Map(await Promise.all(shown.filter(({ e }) => e.status === "failed" && e.runId).map(async ({ e }) => [e.runId!, await failureOf(engine, e.runId!)] as const)));
@@ -107,7 +110,7 @@ export async function oncallPage(engine: Engine, view: View): Promise<Html> {
 <div class="stat"><b>${missingCount}</b>${badge(missingCount ? "missing" : "success", undefined, "missing intervals")}<span> due, no run</span></div>
 <div class="stat"><b>${failedCount}</b>${badge(failedCount ? "failed" : "success", undefined, "failed runs")}<span> not cleared yet</span></div>
 <div class="stat"><b>${late.length}</b>${badge(late.length ? "late" : "on_time", undefined, "late datasets")}<span> past SLO or deadline</span></div>
-<div class="stat"><b>${report.openIncidents.length}</b>${badge(report.openIncidents.length ? "failed" : "success", undefined, "open incidents")}</div>
+<div class="stat"><b>${unanswered}</b>${badge(unanswered ? "failed" : "success", undefined, "open incidents")}${incidents.length > unanswered ? html`<span> ${incidents.length - unanswered} acknowledged</span>` : ""}</div>
 <div class="stat"><b>${running}</b>${badge("running", undefined, "runs in flight")}<span> queued or running</span></div>
 </div>
 <p class="faint">Counted over the last 30 intervals of each pipeline.</p>`;
@@ -132,7 +135,7 @@ ${checker}${stats}
 <div class="panel flush"><h2>Ledger of expected runs</h2>${strips}</div>
 </div><div>
 <div class="panel"><h2>Freshness</h2>${freshness}</div>
-<div class="panel"><h2>Open incidents</h2>${report.openIncidents.length ? html`<ul class="attention">${report.openIncidents.map((i) => html`<li>${at(i.openedAt)} · ${sentence(i.message)}</li>`)}</ul>` : html`<p class="muted">None.</p>`}</div>
+<div class="panel" id="incidents"><h2>Open incidents</h2>${incidentsPanel(view, incidents)}</div>
 </div></div>`;
   return page(view, { title: "On call", active: "oncall", body });
 }

@@ -1,0 +1,73 @@
+import type { Clock } from "../core/model/clock.ts";
+import { ArgumentError, NotFoundError } from "../core/model/errors.ts";
+import { incidentState, type IncidentState } from "../core/policy/incident-lifecycle.ts";
+import type { FreshnessStore, Incident } from "../store/port.ts";
+import { defaultActor, tellAudit, type Acting } from "./acting.ts";
+import { refusalsTranslated } from "./records/store-refusals.ts";
+
+export interface IncidentAcknowledgeRequest {
+  reason: string;
+  /** A snooze until this instant. */
+  until?: number | null;
+  /** A snooze for this long from now. */
+  forMs?: number;
+}
+
+/** An incident as surfaces show it: with its state now (a lapsed snooze is open again). */
+export type IncidentView = Incident & { state: IncidentState };
+
+/**
+ * A person's actions on incidents: acknowledge (with an end: snooze) and resolve, each with a
+ * reason, decided by core's lifecycle in the store's transaction and audited there. A person's
+ * resolution queues the "resolve" alert for the notifiers that were told of the opening.
+ */
+export class IncidentActions {
+  readonly #store: FreshnessStore;
+  readonly #clock: Clock;
+
+  constructor(store: FreshnessStore, clock: Clock) {
+    this.#store = store;
+    this.#clock = clock;
+  }
+
+  view(incident: Incident): IncidentView {
+    return { ...incident, state: incidentState(incident, this.#clock.now()) };
+  }
+
+  async get(key: string): Promise<IncidentView> {
+    const incident = await this.#store.getIncident(key);
+    if (!incident) throw new NotFoundError("incident", `unknown incident ${key}`);
+    return this.view(incident);
+  }
+
+  /**
+   * Acknowledges an incident: someone is on it. With `until` (an instant) or `forMs` (from now),
+   * a snooze: open again then, unless resolved.
+   */
+  async acknowledge(key: string, request: IncidentAcknowledgeRequest & Acting): Promise<IncidentView> {
+    const at = this.#clock.now();
+    if (request.until != null && request.forMs !== undefined) throw new ArgumentError("until", (n) => `give ${n("until")} or ${n("forMs")}, not both`);
+    if (request.forMs !== undefined && !(request.forMs > 0)) throw new ArgumentError("forMs", (n) => `${n("forMs")} must be a positive duration to snooze incident ${key}`);
+    const until = request.forMs !== undefined ? at + request.forMs : (request.until ?? null);
+    if (until !== null && until <= at) throw new ArgumentError("until", (n) => `${n("until")} must be in the future to snooze incident ${key}`);
+    return this.#act({ key, kind: "acknowledge", until, at }, request);
+  }
+
+  /** Resolves an incident by hand, with the reason; idem resolves it by itself when its cause ends. */
+  async resolve(key: string, request: { reason: string } & Acting): Promise<IncidentView> {
+    return this.#act({ key, kind: "resolve", at: this.#clock.now() }, request);
+  }
+
+  async #act(
+    action: { key: string; at: number } & ({ kind: "acknowledge"; until: number | null } | { kind: "resolve" }),
+    request: { reason: string } & Acting,
+  ): Promise<IncidentView> {
+    if (!request.reason?.trim()) throw new ArgumentError("reason", (n) => `a ${n("reason")} is required to ${action.kind} incident ${action.key}: every change to an incident is audited`);
+    await this.get(action.key);
+    const { incident, audit } = await refusalsTranslated(() =>
+      this.#store.actOnIncident({ ...action, actor: request.actor ?? defaultActor(), reason: request.reason }),
+    );
+    tellAudit(request, audit);
+    return this.view(incident);
+  }
+}
