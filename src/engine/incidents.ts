@@ -1,6 +1,7 @@
 import type { Clock } from "../core/model/clock.ts";
 import { ArgumentError, NotFoundError } from "../core/model/errors.ts";
-import { incidentState, type IncidentState } from "../core/policy/incident-lifecycle.ts";
+import { incidentState } from "../core/policy/incident-lifecycle.ts";
+import type { IncidentView } from "./freshness/report.ts";
 import type { FreshnessStore, Incident } from "../store/port.ts";
 import { defaultActor, tellAudit, type Acting } from "./acting.ts";
 import { refusalsTranslated } from "./records/store-refusals.ts";
@@ -13,8 +14,7 @@ export interface IncidentAcknowledgeRequest {
   forMs?: number;
 }
 
-/** An incident as surfaces show it: with its state now (a lapsed snooze is open again). */
-export type IncidentView = Incident & { state: IncidentState };
+export type { IncidentView };
 
 /**
  * A person's actions on incidents: acknowledge (with an end: snooze) and resolve, each with a

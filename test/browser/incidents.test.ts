@@ -48,6 +48,9 @@ describe("incidents on the on-call page", () => {
     expect(state).toContain(`acknowledged by ${UI_LOCAL_USER}`);
     expect(state).toContain("the till's file is late, vendor called");
     expect(await page.locator(".stat", { hasText: "open incidents" }).textContent()).toMatch(/^\s*0\s*open incidents\s*1 acknowledged/);
+    await page.goto(`${server.url}/ui/health`);
+    expect(await page.locator("tr", { hasText: "Incidents" }).textContent()).toContain("0 incidents open, 1 acknowledged");
+    await page.goto(`${server.url}/ui`);
 
     await page.locator(`li[data-incident="${KEY}"] input[name=reason]`).fill("loaded the file by hand");
     await page.locator(`li[data-incident="${KEY}"] button`, { hasText: "Resolve" }).click();

@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { printJson } from "../format.ts";
 import type { Cli } from "../lazy.ts";
 import { loadProject } from "../project.ts";
@@ -15,4 +17,16 @@ export async function validate(cli: Cli, options: { json?: boolean }) {
       console.log(`    restates the last ${p.restate.last} interval(s) after each scheduled one${out.length ? ` (not: ${out.join(", ")})` : ""}; idem next shows the cost`);
     }
   }
+  console.log(`types are not checked here: ${typecheckCommand(config.rootDir)} checks them`);
+}
+
+/** The project's own type check: its `typecheck` script (idem init writes one), else tsc. */
+function typecheckCommand(rootDir: string): string {
+  try {
+    const manifest = JSON.parse(readFileSync(join(rootDir, "package.json"), "utf8")) as { scripts?: Record<string, unknown> };
+    if (typeof manifest.scripts?.typecheck === "string") return "npm run typecheck";
+  } catch {
+    // no package.json, or not JSON: the config check says so where it matters
+  }
+  return "npx tsc --noEmit";
 }

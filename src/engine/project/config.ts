@@ -1,10 +1,11 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { DefinitionError } from "../../core/model/errors.ts";
+import { DefinitionError, DefinitionErrors } from "../../core/model/errors.ts";
 import { validateFrozenPeriods, type FrozenPeriod } from "../../core/policy/frozen.ts";
 import { exactly, listOf, namedRecord, oneOf, text, trueOnly, variants, wholeNumber, wholeNumberOr, type Check } from "./config-schema.ts";
 import { DEFAULTS } from "./defaults.ts";
+import { locateConfigKey } from "./locate-key.ts";
 
 /** The default cap of one attempt's log: 10 MiB (`logMaxBytes` in idem.config.ts). */
 export const DEFAULT_LOG_MAX_BYTES = 10 * 1024 * 1024;
@@ -206,8 +207,12 @@ export async function loadConfig(cwd: string, explicitFile?: string, importModul
     if (error instanceof DefinitionError) throw error;
     throw new DefinitionError(`could not load: ${(error as Error).message.split("\n")[0]}`, { file });
   }
-  const problem = configSchema(raw, "");
-  if (problem) throw new DefinitionError(problem, { file });
+  const problems = configSchema(raw, "");
+  if (problems.length > 0) {
+    const source = readSource(file);
+    const placed = problems.map((p) => new DefinitionError(p.message, { file, line: source === null ? undefined : locateConfigKey(source, p.key) }));
+    throw placed.length === 1 ? placed[0]! : new DefinitionErrors(placed);
+  }
   const config = raw as IdemConfig;
   const checkerStaleMs = config.checkerStaleMs ?? DEFAULTS.checkerStaleMs;
   const checkerIntervalMs = config.checkerIntervalMs ?? DEFAULTS.checkerIntervalMs;
@@ -292,6 +297,14 @@ function resolveConnection(connection: ConnectionConfig, rootDir: string): Conne
   if ("duckdb" in connection) return { duckdb: connection.duckdb === ":memory:" ? ":memory:" : resolve(rootDir, connection.duckdb) };
   if ("sqlite" in connection) return { sqlite: resolve(rootDir, connection.sqlite) };
   return connection;
+}
+
+function readSource(file: string): string | null {
+  try {
+    return readFileSync(file, "utf8");
+  } catch {
+    return null;
+  }
 }
 
 function withFile<T>(file: string | null, fn: () => T): T {

@@ -88,3 +88,25 @@ describe("did you mean", () => {
     expect(nearestName("colour", ["retries", "pool"])).toBeNull();
   });
 });
+
+describe("names a definition must share with the project and its runs", () => {
+  it("a pool the config does not declare is a problem about the task's pool", async () => {
+    const { undeclaredPoolProblems } = await import("../../../src/core/pipeline/pools.ts");
+    const p = pipeline("etl", { defaults: { pool: "warehouse" } }, { a: { run: noop }, b: { run: noop, pool: "api" }, c: { run: noop, pool: null } });
+    expect(undeclaredPoolProblems(p, ["warehouse"]).map((e) => [e.message, e.place.key])).toEqual([
+      ['pipeline etl, task b: pool "api" is not declared in the config (pools: warehouse)', ["tasks", "b", "pool"]],
+    ]);
+    expect(undeclaredPoolProblems(p, []).map((e) => e.message)).toEqual([
+      'pipeline etl, task a: pool "warehouse" is not declared in the config (it declares none)',
+      'pipeline etl, task b: pool "api" is not declared in the config (it declares none)',
+    ]);
+  });
+
+  it("a run may set only the params its pipeline declares", async () => {
+    const { assertDeclaredParams } = await import("../../../src/core/pipeline/params.ts");
+    const p = pipeline("etl", { params: { region: "eu" } }, { a: { run: noop } });
+    expect(() => assertDeclaredParams(p, { region: "uk" })).not.toThrow();
+    expect(() => assertDeclaredParams(p, undefined)).not.toThrow();
+    expect(() => assertDeclaredParams(p, { foo: "bar" })).toThrow('pipeline etl: param "foo" is not declared by the pipeline (declared: region)');
+  });
+});

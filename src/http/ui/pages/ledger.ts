@@ -93,11 +93,11 @@ ${frozen.length ? html`<p class="muted">Dashed outline: frozen (${frozen.map((f)
 /** The on-call view, idem's home page: across every pipeline, what was due and did not happen, and what is late. */
 export async function oncallPage(engine: Engine, view: View): Promise<Html> {
   const pipelines = engine.pipelines();
-  const [report, ledgers, incidents] = await Promise.all([
+  const [report, ledgers] = await Promise.all([
     engine.freshness(),
     Promise.all(pipelines.map(async (p) => ({ p, entries: await engine.expected(p.id, { limit: 30 }), state: await engine.pipelineState(p.id) }))),
-    engine.incidents({ open: true, limit: 50 }),
   ]);
+  const incidents = report.openIncidents;
   const unanswered = incidents.filter((i) => i.state === "open").length;
   const problems = ledgers.flatMap(({ p, entries }) => entries.filter((e) => e.status === "missing" || e.status === "failed").map((e) => ({ p, e }))).reverse();
   const shown = problems.slice(0, 50);
