@@ -92,7 +92,7 @@ export function uiActions(engine: Engine): Hono<AppEnv> {
     const snooze = SNOOZES.find(([value]) => value === form.snooze);
     if (form.snooze !== undefined && !snooze) throw new UsageError(`snooze ${JSON.stringify(form.snooze)}: expected ${SNOOZES.map(([v]) => v).join(", ")}`);
     if (snooze) {
-      await engine.acknowledgeIncident(key, { reason, forMs: parseDuration(snooze[0]), ...acting });
+      await engine.acknowledgeIncident(key, { reason, for: parseDuration(snooze[0]), ...acting });
       return { done: `Snoozed ${key} for ${snooze[1]}: it is open again then, unless resolved.` };
     }
     if (form.do === "acknowledge") {
