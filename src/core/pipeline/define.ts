@@ -105,8 +105,8 @@ export function pipeline<P extends Params>(
     problem("params must be an object of names and their default values", undefined, option("params"));
   }
   const promises: FreshnessPromise[] = [];
-  for (const input of options.promises ?? []) {
-    const resolved = attempt(option("promises"), () => resolvePromise(input, schedule?.timezone ?? "UTC"));
+  for (const [index, input] of (options.promises ?? []).entries()) {
+    const resolved = attempt(["options", "promises", String(index)], () => resolvePromise(input, schedule?.timezone ?? "UTC"));
     if (resolved) promises.push(resolved);
   }
   let defaults = DEFAULT_POLICY;

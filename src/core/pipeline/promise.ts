@@ -1,6 +1,7 @@
 import { Temporal } from "temporal-polyfill";
 import { DefinitionError } from "../model/errors.ts";
 import { isValidId } from "../model/ids.ts";
+import { suggestion } from "../model/nearest-name.ts";
 import { assertTimeZone } from "../time/dates.ts";
 
 /**
@@ -45,6 +46,8 @@ export interface FreshnessPromise {
   notify: readonly string[];
 }
 
+const PROMISE_KEYS = ["dataset", "deadline", "slo", "timezone", "completeness", "owner", "notify"] satisfies (keyof FreshnessPromiseInput)[] as string[];
+
 const RELATIVE = /^D\+(\d{1,2}) ([01]\d|2[0-3]):([0-5]\d)$/;
 
 export function parseRelativeTime(text: string, what: string): RelativeTime {
@@ -57,6 +60,9 @@ export function resolvePromise(input: FreshnessPromiseInput, defaultZone: string
   if (!input || typeof input !== "object") throw new DefinitionError("a promise must be an object");
   if (typeof input.dataset !== "string" || !/^[A-Za-z_][A-Za-z0-9_.\/-]{0,199}$/.test(input.dataset)) {
     throw new DefinitionError(`promise: invalid dataset name ${JSON.stringify(input.dataset)}`);
+  }
+  for (const key of Object.keys(input)) {
+    if (!PROMISE_KEYS.includes(key)) throw new DefinitionError(`promise ${input.dataset}: unknown key "${key}"${suggestion(key, PROMISE_KEYS)}`);
   }
   const where = `promise ${input.dataset}:`;
   const deadline = parseRelativeTime(input.deadline, `${where} deadline`);

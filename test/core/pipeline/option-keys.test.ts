@@ -57,6 +57,13 @@ describe("a key in the wrong place", () => {
     ]);
   });
 
+  it("names an unknown key of a promise, placed on that promise", () => {
+    expect(problemsOf(() => pipeline("shop", { promises: [{ dataset: "orders", deadline: "D+1 06:00", dealine: "x" } as never] }, { a: { run: noop, publishes: "orders" } }))).toEqual([
+      { message: 'pipeline shop: promise orders: unknown key "dealine" (did you mean "deadline"?)', key: ["options", "promises", "0"] },
+      { message: 'pipeline shop, task a: publishes "orders" but the pipeline has no promise for it', key: ["tasks", "a", "publishes"] },
+    ]);
+  });
+
   it("places an unknown upstream on the task's `after`", () => {
     expect(problemsOf(() => pipeline("etl", {}, { load: { run: noop, after: ["nope" as never] } }))[0]!.key).toEqual(["tasks", "load", "after"]);
   });
