@@ -79,6 +79,29 @@ export default defineConfig({
     ]);
   });
 
+  it("checks notifiers of every kind, routes and digests, each problem in one line", async () => {
+    const problem = async (config: string) => {
+      const project = mkdtempSync(join(dir, "p-"));
+      writeFileSync(join(project, "package.json"), ESM);
+      writeFileSync(join(project, "idem.config.mjs"), `export default ${config};`);
+      return loadConfig(project).then(() => "no problem", (e: Error) => e.message.replace(new RegExp(`^${join(project, "idem.config.mjs")}(:\\d+)?: `), "<file>: "));
+    };
+    expect(await problem(`{ notifiers: { chat: { slack: { url: "https://hooks.slack.com/services/T/B/X" } } } }`)).toBe("<file>: notifiers.chat.slack.url: secrets are never written in idem.config.ts: put it in an environment variable and name that in urlEnv");
+    expect(await problem(`{ notifiers: { pd: { pagerduty: {} } } }`)).toBe("<file>: notifiers.pd.pagerduty.routingKeyEnv: missing");
+    expect(await problem(`{ notifiers: { mail: { email: { host: "smtp", from: "a@b", to: "c@d" } } } }`)).toBe("<file>: notifiers.mail.email.to: expected a list");
+    expect(await problem(`{ notifiers: { x: { teams: {} } } }`)).toBe("<file>: notifiers.x: a notifier names exactly one of log, command, webhook, slack, email, pagerduty");
+    expect(await problem(`{ alerts: { routes: [{ match: { severity: "high" }, notify: ["log"] }] } }`)).toBe("<file>: alerts.routes[0].match.severity: expected one of critical, error, warning, info");
+    expect(await problem(`{ alerts: { routes: [{ match: { pipeline: "sales*" }, notify: ["pd"] }] } }`)).toBe(`<file>: alerts.routes[0].notify: no notifier named "pd" (known: log)`);
+    expect(await problem(`{ defaultNotify: ["ops"] }`)).toBe(`<file>: defaultNotify: no notifier named "ops" (known: log)`);
+    expect(await problem(`{ alerts: { digest: { after: 0 } } }`)).toBe("<file>: alerts.digest.after: expected a whole number >= 1");
+    const project = mkdtempSync(join(dir, "p-"));
+    writeFileSync(join(project, "package.json"), ESM);
+    writeFileSync(join(project, "idem.config.mjs"), `export default { uiUrl: "https://idem.example.com/", notifiers: { pd: { pagerduty: { routingKeyEnv: "PD_KEY" } } }, alerts: { routes: [{ match: { owner: "finance", severity: ["critical"] }, notify: ["pd"] }], digest: false } };`);
+    const config = await loadConfig(project);
+    expect(config.uiUrl).toBe("https://idem.example.com");
+    expect(config.alerts).toEqual({ routes: [{ match: { owner: "finance", severity: ["critical"] }, notify: ["pd"] }], digest: null, failing: { after: 3, forMs: 600_000 } });
+  });
+
   it("tells a CommonJS project exactly what to change, in one line", async () => {
     write({ "package.json": JSON.stringify({ name: "p", type: "commonjs" }), "idem.config.ts": `export default {};` });
     const error = await loadConfig(dir).catch((e: Error) => e);

@@ -1,11 +1,16 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { DefinitionError } from "../../core/model/errors.ts";
 import { printJson } from "../format.ts";
 import type { Cli } from "../lazy.ts";
 import { loadProject } from "../project.ts";
 
 export async function validate(cli: Cli, options: { json?: boolean }) {
   const { config, pipelines } = await loadProject(cli.global);
+  // The variables notifiers name must be set where alerts are sent: say so before a process starts.
+  const { missingNotifierVariable } = await import("../../engine/freshness/notifiers/index.ts");
+  const missing = missingNotifierVariable(config.notifiers, process.env);
+  if (missing) throw new DefinitionError(missing, { file: config.file ?? "idem.config.ts" });
   if (options.json) {
     return printJson(pipelines.map((p) => ({ id: p.id, version: p.version, schedule: p.schedule.describe(), tasks: [...p.tasks.keys()], restate: p.restate })));
   }

@@ -1,5 +1,6 @@
 import { Temporal } from "temporal-polyfill";
 import { DefinitionError } from "../model/errors.ts";
+import { validateSeverityOverride, type SeverityOverride } from "../model/incidents.ts";
 import { isValidId } from "../model/ids.ts";
 import { suggestion } from "../model/nearest-name.ts";
 import { assertTimeZone } from "../time/dates.ts";
@@ -20,6 +21,8 @@ export interface FreshnessPromiseInput {
   /** What the publishing task's summary must say for D to count as published. */
   completeness?: CompletenessRule | ((summary: Record<string, unknown>) => true | string);
   owner?: string;
+  /** How urgent its incidents are: one level, or one per kind (`{ sla_missed: "critical" }`); default by kind. */
+  severity?: SeverityOverride;
   /** Notifier names from the project config. */
   notify?: readonly string[];
 }
@@ -43,6 +46,7 @@ export interface FreshnessPromise {
   completeness: ((summary: Record<string, unknown>) => true | string) | null;
   completenessJson: CompletenessRule | "function" | null;
   owner: string | null;
+  severity: SeverityOverride | null;
   notify: readonly string[];
 }
 
@@ -81,6 +85,7 @@ export function resolvePromise(input: FreshnessPromiseInput, defaultZone: string
     completeness: rule === undefined ? null : typeof rule === "function" ? rule : ruleCheck(rule, where),
     completenessJson: rule === undefined ? null : typeof rule === "function" ? "function" : rule,
     owner: input.owner ?? null,
+    severity: input.severity === undefined ? null : validateSeverityOverride(input.severity, `${where} severity`),
     notify: [...(input.notify ?? [])],
   };
 }

@@ -34,6 +34,24 @@ export function wholeNumberOr(min: number, word: string): Check {
   return (v, p) => (v === word || number(v, p).length === 0 ? [] : problem(p, `${where(p)}: expected a whole number >= ${min} or ${JSON.stringify(word)}`));
 }
 
+export const boolean: Check = (v, p) => (typeof v === "boolean" ? [] : problem(p, `${where(p)}: expected true or false`));
+
+export const falseOnly: Check = (v, p) => (v === false ? [] : problem(p, `${where(p)}: expected false`));
+
+/** One of a closed set of words (a severity, an incident kind). */
+export function oneWordOf(words: readonly string[]): Check {
+  return (v, p) => (typeof v === "string" && words.includes(v) ? [] : problem(p, `${where(p)}: expected one of ${words.join(", ")}`));
+}
+
+/** A secret written as a literal (`url`, `routingKey`, `password`) is refused with the setting that names its variable. */
+export function secretsByName(byName: Record<string, string>, check: Check): Check {
+  return (v, p) => {
+    const literal = typeof v === "object" && v !== null ? Object.keys(byName).find((key) => key in v) : undefined;
+    if (literal === undefined) return check(v, p);
+    return problem(`${p}.${literal}`, `${p}.${literal}: secrets are never written in idem.config.ts: put it in an environment variable and name that in ${byName[literal]}`);
+  };
+}
+
 export const trueOnly: Check = (v, p) => (v === true ? [] : problem(p, `${where(p)}: expected true`));
 
 export function listOf(item: Check, min = 0): Check {
