@@ -42,8 +42,8 @@ describe("incidents on the on-call page", () => {
 
     await item.locator("input[name=reason]").fill("the till's file is late, vendor called");
     await item.locator("button", { hasText: "Acknowledge" }).click();
-    await page.waitForURL(/done=/);
-    expect(await page.textContent("[role=status]")).toMatch(new RegExp(`Acknowledged ${KEY}\\. Audit entry #\\d+ by ${UI_LOCAL_USER}\\.`));
+    // The message is told once, in the page the action returns to (not in its URL).
+    await expect.poll(() => page.locator("#flash").textContent()).toMatch(new RegExp(`Acknowledged ${KEY}\\. Audit entry #\\d+ by ${UI_LOCAL_USER}\\.`));
     const state = await page.locator(`li[data-incident="${KEY}"] .incident-state`).textContent();
     expect(state).toContain(`acknowledged by ${UI_LOCAL_USER}`);
     expect(state).toContain("the till's file is late, vendor called");
@@ -54,8 +54,7 @@ describe("incidents on the on-call page", () => {
 
     await page.locator(`li[data-incident="${KEY}"] input[name=reason]`).fill("loaded the file by hand");
     await page.locator(`li[data-incident="${KEY}"] button`, { hasText: "Resolve" }).click();
-    await page.waitForURL(/done=Resolved/);
-    expect(await page.textContent("[role=status]")).toMatch(new RegExp(`Resolved ${KEY}; its notifiers are told\\. Audit entry #\\d+ by ${UI_LOCAL_USER}\\.`));
+    await expect.poll(() => page.locator("#flash").textContent()).toMatch(new RegExp(`Resolved ${KEY}; its notifiers are told\\. Audit entry #\\d+ by ${UI_LOCAL_USER}\\.`));
     expect(await page.locator(`li[data-incident="${KEY}"]`).count()).toBe(0);
     expect(await page.locator("#incidents").textContent()).toContain("None.");
 
