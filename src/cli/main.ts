@@ -19,6 +19,7 @@ import { registerAttemptsCommand } from "./commands/attempts.ts";
 import { registerWatermarksCommands } from "./commands/watermarks.ts";
 import { registerServeCommand } from "./commands/serve.ts";
 import { registerTokenCommands } from "./commands/tokens.ts";
+import { registerAlertsCommands } from "./commands/alerts.ts";
 import { registerDatasetCommands } from "./commands/datasets.ts";
 
 /** Exit codes: 0 success, 1 the run failed, 2 usage or definition error, 3 the state store is locked or out of reach. */
@@ -44,6 +45,7 @@ registerActionCommands(program);
 registerBackfillCommands(program);
 registerFreshnessCommands(program);
 registerIncidentCommands(program);
+registerAlertsCommands(program);
 registerHistoryCommand(program);
 registerFrozenCommand(program);
 registerMigrateCommand(program);

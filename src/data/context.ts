@@ -31,6 +31,12 @@ interface ZonedInstant {
   toString(options?: { timeZoneName?: "never" }): string;
 }
 
+/** `pipeline p, task t, business date d: ` before an error line, so it says whose write failed; empty without a context. */
+export function writerPrefix(context: WriteContext | null | undefined): string {
+  if (!context) return "";
+  return `pipeline ${context.pipelineId}, task ${context.taskId}${context.businessDate ? `, business date ${context.businessDate}` : ""}: `;
+}
+
 /** Takes any object with the WriteContext fields (an idem TaskContext has them all). */
 export function writeContextFrom(
   ctx: {

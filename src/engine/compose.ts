@@ -70,6 +70,7 @@ export async function openProject(config: ResolvedConfig, options: OpenProjectOp
     workerLeaseMs: config.workerLeaseMs, schedulerLeaseMs: config.schedulerLeaseMs, datasetWebhook: config.datasetWebhook,
     watch: {
       notifiers: config.notifiers, defaultNotify: config.defaultNotify, intervalMs: config.checkerIntervalMs,
+      routes: config.alerts.routes, digest: config.alerts.digest, failing: config.alerts.failing, uiUrl: config.uiUrl, configFile: config.file,
       graceMs: config.didNotRunGraceMs, staleMs: config.checkerStaleMs,
     },
   });
@@ -94,15 +95,18 @@ function stateLocation(config: ResolvedConfig): string {
 }
 
 /**
- * The values idem masks: the config's named secrets, IDEM_SECRET_*, the state URL's password, and
- * connections' passwords (by the variables they name, or as written when they name none).
+ * The values idem masks: the config's named secrets, IDEM_SECRET_*, the state URL's password,
+ * connections' passwords (by the variables they name, or as written when they name none), and
+ * the variables notifiers name for their URLs, keys and passwords.
  */
 async function projectSecrets(config: ResolvedConfig, location: string): Promise<string[]> {
-  const { collectSecrets, referencedVariables } = await import("./secrets/masker.ts");
+  const [{ collectSecrets, referencedVariables }, { notifierSecretNames }] = await Promise.all([
+    import("./secrets/masker.ts"), import("./freshness/notifiers/index.ts"),
+  ]);
   const connections = Object.values(config.connections).flatMap((c) => ("postgres" in c ? [c] : []));
   const secrets = collectSecrets({
     names: [
-      ...config.secrets, ...connections.flatMap((c) => [...referencedVariables(c.password), ...referencedVariables(c.postgres)]),
+      ...config.secrets, ...notifierSecretNames(config.notifiers), ...connections.flatMap((c) => [...referencedVariables(c.password), ...referencedVariables(c.postgres)]),
       ...(config.datasetWebhook ? [config.datasetWebhook.secretEnv] : []),
     ],
     stateUrl: location,

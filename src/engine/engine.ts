@@ -4,7 +4,7 @@ import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { Clock } from "../core/model/clock.ts";
 import type { Prefetch } from "../core/policy/prefetch-depth.ts";
-import { ArgumentError, ConflictError, NotFoundError, UsageError } from "../core/model/errors.ts";
+import { ArgumentError, ConflictError, DefinitionError, NotFoundError, UsageError } from "../core/model/errors.ts";
 import type { Params, Pipeline } from "../core/pipeline/types.ts";
 import { assertDeclaredParams } from "../core/pipeline/params.ts";
 import { formatInstant, parseBusinessDate, parseInstant } from "../core/time/dates.ts";
@@ -44,6 +44,10 @@ import { reachable } from "../core/graph/dag.ts";
 import { newRun, saveVersion, taskInstancesOf } from "./records/pipeline-records.ts";
 import { FROZEN_CHANGE_ACTION, recordFrozenPeriods } from "./records/frozen-records.ts";
 import type { ConnectionConfig, NotifierConfig, ResolvedDatasetWebhook } from "./project/config.ts";
+import { AlertDispatcher } from "./freshness/alert-dispatcher.ts";
+import { missingNotifierVariable } from "./freshness/notifiers/index.ts";
+import type { AlertRoute } from "../core/policy/alert-routing.ts";
+import type { DigestPolicy, FailingPolicy } from "../core/policy/alert-delivery.ts";
 import { PipelineCatalog, type BrokenFile } from "./project/catalog.ts";
 import { TaskHostPool } from "./task-host/pool.ts";
 import { taskProcessEnvironment, withheldVariables } from "./executor/command-env.ts";
@@ -109,8 +113,18 @@ export interface EngineOptions {
 
 export interface WatchSettings {
   notifiers?: Readonly<Record<string, NotifierConfig>>;
-  /** Who hears of incidents no promise names notifiers for. */
+  /** Who hears of incidents neither a promise nor a route names notifiers for. */
   defaultNotify?: readonly string[];
+  /** Rules choosing notifiers by pipeline, dataset, owner, severity and kind. */
+  routes?: readonly AlertRoute[];
+  /** Bursts to one notifier become one digest; null: never. Default 5 messages per 60 s. */
+  digest?: DigestPolicy | null;
+  /** When a notifier that keeps failing is an incident. Default 3 failures in a row or 10 minutes. */
+  failing?: FailingPolicy;
+  /** The UI's address, for links in alerts. */
+  uiUrl?: string | null;
+  /** The config file, named when a notifier's variable is missing. */
+  configFile?: string | null;
   /** How often the checker passes. Default 15 s. */
   intervalMs?: number;
   /** The "did not run" and "scheduler down" grace. Default 10 minutes. */
@@ -796,18 +810,51 @@ export class Engine {
    * for `idem health` ("worker", "serve").
    */
   watchdog(role: string, log?: (line: string) => void): Watchdog {
+    const notifiers = this.#notifiers();
+    const missing = missingNotifierVariable(notifiers, process.env);
+    if (missing) throw new DefinitionError(missing, { file: this.#watch.configFile ?? "idem.config.ts" });
+    const watch = this.#watch;
     return new Watchdog({
       store: this.store,
       clock: this.clock,
       pipelines: () => this.pipelines(),
       holder: `${role} ${this.workerId}`,
-      notifiers: { log: { log: true }, ...this.#watch.notifiers },
-      defaultNotify: this.#watch.defaultNotify ?? ["log"],
+      notifiers,
+      defaultNotify: watch.defaultNotify ?? ["log"],
+      routes: watch.routes ?? [],
       schedulerStarting: () => this.#schedulerStart.pending,
-      ...(this.#watch.intervalMs === undefined ? {} : { intervalMs: this.#watch.intervalMs }),
-      ...(this.#watch.graceMs === undefined ? {} : { graceMs: this.#watch.graceMs }),
-      ...(log ? { log } : {}),
+      ...(watch.digest === undefined ? {} : { digest: watch.digest }),
+      ...(watch.failing === undefined ? {} : { failing: watch.failing }),
+      ...(watch.uiUrl === undefined ? {} : { uiUrl: watch.uiUrl }),
+      ...(watch.intervalMs === undefined ? {} : { intervalMs: watch.intervalMs }),
+      ...(watch.graceMs === undefined ? {} : { graceMs: watch.graceMs }),
+      // A notifier's refusal may quote what it was sent, a secret included.
+      ...(log ? { log: (line: string) => log(this.masker.mask(line)) } : {}),
     });
+  }
+
+  /**
+   * Sends a test message through the notifier `name`, as an alert goes (`idem alerts test`):
+   * its kind when it went out; an error naming the notifier and the cause when it did not.
+   */
+  async testNotifier(name: string, log: (line: string) => void = () => {}): Promise<{ notifier: string; kind: string }> {
+    const notifiers = this.#notifiers();
+    if (!notifiers[name]) throw new UsageError(`no notifier named ${JSON.stringify(name)} (known: ${Object.keys(notifiers).join(", ")})`);
+    const missing = missingNotifierVariable({ [name]: notifiers[name] }, process.env);
+    if (missing) throw new DefinitionError(missing, { file: this.#watch.configFile ?? "idem.config.ts" });
+    const dispatcher = new AlertDispatcher({
+      store: this.store, clock: this.clock, notifiers, log: (line) => log(this.masker.mask(line)), uiUrl: this.#watch.uiUrl ?? null,
+    });
+    try {
+      const { kind } = await dispatcher.sendTest(name);
+      return { notifier: name, kind };
+    } catch (error) {
+      throw new Error(this.masker.mask(`notifier ${name} failed: ${(error as Error).message}`));
+    }
+  }
+
+  #notifiers(): Record<string, NotifierConfig> {
+    return { log: { log: true }, ...this.#watch.notifiers };
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { Clock } from "../core/model/clock.ts";
 import { ArgumentError, NotFoundError } from "../core/model/errors.ts";
-import { incidentState, type IncidentState } from "../core/policy/incident-lifecycle.ts";
+import { incidentState } from "../core/policy/incident-lifecycle.ts";
+import type { IncidentView } from "./freshness/report.ts";
 import type { FreshnessStore, Incident } from "../store/port.ts";
 import { defaultActor, tellAudit, type Acting } from "./acting.ts";
 import { refusalsTranslated } from "./records/store-refusals.ts";
@@ -9,12 +10,11 @@ export interface IncidentAcknowledgeRequest {
   reason: string;
   /** A snooze until this instant. */
   until?: number | null;
-  /** A snooze for this long from now. */
-  forMs?: number;
+  /** A snooze for this many milliseconds from now. */
+  for?: number;
 }
 
-/** An incident as surfaces show it: with its state now (a lapsed snooze is open again). */
-export type IncidentView = Incident & { state: IncidentState };
+export type { IncidentView };
 
 /**
  * A person's actions on incidents: acknowledge (with an end: snooze) and resolve, each with a
@@ -41,14 +41,15 @@ export class IncidentActions {
   }
 
   /**
-   * Acknowledges an incident: someone is on it. With `until` (an instant) or `forMs` (from now),
+   * Acknowledges an incident: someone is on it. With `until` (an instant) or `for` (from now),
    * a snooze: open again then, unless resolved.
    */
   async acknowledge(key: string, request: IncidentAcknowledgeRequest & Acting): Promise<IncidentView> {
     const at = this.#clock.now();
-    if (request.until != null && request.forMs !== undefined) throw new ArgumentError("until", (n) => `give ${n("until")} or ${n("forMs")}, not both`);
-    if (request.forMs !== undefined && !(request.forMs > 0)) throw new ArgumentError("forMs", (n) => `${n("forMs")} must be a positive duration to snooze incident ${key}`);
-    const until = request.forMs !== undefined ? at + request.forMs : (request.until ?? null);
+    const length = request.for;
+    if (request.until != null && length !== undefined) throw new ArgumentError("until", (n) => `give ${n("until")} or ${n("for")}, not both`);
+    if (length !== undefined && !(length > 0)) throw new ArgumentError("for", (n) => `${n("for")} must be a positive duration to snooze incident ${key}`);
+    const until = length !== undefined ? at + length : (request.until ?? null);
     if (until !== null && until <= at) throw new ArgumentError("until", (n) => `${n("until")} must be in the future to snooze incident ${key}`);
     return this.#act({ key, kind: "acknowledge", until, at }, request);
   }

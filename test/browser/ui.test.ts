@@ -23,6 +23,8 @@ const FAILED_DATE = "2026-11-19";
 const FAILED_RUN = `${WAREHOUSE}@${FAILED_DATE}`;
 /** Another day whose check fails: its log is replaced by a 50,000-line one. */
 const BIG_LOG_DATE = "2026-10-13";
+const BIG_LOG_DATE_RUN = `${WAREHOUSE}@${BIG_LOG_DATE}`;
+const AXE = resolve(import.meta.dirname, "../../node_modules/axe-core/axe.min.js");
 
 let seeded: Seeded;
 let server: { url: string; close(): Promise<void> };
@@ -98,6 +100,10 @@ describe("the web UI in Chromium", () => {
       if (row.date === MISSING_DATE) expect(row.cells, row.date).toEqual(["missing"]);
       else expect(row.cells, row.date).toEqual(expectedRow(row.date));
     }
+    // Retried task instances are marked (a dot, the try in the label), and only they.
+    const marked = await page.$$eval("table.grid a.c.retried", (cells) => cells.map((c) => [c.closest("tr")!.getAttribute("data-date"), c.getAttribute("aria-label")]));
+    expect(marked).toEqual(rows.filter((r) => retriesPayments(r.date) && r.date !== LAST_DUE_DATE).map((r) => [r.date, "extract_payments: success (try 2)"]));
+    expect(marked.length).toBeGreaterThan(20);
     // A retried task ends green, and its page keeps both tries.
     const retried = rows.find((r) => retriesPayments(r.date) && r.date !== LAST_DUE_DATE)!;
     expect(retried.cells[1 + taskOrder().indexOf("extract_payments")]).toBe("success");
@@ -172,7 +178,8 @@ describe("the web UI in Chromium", () => {
     const { context, page } = await open(`/ui/pipelines/${WAREHOUSE}/ledger?month=2026-10`);
     const day = page.locator(`.day[data-date="${MISSING_DATE}"]`);
     expect(await day.getAttribute("class")).toContain("s-missing");
-    expect(await day.getAttribute("aria-label")).toContain("missing (passed over by the scheduler without a run");
+    expect(await day.getAttribute("title")).toContain("missing (passed over by the scheduler without a run");
+    expect(await day.locator(".vh").textContent()).toBe(await day.getAttribute("title"));
     const rows = await page.$$eval("table.t tbody tr", (trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent?.trim())));
     const missing = rows.find((r) => r[0] === MISSING_DATE)!;
     expect(missing.slice(1, 3)).toEqual(["missing", "passed over by the scheduler without a run (was the schedule or start changed?)"]);
@@ -213,8 +220,8 @@ describe("the web UI in Chromium", () => {
     expect(await page.textContent("dl.kv")).toMatch(/Restated\s*↻3 3 times, last at/);
     await shot(page, "run-restated");
     await page.goto(server.url + `/ui/pipelines/${SHOP}/ledger?month=2026-11`);
-    expect(await page.locator(`.day[data-date="2026-11-26"]`).getAttribute("aria-label")).toBe("2026-11-26: ran: success · restated 3 times, last at 2026-11-30 07:10 UTC");
-    expect(await page.locator(`.day[data-date="2026-11-25"]`).getAttribute("aria-label")).not.toContain("restated");
+    expect(await page.locator(`.day[data-date="2026-11-26"] .vh`).textContent()).toBe("2026-11-26: ran: success · restated 3 times, last at 2026-11-30 07:10 UTC");
+    expect(await page.locator(`.day[data-date="2026-11-25"] .vh`).textContent()).not.toContain("restated");
     await context.close();
   });
 
@@ -282,15 +289,19 @@ describe("the web UI in Chromium", () => {
     // Past the browser's check, the server refuses too, and nothing changes.
     await form.locator("input[name=reason]").evaluate((input: HTMLInputElement) => input.removeAttribute("required"));
     await form.locator("button[type=submit]").click();
-    await page.waitForURL(/error=/);
-    expect(await page.textContent("[role=status]")).toContain("Refused: a reason is required");
+    await page.waitForSelector("#flash.bad");
+    expect(await page.textContent("#flash")).toContain("Refused: a reason is required");
     expect(await page.textContent("h1 .b")).toBe("failed");
     expect((await seeded.engine.audit({ pipelineId: WAREHOUSE })).filter((e) => e.action === "clear")).toEqual([]);
 
     await form.locator("input[name=reason]").fill("dedup fixed upstream, rerun the check");
     await form.locator("button[type=submit]").click();
-    await page.waitForURL(/done=/);
-    expect(await page.textContent("[role=status]")).toMatch(new RegExp(`Audit entry #\\d+ by ${UI_LOCAL_USER}`));
+    await page.waitForSelector("#flash.good");
+    expect(await page.textContent("#flash")).toMatch(new RegExp(`Audit entry #\\d+ by ${UI_LOCAL_USER}`));
+    // Told once: the URL carries no message, and a reload (or the link, shared) does not say it again.
+    expect(new URL(page.url()).search).toBe("");
+    await page.reload();
+    expect(await page.locator("#flash").count()).toBe(0);
     expect(await page.textContent("h1 .b")).not.toBe("failed");
 
     await page.goto(server.url + `/ui/audit?action=clear&pipeline=${WAREHOUSE}`);
@@ -340,13 +351,13 @@ describe("the web UI in Chromium", () => {
     // The engine refuses a frozen date without the way out; past the browser's check, the page says what to give.
     await form.locator("input[name=openFrozen]").evaluate((input: HTMLInputElement) => input.removeAttribute("required"));
     await form.locator("button[type=submit]").click();
-    await page.waitForURL(/error=/);
-    expect(await page.textContent("[role=status]")).toContain(`Refused: pipeline ${WAREHOUSE}: ${date} is frozen ${FROZEN.from}..${FROZEN.to} by ${FROZEN.owner}: ${FROZEN.reason}; give a reason for opening the frozen period`);
+    await page.waitForSelector("#flash.bad");
+    expect(await page.textContent("#flash")).toContain(`Refused: pipeline ${WAREHOUSE}: ${date} is frozen ${FROZEN.from}..${FROZEN.to} by ${FROZEN.owner}: ${FROZEN.reason}; give a reason for opening the frozen period`);
     expect(await page.textContent("h1 .b")).toBe("failed");
     await page.locator("form[action$='/clear'] input[name=reason]").first().fill("duplicates removed at the source");
     await page.locator("form[action$='/clear'] input[name=openFrozen]").first().fill("finance agreed on the phone (ticket FIN-311)");
     await page.locator("form[action$='/clear'] button[type=submit]").first().click();
-    await page.waitForURL(/done=|\/runs\/[^?]+$/);
+    await page.waitForSelector("#flash.good");
     expect(await page.textContent("h1 .b")).not.toBe("failed");
     const [entry] = (await seeded.engine.audit({ pipelineId: WAREHOUSE })).filter((e) => e.action === "clear" && e.runId === runId);
     expect(entry).toMatchObject({ actor: UI_LOCAL_USER, reason: "duplicates removed at the source", details: { openFrozen: "finance agreed on the phone (ticket FIN-311)", failedOnly: true } });
@@ -433,6 +444,141 @@ describe("the web UI in Chromium", () => {
       await context.close();
     });
   }
+
+  it("adds the row of a run created while the grid is open, with no reload", async () => {
+    const { context, page } = await open(`/ui/pipelines/${WAREHOUSE}/grid?days=90&to=${LAST_DUE_DATE}`);
+    await page.waitForSelector("#live.on");
+    await page.evaluate(() => ((window as unknown as { stillThisPage: boolean }).stillThisPage = true));
+    const rowsOf = (date: string) => page.$$eval(`table.grid tr[data-date="${date}"]`, (trs) => trs.map((tr) => ({ run: tr.getAttribute("data-run"), cells: [...tr.querySelectorAll("td > .c")].map((c) => /\bs-([a-z_]+)/.exec(c.getAttribute("class") ?? "")?.[1]) })));
+    expect(await rowsOf(MISSING_DATE)).toEqual([{ run: null, cells: ["missing"] }]);
+    // Another client runs the day the scheduler passed over (as a backfill would: a new run).
+    await seeded.engine.trigger(WAREHOUSE, MISSING_DATE, { actor: "bob", reason: "the passed-over day" });
+    await expect.poll(() => rowsOf(MISSING_DATE), { timeout: 10_000 }).toEqual([{ run: `${WAREHOUSE}@${MISSING_DATE}`, cells: ["queued", ...taskOrder().map((t) => (["extract_orders", "extract_customers", "extract_payments"].includes(t) ? "queued" : "scheduled"))] }]);
+    // In its place, between its neighbours: newest first.
+    const order = await page.$$eval("table.grid tr[data-date]", (trs) => trs.map((tr) => tr.getAttribute("data-date")!));
+    expect(order).toEqual([...order].sort().reverse());
+    expect(await page.evaluate(() => (window as unknown as { stillThisPage?: boolean }).stillThisPage)).toBe(true);
+    await context.close();
+  });
+
+  it("says when a grid ends before today and how many newer dates failed or are missing, with a link to the latest", async () => {
+    const to = "2026-10-10";
+    const newer = (await seeded.engine.expected(WAREHOUSE, { from: addDays(to, 1), to: "2026-12-01" })).filter((e) => e.status === "failed" || e.status === "missing");
+    expect(newer.length).toBeGreaterThan(0);
+    const { context, page } = await open(`/ui/pipelines/${WAREHOUSE}/grid?days=30&to=${to}&only=failed`);
+    expect((await page.textContent("#newer"))?.replace(/\s+/g, " ").trim()).toBe(
+      `This view ends at ${to}; ${newer.length} newer date${newer.length === 1 ? "" : "s"} failed or ${newer.length === 1 ? "is" : "are"} missing after it (up to 2026-11-30). Show the latest`,
+    );
+    await page.click("#newer a");
+    await page.waitForURL(/grid\?days=30&only=failed$/);
+    expect(await page.locator("#newer").count()).toBe(0);
+    await context.close();
+  });
+
+  it("reads the audit log's days in the zone the page shows, and shows its times in that zone", async () => {
+    // 14:00 UTC on 30 November is 04:00 on 1 December in Kiritimati (UTC+14).
+    const { context, page } = await open("/ui/audit", { timezoneId: "Pacific/Kiritimati" });
+    await page.fill("input[name=from]", "2026-12-01");
+    await page.fill("input[name=to]", "2026-12-01");
+    await page.click("form[data-zoned] button[type=submit]");
+    await page.waitForURL(/tz=Pacific%2FKiritimati/);
+    const rows = () => page.$$eval("table.audit tbody tr", (trs) => trs.map((tr) => [tr.querySelector("time")?.textContent, tr.querySelectorAll("td")[1]?.textContent?.trim(), tr.querySelectorAll("td")[2]?.textContent?.trim()]));
+    const seen = await rows();
+    expect(seen).toContainEqual(["2026-12-01 04:00:00 GMT+14", "carol", "unpause"]);
+    for (const [time] of seen) expect(time).toMatch(/^2026-12-01 .* GMT\+14$/);
+    await context.close();
+    // A link with days and no zone was read in UTC: the page shows UTC too, whatever the browser's zone.
+    const shared = await open("/ui/audit?from=2026-11-30&to=2026-11-30&actor=carol", { timezoneId: "Pacific/Kiritimati" });
+    expect(await shared.page.$$eval("table.audit tbody tr time", (ts) => ts.map((t) => t.textContent))).toEqual(["2026-11-30 14:00:00 UTC", "2026-11-30 14:00:00 UTC"]);
+    expect(await shared.page.inputValue("#tz")).toBe("UTC");
+    await shared.context.close();
+  });
+
+  for (const scheme of ["light", "dark"] as const) {
+  it(`has no serious or critical accessibility violation (axe-core) on any page, ${scheme}`, async () => {
+    const paths = [
+      "/ui", "/ui/pipelines", `/ui/pipelines/${WAREHOUSE}/grid?days=30&to=${LAST_DUE_DATE}`, `/ui/pipelines/${WAREHOUSE}/graph`,
+      `/ui/pipelines/${WAREHOUSE}/ledger?month=2026-10`, `/ui/runs/${FAILED_RUN}`, `/ui/runs/${FAILED_RUN}/tasks/check_facts?q=rows`,
+      `/ui/runs/${WAREHOUSE}@2026-06-24`, "/ui/backfills", `/ui/backfills/new?pipeline=${WAREHOUSE}&from=2026-05-28&to=2026-06-03&reprocess=all`,
+      "/ui/freshness", "/ui/datasets", "/ui/pools", "/ui/workers", "/ui/health", "/ui/audit", "/ui/login",
+    ];
+    // axe is injected as a script of the test, which the pages' policy (scripts from idem only) would refuse.
+    const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, timezoneId: "UTC", bypassCSP: true, reducedMotion: "reduce" });
+    const page = await context.newPage();
+    const found: string[] = [];
+    await page.emulateMedia({ colorScheme: scheme });
+    {
+      for (const path of paths) {
+        expect((await page.goto(server.url + path))?.status(), path).toBe(200);
+        await page.addScriptTag({ path: AXE });
+        const violations = await page.evaluate(async () => {
+          const axe = (window as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe;
+          const result = await axe.run(document, { resultTypes: ["violations"] });
+          return result.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")}`);
+        });
+        found.push(...violations.map((v) => `${scheme} ${path}: ${v}`));
+      }
+    }
+    expect(found).toEqual([]);
+    await context.close();
+  }, 180_000);
+  }
+
+  it("lets the keyboard alone reach the main actions: skip to content, the navigation, the clear form, the log search", async () => {
+    const { context, page } = await open(`/ui/runs/${BIG_LOG_DATE_RUN}/tasks/check_facts`);
+    const focused = () => page.evaluate(() => {
+      const el = document.activeElement as HTMLElement;
+      return { tag: el.tagName.toLowerCase(), name: el.getAttribute("name"), text: (el.textContent ?? "").trim().slice(0, 40), outlined: getComputedStyle(el).outlineStyle !== "none" };
+    });
+    await page.keyboard.press("Tab");
+    expect(await focused()).toMatchObject({ tag: "a", text: "Skip to content", outlined: true });
+    await page.keyboard.press("Tab");
+    await page.keyboard.press("Tab");
+    expect(await focused()).toMatchObject({ tag: "a", text: "On call", outlined: true });
+    // Tab on until each main action has had the focus, as a person without a mouse does.
+    const reached = new Set<string>();
+    for (let i = 0; i < 120 && !(reached.has("q") && reached.has("reason") && reached.has("Clear task")); i++) {
+      await page.keyboard.press("Tab");
+      const f = await focused();
+      expect(f.outlined, `${f.tag} ${f.name ?? f.text}`).toBe(true);
+      reached.add(f.name ?? f.text);
+    }
+    expect([...reached]).toEqual(expect.arrayContaining(["q", "reason", "Clear task"]));
+    // The search runs from the keyboard too.
+    await page.focus("input[name=q]");
+    await page.keyboard.type("DataError");
+    await page.keyboard.press("Enter");
+    await page.waitForURL(/q=DataError/);
+    expect(await page.textContent(".hits p")).toMatch(/^1 of [\d,]+ lines contain “DataError”/);
+    // Skip to content moves the focus past the header.
+    await page.goto(server.url + "/ui");
+    await page.keyboard.press("Tab");
+    await page.keyboard.press("Enter");
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => !!document.activeElement?.closest("main"))).toBe(true);
+    await context.close();
+  });
+
+  it("serves each page with one stylesheet and one script of its own, nothing inline, under a policy that allows nothing else", async () => {
+    const { context, page } = await open("/ui");
+    const violations: string[] = [];
+    page.on("console", (message) => { if (/Content Security Policy/i.test(message.text())) violations.push(message.text()); });
+    for (const path of ["/ui", `/ui/pipelines/${WAREHOUSE}/grid?days=30&to=${LAST_DUE_DATE}`, `/ui/runs/${FAILED_RUN}`, `/ui/runs/${FAILED_RUN}/tasks/check_facts?q=rows`, "/ui/audit", "/ui/backfills"]) {
+      const response = await page.goto(server.url + path);
+      expect(response?.headers()["content-security-policy"], path).toMatch(/script-src 'self'; style-src 'self'/);
+      const parts = await page.evaluate(() => ({
+        stylesheets: [...document.querySelectorAll("link[rel=stylesheet]")].map((l) => new URL((l as HTMLLinkElement).href).pathname),
+        scripts: [...document.scripts].map((s) => (s.src ? new URL(s.src).pathname : "inline")),
+        inlineStyles: document.querySelectorAll("style, [style]").length,
+        handlers: [...document.querySelectorAll("*")].filter((e) => [...e.attributes].some((a) => a.name.startsWith("on"))).length,
+      }));
+      expect(parts.stylesheets, path).toEqual([expect.stringMatching(/^\/ui\/assets\/idem\.[0-9a-f]{10}\.css$/)]);
+      expect(parts.scripts, path).toEqual([expect.stringMatching(/^\/ui\/assets\/idem\.[0-9a-f]{10}\.js$/)]);
+      expect([parts.inlineStyles, parts.handlers], path).toEqual([0, 0]);
+    }
+    expect(violations).toEqual([]);
+    await context.close();
+  });
 
   it("renders every other page without a script error", async () => {
     const pages: [string, string][] = [

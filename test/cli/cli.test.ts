@@ -208,7 +208,7 @@ describe("idem CLI", () => {
   });
 
   it("asks which warehouse before reading a table's history", () => {
-    expect(idem("history", "orders_daily").err).toBe("idem: which warehouse? give --warehouse duckdb:<path>, or set `warehouse` in idem.config.ts\n");
+    expect(idem("history", "orders_daily").err).toBe("idem: which warehouse holds orders_daily? give --warehouse duckdb:<path>, or set `warehouse` in idem.config.ts (orders_daily is no file dataset: there is no .orders_daily.idem/history.jsonl)\n");
     expect(idem("history", "orders_daily", "--warehouse", "duckdb:" + join(project, "empty.duckdb")).out).toBe("no writes recorded for orders_daily\n");
   });
 

@@ -58,7 +58,7 @@ describe("frozen periods in the CLI", () => {
   it("refuses a frozen period without an owner with one line naming the file and the field, exit 2", () => {
     writeFileSync(join(project, "idem.config.ts"), config(""));
     const result = idem("validate");
-    expect([result.code, result.err]).toEqual([2, expect.stringMatching(/^idem: \S*idem\.config\.ts: frozen\[0\]\.owner: missing\n$/)]);
+    expect([result.code, result.err]).toEqual([2, expect.stringMatching(/^idem: \S*idem\.config\.ts:2: frozen\[0\]\.owner: missing\n$/)]);
     writeFileSync(join(project, "idem.config.ts"), config('owner: "finance", '));
     writeFileSync(join(project, "pipelines/sales.ts"), sales("").replace('owner: "", ', ""));
     const pipelineFile = idem("validate");

@@ -50,6 +50,7 @@ describe("idem incidents", () => {
       [["incidents", "snooze", KEY, "--reason", "r"], "idem: give --for <duration> or --until <instant>: how long to snooze\n"],
       [["incidents", "snooze", KEY, "--for", "soon", "--reason", "r"], `idem: --for: bad duration "soon" (expected e.g. 500ms, 30s, 5m, 1h30m, 2d)\n`],
       [["incidents", "snooze", KEY, "--until", "2020-01-01", "--reason", "r"], `idem: --until must be in the future to snooze incident ${KEY}\n`],
+      [["incidents", "snooze", KEY, "--for", "0s", "--reason", "r"], `idem: --for must be a positive duration to snooze incident ${KEY}\n`],
       [["incidents", "resolve", "nope:1", "--reason", "r"], "idem: unknown incident nope:1\n"],
     ];
     for (const [args, stderr] of cases) {

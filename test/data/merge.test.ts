@@ -92,7 +92,7 @@ for (const kind of targetKinds()) {
       await merge(target, customers);
       const attempt = merge(target, [{ id: 9, region: "west", name: "Ed", balance: "lots" }]);
       await expect(attempt).rejects.toThrow(DataError);
-      await expect(attempt).rejects.toThrow(/^customers: (loading|merging) 1 rows failed: [^\n]*$/);
+      await expect(attempt).rejects.toThrow(/^pipeline crm, task sync_customers: customers: (loading|merging) 1 rows failed: [^\n]*$/);
       expect((await contents(target)).length).toBe(3);
     });
 

@@ -91,7 +91,7 @@ for (const kind of targetKinds()) {
       await loadDay(target, "2026-09-01", ordersCsv(["1,C1,10.50"]));
       const attempt = loadDay(target, "2026-09-01", ordersCsv(["2,C2,1", "x,C1,10.50"]));
       await expect(attempt).rejects.toThrow(DataError);
-      await expect(attempt).rejects.toThrow(/^orders: loading csv .*orders\.csv failed: [^\n]*["']x["'][^\n]*$/);
+      await expect(attempt).rejects.toThrow(/^pipeline shop, task load_day, business date 2026-09-01: orders: loading csv .*orders\.csv failed: [^\n]*["']x["'][^\n]*$/);
       expect(await rowsOf(target, "2026-09-01")).toEqual([[1, "C1", 10.5]]);
     });
 
@@ -99,7 +99,7 @@ for (const kind of targetKinds()) {
       const target = await open();
       await loadDay(target, "2026-09-01", ordersCsv(["1,C1,10.50"]));
       const attempt = loadDay(target, "2026-09-01", join(tempDir(), "absent.csv"));
-      await expect(attempt).rejects.toThrow(/^orders: loading csv .*absent\.csv failed: /);
+      await expect(attempt).rejects.toThrow(/^pipeline shop, task load_day, business date 2026-09-01: orders: loading csv .*absent\.csv failed: /);
       await expect(attempt).rejects.not.toThrow(DataError);
       expect(await rowsOf(target, "2026-09-01")).toEqual([[1, "C1", 10.5]]);
     });

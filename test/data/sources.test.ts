@@ -86,7 +86,7 @@ for (const kind of targetKinds()) {
         source: { json: file, columns: { id: "bigint", label: "text", paid: "boolean", at: "timestamp" }, constants: { day: "2026-09-01" } },
       });
       await expect(attempt).rejects.toThrow(DataError);
-      await expect(attempt).rejects.toThrow(/^from_bad_json: loading json .*bad\.json failed: .*seven/);
+      await expect(attempt).rejects.toThrow(/^pipeline p, task t, business date 2026-09-01: from_bad_json: loading json .*bad\.json failed: .*seven/);
     });
 
     it("quotes identifiers and binds values, so hostile names and values are just data", async () => {

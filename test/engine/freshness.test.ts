@@ -5,7 +5,7 @@ import { pipeline } from "../../src/core/pipeline/define.ts";
 import { instantFor, parseRelativeTime } from "../../src/core/pipeline/promise.ts";
 import { daily } from "../../src/core/time/index.ts";
 import { FreshnessChecker } from "../../src/engine/freshness/checker.ts";
-import { AlertDispatcher } from "../../src/engine/freshness/notifiers.ts";
+import { AlertDispatcher } from "../../src/engine/freshness/alert-dispatcher.ts";
 import { ScheduleHarness } from "../support/scheduling.ts";
 
 let h: ScheduleHarness;

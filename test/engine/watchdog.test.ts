@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { pipeline } from "../../src/core/pipeline/define.ts";
 import { daily } from "../../src/core/time/index.ts";
-import { AlertDispatcher } from "../../src/engine/freshness/notifiers.ts";
+import { AlertDispatcher } from "../../src/engine/freshness/alert-dispatcher.ts";
 import { Watchdog } from "../../src/engine/freshness/watchdog.ts";
 import { Scheduler } from "../../src/engine/scheduler/scheduler.ts";
 import { ScheduleHarness } from "../support/scheduling.ts";

@@ -75,6 +75,13 @@ describe("POST /api/v1/datasets/{name}/events", () => {
     expect(listed.items.map((e: { source: string; idempotencyKey: string }) => [e.source, e.idempotencyKey])).toEqual([["api", "prices-2026-11-04"]]);
   });
 
+  it("shows an outside event on the UI's datasets page with its source, actor and key", async () => {
+    await serve();
+    await post("/api/v1/datasets/vendor_prices/events", { businessDate: "2026-11-04", idempotencyKey: "prices-2026-11-04" }, bearer(operator));
+    const page = await fetch(server!.url + "/ui/datasets", { headers: bearer(viewer) }).then((r) => r.text());
+    expect(page).toContain('<td>api, by <span class="mono">vendor-sftp</span></td><td>key <span class="mono">prices-2026-11-04</span></td>');
+  });
+
   it("answers bad input with a problem document naming the field, and writes nothing", async () => {
     await serve();
     const send = (name: string, body: unknown, headers: Record<string, string> = bearer(operator)) => post(`/api/v1/datasets/${name}/events`, body, headers);

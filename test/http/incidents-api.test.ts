@@ -59,6 +59,8 @@ describe("an incident's lifecycle through the API", () => {
     expect(await problem(`${path}/resolve`, operator, { reason: " " })).toEqual([422, "application/problem+json", "reason", "body reason: give a reason: every action is audited"]);
     expect(await problem(`${path}/acknowledge`, operator, { reason: "r", for: "soon" })).toEqual([422, "application/problem+json", "for", `bad duration "soon" (expected e.g. 500ms, 30s, 5m, 1h30m, 2d)`]);
     expect((await problem(`${path}/acknowledge`, operator, { reason: "r", until: "tomorrow" })).slice(0, 3)).toEqual([422, "application/problem+json", "until"]);
+    expect(await problem(`${path}/acknowledge`, operator, { reason: "r", for: "0s" })).toEqual([422, "application/problem+json", "for", `for must be a positive duration to snooze incident ${KEY}`]);
+    expect((await problem(`${path}/acknowledge`, operator, { reason: "r", for: "1h", until: "2030-01-01T00:00:00Z" })).slice(0, 3)).toEqual([422, "application/problem+json", "until"]);
     expect(await problem(`${path}/acknowledge`, operator, { reason: "r", until: "2020-01-01T00:00:00Z" })).toEqual([422, "application/problem+json", "until", `until must be in the future to snooze incident ${KEY}`]);
     expect(await problem("/api/v1/incidents/nope%3A1/resolve", operator, { reason: "r" })).toEqual([404, "application/problem+json", "key", "unknown incident nope:1"]);
     await call(app, `${path}/resolve`, { token: operator, body: { reason: "done" } });

@@ -1,7 +1,7 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
@@ -59,10 +59,11 @@ console.log(typeof a.pipeline, typeof a.daily, typeof b.replaceWhere, typeof b.o
     const idem = join(root, "node_modules/.bin/idem");
     const created = sh("npx", ["--no", "idem", "init", "shop"], root);
     expect(created.err).toBe("");
-    expect(created.out).toMatch(/^created shop: package\.json, idem\.config\.ts, pipelines\/hello\.ts, test\/hello\.test\.ts, \.gitignore, tsconfig\.json/);
+    expect(created.out).toMatch(/^created shop: package\.json, idem\.config\.ts, pipelines\/hello\.ts, test\/hello\.test\.ts, tsconfig\.json, \.gitignore\n/);
     const project = join(root, "shop");
     const manifest = JSON.parse(readFileSync(join(project, "package.json"), "utf8"));
-    expect(manifest).toMatchObject({ type: "module", dependencies: { idem: expect.stringMatching(/^\^\d+\.\d+\.\d+/) } });
+    // run from the tarball installed in the folder above: the new project depends on that same tarball
+    expect(manifest).toMatchObject({ type: "module", dependencies: { idem: `file:../${basename(tarball)}` } });
     expect(readFileSync(join(project, ".gitignore"), "utf8")).toContain(".idem/");
 
     // from a subfolder: the config is found above
@@ -71,7 +72,7 @@ console.log(typeof a.pipeline, typeof a.daily, typeof b.replaceWhere, typeof b.o
     expect(validated.out).toMatch(/ok: 1 pipeline\(s\)/);
     expect(validated.out).toMatch(/hello\s+2 task\(s\)\s+daily at 06:00 UTC/);
 
-    const today = new Date().toISOString().slice(0, 10);
+    const today = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10); // yesterday: its interval has ended
     const ran = sh(idem, ["run", "hello", "--date", today], project);
     expect(ran.err).toBe("");
     expect(ran.code).toBe(0);
@@ -116,4 +117,46 @@ export const sales = pipeline("sales", { schedule: manual(), start: "2026-09-01"
     expect(tsc.out + tsc.err).toBe("");
     expect(existsSync(join(project, ".idem/state.db"))).toBe(true);
   });
+
+  it("follows the README's install section line by line, from a folder npm init -y made", () => {
+    const readme = readFileSync(join(repo, "README.md"), "utf8");
+    const section = readme.slice(readme.indexOf("## Install and set up a project"), readme.indexOf("## The demo"));
+    const lines = /```sh\n([\s\S]*?)```/.exec(section)![1]!.trim().split("\n");
+    expect(lines[0]).toBe("mkdir my-pipelines && cd my-pipelines");
+    const home = join(root, "readme");
+    mkdirSync(home);
+    // What differs from a user's machine, in the environment only: the tarball's path, npm kept
+    // offline where its cache allows and without install scripts (better-sqlite3's addon is
+    // copied from this repository's install after each npm install, as in the install above).
+    const env = {
+      ...process.env, NO_COLOR: "1", IDEM_USER: "tester", IDEM_TGZ: tarball,
+      npm_config_ignore_scripts: "true", npm_config_prefer_offline: "true", npm_config_audit: "false", npm_config_fund: "false", npm_config_update_notifier: "false",
+    };
+    let cwd = home;
+    const outputs: string[] = [];
+    for (const line of lines) {
+      const result = spawnSync("sh", ["-ec", `${line}\necho "@@cwd=$(pwd)"`], { cwd, encoding: "utf8", timeout: 240_000, env });
+      expect(result.status, `${line}\n${result.stdout}${result.stderr}`).toBe(0);
+      const out = result.stdout;
+      cwd = /@@cwd=(.*)\n$/.exec(out)![1]!;
+      outputs.push(out.replace(/@@cwd=.*\n$/, ""));
+      if (/^npm install\b/.test(line)) cpSync(join(repo, "node_modules/better-sqlite3/build"), join(cwd, "node_modules/better-sqlite3/build"), { recursive: true });
+    }
+    const said = (prefix: string) => outputs[lines.findIndex((l) => l.startsWith(prefix))]!;
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    expect(said("npx idem init")).toMatch(/^created \.: idem\.config\.ts, pipelines\/hello\.ts, test\/hello\.test\.ts, tsconfig\.json, \.gitignore\n/);
+    expect(said("npx idem init")).toMatch(/^package\.json: (set "type": "module"|changed "type" from "commonjs" to "module")/m);
+    expect(said("npx idem init")).toContain("package.json: replaced npm's placeholder test script with: node --import tsx --test test/hello.test.ts\n");
+    expect(said("npx idem init")).toContain('package.json: added script "typecheck": tsc --noEmit\n');
+    expect(said("npx idem init")).toMatch(/^package\.json: added dev dependency @types\/node: /m);
+    expect(said("npx idem init")).toContain(`npx idem run hello --date ${yesterday}\n`);
+    const manifest = JSON.parse(readFileSync(join(cwd, "package.json"), "utf8"));
+    expect(manifest).toMatchObject({ type: "module", dependencies: { idem: expect.stringMatching(/^file:.*idem-.*\.tgz$/) } });
+    expect(said("npx idem validate")).toMatch(/^ok: 1 pipeline\(s\)/);
+    expect(said("npx idem validate")).toContain("types are not checked here: npm run typecheck checks them\n");
+    expect(said("npx idem run hello")).toMatch(/greet\s+try 1\s+success/);
+    expect(said("npx idem run hello")).toMatch(/report\s+try 1\s+success/);
+    expect(said("npm test")).toMatch(/# pass 1/);
+    expect(existsSync(join(cwd, `.idem/state.db`))).toBe(true);
+  }, 600_000);
 });

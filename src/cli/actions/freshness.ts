@@ -28,8 +28,12 @@ export function freshness(cli: Cli, flags: { json?: boolean }) {
       ),
     );
     if (report.openIncidents.length) {
-      console.log(`\n${report.openIncidents.length} open incident(s):`);
-      for (const i of report.openIncidents) console.log(`  ${isoTime(i.openedAt)}  ${i.message}`);
+      const open = report.openIncidents.filter((i) => i.state === "open").length;
+      console.log(`\n${open} open incident(s)${open < report.openIncidents.length ? `, ${report.openIncidents.length - open} acknowledged` : ""}:`);
+      for (const i of report.openIncidents) {
+        const ack = i.state === "acknowledged" && i.acknowledgement ? ` [acknowledged by ${i.acknowledgement.by}]` : "";
+        console.log(`  ${isoTime(i.openedAt)}  ${i.message}${ack}`);
+      }
     }
   });
 }

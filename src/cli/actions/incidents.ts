@@ -28,7 +28,7 @@ export function snooze(cli: Cli, key: string, flags: { for?: string; until?: str
     if ((flags.for === undefined) === (flags.until === undefined)) throw new UsageError("give --for <duration> or --until <instant>: how long to snooze");
     const reason = needReason(flags.reason);
     const snoozed = flags.for !== undefined
-      ? await engine.acknowledgeIncident(key, { reason, actor, forMs: parsed("--for", () => parseDuration(flags.for!, "duration")) })
+      ? await engine.acknowledgeIncident(key, { reason, actor, for: parsed("--for", () => parseDuration(flags.for!, "duration")) })
       : await engine.acknowledgeIncident(key, { reason, actor, until: parsed("--until", () => parseInstant(flags.until!, "UTC")) });
     console.log(`${key}: ${stateOf(snoozed)}`);
   });

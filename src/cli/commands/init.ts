@@ -4,6 +4,6 @@ import { lazy } from "../lazy.ts";
 export function registerInitCommand(program: Command): void {
   program
     .command("init [dir]")
-    .description("create a project: package.json, idem.config.ts, an example pipeline and its unit test (in an empty or new folder)")
+    .description("make a project: idem.config.ts, an example pipeline, its unit test and tsconfig.json; adopts the folder's package.json (says each change) or writes one; never overwrites a file")
     .action(lazy(() => import("../actions/init.ts"), "init"));
 }

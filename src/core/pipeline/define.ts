@@ -2,6 +2,7 @@ import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DefinitionError, DefinitionErrors, type ErrorPlace } from "../model/errors.ts";
 import { isValidId } from "../model/ids.ts";
+import { validateSeverityOverride } from "../model/incidents.ts";
 import { findGraphProblems, downstreamMap, topologicalOrder } from "../graph/dag.ts";
 import { TRIGGER_RULES } from "../policy/trigger-rules.ts";
 import { validateFrozenPeriods } from "../policy/frozen.ts";
@@ -110,9 +111,10 @@ export function pipeline<P extends Params>(
   if (options.params !== undefined && (typeof options.params !== "object" || options.params === null || Array.isArray(options.params))) {
     problem("params must be an object of names and their default values", undefined, option("params"));
   }
+  const severity = options.severity === undefined ? null : attempt(option("severity"), () => validateSeverityOverride(options.severity, "severity")) ?? null;
   const promises: FreshnessPromise[] = [];
-  for (const input of options.promises ?? []) {
-    const resolved = attempt(option("promises"), () => resolvePromise(input, schedule?.timezone ?? "UTC"));
+  for (const [index, input] of (options.promises ?? []).entries()) {
+    const resolved = attempt(["options", "promises", String(index)], () => resolvePromise(input, schedule?.timezone ?? "UTC"));
     if (resolved) promises.push(resolved);
   }
   let defaults = DEFAULT_POLICY;
@@ -192,7 +194,8 @@ export function pipeline<P extends Params>(
     params: options.params ?? {},
     triggerOn,
     frozen,
-    promises: promises.map((p) => ({ ...p, completeness: p.completenessJson })),
+    // Severity says how to alert, not what runs: like the owner, it is not part of the version.
+    promises: promises.map(({ severity: _, ...p }) => ({ ...p, completeness: p.completenessJson })),
     restate: restate ?? undefined,
   };
   return Object.freeze({
@@ -200,6 +203,7 @@ export function pipeline<P extends Params>(
     id,
     description: options.description ?? "",
     owner: options.owner ?? null,
+    severity,
     tags: [...(options.tags ?? [])],
     schedule: schedule!,
     start: start ?? null,

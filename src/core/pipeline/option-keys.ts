@@ -10,7 +10,7 @@ import type { PipelineOptions, TaskKind, TaskPolicyInput } from "./types.ts";
 export const POLICY_KEYS = ["retries", "retryDelay", "backoff", "maxRetryDelay", "jitter", "timeout", "triggerRule", "pool", "slots", "priority"] as const satisfies readonly (keyof TaskPolicyInput)[];
 
 export const PIPELINE_OPTION_KEYS = [
-  "schedule", "timezone", "start", "end", "catchup", "defaults", "params", "description", "owner", "tags",
+  "schedule", "timezone", "start", "end", "catchup", "defaults", "params", "description", "owner", "severity", "tags",
   "maxActiveRuns", "maxActiveTasks", "triggerOn", "frozen", "promises", "restate",
 ] as const satisfies readonly (keyof PipelineOptions)[];
 

@@ -1,6 +1,8 @@
 import { Temporal } from "temporal-polyfill";
 import { DefinitionError } from "../model/errors.ts";
+import { validateSeverityOverride, type SeverityOverride } from "../model/incidents.ts";
 import { isValidId } from "../model/ids.ts";
+import { suggestion } from "../model/nearest-name.ts";
 import { assertTimeZone } from "../time/dates.ts";
 
 /**
@@ -19,6 +21,8 @@ export interface FreshnessPromiseInput {
   /** What the publishing task's summary must say for D to count as published. */
   completeness?: CompletenessRule | ((summary: Record<string, unknown>) => true | string);
   owner?: string;
+  /** How urgent its incidents are: one level, or one per kind (`{ sla_missed: "critical" }`); default by kind. */
+  severity?: SeverityOverride;
   /** Notifier names from the project config. */
   notify?: readonly string[];
 }
@@ -42,8 +46,11 @@ export interface FreshnessPromise {
   completeness: ((summary: Record<string, unknown>) => true | string) | null;
   completenessJson: CompletenessRule | "function" | null;
   owner: string | null;
+  severity: SeverityOverride | null;
   notify: readonly string[];
 }
+
+const PROMISE_KEYS = ["dataset", "deadline", "slo", "timezone", "completeness", "owner", "severity", "notify"] satisfies (keyof FreshnessPromiseInput)[] as string[];
 
 const RELATIVE = /^D\+(\d{1,2}) ([01]\d|2[0-3]):([0-5]\d)$/;
 
@@ -57,6 +64,9 @@ export function resolvePromise(input: FreshnessPromiseInput, defaultZone: string
   if (!input || typeof input !== "object") throw new DefinitionError("a promise must be an object");
   if (typeof input.dataset !== "string" || !/^[A-Za-z_][A-Za-z0-9_.\/-]{0,199}$/.test(input.dataset)) {
     throw new DefinitionError(`promise: invalid dataset name ${JSON.stringify(input.dataset)}`);
+  }
+  for (const key of Object.keys(input)) {
+    if (!PROMISE_KEYS.includes(key)) throw new DefinitionError(`promise ${input.dataset}: unknown key "${key}"${suggestion(key, PROMISE_KEYS)}`);
   }
   const where = `promise ${input.dataset}:`;
   const deadline = parseRelativeTime(input.deadline, `${where} deadline`);
@@ -75,6 +85,7 @@ export function resolvePromise(input: FreshnessPromiseInput, defaultZone: string
     completeness: rule === undefined ? null : typeof rule === "function" ? rule : ruleCheck(rule, where),
     completenessJson: rule === undefined ? null : typeof rule === "function" ? "function" : rule,
     owner: input.owner ?? null,
+    severity: input.severity === undefined ? null : validateSeverityOverride(input.severity, `${where} severity`),
     notify: [...(input.notify ?? [])],
   };
 }

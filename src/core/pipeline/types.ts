@@ -4,6 +4,7 @@ import type { Timetable } from "../time/timetable.ts";
 import type { FrozenPeriod } from "../policy/frozen.ts";
 import type { FreshnessPromise, FreshnessPromiseInput } from "./promise.ts";
 import type { RestatePolicy } from "../policy/restate.ts";
+import type { SeverityOverride } from "../model/incidents.ts";
 
 /** A small JSON object a task returns: counts, not data. */
 export type Summary = Record<string, unknown>;
@@ -274,6 +275,8 @@ export interface PipelineOptions<P extends Params = Params> {
   params?: P;
   description?: string;
   owner?: string;
+  /** How urgent its incidents are (did not run, run failed, and its promises' unless they say): one level, or one per kind. */
+  severity?: SeverityOverride;
   tags?: readonly string[];
   maxActiveRuns?: number;
   maxActiveTasks?: number;
@@ -300,6 +303,7 @@ export interface Pipeline<P extends Params = Params> {
   readonly id: string;
   readonly description: string;
   readonly owner: string | null;
+  readonly severity: SeverityOverride | null;
   readonly tags: readonly string[];
   readonly schedule: Timetable;
   /** Epoch ms of the first interval start it owns (inclusive), or null. */

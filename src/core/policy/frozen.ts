@@ -1,4 +1,5 @@
 import { DefinitionError } from "../model/errors.ts";
+import { suggestion } from "../model/nearest-name.ts";
 import { parseBusinessDate } from "../time/dates.ts";
 
 /**
@@ -21,7 +22,7 @@ export function validateFrozenPeriods(periods: readonly FrozenPeriod[] | undefin
     const at = `frozen[${i}]`;
     if (!p || typeof p !== "object" || Array.isArray(p)) throw new DefinitionError(`${at}: expected { from, to, owner, reason }`);
     const unknown = Object.keys(p).find((k) => !KEYS.includes(k));
-    if (unknown !== undefined) throw new DefinitionError(`${at}: unknown key ${JSON.stringify(unknown)} (from, to, owner, reason)`);
+    if (unknown !== undefined) throw new DefinitionError(`${at}: unknown key ${JSON.stringify(unknown)}${suggestion(unknown, KEYS)}`);
     const date = (field: "from" | "to") => {
       try {
         return parseBusinessDate(p[field]);

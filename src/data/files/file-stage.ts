@@ -1,6 +1,7 @@
 import { DataError } from "../../core/model/errors.ts";
 import { checkStaged, type Check } from "../checks.ts";
-import { loadSource } from "../sources/load-source.ts";
+import type { WriteContext } from "../context.ts";
+import { loadError, loadSource } from "../sources/load-source.ts";
 import { sourceColumns } from "../sources/source-columns.ts";
 import { sourceSpec, type RowsProgress, type Source } from "../sources/source.ts";
 import { ident, identList, sql, trusted } from "../sql.ts";
@@ -18,6 +19,8 @@ export async function stageToFile(options: {
   format: FileFormat;
   checks?: readonly Check[];
   label: string;
+  /** Whose write it is: named in a failure's one line. */
+  context?: WriteContext;
   /** Columns left out of the file (a partition column, which the directory name carries). */
   omit?: string;
   /** Every staged row must have omit = this value. */
@@ -30,10 +33,12 @@ export async function stageToFile(options: {
   const source = sourceSpec(options.source, options.label);
   const duck: DuckDBTarget = await openDuckDB(":memory:");
   try {
-    const columns = await sourceColumns(duck, source);
+    const columns = await sourceColumns(duck, source).catch((error: unknown) => {
+      throw loadError(duck, options.label, source, error, "reading", options.context);
+    });
     await duck.createTable("staged", columns);
     const tableColumns = (await duck.tableColumns("staged"))!;
-    const staged = await loadSource(duck, "staged", tableColumns, source, options.onRows, options.batchRows, options.label);
+    const staged = await loadSource(duck, "staged", tableColumns, source, options.onRows, options.batchRows, options.label, options.context);
     await options.onStep?.("staged", staged);
     const kept = columns.map((c) => c.name).filter((n) => n !== options.omit);
     if (options.omit && columns.some((c) => c.name === options.omit)) {

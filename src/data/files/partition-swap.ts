@@ -1,4 +1,4 @@
-import { appendFile, mkdir, readdir, rm } from "node:fs/promises";
+import { mkdir, readdir, rm } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { DefinitionError } from "../../core/model/errors.ts";
@@ -7,11 +7,12 @@ import type { WriteContext } from "../context.ts";
 import { guardFrozen, type FrozenPeriod } from "../frozen.ts";
 import type { Source } from "../sources/source.ts";
 import type { StepHook } from "../steps.ts";
-import { fsyncPath } from "./atomic-file.ts";
+import { appendFileHistory } from "./file-history.ts";
 import { invalidateManifest, MANIFEST_NAME } from "./manifest.ts";
 import { publishVersion, pruneVersions } from "./partition-versions.ts";
+import { publishCurrentQuery } from "./current-query.ts";
 import { stageToFile } from "./file-stage.ts";
-import { stagingPath, workspaceOf } from "./workspace.ts";
+import { stagingPath } from "./workspace.ts";
 import { checkPartitionColumn, checkPartitionValue } from "./names.ts";
 
 export interface PartitionSwapOptions {
@@ -70,7 +71,6 @@ export async function swapPartition(options: PartitionSwapOptions): Promise<Part
 
   const partitionDir = dirname(path);
   await refuseForeignFiles(partitionDir, basename(path), label);
-  const workspace = workspaceOf(root);
   const stagedFile = await stagingPath(root, name, format);
   try {
     const rows = await stageToFile({
@@ -79,6 +79,7 @@ export async function swapPartition(options: PartitionSwapOptions): Promise<Part
       format,
       checks: options.checks ?? [],
       label,
+      context: options.context,
       omit: column,
       omitEquals: value,
       onRows: (n) => step("staging", n),
@@ -93,8 +94,9 @@ export async function swapPartition(options: PartitionSwapOptions): Promise<Part
     await invalidateManifest(partitionDir);
     const { version, previous: previousVersion } = await publishVersion({ root, partition: name, staged: stagedFile, path, format, runId: options.context.runId, now });
     await step("published", rows);
+    await publishCurrentQuery(root);
     await pruneVersions(root, name, version, keep, options.versionGraceMs ?? 10 * 60_000, now.getTime());
-    await appendFileHistory(workspace, { partition: name, path, version, rows, previousVersion, context: options.context, frozenOverride, at: now.toISOString() });
+    await appendFileHistory(root, { partition: name, path, version, rows, previousVersion, context: options.context, frozenOverride, at: now.toISOString() });
     await step("committed", rows);
     return { path, rowsWritten: rows, version, previousVersion, frozenOverride };
   } finally {
@@ -109,12 +111,3 @@ async function refuseForeignFiles(partitionDir: string, ours: string, label: str
     throw new DefinitionError(`${label}: the partition holds file(s) idem did not write (${foreign.slice(0, 3).join(", ")}); replacing it would leave a mix`);
   }
 }
-
-async function appendFileHistory(workspace: string, entry: Record<string, unknown> & { context: WriteContext }) {
-  const file = join(workspace, "history.jsonl");
-  const { context, ...rest } = entry;
-  const line = JSON.stringify({ ...rest, runId: context.runId, pipelineId: context.pipelineId, taskId: context.taskId, tryNumber: context.tryNumber, batchId: context.batchId ?? null }) + "\n";
-  await appendFile(file, line);
-  await fsyncPath(file);
-}
-

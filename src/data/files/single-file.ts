@@ -8,6 +8,7 @@ import { publishFile } from "./atomic-file.ts";
 import { invalidateManifest } from "./manifest.ts";
 import { stagingPath } from "./workspace.ts";
 import { stageToFile, type FileFormat } from "./file-stage.ts";
+import type { WriteContext } from "../context.ts";
 
 export interface WriteFileOptions {
   /** `day.parquet`, `day.csv` or `day.json`; the extension picks the format. */
@@ -17,6 +18,8 @@ export interface WriteFileOptions {
   onStep?: StepHook;
   /** Rows per batch when rows are moved into the staging database. */
   batchRows?: number;
+  /** Whose write it is (`writeContextFrom(ctx)`): named in a failure's one line. */
+  context?: WriteContext;
 }
 
 /**
@@ -37,6 +40,7 @@ export async function writeRowsFile(options: WriteFileOptions): Promise<{ path: 
       format: ext as FileFormat,
       checks: options.checks ?? [],
       label: options.path,
+      ...(options.context ? { context: options.context } : {}),
       onRows: (n) => step("staging", n),
       ...(options.batchRows ? { batchRows: options.batchRows } : {}),
       onStep: (s, rows) => step(s, rows),

@@ -23,7 +23,7 @@ export async function plainAppend(options: LoadOptions): Promise<WriteSummary> {
   const stage = stagingName();
   await target.exec(sql`CREATE TEMP TABLE ${ident(stage)} AS SELECT * FROM ${ident(table)} LIMIT 0`);
   try {
-    const staged = await loadSource(target, stage, columns, source, (rows) => step("staging", rows), options.batchRows, table);
+    const staged = await loadSource(target, stage, columns, source, (rows) => step("staging", rows), options.batchRows, table, context);
     await step("staged", staged);
     frozenOverride = (await guardStagedDates(options, table, sql`${ident(stage)}`)) ?? frozenOverride;
     await checkStaged({ target, relation: sql`${ident(stage)}`, label: table, source }, options.checks ?? []);
@@ -39,7 +39,7 @@ export async function plainAppend(options: LoadOptions): Promise<WriteSummary> {
       await recordHistory(target, { table, operation: "append", predicate: null, counts, context, frozenOverride, at });
       return summary(table, "append", null, staged, counts, frozenOverride);
     }).catch((error: unknown) => {
-      throw loadError(target, table, source, error, "appending");
+      throw loadError(target, table, source, error, "appending", context);
     });
     await step("committed");
     return result;

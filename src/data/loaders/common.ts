@@ -5,6 +5,7 @@ import type { WriteContext } from "../context.ts";
 import { guardFrozen, type FrozenPeriod } from "../frozen.ts";
 import type { Operation, WriteCounts } from "../history.ts";
 import { sourceColumns } from "../sources/source-columns.ts";
+import { loadError } from "../sources/load-source.ts";
 import { normalizeSchema, type SchemaInput } from "../schema.ts";
 import type { Source, SourceSpec } from "../sources/source.ts";
 import { ident, sql, type Sql } from "../sql.ts";
@@ -83,7 +84,10 @@ export async function prepareTable(options: LoadOptions, source: SourceSpec): Pr
     if (missing.length > 0) throw new DefinitionError(`table ${table} on ${target.label} exists without declared column(s) ${missing.join(", ")}`);
     return existing;
   }
-  await target.createTable(table, declared ?? (await sourceColumns(target, source)));
+  const columns = declared ?? (await sourceColumns(target, source).catch((error: unknown) => {
+    throw loadError(target, table, source, error, "reading", options.context);
+  }));
+  await target.createTable(table, columns);
   const created = await target.tableColumns(table);
   if (!created) throw new Error(`table ${table} on ${target.label} was not created`);
   return created;

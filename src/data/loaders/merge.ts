@@ -57,7 +57,7 @@ export async function mergeByKey(options: MergeByKeyOptions, operation: Operatio
 
   await target.exec(sql`CREATE TEMP TABLE ${ident(stage)} AS SELECT * FROM ${t} LIMIT 0`);
   try {
-    const staged = await loadSource(target, stage, columns, source, (rows) => step("staging", rows), options.batchRows, table);
+    const staged = await loadSource(target, stage, columns, source, (rows) => step("staging", rows), options.batchRows, table, context);
     await step("staged", staged);
     await target.analyze(stage);
     const relation = sql`${ident(stage)}`;
@@ -100,7 +100,7 @@ export async function mergeByKey(options: MergeByKeyOptions, operation: Operatio
       await recordHistory(target, { table, operation, predicate, counts, context, frozenOverride, at });
       return summary(table, operation, predicate, staged, counts, frozenOverride);
     }).catch((error: unknown) => {
-      throw loadError(target, table, source, error, "merging");
+      throw loadError(target, table, source, error, "merging", context);
     });
     await step("committed");
     return stagedMaximum === undefined ? result : { ...result, stagedMaximum };

@@ -38,7 +38,7 @@ export async function replaceWhere(options: ReplaceWhereOptions): Promise<WriteS
     }
     const deleted = await target.exec(sql`DELETE FROM ${ident(table)} WHERE ${owned}`);
     await step("deleted");
-    const staged = await loadSource(target, table, columns, source, (rows) => step("staging", rows), options.batchRows);
+    const staged = await loadSource(target, table, columns, source, (rows) => step("staging", rows), options.batchRows, table, context);
     await step("staged", staged);
 
     const matching = Number((await target.query(sql`SELECT count(*) AS n FROM ${ident(table)} WHERE ${owned}`))[0]?.n ?? 0);

@@ -1,4 +1,5 @@
 import { duckdbType } from "../targets/duckdb.ts";
+import { duckdbBinding } from "../targets/duckdb-params.ts";
 import { constantType, normalizeSchema, type Column } from "../schema.ts";
 import type { FileSpec } from "./source.ts";
 import { ident, joinSql, render, sql, trusted, doubleQuote, type Sql, type SqlValue } from "../sql.ts";
@@ -45,15 +46,18 @@ export async function withMemoryDuckDB<T>(fn: (run: MemoryDuckDB) => Promise<T>)
   const api: MemoryDuckDB = {
     async rows(statement) {
       const { text, params } = render(statement, duckDialect);
-      return (await connection.runAndReadAll(text, params as never)).getRowObjectsJson() as Record<string, unknown>[];
+      const { values, types } = await duckdbBinding(params);
+      return (await connection.runAndReadAll(text, values, types as never)).getRowObjectsJson() as Record<string, unknown>[];
     },
     async exec(statement) {
       const { text, params } = render(statement, duckDialect);
-      return Number((await connection.run(text, params as never)).rowsChanged);
+      const { values, types } = await duckdbBinding(params);
+      return Number((await connection.run(text, values, types as never)).rowsChanged);
     },
     async *batches(statement, size) {
       const { text, params } = render(statement, duckDialect);
-      const result = await connection.stream(text, params as never);
+      const { values, types } = await duckdbBinding(params);
+      const result = await connection.stream(text, values, types as never);
       let batch: SqlValue[][] = [];
       for (;;) {
         const chunk = await result.fetchChunk();

@@ -8,6 +8,7 @@ import { describeSource, type FileSpec, type RowsProgress, type SourceSpec } fro
 import { ident, identList, joinSql, sql, type SqlValue } from "../sql.ts";
 import type { TableColumn, Target } from "../target.ts";
 import { explainDuckDBError } from "../targets/duckdb.ts";
+import { writerPrefix, type WriteContext } from "../context.ts";
 
 /** Rows moved per round trip when a target cannot read the source itself. */
 export const DEFAULT_BATCH_ROWS = 20_000;
@@ -16,24 +17,28 @@ export const DEFAULT_BATCH_ROWS = 20_000;
  * Inserts every row of the source into `table` (which has `columns`), and returns how many.
  * The source must provide exactly the table's columns, by name.
  */
-export async function loadSource(target: Target, table: string, columns: readonly TableColumn[], source: SourceSpec, onRows?: RowsProgress, batchRows = DEFAULT_BATCH_ROWS, label = table): Promise<number> {
+export async function loadSource(
+  target: Target, table: string, columns: readonly TableColumn[], source: SourceSpec, onRows?: RowsProgress, batchRows = DEFAULT_BATCH_ROWS, label = table,
+  context?: WriteContext,
+): Promise<number> {
   if (!Number.isInteger(batchRows) || batchRows < 1) throw new DefinitionError(`batchRows must be a whole number >= 1, not ${batchRows}`);
   try {
     return await load(target, table, columns, source, onRows, batchRows, label);
   } catch (error) {
-    throw loadError(target, label, source, error);
+    throw loadError(target, label, source, error, "loading", context);
   }
 }
 
 /**
- * One line naming the table and the source. A value that does not parse or fit is a DataError
- * (never retried); anything else (a missing file, a lost connection) stays retryable.
+ * One line naming the writer (pipeline, task, business date), the table or partition and the
+ * source (its file). A value that does not parse or fit is a DataError (never retried); anything
+ * else (a missing file, a lost connection) stays retryable.
  */
-export function loadError(target: Target, table: string, source: SourceSpec, error: unknown, doing = "loading"): Error {
+export function loadError(target: Target, table: string, source: SourceSpec, error: unknown, doing = "loading", context?: WriteContext): Error {
   if (error instanceof IdemError) return error;
   const explained = target.explainError(error) ?? explainDuckDBError(error);
-  const text = explained?.message ?? String(error instanceof Error ? error.message : error).split("\n")[0];
-  const message = `${table}: ${doing} ${describeSource(source)} failed: ${text}`;
+  const text = (explained?.message ?? String(error instanceof Error ? error.message : error)).split("\n")[0]!.trim();
+  const message = `${writerPrefix(context)}${table}: ${doing} ${describeSource(source)} failed: ${text}`;
   return explained?.isData ? new DataError(message, { cause: error instanceof Error ? error.message : String(error) }) : new Error(message, { cause: error });
 }
 

@@ -1,10 +1,11 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import type { DuckDBConnection, DuckDBValue } from "@duckdb/node-api";
+import type { DuckDBConnection, DuckDBType } from "@duckdb/node-api";
 import { columnTypeFromDuckDB, decimalParts, type Column, type ColumnType } from "../schema.ts";
 import { doubleQuote, ident, identList, joinSql, render, sql, trusted, type Sql, type SqlDialect } from "../sql.ts";
 import type { ErrorExplanation, Row, Target } from "../target.ts";
 import { checkedTypeName } from "./type-names.ts";
+import { duckdbBinding } from "./duckdb-params.ts";
 
 // DuckDB's type ids (DuckDBTypeId) BIGINT, UBIGINT, HUGEINT, UHUGEINT, written out so that
 // importing idem/data does not load DuckDB: the driver is imported by openDuckDB only.
@@ -67,7 +68,8 @@ export function duckdbTarget(connection: DuckDBConnection, label = "duckdb", onC
   let inTransaction = false;
   const run = async (statement: Sql) => {
     const { text, params } = render(statement, dialect);
-    return connection.run(text, params as DuckDBValue[]);
+    const { values, types } = await duckdbBinding(params);
+    return connection.run(text, values, types as DuckDBType[] | undefined);
   };
   const target: DuckDBTarget = {
     dialect: "duckdb",
@@ -80,7 +82,8 @@ export function duckdbTarget(connection: DuckDBConnection, label = "duckdb", onC
     },
     async query(statement) {
       const { text, params } = render(statement, dialect);
-      const reader = await connection.runAndReadAll(text, params as DuckDBValue[]);
+      const { values, types } = await duckdbBinding(params);
+      const reader = await connection.runAndReadAll(text, values, types as DuckDBType[] | undefined);
       const rows = reader.getRowObjectsJson() as Row[];
       // Wide integers arrive as text in JSON form; give counts and ids back as numbers when exact.
       const wide = reader.columnNames().filter((_n, i) => WIDE_INTEGERS.has(reader.columnTypes()[i]!.typeId));

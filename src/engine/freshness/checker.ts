@@ -6,6 +6,8 @@ import type { SchedulerPresence } from "../../core/policy/expected-run.ts";
 import { intervalLabel } from "../../core/model/run-id.ts";
 import { expectedRuns, recentIntervalsFrom } from "../scheduler/ledger.ts";
 import { LeadMemory, schedulerPresence } from "../scheduler/presence.ts";
+import { routeIncident, type AlertRoute } from "../../core/policy/alert-routing.ts";
+import { incidentTraits } from "./incident-traits.ts";
 import { DEFAULTS } from "../project/defaults.ts";
 
 /** What the checker reads and writes: freshness and incidents, runs, the ledger, and who leads. */
@@ -22,8 +24,10 @@ export interface CheckerOptions {
    * did not run; a scheduler that has not held the lead for this long is down. Default 10 minutes.
    */
   didNotRunGraceMs?: number;
-  /** Who hears of incidents that no promise names notifiers for (did not run, failed runs). */
+  /** Who hears of incidents that neither a promise nor a route names notifiers for. */
   defaultNotify?: readonly string[];
+  /** Rules choosing notifiers by pipeline, dataset, owner, severity and kind (`alerts.routes`). */
+  routes?: readonly AlertRoute[];
   /**
    * True while this process's own scheduler has not yet tried to take the lead: the lead its
    * predecessor left (an hour ago, yesterday) says nothing about the one starting now.
@@ -56,7 +60,7 @@ export class FreshnessChecker {
   readonly #promiseSince = new Map<string, number>();
 
   constructor(options: CheckerOptions) {
-    this.#o = { lookbackDays: 7, didNotRunGraceMs: DEFAULTS.didNotRunGraceMs, defaultNotify: [], ...options };
+    this.#o = { lookbackDays: 7, didNotRunGraceMs: DEFAULTS.didNotRunGraceMs, defaultNotify: [], routes: [], ...options };
   }
 
   async check(now: number): Promise<CheckResult> {
@@ -102,9 +106,9 @@ export class FreshnessChecker {
           // alerted once (by the SLA missed incident's resolution when that one had paged).
           await this.#open(result, {
             ...incident, key: `late_publication:${promise.dataset}:${date}`, kind: "late_publication", runId: row.runId,
-            notify: slaResolved ? [] : promise.notify, closed: `closed by its publication at ${when(row.firstPublishedAt)}`,
+            closed: `closed by its publication at ${when(row.firstPublishedAt)}`,
             message: `${promise.dataset} for ${date} was ${how}, after its deadline ${when(deadlineAt)}`,
-          });
+          }, { alert: !slaResolved });
         }
       } else if (!promised) {
         if (now >= deadlineAt) beforePromise.push(date);
@@ -172,7 +176,7 @@ export class FreshnessChecker {
     if (!needed || now < downSince + this.#o.didNotRunGraceMs) return;
     await this.#open(result, {
       key: `scheduler_down:${scheduler.lastLeadAt ?? scheduler.holder ?? "never"}`, kind: "scheduler_down", dataset: null, pipelineId: null,
-      businessDate: null, runId: null, notify: this.#o.defaultNotify, at: now,
+      businessDate: null, runId: null, notify: [], at: now,
       message: `scheduler down: ${scheduler.note}; no scheduled run is created and no backfill advances`,
     });
   }
@@ -213,7 +217,7 @@ export class FreshnessChecker {
       await this.#open(result, {
         key: `${restatement ? "restate_failed" : "run_failed"}:${run.runId}:${run.endedAt}`, kind: restatement ? "restate_failed" : "run_failed",
         dataset: null, pipelineId: run.pipelineId, businessDate: run.businessDate, runId: run.runId,
-        notify: pipeline ? this.#notifyFor(pipeline) : this.#o.defaultNotify, at: now,
+        notify: pipeline ? this.#notifyFor(pipeline) : [], at: now,
         message: restatement
           ? `restatement ${run.restateCount} of ${run.runId} failed${detail.length ? `: ${detail.join("; ")}` : ""}; ${await this.#standing(pipeline, run.businessDate)}`
           : `run ${run.runId} failed${detail.length ? `: ${detail.join("; ")}` : ""}`,
@@ -236,9 +240,9 @@ export class FreshnessChecker {
     return stands.length ? `the previous publication stands (${stands.join("; ")})` : "the data it would have replaced stands";
   }
 
+  /** The notifiers a pipeline's promises name: told of its runs that fail or do not happen. */
   #notifyFor(pipeline: Pipeline): readonly string[] {
-    const named = new Set(pipeline.promises.flatMap((p) => p.notify));
-    return named.size ? [...named] : this.#o.defaultNotify;
+    return [...new Set(pipeline.promises.flatMap((p) => p.notify))];
   }
 
   #firstDate(pipeline: Pipeline, candidate: string): string {
@@ -251,7 +255,17 @@ export class FreshnessChecker {
     return startOfDay(date, pipeline.schedule.timezone);
   }
 
-  async #open(result: CheckResult, incident: NewIncident): Promise<void> {
+  /**
+   * Opens an incident told to the notifiers it names (`notify`: its promise's), those of the
+   * routes that match it, else `defaultNotify`; to none when `alert` is false (a fact another
+   * incident already told).
+   */
+  async #open(result: CheckResult, named: NewIncident, { alert = true }: { alert?: boolean } = {}): Promise<void> {
+    const traits = incidentTraits(named, this.#pipelines);
+    const notify = alert
+      ? routeIncident({ kind: named.kind, pipelineId: named.pipelineId, dataset: named.dataset, ...traits }, { named: named.notify, routes: this.#o.routes, fallback: this.#o.defaultNotify })
+      : [];
+    const incident = { ...named, notify };
     if (await this.#o.store.openIncident(incident)) {
       result.opened.push(incident.key);
       this.#o.log?.(`incident ${incident.key}: ${incident.message}`);

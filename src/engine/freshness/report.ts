@@ -3,6 +3,7 @@ import type { FreshnessPromise } from "../../core/pipeline/promise.ts";
 import { instantFor } from "../../core/pipeline/promise.ts";
 import { addDays, localDate } from "../../core/time/dates.ts";
 import type { FreshnessRecord, Incident, FreshnessStore, WorkerStore } from "../../store/port.ts";
+import { incidentState, type IncidentState } from "../../core/policy/incident-lifecycle.ts";
 import { SCHEDULER_ROLE, schedulerPresence } from "../scheduler/presence.ts";
 import { CHECKER_ROLE } from "./watchdog.ts";
 
@@ -42,10 +43,14 @@ export interface DayFreshness {
   emptyReason: string | null;
 }
 
+/** An incident as surfaces show it: with its state now (a lapsed snooze is open again). */
+export type IncidentView = Incident & { state: IncidentState };
+
 export interface FreshnessReport {
   checker: CheckerHealth;
   datasets: DatasetFreshness[];
-  openIncidents: Incident[];
+  /** Unresolved incidents: open, or acknowledged (by whom, until when). */
+  openIncidents: IncidentView[];
 }
 
 /**
@@ -98,7 +103,7 @@ export async function freshnessReport(store: FreshnessStore & WorkerStore, pipel
       });
     }
   }
-  return { checker: await checkerHealth(store, now, staleMs), datasets, openIncidents: await store.listIncidents({ open: true }) };
+  return { checker: await checkerHealth(store, now, staleMs), datasets, openIncidents: (await store.listIncidents({ open: true })).map((i) => ({ ...i, state: incidentState(i, now) })) };
 }
 
 /**

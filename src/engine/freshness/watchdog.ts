@@ -1,8 +1,11 @@
 import type { Clock } from "../../core/model/clock.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
 import { FreshnessChecker, type CheckerStore, type CheckResult } from "./checker.ts";
-import { AlertDispatcher } from "./notifiers.ts";
+import { AlertDispatcher } from "./alert-dispatcher.ts";
+import { incidentTraits } from "./incident-traits.ts";
 import type { NotifierConfig } from "../project/config.ts";
+import type { AlertRoute } from "../../core/policy/alert-routing.ts";
+import type { DigestPolicy, FailingPolicy } from "../../core/policy/alert-delivery.ts";
 import { DEFAULTS } from "../project/defaults.ts";
 
 /** The lease role of the watchdog: one process at a time checks promises and delivers alerts. */
@@ -17,6 +20,14 @@ export interface WatchdogOptions {
   holder: string;
   notifiers: Readonly<Record<string, NotifierConfig>>;
   defaultNotify?: readonly string[];
+  /** Rules choosing notifiers by pipeline, dataset, owner, severity and kind. */
+  routes?: readonly AlertRoute[];
+  /** Bursts to one notifier become one digest; null: never. Default 5 messages per 60 s. */
+  digest?: DigestPolicy | null;
+  /** When a notifier that keeps failing is an incident. Default 3 failures in a row or 10 minutes. */
+  failing?: FailingPolicy;
+  /** The UI's address, for links in alerts. */
+  uiUrl?: string | null;
   /** True while this process's own scheduler has yet to try the lead (see the checker). */
   schedulerStarting?: () => boolean;
   /** How often the checker passes. Default 15 s. */
@@ -48,11 +59,19 @@ export class Watchdog {
     this.#o = { deliverEveryMs: 1_000, leaseMs: 3 * intervalMs, ...options, intervalMs };
     const log = options.log ?? (() => {});
     this.#checker = new FreshnessChecker({
-      store: options.store, pipelines: options.pipelines, defaultNotify: options.defaultNotify ?? [], log,
+      store: options.store, pipelines: options.pipelines, defaultNotify: options.defaultNotify ?? [], routes: options.routes ?? [], log,
       ...(options.graceMs === undefined ? {} : { didNotRunGraceMs: options.graceMs }),
       ...(options.schedulerStarting ? { schedulerStarting: options.schedulerStarting } : {}),
     });
-    this.#dispatcher = new AlertDispatcher({ store: options.store, clock: options.clock, notifiers: options.notifiers, log, ...(options.env ? { env: options.env } : {}) });
+    const { pipelines } = options;
+    this.#dispatcher = new AlertDispatcher({
+      store: options.store, clock: options.clock, notifiers: options.notifiers, log, defaultNotify: options.defaultNotify ?? ["log"],
+      traits: (incident) => incidentTraits(incident, typeof pipelines === "function" ? pipelines() : pipelines),
+      ...(options.env ? { env: options.env } : {}),
+      ...(options.uiUrl === undefined ? {} : { uiUrl: options.uiUrl }),
+      ...(options.digest === undefined ? {} : { digest: options.digest }),
+      ...(options.failing === undefined ? {} : { failing: options.failing }),
+    });
   }
 
   /** Takes (or keeps) the checker lease and, when this process holds it, checks everything once. */

@@ -1,25 +1,61 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { DefinitionError } from "../../core/model/errors.ts";
+import { DefinitionError, DefinitionErrors } from "../../core/model/errors.ts";
 import { validateFrozenPeriods, type FrozenPeriod } from "../../core/policy/frozen.ts";
-import { exactly, listOf, namedRecord, oneOf, text, trueOnly, variants, wholeNumber, wholeNumberOr, type Check } from "./config-schema.ts";
+import { INCIDENT_KINDS, SEVERITIES } from "../../core/model/incidents.ts";
+import type { AlertRoute } from "../../core/policy/alert-routing.ts";
+import type { DigestPolicy, FailingPolicy } from "../../core/policy/alert-delivery.ts";
+import { boolean, exactly, falseOnly, secretsByName, listOf, namedRecord, oneOf, oneWordOf, text, trueOnly, variants, wholeNumber, wholeNumberOr, type Check } from "./config-schema.ts";
 import { DEFAULTS } from "./defaults.ts";
+import { locateConfigKey } from "./locate-key.ts";
 
 /** The default cap of one attempt's log: 10 MiB (`logMaxBytes` in idem.config.ts). */
 export const DEFAULT_LOG_MAX_BYTES = 10 * 1024 * 1024;
 
 /**
- * Where alerts go. A webhook's url and headers may name environment variables
- * ("$OPS_WEBHOOK_URL", "${TOKEN}"): they are read when an alert is sent, so secrets live in the
- * environment, never in a pipeline file, and no log line ever shows them. A command's argv is
- * passed as written: the command gets idem's environment plus IDEM_ALERT_*, and a shell it
- * starts expands `$NAME` itself (expanding the alert's text into argv would let a message run code).
+ * The settings of each kind of notifier: where alerts go. Secrets are never written here: a
+ * setting ending in `Env` names the environment variable that holds the value (read when an
+ * alert is sent, checked when a long-running process starts, masked wherever idem writes). A
+ * webhook's url and headers may name variables inline ("$OPS_WEBHOOK_URL", "${TOKEN}"). A
+ * command's argv is passed as written: the command gets idem's environment plus IDEM_ALERT_*,
+ * and a shell it starts expands `$NAME` itself (expanding the alert's text into argv would let
+ * a message run code). Adding a kind here is a compile error wherever kinds are handled.
  */
-export type NotifierConfig =
-  | { webhook: { url: string; headers?: Record<string, string>; timeoutMs?: number } }
-  | { command: readonly string[] }
-  | { log: true };
+export interface NotifierSettings {
+  /** The watchdog's process log; `log` always exists. */
+  log: true;
+  command: readonly string[];
+  /** A JSON POST; signed (HMAC-SHA256 over `timestamp.body`) when `signingSecretEnv` is given. */
+  webhook: { url: string; headers?: Record<string, string>; timeoutMs?: number; signingSecretEnv?: string };
+  /** A Slack incoming webhook: `urlEnv` names the variable holding its URL. */
+  slack: { urlEnv: string; timeoutMs?: number };
+  /** Mail through an SMTP server; `userEnv`/`passwordEnv` name the variables of its login. */
+  email: { host: string; port?: number; secure?: boolean; userEnv?: string; passwordEnv?: string; from: string; to: readonly string[]; timeoutMs?: number };
+  /** PagerDuty's Events API v2; `routingKeyEnv` names the variable holding the integration's routing key. */
+  pagerduty: { routingKeyEnv: string; url?: string; source?: string; timeoutMs?: number };
+}
+
+export type NotifierKind = keyof NotifierSettings;
+
+/** One notifier: `{ slack: { urlEnv: "SLACK_WEBHOOK_URL" } }`, `{ command: [...] }`, `{ log: true }`, ... */
+export type NotifierConfig = { [K in NotifierKind]: { [P in K]: NotifierSettings[K] } }[NotifierKind];
+
+/** How alerts are routed, grouped in bursts, and watched (`alerts` in idem.config.ts). */
+export interface AlertSettings {
+  /** Rules choosing notifiers by pipeline, dataset, owner, severity and kind; every matching rule counts. */
+  routes?: AlertRoute[];
+  /** At most `after` messages per notifier within `windowMs`; what does not fit goes in one digest. `false`: no digests. Default 5 per 60 s. */
+  digest?: { after?: number; windowMs?: number } | false;
+  /** A notifier failing `after` times in a row, or for `forMs`, is an incident told to `defaultNotify`. Default 3 times or 10 minutes. */
+  failing?: { after?: number; forMs?: number };
+}
+
+export interface ResolvedAlertSettings {
+  routes: AlertRoute[];
+  digest: DigestPolicy | null;
+  failing: FailingPolicy;
+}
 
 /**
  * A named database for SQL tasks and `ctx.connection(name)`. Strings may name environment
@@ -62,8 +98,12 @@ export interface IdemConfig {
   warehouse?: string;
   /** Business dates no pipeline may rewrite without an explicit reason, e.g. a month closed by finance. */
   frozen?: FrozenPeriod[];
-  /** Where alerts go, by name: `{ webhook: { url: "$OPS_WEBHOOK_URL" } }`, `{ command: [...] }`, `{ log: true }`. */
+  /** Where alerts go, by name: `{ slack: { urlEnv: "SLACK_WEBHOOK_URL" } }`, `{ pagerduty: {...} }`, `{ email: {...} }`, `{ webhook: {...} }`, `{ command: [...] }`, `{ log: true }`. */
   notifiers?: Record<string, NotifierConfig>;
+  /** Routing rules, digests of bursts, and when a failing notifier is an incident. */
+  alerts?: AlertSettings;
+  /** The web UI's address as people reach it ("https://idem.example.com"): alerts link to the run or pipeline there. */
+  uiUrl?: string;
   /** Notifiers for incidents no promise names any for (did not run, failed runs). Default ["log"]. */
   defaultNotify?: string[];
   /** The checker counts as dead when its last pass is older than this. Default 60 s. */
@@ -125,6 +165,8 @@ export interface ResolvedConfig {
   frozen: FrozenPeriod[];
   warehouse: string | null;
   notifiers: Record<string, NotifierConfig>;
+  alerts: ResolvedAlertSettings;
+  uiUrl: string | null;
   defaultNotify: string[];
   checkerStaleMs: number;
   checkerIntervalMs: number;
@@ -151,6 +193,20 @@ export function defineConfig(config: IdemConfig): IdemConfig {
   return config;
 }
 
+/** One check per kind of notifier: a kind missing here is a compile error. */
+const NOTIFIER_SCHEMAS: Record<NotifierKind, Check> = {
+  log: exactly({ log: trueOnly }),
+  command: exactly({ command: listOf(text, 1) }),
+  webhook: exactly({ webhook: exactly({ url: text, headers: namedRecord("header", text), timeoutMs: wholeNumber(1), signingSecretEnv: text }, ["url"]) }),
+  slack: exactly({ slack: secretsByName({ url: "urlEnv" }, exactly({ urlEnv: text, timeoutMs: wholeNumber(1) }, ["urlEnv"])) }),
+  email: exactly({
+    email: secretsByName({ user: "userEnv", password: "passwordEnv" }, exactly({
+      host: text, port: wholeNumber(1), secure: boolean, userEnv: text, passwordEnv: text, from: text, to: listOf(text, 1), timeoutMs: wholeNumber(1),
+    }, ["host", "from", "to"])),
+  }),
+  pagerduty: exactly({ pagerduty: secretsByName({ routingKey: "routingKeyEnv" }, exactly({ routingKeyEnv: text, url: text, source: text, timeoutMs: wholeNumber(1) }, ["routingKeyEnv"])) }),
+};
+
 const configSchema: Check = exactly({
   stateDir: text,
   state: text,
@@ -160,14 +216,22 @@ const configSchema: Check = exactly({
   parallelism: wholeNumber(1),
   warehouse: text,
   frozen: listOf(exactly({ from: text, to: text, owner: text, reason: text }, ["from", "to", "owner", "reason"])),
-  notifiers: namedRecord(
-    "notifier",
-    variants("notifier", {
-      webhook: exactly({ webhook: exactly({ url: text, headers: namedRecord("header", text), timeoutMs: wholeNumber(1) }, ["url"]) }),
-      command: exactly({ command: listOf(text, 1) }),
-      log: exactly({ log: trueOnly }),
-    }),
-  ),
+  notifiers: namedRecord("notifier", variants("notifier", NOTIFIER_SCHEMAS)),
+  alerts: exactly({
+    routes: listOf(exactly({
+      match: exactly({
+        pipeline: oneOf(text, listOf(text, 1)),
+        dataset: oneOf(text, listOf(text, 1)),
+        owner: oneOf(text, listOf(text, 1)),
+        severity: oneOf(oneWordOf(SEVERITIES), listOf(oneWordOf(SEVERITIES), 1)),
+        kind: oneOf(oneWordOf(INCIDENT_KINDS), listOf(oneWordOf(INCIDENT_KINDS), 1)),
+      }),
+      notify: listOf(text, 1),
+    }, ["match", "notify"])),
+    digest: oneOf(exactly({ after: wholeNumber(1), windowMs: wholeNumber(1000) }), falseOnly),
+    failing: exactly({ after: wholeNumber(1), forMs: wholeNumber(1000) }),
+  }),
+  uiUrl: text,
   defaultNotify: listOf(text),
   checkerStaleMs: wholeNumber(1000),
   checkerIntervalMs: wholeNumber(100),
@@ -206,9 +270,15 @@ export async function loadConfig(cwd: string, explicitFile?: string, importModul
     if (error instanceof DefinitionError) throw error;
     throw new DefinitionError(`could not load: ${(error as Error).message.split("\n")[0]}`, { file });
   }
-  const problem = configSchema(raw, "");
-  if (problem) throw new DefinitionError(problem, { file });
+  const problems = configSchema(raw, "");
+  if (problems.length > 0) {
+    const source = readSource(file);
+    const placed = problems.map((p) => new DefinitionError(p.message, { file, line: source === null ? undefined : locateConfigKey(source, p.key) }));
+    throw placed.length === 1 ? placed[0]! : new DefinitionErrors(placed);
+  }
   const config = raw as IdemConfig;
+  const unknownNotifier = unknownNotifierNamed(config);
+  if (unknownNotifier) throw new DefinitionError(unknownNotifier, { file });
   const checkerStaleMs = config.checkerStaleMs ?? DEFAULTS.checkerStaleMs;
   const checkerIntervalMs = config.checkerIntervalMs ?? DEFAULTS.checkerIntervalMs;
   if (checkerIntervalMs >= checkerStaleMs) {
@@ -233,6 +303,8 @@ export async function loadConfig(cwd: string, explicitFile?: string, importModul
     frozen: withFile(file, () => validateFrozenPeriods(config.frozen)),
     warehouse: resolveWarehouse(config.warehouse, rootDir),
     notifiers: { log: { log: true }, ...config.notifiers },
+    alerts: resolveAlerts(config.alerts),
+    uiUrl: config.uiUrl?.replace(/\/+$/, "") ?? null,
     defaultNotify: config.defaultNotify ?? ["log"],
     checkerStaleMs,
     checkerIntervalMs,
@@ -294,6 +366,14 @@ function resolveConnection(connection: ConnectionConfig, rootDir: string): Conne
   return connection;
 }
 
+function readSource(file: string): string | null {
+  try {
+    return readFileSync(file, "utf8");
+  } catch {
+    return null;
+  }
+}
+
 function withFile<T>(file: string | null, fn: () => T): T {
   try {
     return fn();
@@ -301,6 +381,29 @@ function withFile<T>(file: string | null, fn: () => T): T {
     if (error instanceof DefinitionError) throw new DefinitionError(error.message, { file: file ?? "idem.config.ts" });
     throw error;
   }
+}
+
+/** A route or `defaultNotify` naming a notifier the config does not have. */
+function unknownNotifierNamed(config: IdemConfig): string | null {
+  const known = new Set(["log", ...Object.keys(config.notifiers ?? {})]);
+  const named: [string, readonly string[]][] = [
+    ["defaultNotify", config.defaultNotify ?? []],
+    ...(config.alerts?.routes ?? []).map((route, i): [string, readonly string[]] => [`alerts.routes[${i}].notify`, route.notify]),
+  ];
+  for (const [where, names] of named) {
+    const missing = names.find((name) => !known.has(name));
+    if (missing !== undefined) return `${where}: no notifier named ${JSON.stringify(missing)} (known: ${[...known].join(", ")})`;
+  }
+  return null;
+}
+
+function resolveAlerts(alerts: AlertSettings | undefined): ResolvedAlertSettings {
+  const digest = alerts?.digest;
+  return {
+    routes: alerts?.routes ?? [],
+    digest: digest === false ? null : { ...DEFAULTS.alertDigest, ...digest },
+    failing: { ...DEFAULTS.notifierFailing, ...alerts?.failing },
+  };
 }
 
 /** A relative file path in `duckdb:`/`sqlite:` is relative to the config file. */

@@ -24,6 +24,10 @@ export const DEFAULTS = {
   stateBusyTimeoutMs: 10_000,
   /** How often long-lived processes look at the pipeline files. */
   reloadMs: 2_000,
+  /** At most this many messages to one notifier per window; a burst beyond goes in one digest. */
+  alertDigest: { after: 5, windowMs: 60_000 },
+  /** A notifier failing this many times in a row, or for this long, is an incident. */
+  notifierFailing: { after: 3, forMs: 10 * 60_000 },
   /** How far a signed dataset webhook's timestamp may be from the server's clock (Stripe's five minutes). */
   datasetWebhookToleranceMs: 5 * 60_000,
 } as const;

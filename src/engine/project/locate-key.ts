@@ -22,15 +22,39 @@ export function locateKey(source: string, key: readonly string[], where: { call?
   const [head, ...rest] = key;
   const argument = head === "options" ? args[1] : head === "tasks" ? args[2] : undefined;
   if (!argument) return line;
-  let node = literalAt(tokens, argument.start);
-  for (const [depth, name] of rest.entries()) {
+  return descend(tokens, literalAt(tokens, argument.start), rest, line, head === "tasks");
+}
+
+/**
+ * The line of a key of idem.config.ts (`["connections", "wh", "pasword"]`): the same walk from
+ * what the file exports as default (an object, `defineConfig({...})`, or a `const` holding one).
+ */
+export function locateConfigKey(source: string, key: readonly string[]): number | undefined {
+  const tokens = tokenize(source);
+  const at = tokens.findIndex((t, k) => t.text === "export" && tokens[k + 1]?.text === "default");
+  if (at === -1) return undefined;
+  let start = at + 2;
+  if (tokens[start]?.kind === "name" && tokens[start + 1]?.text === "(") start += 2;
+  return descend(tokens, literalAt(tokens, start), key, tokens[at]!.line, false);
+}
+
+/** Follows `path` from the literal at `node`, returning the line of the deepest key found (else `line`). */
+function descend(tokens: Token[], node: number | undefined, path: readonly string[], line: number, taskList: boolean): number {
+  for (const [depth, name] of path.entries()) {
     if (node === undefined) break;
-    const found = tokens[node]!.text === "[" && depth === 0 && head === "tasks" ? elementWithId(tokens, node, name) : propertyOf(tokens, node, name);
+    const list = tokens[node]!.text === "[";
+    const found = list && depth === 0 && taskList ? elementWithId(tokens, node, name) : list ? elementAt(tokens, node, Number(name)) : propertyOf(tokens, node, name);
     if (!found) break;
     line = found.line;
     node = literalAt(tokens, found.valueStart);
   }
   return line;
+}
+
+/** The element at `index` of the array literal at `open`. */
+function elementAt(tokens: Token[], open: number, index: number): { line: number; valueStart: number } | undefined {
+  const item = Number.isInteger(index) ? splitList(tokens, open)[index] : undefined;
+  return item && { line: tokens[item.start]!.line, valueStart: item.start };
 }
 
 interface Token {

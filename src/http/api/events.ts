@@ -15,7 +15,7 @@ export function eventPayload(change: ChangeEvent): Record<string, unknown> {
   if (change.kind === "incident") {
     return {
       id: change.id, kind: "incident", key: change.incidentKey, incidentKind: change.incidentKind, pipelineId: change.pipelineId,
-      dataset: change.dataset, businessDate: change.businessDate, open: change.state === "open",
+      dataset: change.dataset, businessDate: change.businessDate, state: change.state, open: change.state !== "resolved",
     };
   }
   return {

@@ -39,7 +39,7 @@ export function incidentRoutes(api: Hono<AppEnv>, registry: AnyRouteSpec[], { en
       const incident = await engine.acknowledgeIncident(params.key, {
         reason: body.reason,
         ...(body.until !== undefined ? { until: Date.parse(body.until) } : {}),
-        ...(body.for !== undefined ? { forMs: durationOf(body.for) } : {}),
+        ...(body.for !== undefined ? { for: durationOf(body.for) } : {}),
         actor: principal.actor,
         onAudit: (e) => (audit = e),
       });

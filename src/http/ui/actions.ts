@@ -6,9 +6,9 @@ import type { Reprocess } from "../../engine/backfill/plan.ts";
 import type { AppEnv, Principal } from "../env.ts";
 import { principalOf } from "../env.ts";
 import { links } from "./parts.ts";
+import { setFlash } from "./flash.ts";
 import { SNOOZES } from "./incidents.ts";
 import { parseDuration } from "../../core/time/duration.ts";
-import { query } from "./html.ts";
 
 type Form = Record<string, string>;
 
@@ -28,10 +28,12 @@ export function uiActions(engine: Engine): Hono<AppEnv> {
     try {
       const { done, to } = await handler(form, { actor: principal.actor, onAudit: (entry) => written.push(entry) }, c);
       const audit = written.length ? ` Audit entry #${written.map((e) => e.id).join(", #")} by ${principal.actor}.` : "";
-      return c.redirect(withFlash(to ?? back, "done", done + audit), 303);
+      setFlash(c, { kind: "good", text: done + audit });
+      return c.redirect(to ?? back, 303);
     } catch (error) {
-      if (error instanceof UsageError) return c.redirect(withFlash(back, "error", `Refused: ${error instanceof ArgumentError ? error.describe(fieldLabel) : error.message}`), 303);
-      throw error;
+      if (!(error instanceof UsageError)) throw error;
+      setFlash(c, { kind: "bad", text: `Refused: ${error instanceof ArgumentError ? error.describe(fieldLabel) : error.message}` });
+      return c.redirect(back, 303);
     }
   };
 
@@ -90,7 +92,7 @@ export function uiActions(engine: Engine): Hono<AppEnv> {
     const snooze = SNOOZES.find(([value]) => value === form.snooze);
     if (form.snooze !== undefined && !snooze) throw new UsageError(`snooze ${JSON.stringify(form.snooze)}: expected ${SNOOZES.map(([v]) => v).join(", ")}`);
     if (snooze) {
-      await engine.acknowledgeIncident(key, { reason, forMs: parseDuration(snooze[0]), ...acting });
+      await engine.acknowledgeIncident(key, { reason, for: parseDuration(snooze[0]), ...acting });
       return { done: `Snoozed ${key} for ${snooze[1]}: it is open again then, unless resolved.` };
     }
     if (form.do === "acknowledge") {
@@ -155,12 +157,4 @@ function refuse(c: Context<AppEnv>, back: string, principal: Principal | null): 
 
 function localPath(path: string | undefined): string {
   return path && path.startsWith("/ui") && !path.startsWith("//") ? path : "/ui";
-}
-
-function withFlash(path: string, key: "done" | "error", text: string): string {
-  const url = new URL(path, "http://x");
-  url.searchParams.delete("done");
-  url.searchParams.delete("error");
-  const rest = Object.fromEntries(url.searchParams);
-  return url.pathname + query({ ...rest, [key]: text });
 }

@@ -48,7 +48,7 @@ export async function dagSvg(nodes: readonly DagNodeView[], liveRunId: string | 
 <text class="meta" x="18" y="54">${shown}</text></g>`;
     return n.href ? html`<a href="${n.href}">${box}</a>` : box;
   });
-  return html`<svg class="dag" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="task graph">
+  return html`<svg class="dag" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="group" aria-label="task graph">
 <defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z"/></marker></defs>
 ${edges}${drawn}</svg>`;
 }

@@ -19,7 +19,7 @@ export function gantt(taskIds: readonly string[], attempts: readonly AttemptReco
       const width = Math.max(x(a.endedAt ?? now) - left, 2);
       return html`<a href="${links.task(a.runId, a.taskId, a.tryNumber)}"><rect class="bar s-${a.state}" x="${left.toFixed(1)}" y="3" width="${width.toFixed(1)}" height="14" rx="3"><title>${a.taskId} try ${a.tryNumber}: ${a.state}, ${duration((a.endedAt ?? now) - a.startedAt)}</title></rect></a>`;
     });
-    return html`<a class="mono" href="${links.task(mine[0]?.runId ?? attempts[0]!.runId, taskId)}">${taskId}</a><svg class="lane" viewBox="0 0 1000 20" preserveAspectRatio="none" role="img" aria-label="${taskId}: ${mine.length} attempt(s)">${bars}</svg>`;
+    return html`<a class="mono" href="${links.task(mine[0]?.runId ?? attempts[0]!.runId, taskId)}">${taskId}</a><svg class="lane" viewBox="0 0 1000 20" preserveAspectRatio="none" role="group" aria-label="${taskId}: ${mine.length} attempt(s)">${bars}</svg>`;
   });
   return html`<div class="gantt">${lanes}<span></span><div class="axis"><span>${at(start, true)}</span><span>${duration(span)}</span><span>${at(end, true)}</span></div></div>`;
 }

@@ -7,8 +7,9 @@ import { ASSETS } from "./assets.ts";
 import { html, type Html } from "./html.ts";
 import { page, pageHead, type View } from "./parts.ts";
 import { uiActions } from "./actions.ts";
+import { takeFlash } from "./flash.ts";
 import { pipelinesPage } from "./pages/pipelines.ts";
-import { gridPage } from "./pages/grid.ts";
+import { gridPage, gridRowsOfDate } from "./pages/grid.ts";
 import { graphPage } from "./pages/graph.ts";
 import { runPage } from "./pages/run.ts";
 import { taskPage, taskLogChunk } from "./pages/task.ts";
@@ -28,16 +29,7 @@ export function uiRoutes(deps: AppDeps): Hono<AppEnv> {
   const ui = new Hono<AppEnv>();
   const zones = [...new Set(engine.pipelines().map((p) => p.schedule.timezone))];
   const viewOf = (c: Context<AppEnv>): View => {
-    const url = new URL(c.req.url);
-    const done = url.searchParams.get("done");
-    const error = url.searchParams.get("error");
-    return {
-      principal: principalOf(c),
-      csrf: csrfTokenOf(c),
-      url,
-      zones,
-      flash: error ? { kind: "bad", text: error } : done ? { kind: "good", text: done } : null,
-    };
+    return { principal: principalOf(c), csrf: csrfTokenOf(c), url: new URL(c.req.url), zones, flash: takeFlash(c) };
   };
   const render = (build: (view: View, c: Context<AppEnv>) => Promise<Html> | Html) => async (c: Context<AppEnv>) => {
     const view = viewOf(c);
@@ -64,6 +56,10 @@ export function uiRoutes(deps: AppDeps): Hono<AppEnv> {
   ui.get("/ui/pipelines", render((view) => pipelinesPage(engine, view)));
   ui.get("/ui/pipelines/:pipelineId", (c) => c.redirect(`/ui/pipelines/${encodeURIComponent(c.req.param("pipelineId"))}/grid`, 302));
   ui.get("/ui/pipelines/:pipelineId/grid", render((view, c) => gridPage(engine, view, c.req.param("pipelineId")!)));
+  ui.get("/ui/pipelines/:pipelineId/grid/rows", async (c) => {
+    if (!principalOf(c)) return c.text("sign in first", 401);
+    return c.html(await gridRowsOfDate(engine, c.req.param("pipelineId"), c.req.query("date") ?? ""));
+  });
   ui.get("/ui/pipelines/:pipelineId/graph", render((view, c) => graphPage(engine, view, c.req.param("pipelineId")!)));
   ui.get("/ui/pipelines/:pipelineId/ledger", render((view, c) => ledgerPage(engine, view, c.req.param("pipelineId")!)));
   ui.get("/ui/runs/:runId", render((view, c) => runPage(engine, view, c.req.param("runId")!)));

@@ -10,7 +10,7 @@ export interface View {
   url: URL;
   /** The pipelines' time zones, offered first by the zone selector. */
   zones: readonly string[];
-  /** A message from the action that redirected here (`?done=...` / `?error=...`). */
+  /** What the action that redirected here did or why it was refused, told once (a cookie, never the URL). */
   flash: { kind: "good" | "bad"; text: string } | null;
 }
 
@@ -40,6 +40,7 @@ export function page(view: View, options: { title: string; active: string; body:
 <link rel="icon" href="data:,">
 ${options.head}
 </head><body>
+<a class="skip" href="#main">Skip to content</a>
 <header class="top">
 <a class="brand" href="/ui">${LOGO}idem</a>
 <nav class="nav">${NAV.map(([key, label]) => html`<a href="/ui${key === "oncall" ? "" : `/${key}`}"${key === options.active ? html` class="on" aria-current="page"` : ""}>${label}</a>`)}</nav>
@@ -47,8 +48,8 @@ ${options.head}
 <label class="check" title="Timestamps follow this zone; business dates never move.">Zone <select id="tz" data-zones="${view.zones.join(",")}" aria-label="time zone"><option value="">Browser</option></select></label>
 ${who}</div>
 </header>
-<main>
-${view.flash ? html`<div class="note ${view.flash.kind}" role="status">${view.flash.text}</div>` : ""}
+<main id="main" tabindex="-1">
+${view.flash ? html`<div class="note ${view.flash.kind}" role="status" id="flash">${view.flash.text}</div>` : ""}
 ${options.body}
 </main>
 <script src="${assetPath("js")}" defer></script>

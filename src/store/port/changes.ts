@@ -20,7 +20,7 @@ export interface ChangeFeedStore {
 export interface ChangeEvent {
   id: number;
   kind: "run" | "task" | "incident";
-  /** The run's or task instance's new state; "open" or "resolved" for an incident. */
+  /** The run's or task instance's new state; "open", "acknowledged" or "resolved" for an incident. */
   state: string;
   runId: string | null;
   taskId: string | null;

@@ -1,4 +1,5 @@
 import type { TriggerKind } from "../../core/model/states.ts";
+import type { IncidentKind } from "../../core/model/incidents.ts";
 import type { IncidentAcknowledgement, IncidentAction } from "../../core/policy/incident-lifecycle.ts";
 import type { AuditEntry } from "./audit.ts";
 import type { RunRecord } from "./runs.ts";
@@ -71,11 +72,7 @@ export interface FreshnessPublication {
   summary: Record<string, unknown> | null;
 }
 
-/**
- * before_promise: the one summary of a promise's business dates whose deadline passed before the
- * promise existed (a first catch-up), in place of one SLA missed each.
- */
-export type IncidentKind = "late" | "sla_missed" | "late_publication" | "before_promise" | "did_not_run" | "run_failed" | "restate_failed" | "scheduler_down";
+export type { IncidentKind } from "../../core/model/incidents.ts";
 
 export interface NewIncident {
   key: string;

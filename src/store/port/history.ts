@@ -47,6 +47,8 @@ export interface TaskStateCell {
   runId: string;
   taskId: string;
   state: TaskState;
+  /** The try it is on or ended with: above 1, it was retried (or cleared). */
+  tryNumber: number;
 }
 
 export interface AuditPageQuery {

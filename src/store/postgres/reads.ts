@@ -243,7 +243,7 @@ export class PostgresReads {
 
   async taskStatesOfRuns(runIds: readonly string[]): Promise<TaskStateCell[]> {
     if (runIds.length === 0) return [];
-    return (await this.db.rows("taskStatesOfRuns", [[...runIds]])).map((r) => ({ runId: r.run_id, taskId: r.task_id, state: r.state }));
+    return (await this.db.rows("taskStatesOfRuns", [[...runIds]])).map((r) => ({ runId: r.run_id, taskId: r.task_id, state: r.state, tryNumber: Number(r.try_number) }));
   }
 
   async liveRunCounts(): Promise<RunStateCount[]> {

@@ -648,7 +648,7 @@ export const SQL = {
     ORDER BY a.id DESC LIMIT $5`,
   auditOfRun: `
     SELECT * FROM audit_log WHERE run_id = $1 AND ($2::text[] IS NULL OR action = ANY($2)) ORDER BY id DESC LIMIT $3`,
-  taskStatesOfRuns: `SELECT run_id, task_id, state FROM task_instances WHERE run_id = ANY($1::text[])`,
+  taskStatesOfRuns: `SELECT run_id, task_id, state, try_number FROM task_instances WHERE run_id = ANY($1::text[])`,
 
   // --- a worker's own path: leases renewed together, starts after a wait in its queue ---
   renewLeases: `

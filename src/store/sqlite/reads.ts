@@ -260,7 +260,7 @@ export class SqliteReads {
 
   async taskStatesOfRuns(runIds: readonly string[]): Promise<TaskStateCell[]> {
     if (runIds.length === 0) return [];
-    return (this.q.taskStatesOfRuns.all(JSON.stringify(runIds)) as Row[]).map((r) => ({ runId: r.run_id, taskId: r.task_id, state: r.state }));
+    return (this.q.taskStatesOfRuns.all(JSON.stringify(runIds)) as Row[]).map((r) => ({ runId: r.run_id, taskId: r.task_id, state: r.state, tryNumber: r.try_number }));
   }
 
   async liveRunCounts(): Promise<RunStateCount[]> {

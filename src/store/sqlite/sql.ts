@@ -452,7 +452,7 @@ export const SQL = {
   auditOfRun: `
     SELECT * FROM audit_log WHERE run_id = @runId AND (@actions IS NULL OR action IN (SELECT value FROM json_each(@actions)))
     ORDER BY id DESC LIMIT +@limit`,
-  taskStatesOfRuns: `SELECT run_id, task_id, state FROM task_instances WHERE run_id IN (SELECT value FROM json_each(?))`,
+  taskStatesOfRuns: `SELECT run_id, task_id, state, try_number FROM task_instances WHERE run_id IN (SELECT value FROM json_each(?))`,
 
   // --- a worker's own path: leases renewed together, starts after a wait in its queue ---
   renewLeases: `

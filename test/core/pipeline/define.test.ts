@@ -151,7 +151,7 @@ describe("a pipeline that cannot be accepted", () => {
     expect(frozen([{ from: "2026-09-01", to: "2026-09-30", owner: "finance" }])).toEqual(["pipeline shop: frozen[0].reason: a frozen period needs a reason"]);
     expect(frozen([{ from: "2026-09-31", to: "2026-10-30", owner: "finance", reason: "x" }])[0]).toMatch(/^pipeline shop: frozen\[0\]\.from: /);
     expect(frozen([{ from: "2026-09-01", to: "2026-09-30", onwer: "finance", reason: "x" }])).toEqual([
-      'pipeline shop: frozen[0]: unknown key "onwer" (from, to, owner, reason)',
+      'pipeline shop: frozen[0]: unknown key "onwer" (did you mean "owner"?)',
     ]);
     const ok = pipeline("shop", { frozen: [{ from: "2026-09-01", to: "2026-09-30", owner: " finance ", reason: "September closed" }] }, { a: { run: noop } });
     expect(ok.frozen).toEqual([{ from: "2026-09-01", to: "2026-09-30", owner: "finance", reason: "September closed" }]);

@@ -57,6 +57,13 @@ describe("a key in the wrong place", () => {
     ]);
   });
 
+  it("names an unknown key of a promise, placed on that promise", () => {
+    expect(problemsOf(() => pipeline("shop", { promises: [{ dataset: "orders", deadline: "D+1 06:00", dealine: "x" } as never] }, { a: { run: noop, publishes: "orders" } }))).toEqual([
+      { message: 'pipeline shop: promise orders: unknown key "dealine" (did you mean "deadline"?)', key: ["options", "promises", "0"] },
+      { message: 'pipeline shop, task a: publishes "orders" but the pipeline has no promise for it', key: ["tasks", "a", "publishes"] },
+    ]);
+  });
+
   it("places an unknown upstream on the task's `after`", () => {
     expect(problemsOf(() => pipeline("etl", {}, { load: { run: noop, after: ["nope" as never] } }))[0]!.key).toEqual(["tasks", "load", "after"]);
   });
@@ -86,5 +93,27 @@ describe("did you mean", () => {
     expect(nearestName("trigger_rule", ["triggerRule"])).toBe("triggerRule");
     expect(nearestName("tiemout", ["timeout", "triggerRule"])).toBe("timeout");
     expect(nearestName("colour", ["retries", "pool"])).toBeNull();
+  });
+});
+
+describe("names a definition must share with the project and its runs", () => {
+  it("a pool the config does not declare is a problem about the task's pool", async () => {
+    const { undeclaredPoolProblems } = await import("../../../src/core/pipeline/pools.ts");
+    const p = pipeline("etl", { defaults: { pool: "warehouse" } }, { a: { run: noop }, b: { run: noop, pool: "api" }, c: { run: noop, pool: null } });
+    expect(undeclaredPoolProblems(p, ["warehouse"]).map((e) => [e.message, e.place.key])).toEqual([
+      ['pipeline etl, task b: pool "api" is not declared in the config (pools: warehouse)', ["tasks", "b", "pool"]],
+    ]);
+    expect(undeclaredPoolProblems(p, []).map((e) => e.message)).toEqual([
+      'pipeline etl, task a: pool "warehouse" is not declared in the config (it declares none)',
+      'pipeline etl, task b: pool "api" is not declared in the config (it declares none)',
+    ]);
+  });
+
+  it("a run may set only the params its pipeline declares", async () => {
+    const { assertDeclaredParams } = await import("../../../src/core/pipeline/params.ts");
+    const p = pipeline("etl", { params: { region: "eu" } }, { a: { run: noop } });
+    expect(() => assertDeclaredParams(p, { region: "uk" })).not.toThrow();
+    expect(() => assertDeclaredParams(p, undefined)).not.toThrow();
+    expect(() => assertDeclaredParams(p, { foo: "bar" })).toThrow('pipeline etl: param "foo" is not declared by the pipeline (declared: region)');
   });
 });

@@ -5,6 +5,16 @@ export function changesContract(h: Harness): void {
   describe("ChangeFeedStore", () => {
     const { store, claim, finish, createStandardRun } = h;
 
+    it("records an incident's acknowledgement (a snooze too) and its resolution by a person, not a change to a resolved one", async () => {
+      await store.openIncident({ key: "sla:x", kind: "sla_missed", dataset: "x", pipelineId: "p", businessDate: "2026-09-01", runId: null, message: "missed", notify: [], at: T0 });
+      await store.actOnIncident({ key: "sla:x", kind: "acknowledge", actor: "ana", reason: "on it", until: null, at: T0 + 1 });
+      await store.actOnIncident({ key: "sla:x", kind: "acknowledge", actor: "bo", reason: "later", until: T0 + 60_000, at: T0 + 2 });
+      await store.actOnIncident({ key: "sla:x", kind: "resolve", actor: "ana", reason: "fixed", at: T0 + 3 });
+      expect((await store.readChanges(0, 100)).map((c) => [c.incidentKey, c.state])).toEqual([
+        ["sla:x", "open"], ["sla:x", "acknowledged"], ["sla:x", "acknowledged"], ["sla:x", "resolved"],
+      ]);
+    });
+
     it("records every change of a run, a task instance and an incident in order, with the run's pipeline and date", async () => {
       expect(await store.changeBounds()).toEqual({ newest: 0, oldest: null });
       await createStandardRun();

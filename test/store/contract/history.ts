@@ -119,10 +119,10 @@ export function historyContract(h: Harness): void {
       const [a] = await claim(1, T0, "p@2026-09-01");
       await store.finishAttempt(finish(a!));
       const cells = await store.taskStatesOfRuns(["p@2026-09-01", "p@2026-09-02", "nope"]);
-      expect(cells.map((c) => `${c.runId} ${c.taskId} ${c.state}`).sort()).toEqual([
-        "p@2026-09-01 a success", "p@2026-09-01 b queued", "p@2026-09-01 c scheduled", "p@2026-09-01 d queued", "p@2026-09-02 a queued",
+      expect(cells.map((c) => `${c.runId} ${c.taskId} ${c.state} ${c.tryNumber}`).sort()).toEqual([
+        "p@2026-09-01 a success 1", "p@2026-09-01 b queued 0", "p@2026-09-01 c scheduled 0", "p@2026-09-01 d queued 0", "p@2026-09-02 a queued 0",
       ]);
-      expect(Object.keys(cells[0]!).sort()).toEqual(["runId", "state", "taskId"]);
+      expect(Object.keys(cells[0]!).sort()).toEqual(["runId", "state", "taskId", "tryNumber"]);
       expect(await store.taskStatesOfRuns([])).toEqual([]);
     });
   });

@@ -4,7 +4,10 @@
   "use strict";
   const url = new URL(location.href);
   const browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
-  const zoneOf = () => new URL(location.href).searchParams.get("tz") || localStorage.getItem("idem.tz") || browserZone;
+  // A page whose content the server read in one zone (the audit log's days) shows its times in that zone.
+  const pinnedZone = document.querySelector("[data-page-zone]")?.dataset.pageZone || null;
+  const chosenZone = () => new URL(location.href).searchParams.get("tz") || pinnedZone || localStorage.getItem("idem.tz");
+  const zoneOf = () => chosenZone() || browserZone;
 
   // --- timestamps follow one zone; business dates are plain text and never touched ---------------
   const formats = new Map();
@@ -46,11 +49,13 @@
     add("", `Browser (${browserZone})`);
     for (const z of zones) if (z !== browserZone) add(z, z);
     for (const z of all) if (!zones.has(z)) add(z, z);
-    select.value = url.searchParams.get("tz") || localStorage.getItem("idem.tz") || "";
+    select.value = chosenZone() || "";
     select.addEventListener("change", () => {
       const next = new URL(location.href);
       if (select.value) { next.searchParams.set("tz", select.value); localStorage.setItem("idem.tz", select.value); }
       else { next.searchParams.delete("tz"); localStorage.removeItem("idem.tz"); }
+      // The server read this page's days in its pinned zone: ask it again in the new one.
+      if (pinnedZone) { if (!select.value) next.searchParams.set("tz", browserZone); location.assign(next); return; }
       history.replaceState(null, "", next);
       paintTimes(document);
     });
@@ -67,7 +72,8 @@
   }, true);
   for (const form of document.querySelectorAll("form[method=get]")) {
     form.addEventListener("submit", () => {
-      const tz = new URL(location.href).searchParams.get("tz");
+      // A form that filters by days (data-zoned) always says which zone the days are in: the one this page shows.
+      const tz = new URL(location.href).searchParams.get("tz") || (form.hasAttribute("data-zoned") ? zoneOf() : null);
       if (tz && !form.querySelector("input[name=tz]")) {
         const input = document.createElement("input");
         input.type = "hidden"; input.name = "tz"; input.value = tz; form.append(input);
@@ -92,10 +98,47 @@
     const column = gridTasks.indexOf(change.taskId);
     if (!row || column < 0) return;
     const cell = row.children[column + 2]?.firstElementChild;
-    if (cell) recolour(cell, change.state);
+    if (!cell) return;
+    recolour(cell, change.state);
+    if (change.tryNumber > 1 && cell.tagName === "A") {
+      cell.classList.add("retried");
+      const label = `${LABEL[change.state] || change.state} (try ${change.tryNumber})`;
+      cell.title = label;
+      cell.setAttribute("aria-label", `${change.taskId}: ${label}`);
+    }
   }
   function onRun(change) {
     for (const el of document.querySelectorAll(`[data-rs="${CSS.escape(change.runId)}"]`)) recolour(el, change.state);
+    if (grid) addRow(change);
+  }
+
+  // A run the open grid does not show (a backfill's, a trigger's): its date's rows come from the
+  // server, rendered as the page renders them, and take the place of what the date showed.
+  const asking = new Set();
+  async function addRow(change) {
+    const { pipeline, from, to, rows } = grid.dataset;
+    if (change.pipelineId !== pipeline || !change.businessDate || change.businessDate < from || change.businessDate > to) return;
+    if (grid.querySelector(`tr[data-run="${CSS.escape(change.runId)}"]`) || asking.has(change.runId)) return;
+    asking.add(change.runId);
+    try {
+      const response = await fetch(`${rows}?date=${encodeURIComponent(change.businessDate)}`, { headers: { accept: "text/html" } });
+      if (!response.ok) return;
+      const template = document.createElement("template");
+      template.innerHTML = (await response.text()).trim();
+      const fresh = [...template.content.querySelectorAll("tr")];
+      if (fresh.length === 0) return;
+      const body = grid.tBodies[0];
+      const old = [...body.querySelectorAll(`tr[data-date="${CSS.escape(change.businessDate)}"]`)];
+      const after = [...body.querySelectorAll("tr[data-date]")].find((tr) => tr.dataset.date < change.businessDate);
+      let place = old[0] || after || null;
+      // Newest first, a header per month: a date of a newer month than the row it precedes goes above that row's header.
+      if (!old[0] && place && place.previousElementSibling?.classList.contains("mh") && place.dataset.date.slice(0, 7) !== change.businessDate.slice(0, 7)) place = place.previousElementSibling;
+      for (const tr of fresh) body.insertBefore(tr, place);
+      for (const tr of old) tr.remove();
+      paintTimes(body);
+    } finally {
+      asking.delete(change.runId);
+    }
   }
   const live = document.getElementById("live");
   if (live && window.EventSource) {

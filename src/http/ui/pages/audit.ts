@@ -28,19 +28,21 @@ export async function auditPage(engine: Engine, view: View): Promise<Html> {
     limit: PAGE, after: cursor === null ? undefined : Number(cursor),
   });
   const actions = ["trigger", "rerun", "clear", "skip", "mark-success", "mark-failed", "pause", "unpause", "backfill", "backfill-pause", "backfill-resume", "backfill-cancel", "pool-set", "pool-delete"];
-  const form = html`<form method="get" class="row">
+  // Days were read in this zone: the page shows its times in it too (the script is told), one zone per page.
+  const pinned = filter.from || filter.to ? html`<span hidden data-page-zone="${zone}"></span>` : "";
+  const form = html`${pinned}<form method="get" class="row" data-zoned>
 <label>Actor<input name="actor" value="${filter.actor ?? ""}" placeholder="anyone"></label>
 <label>Action<select name="action"><option value="">any</option>${actions.map((a) => html`<option${filter.action === a ? " selected" : ""}>${a}</option>`)}</select></label>
 <label>Pipeline<select name="pipeline"><option value="">any</option>${engine.pipelines().map((p) => html`<option${filter.pipelineId === p.id ? " selected" : ""}>${p.id}</option>`)}</select></label>
 <label>From<input type="date" name="from" value="${filter.from ?? ""}"></label>
 <label>To (inclusive)<input type="date" name="to" value="${filter.to ?? ""}"></label>
 <button type="submit" class="primary">Filter</button><a class="btn" href="/ui/audit">Clear filters</a>
-</form><p class="faint">Days are read in ${zone}${params.get("tz") ? "" : " (choose a zone above to read them in another)"}.</p>`;
+</form><p class="faint">${filter.from || filter.to ? html`Days are read in <b>${zone}</b>, the zone this page shows.` : "Days are read in the zone this page shows (the zone selector above)."}</p>`;
   const rows = entries.items.map((e) => html`<tr><td>${at(e.at, true)}</td><td><b>${e.actor}</b></td><td><span class="pill">${e.action}</span></td>
 <td>${e.pipelineId ? html`<a href="${links.grid(e.pipelineId)}">${e.pipelineId}</a>` : html`<span class="faint">–</span>`}</td>
 <td>${e.runId ? html`<a class="mono" href="${e.taskId ? links.task(e.runId, e.taskId) : links.run(e.runId)}">${e.runId}${e.taskId ? ` ${e.taskId}` : ""}</a>` : ""}</td>
 <td>${e.reason ?? html`<span class="faint">no reason</span>`}</td><td class="mono faint">${Object.keys(e.details).length ? JSON.stringify(e.details) : ""}</td></tr>`);
-  const next = entries.next !== null ? html`<a class="btn" href="/ui/audit${query({ ...Object.fromEntries(params), after: entries.next, done: null, error: null })}">Older entries →</a>` : "";
+  const next = entries.next !== null ? html`<a class="btn" href="/ui/audit${query({ ...Object.fromEntries(params), after: entries.next })}">Older entries →</a>` : "";
   const body = html`${pageHead({ title: "Audit log", sub: "Every manual action, with who, when, why and the graph version. Nobody turns a failure green without a record." })}
 <div class="panel">${form}</div>
 <div class="panel flush">${entries.items.length ? html`<table class="t audit"><thead><tr><th>At</th><th>Actor</th><th>Action</th><th>Pipeline</th><th>Run / task</th><th>Reason</th><th>Details</th></tr></thead><tbody>${rows}</tbody></table>` : html`<div class="empty">No audit entry matches.</div>`}</div>

@@ -62,9 +62,11 @@ export async function ledgerPage(engine: Engine, view: View, pipelineId: string)
       const cls = `day${worst ? ` s-${worst}` : ""}${freeze ? " frozen" : ""}`;
       const single = list.length === 1 ? list[0]! : null;
       const href = single?.runId ? links.run(single.runId) : list.length > 1 ? links.grid(p.id, { days: 30, to: date }) : null;
+      // The day's number is what shows; a screen reader hears the whole label instead (a name that contains what shows).
+      const content = html`<span aria-hidden="true">${Number(date.slice(8))}</span><span class="vh">${label}</span>`;
       cells.push(href
-        ? html`<a class="${cls}" href="${href}" title="${label}" aria-label="${label}" data-date="${date}">${Number(date.slice(8))}</a>`
-        : html`<span class="${cls}" title="${label}" aria-label="${label}" data-date="${date}">${Number(date.slice(8))}</span>`);
+        ? html`<a class="${cls}" href="${href}" title="${label}" data-date="${date}">${content}</a>`
+        : html`<span class="${cls}" title="${label}" data-date="${date}">${content}</span>`);
     }
     const inMonth = entries.filter((e) => e.interval.businessDate.startsWith(month));
     const bad = inMonth.filter((e) => e.status === "missing" || e.status === "failed").length;
@@ -91,11 +93,11 @@ ${frozen.length ? html`<p class="muted">Dashed outline: frozen (${frozen.map((f)
 /** The on-call view, idem's home page: across every pipeline, what was due and did not happen, and what is late. */
 export async function oncallPage(engine: Engine, view: View): Promise<Html> {
   const pipelines = engine.pipelines();
-  const [report, ledgers, incidents] = await Promise.all([
+  const [report, ledgers] = await Promise.all([
     engine.freshness(),
     Promise.all(pipelines.map(async (p) => ({ p, entries: await engine.expected(p.id, { limit: 30 }), state: await engine.pipelineState(p.id) }))),
-    engine.incidents({ open: true, limit: 50 }),
   ]);
+  const incidents = report.openIncidents;
   const unanswered = incidents.filter((i) => i.state === "open").length;
   const problems = ledgers.flatMap(({ p, entries }) => entries.filter((e) => e.status === "missing" || e.status === "failed").map((e) => ({ p, e }))).reverse();
   const shown = problems.slice(0, 50);

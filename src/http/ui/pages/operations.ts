@@ -43,7 +43,7 @@ export async function healthPage(engine: Engine, view: View): Promise<Html> {
     ["Scheduler", !!lead?.current, lead ? `${lead.holder}, heartbeat ${duration(now - lead.renewedAt)} ago` : "no scheduler has run"],
     ["Workers", alive.length > 0, `${plural(alive.length, "worker")} alive of ${workers.length} known`],
     ["Freshness checker", report.checker.status === "ok", report.checker.message],
-    ["Incidents", report.openIncidents.length === 0, report.openIncidents.length ? `${plural(report.openIncidents.length, "incident")} open` : "none open"],
+    ["Incidents", !report.openIncidents.some((i) => i.state === "open"), incidentCounts(report.openIncidents)],
     ["Pipelines", true, `${plural(engine.pipelines().length, "pipeline")} loaded`],
   ];
   const body = html`${pageHead({ title: "Health", sub: html`As of ${at(now, true)}` })}
@@ -68,4 +68,12 @@ ${events.map((e) => html`<tr><td>${at(e.at)}</td><td class="mono">${e.dataset}</
   ? html`<td><a class="mono" href="${links.run(e.runId)}">${e.runId}</a></td><td><span class="mono">${e.taskId}</span> (${e.trigger})</td>`
   : html`<td>${e.source}, by <span class="mono">${e.actor}</span></td><td>key <span class="mono">${e.idempotencyKey}</span></td>`}</tr>`)}</tbody></table>` : html`<div class="empty">No dataset event yet.</div>`}</div>`;
   return page(view, { title: "Datasets", active: "datasets", body });
+}
+
+/** "2 incidents open, 1 acknowledged": acknowledged ones are someone's already. */
+function incidentCounts(incidents: readonly { state: string }[]): string {
+  const open = incidents.filter((i) => i.state === "open").length;
+  const acknowledged = incidents.length - open;
+  if (incidents.length === 0) return "none open";
+  return `${plural(open, "incident")} open${acknowledged ? `, ${acknowledged} acknowledged` : ""}`;
 }

@@ -1,0 +1,49 @@
+import type { NotifierSettings } from "../../project/config.ts";
+import { subjectOf } from "./message.ts";
+import { post, readVariable, type AlertView, type NotifierContext, type NotifierKindDefinition } from "./notifier.ts";
+
+type Settings = NotifierSettings["pagerduty"];
+
+export const PAGERDUTY_EVENTS_URL = "https://events.pagerduty.com/v2/enqueue";
+
+/**
+ * PagerDuty's Events API v2: an opening triggers an alert and a resolution resolves it, both
+ * with `dedup_key` = the incident's key, so PagerDuty joins them (and a retried trigger is one
+ * alert). Never digested: each page must resolve by its own key.
+ */
+export const pagerdutyNotifier: NotifierKindDefinition<Settings> = {
+  variables: (settings) => [{ name: settings.routingKeyEnv, setting: "routingKeyEnv", secret: true }],
+  async send(settings, alert, context) {
+    if (alert.event === "resolve") return enqueue(settings, { event_action: "resolve", dedup_key: alert.key }, context);
+    await enqueue(settings, trigger(settings, alert), context);
+    // A test must not leave a page open.
+    if (alert.event === "test") await enqueue(settings, { event_action: "resolve", dedup_key: alert.key }, context);
+  },
+  sendDigest: null,
+};
+
+function trigger(settings: Settings, alert: AlertView): Record<string, unknown> {
+  return {
+    event_action: "trigger",
+    dedup_key: alert.key,
+    payload: {
+      summary: `${subjectOf(alert)}: ${alert.message}`.slice(0, 1024),
+      source: settings.source ?? alert.pipelineId ?? alert.dataset ?? "idem",
+      severity: alert.severity,
+      timestamp: new Date(alert.openedAt).toISOString(),
+      ...(alert.pipelineId ? { component: alert.pipelineId } : {}),
+      ...(alert.dataset ? { group: alert.dataset } : {}),
+      class: alert.kind,
+      custom_details: {
+        business_date: alert.businessDate, run: alert.runId, owner: alert.owner, cause: alert.message, incident: alert.key,
+      },
+    },
+    ...(alert.link ? { links: [{ href: alert.link, text: "Open in idem" }] } : {}),
+    client: "idem",
+  };
+}
+
+function enqueue(settings: Settings, event: Record<string, unknown>, { env }: NotifierContext): Promise<void> {
+  const body = { routing_key: readVariable(env, settings.routingKeyEnv), ...event };
+  return post(settings.url ?? PAGERDUTY_EVENTS_URL, JSON.stringify(body), {}, settings.timeoutMs ?? 10_000);
+}
