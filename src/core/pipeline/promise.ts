@@ -50,7 +50,7 @@ export interface FreshnessPromise {
   notify: readonly string[];
 }
 
-const PROMISE_KEYS = ["dataset", "deadline", "slo", "timezone", "completeness", "owner", "notify"] satisfies (keyof FreshnessPromiseInput)[] as string[];
+const PROMISE_KEYS = ["dataset", "deadline", "slo", "timezone", "completeness", "owner", "severity", "notify"] satisfies (keyof FreshnessPromiseInput)[] as string[];
 
 const RELATIVE = /^D\+(\d{1,2}) ([01]\d|2[0-3]):([0-5]\d)$/;
 
