@@ -123,6 +123,9 @@ export function buildWorker(parts: ProcessParts, request: WorkerRequest): Worker
       },
     },
     ...(request.log ? { log: request.log } : {}),
+    onClaimed: (claim, claimedAt) => {
+      if (claim.readySince !== null) parts.facts.attemptClaimed({ pipelineId: claim.pipelineId, taskId: claim.taskId, queueWaitMs: Math.max(0, claimedAt - claim.readySince) });
+    },
     onAttempt: (claim, outcome) => {
       parts.facts.attemptEnded({ pipelineId: claim.pipelineId, taskId: claim.taskId, taskState: outcome.taskState, durationMs: outcome.durationMs });
       request.onAttempt?.(claim, outcome);

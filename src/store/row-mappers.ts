@@ -281,6 +281,7 @@ export function rowMappers(decode: RowDecoding) {
       firstStartedAt: r.started_at,
       trigger: r.trigger_kind,
       backfillId: r.backfill_id,
+      readySince: r.waited_since === null || r.waited_since === undefined ? null : Number(r.waited_since),
     };
   }
 

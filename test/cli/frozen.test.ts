@@ -55,6 +55,16 @@ describe("frozen periods in the CLI", () => {
     expect(json.filter((e) => e.action === "frozen-periods").map((e) => e.details.changed?.length ?? 0)).toEqual([1, 0]);
   });
 
+  it("clears a run of a frozen date only with --open-frozen, which the audit entry keeps", () => {
+    expect(idem("trigger", "sales", "--date", "2026-09-10", "--reason", "first load", "--open-frozen", "agreed").code).toBe(0);
+    const refused = idem("clear", "sales@2026-09-10", "--reason", "again");
+    expect([refused.code, refused.err]).toEqual([2, expect.stringMatching(/^idem: pipeline sales: 2026-09-10 is frozen 2026-09-08\.\.2026-09-14 by \w+: week closed; give --open-frozen "<reason>" to run it anyway\n$/)]);
+    const cleared = idem("clear", "sales@2026-09-10", "--reason", "again", "--open-frozen", "finance agreed (ticket 82)");
+    expect([cleared.code, cleared.out]).toEqual([0, "cleared sales@2026-09-10: load\n"]);
+    const [entry] = JSON.parse(idem("audit", "--pipeline", "sales", "--json").out) as { action: string; details: { openFrozen?: string } }[];
+    expect(entry).toMatchObject({ action: "clear", details: { openFrozen: "finance agreed (ticket 82)" } });
+  });
+
   it("refuses a frozen period without an owner with one line naming the file and the field, exit 2", () => {
     writeFileSync(join(project, "idem.config.ts"), config(""));
     const result = idem("validate");

@@ -111,6 +111,7 @@ describe("/metrics' text", () => {
   it("shows the store's facts with bounded labels, and what the process measured", async () => {
     await seeded();
     const metrics = await h.engine.metrics();
+    h.engine.facts.attemptClaimed({ pipelineId: "stock", taskId: "count", queueWaitMs: 40_000 });
     h.engine.facts.attemptEnded({ pipelineId: "stock", taskId: "count", taskState: "success", durationMs: 2_500 });
     h.engine.facts.tickEnded({ leader: true, durationMs: 4, lagMs: 1_500 });
     const { contentType, text } = await metrics.scrape();
@@ -132,6 +133,8 @@ describe("/metrics' text", () => {
       'idem_lease_current{role="scheduler"} 0',
       'idem_attempt_duration_seconds_count{pipeline="stock",task="count",state="success"} 1',
       'idem_attempt_duration_seconds_sum{pipeline="stock",task="count",state="success"} 2.5',
+      'idem_queue_wait_seconds_bucket{le="15",pipeline="stock",task="count"} 0',
+      'idem_queue_wait_seconds_bucket{le="60",pipeline="stock",task="count"} 1',
       'idem_scheduler_tick_duration_seconds_count{leader="true"} 1',
       'idem_scheduler_tick_lag_seconds_bucket{le="1",leader="true"} 0',
       'idem_scheduler_tick_lag_seconds_bucket{le="2.5",leader="true"} 1',

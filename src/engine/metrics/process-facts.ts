@@ -1,12 +1,21 @@
 /**
- * What a process knows of its own work and the store does not keep: how long each attempt's task
- * code ran, how long each scheduler tick took. The worker and the scheduler tell it through
- * their callbacks (`buildWorker`, `buildScheduler`); the metrics subscribe once they are asked
- * for. Until then a fact costs one call that finds no subscriber.
+ * What a process knows of its own work and the store does not keep: how long each attempt waited
+ * to be claimed and how long its task code ran, how long each scheduler tick took and how late.
+ * The worker and the scheduler tell it through their callbacks (`buildWorker`,
+ * `buildScheduler`); the metrics subscribe once they are asked for. Until then a fact costs one
+ * call that finds no subscriber.
  */
 export interface ProcessFacts {
+  attemptClaimed(fact: AttemptClaimed): void;
   attemptEnded(fact: AttemptEnded): void;
   tickEnded(fact: TickEnded): void;
+}
+
+export interface AttemptClaimed {
+  pipelineId: string;
+  taskId: string;
+  /** From when the task instance became ready (queued, or its retry due) until a worker claimed it. */
+  queueWaitMs: number;
 }
 
 export interface AttemptEnded {
@@ -32,6 +41,10 @@ export class ProcessFactsHub implements ProcessFacts {
   subscribe(subscriber: ProcessFacts): () => void {
     this.#subscribers.add(subscriber);
     return () => this.#subscribers.delete(subscriber);
+  }
+
+  attemptClaimed(fact: AttemptClaimed): void {
+    for (const s of this.#subscribers) s.attemptClaimed(fact);
   }
 
   attemptEnded(fact: AttemptEnded): void {

@@ -63,6 +63,13 @@ export function prometheusMetrics(sources: MetricSources): EngineMetrics {
     registers: [registry],
   });
 
+  const queueWait = new Histogram<"pipeline" | "task">({
+    name: "idem_queue_wait_seconds",
+    help: "How long attempts waited from ready (queued, or their retry due) until this worker claimed them, by pipeline and task",
+    labelNames: ["pipeline", "task"],
+    buckets: ATTEMPT_BUCKETS,
+    registers: [registry],
+  });
   const tickLag = new Histogram<"leader">({
     name: "idem_scheduler_tick_lag_seconds",
     help: "How late this process's scheduler ticks began after the time the tick before asked for, by whether it led",
@@ -72,6 +79,7 @@ export function prometheusMetrics(sources: MetricSources): EngineMetrics {
   });
 
   const unsubscribe = sources.facts.subscribe({
+    attemptClaimed: (f) => queueWait.observe({ pipeline: f.pipelineId, task: f.taskId }, f.queueWaitMs / 1000),
     attemptEnded: (f) => attempts.observe({ pipeline: f.pipelineId, task: f.taskId, state: f.taskState ?? "unknown" }, f.durationMs / 1000),
     tickEnded: (f) => {
       ticks.observe({ leader: String(f.leader) }, f.durationMs / 1000);

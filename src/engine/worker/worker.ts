@@ -56,6 +56,8 @@ export interface WorkerOptions {
   /** The project's named connections (idem.config.ts), for SQL tasks and `ctx.connection`. */
   connections?: Record<string, ConnectionConfig>;
   log?: (line: string) => void;
+  /** An attempt was claimed, at `claimedAt` (its queue wait ran from `claim.readySince` until then). */
+  onClaimed?: (claim: ClaimedAttempt, claimedAt: number) => void;
   /** An attempt's result was recorded: the task instance's state after it, and how long its task code ran (ms). */
   onAttempt?: (claim: ClaimedAttempt, outcome: AttemptOutcome) => void;
   /** Where task code runs. Default: in this process (only for pipelines with no file). */
@@ -208,6 +210,7 @@ export class Worker {
           for (const claim of claimed ?? []) {
             this.#leases.set(claim.attemptId, { stop: null, until: claim.leaseExpiresAt, waiting: false });
             this.#queued.push(claim);
+            this.#o.onClaimed?.(claim, request!.now);
           }
           this.#startQueued(false);
         }

@@ -112,6 +112,8 @@ export interface ClaimedAttempt {
   firstStartedAt: number;
   trigger: TriggerKind;
   backfillId: string | null;
+  /** When the task instance became ready to claim (queued, or its retry due): its queue wait ends with the claim. */
+  readySince: number | null;
 }
 
 export interface AttemptFinish {

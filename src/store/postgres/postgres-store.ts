@@ -318,7 +318,9 @@ export class PostgresStore extends PostgresReads implements Store {
       request.now,
       leaseExpiresAt,
     ]);
-    return rows.map((r) => toClaimedAttempt(r, leaseExpiresAt));
+    // When each became ready is the candidate's; the statement returns what it wrote.
+    const readySince = new Map(chosen.map((c) => [`${c.run_id}\0${c.task_id}`, c.waited_since]));
+    return rows.map((r) => toClaimedAttempt({ ...r, waited_since: readySince.get(`${r.run_id}\0${r.task_id}`) ?? null }, leaseExpiresAt));
   }
 
   async renewLease(attemptId: number, workerId: string, leaseExpiresAt: number): Promise<boolean> {

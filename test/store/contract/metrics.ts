@@ -52,6 +52,16 @@ export function metricsContract(h: Harness): void {
       ]));
     });
 
+    it("claims say since when their task instance was ready: queued, or its retry due (a queue wait's start)", async () => {
+      await saveGraph("flat", []);
+      await store.createRunIfAbsent(newRun({ graphVersion: "flat", createdAt: T0 - 7_000, tasks: tasksOf(["x"], [], { x: { maxTries: 2 } }) }));
+      const [first] = await claim(10, T0);
+      expect(first).toMatchObject({ taskId: "x", readySince: T0 - 7_000 });
+      await store.finishAttempt(h.finish(first!, { outcome: "failed", retryAt: T0 + 5_000, errorClass: "TaskFailed", errorMessage: "boom" }));
+      const [retry] = await claim(10, T0 + 9_000);
+      expect(retry).toMatchObject({ taskId: "x", tryNumber: 2, readySince: T0 + 5_000 });
+    });
+
     it("counts open incidents by kind and pipeline; resolved ones are gone", async () => {
       const incident = (key: string, kind: "late" | "scheduler_down", pipelineId: string | null) =>
         store.openIncident({ key, kind, dataset: null, pipelineId, businessDate: null, runId: null, message: key, notify: [], at: T0 });
