@@ -100,6 +100,11 @@ export default defineConfig({
     const config = await loadConfig(project);
     expect(config.uiUrl).toBe("https://idem.example.com");
     expect(config.alerts).toEqual({ routes: [{ match: { owner: "finance", severity: ["critical"] }, notify: ["pd"] }], digest: null, failing: { after: 3, forMs: 600_000 } });
+    // On the line of the route that names it.
+    const fresh = mkdtempSync(join(dir, "p-"));
+    writeFileSync(join(fresh, "package.json"), ESM);
+    writeFileSync(join(fresh, "idem.config.mjs"), `export default {\n  alerts: {\n    routes: [\n      { match: { owner: "finance" },\n        notify: ["pager"] },\n    ],\n  },\n};\n`);
+    await expect(loadConfig(fresh)).rejects.toThrow(`${join(fresh, "idem.config.mjs")}:5: alerts.routes[0].notify: no notifier named "pager" (known: log)`);
   });
 
   it("tells a CommonJS project exactly what to change, in one line", async () => {

@@ -45,7 +45,7 @@ function newPool(size: number, idleHostMs?: number): TaskHostPool {
 function call(taskId: "instant" | "medium" | "slow" | "spin"): Promise<AttemptResult> {
   const attemptId = nextId++;
   return pool!.call({
-    entry: "run", file, version,
+    file, version,
     claim: {
       attemptId, runId: "p@2026-09-01", pipelineId: "p", taskId, tryNumber: 1, maxTries: 1, intervalStart: Date.UTC(2026, 8, 1),
       intervalEnd: Date.UTC(2026, 8, 2), businessDate: "2026-09-01", graphVersion: version, params: {}, logPath: join(dir, `${attemptId}.log`),

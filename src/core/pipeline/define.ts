@@ -13,16 +13,22 @@ import { assertTimeZone, parseBusinessDate, parseInstant } from "../time/dates.t
 import { cron, manual, type Timetable } from "../time/timetable.ts";
 import { hashCanonicalJson } from "./canonical-json.ts";
 import { currentDefinitionSink, type InvalidPipeline } from "./definition-sink.ts";
-import { defaultsProblems, pipelineOptionProblems, POLICY_KEYS, taskKeyProblems } from "./option-keys.ts";
+import { defaultsProblems, pipelineOptionProblems, POLICY_KEYS, TASK_KIND_KEYS, TASK_KINDS, taskKeyProblems } from "./option-keys.ts";
+import { unhandledKind } from "./kind.ts";
 import type {
   CatchupPolicy,
+  CommandTask,
   Params,
   Pipeline,
   PipelineOptions,
+  SensorTask,
+  SqlSource,
+  SqlTask,
   TaskDefinition,
   TaskPolicy,
   TaskPolicyInput,
   SqlTaskSpec,
+  FunctionTask,
   TaskSpec,
 } from "./types.ts";
 
@@ -264,18 +270,14 @@ function read<T>(report: Report, key: string, fn: () => T, fallback: T): T {
 
 /** The task as defined, each problem reported about its key; null only when its kind cannot be told. */
 function resolveTask<P extends Params>(id: string, spec: TaskSpec<string, P>, defaults: TaskPolicy, report: Report): TaskDefinition | null {
-  const hasRun = "run" in spec && spec.run !== undefined;
-  const hasCommand = "command" in spec && spec.command !== undefined;
-  const hasSensor = "sensor" in spec && spec.sensor !== undefined;
-  const hasSql = "sql" in spec && spec.sql !== undefined;
   const problem = report;
-  const kinds = Number(hasRun) + Number(hasCommand) + Number(hasSensor) + Number(hasSql);
-  if (kinds !== 1) {
-    const key = hasRun ? "run" : hasCommand ? "command" : hasSensor ? "sensor" : hasSql ? "sql" : "";
-    report("needs exactly one of `run` (a function), `command` (an argv array), `sensor` (a condition) or `sql` (a statement or { file })", key);
+  const kinds = TASK_KINDS.filter((kind) => (spec as unknown as Record<string, unknown>)[TASK_KIND_KEYS[kind].marker] !== undefined);
+  if (kinds.length !== 1) {
+    report("needs exactly one of `run` (a function), `command` (an argv array), `sensor` (a condition) or `sql` (a statement or { file })", kinds.length ? TASK_KIND_KEYS[kinds[0]!].marker : "");
     return null;
   }
-  if (hasRun && typeof (spec as { run: unknown }).run !== "function") problem("`run` must be a function", "run");
+  const kind = kinds[0]!;
+  if (kind === "function" && typeof (spec as { run: unknown }).run !== "function") problem("`run` must be a function", "run");
   const policy = POLICY_KEYS.some((field) => spec[field] !== undefined) ? resolvePolicy(spec, defaults, problem) : defaults;
   const publishes = spec.publishes === undefined ? null : read(problem, "publishes", () => datasetNames([spec.publishes!], "publishes")[0]!, null);
   const produces = read(problem, "produces", () => datasetNames(spec.produces, "produces"), []);
@@ -289,7 +291,6 @@ function resolveTask<P extends Params>(id: string, spec: TaskSpec<string, P>, de
     upstream: Array.isArray(spec.after) && spec.after.length ? [...spec.after] : NONE,
     downstream: NONE,
     policy,
-    dataErrorExitCodes: DEFAULT_DATA_ERROR_EXIT_CODES,
     killGraceMs: spec.killGrace === undefined ? DEFAULT_KILL_GRACE_MS : read(problem, "killGrace", () => parseDuration(spec.killGrace!, "killGrace"), 0),
     // Publishing a dataset produces it: its data triggers fire without a second declaration.
     produces: produced,
@@ -298,15 +299,21 @@ function resolveTask<P extends Params>(id: string, spec: TaskSpec<string, P>, de
   };
   // Object.assign onto `base`, never a spread into a new literal: in a loop, V8 gives each object
   // made by `{ ...base, more }` a hidden class of its own (about 400 bytes a task, kept).
-  let definition: TaskDefinition;
-  if (hasRun) definition = Object.assign(base, { kind: "function" as const, run: (spec as { run: TaskDefinition["run"] }).run });
-  else if (hasSql) definition = Object.assign(base, { kind: "sql" as const }, resolveSql(spec as SqlTaskSpec<string>, problem));
-  else if (hasSensor) definition = Object.assign(base, { kind: "sensor" as const }, resolveSensor(spec as Extract<TaskSpec<string, P>, { sensor: unknown }>, problem));
-  else definition = Object.assign(base, { kind: "command" as const }, resolveCommand(spec as Extract<TaskSpec<string, P>, { command: unknown }>, problem));
-  return definition;
+  switch (kind) {
+    case "function":
+      return Object.assign(base, { kind, run: (spec as { run: FunctionTask["run"] }).run });
+    case "sql":
+      return Object.assign(base, { kind }, resolveSql(spec as SqlTaskSpec<string>, problem));
+    case "sensor":
+      return Object.assign(base, { kind }, resolveSensor(spec as Extract<TaskSpec<string, P>, { sensor: unknown }>, problem));
+    case "command":
+      return Object.assign(base, { kind }, resolveCommand(spec as Extract<TaskSpec<string, P>, { command: unknown }>, problem));
+    default:
+      return unhandledKind(kind);
+  }
 }
 
-function resolveSensor<P extends Params>(sensor: Extract<TaskSpec<string, P>, { sensor: unknown }>, problem: Report): Pick<TaskDefinition, "sensor" | "sensorPolicy"> {
+function resolveSensor<P extends Params>(sensor: Extract<TaskSpec<string, P>, { sensor: unknown }>, problem: Report): Pick<SensorTask, "sensor" | "sensorPolicy"> {
   if (typeof sensor.sensor !== "function") problem("`sensor` must be a function returning true when the condition is met", "sensor");
   const mode = sensor.mode ?? "reschedule";
   if (mode !== "reschedule" && mode !== "poke") problem(`sensor mode must be "reschedule" or "poke", not ${JSON.stringify(mode)}`, "mode");
@@ -325,7 +332,7 @@ function resolveSensor<P extends Params>(sensor: Extract<TaskSpec<string, P>, { 
   };
 }
 
-function resolveCommand<P extends Params>(cmd: Extract<TaskSpec<string, P>, { command: unknown }>, problem: Report): Pick<TaskDefinition, "command" | "cwd" | "dataErrorExitCodes" | "env" | "envPolicy"> {
+function resolveCommand<P extends Params>(cmd: Extract<TaskSpec<string, P>, { command: unknown }>, problem: Report): Pick<CommandTask, "command" | "cwd" | "dataErrorExitCodes" | "env" | "envPolicy"> {
   const command = cmd.command as unknown;
   if (typeof command !== "function") {
     if (!Array.isArray(command) || command.length === 0 || !command.every((a) => typeof a === "string")) {
@@ -337,21 +344,22 @@ function resolveCommand<P extends Params>(cmd: Extract<TaskSpec<string, P>, { co
     problem("`dataErrorExitCodes` must be exit codes 1..255", "dataErrorExitCodes");
   }
   return {
-    command: cmd.command as TaskDefinition["command"],
+    command: cmd.command as CommandTask["command"],
     cwd: cmd.cwd,
     dataErrorExitCodes: [...codes],
     ...read(problem, "env", () => commandEnv(cmd.env), {}),
   };
 }
 
-function resolveSql(spec: SqlTaskSpec<string>, problem: Report): Pick<TaskDefinition, "sql" | "connection" | "check"> {
+function resolveSql(spec: SqlTaskSpec<string>, problem: Report): Pick<SqlTask, "sql" | "connection" | "check"> {
   if (typeof spec.connection !== "string" || spec.connection === "") problem("a SQL task needs `connection`: the name of a connection in idem.config.ts", spec.connection === undefined ? "sql" : "connection");
   if (spec.check !== undefined && typeof spec.check !== "boolean") problem("`check` must be true or false", "check");
-  return { sql: read(problem, "sql", () => sqlOf(spec.sql), undefined), connection: spec.connection, check: spec.check ?? false };
+  // The stand-in is never run: a pipeline with a problem is not made (checks read only `connection`).
+  return { sql: read(problem, "sql", () => sqlOf(spec.sql), { text: "", file: null }), connection: spec.connection, check: spec.check ?? false };
 }
 
-function sqlOf(given: SqlTaskSpec<string>["sql"]): TaskDefinition["sql"] {
-  let sql: TaskDefinition["sql"];
+function sqlOf(given: SqlTaskSpec<string>["sql"]): SqlSource {
+  let sql: SqlSource;
   if (typeof given === "string") {
     if (given.trim() === "") throw new DefinitionError("`sql` is empty");
     sql = { text: given, file: null };
@@ -365,7 +373,7 @@ function sqlOf(given: SqlTaskSpec<string>["sql"]): TaskDefinition["sql"] {
   return sql;
 }
 
-function commandEnv(env: unknown): Pick<TaskDefinition, "env" | "envPolicy"> {
+function commandEnv(env: unknown): Pick<CommandTask, "env" | "envPolicy"> {
   if (env === undefined) return {};
   const strings = (value: unknown) => typeof value === "object" && value !== null && Object.values(value).every((v) => typeof v === "string");
   if (typeof env === "object" && env !== null && typeof (env as { inherit?: unknown }).inherit === "boolean") {
@@ -423,27 +431,46 @@ function describePipeline(head: Record<string, unknown>, tasks: ReadonlyMap<stri
   return { ...head, tasks: [...tasks.values()].map(describeTask) };
 }
 
+/**
+ * One task's JSON. Its keys are in the order they had when a task was one flat record (shared
+ * keys, then command, sensor and SQL ones), and each kind writes only its own: the text hashed
+ * into graph versions of existing projects stays the same (test/core/pipeline/kind-versions.test.ts).
+ */
 function describeTask(task: TaskDefinition): Record<string, unknown> {
-  return {
-    id: task.id,
-    kind: task.kind,
-    upstream: [...task.upstream].sort(),
-    policy: task.policy,
-    command: typeof task.command === "function" ? "<function>" : task.command,
-    cwd: task.cwd,
-    env: task.env ? Object.keys(task.env).sort() : undefined,
-    envPolicy: task.envPolicy,
-    dataErrorExitCodes: task.kind === "command" ? task.dataErrorExitCodes : undefined,
+  const head = { id: task.id, kind: task.kind, upstream: [...task.upstream].sort(), policy: task.policy };
+  const tail = {
     killGraceMs: task.killGraceMs,
     produces: task.produces.length ? [...task.produces].sort() : undefined,
     publishes: task.publishes ?? undefined,
     restate: task.restate ? undefined : false,
-    sensorPolicy: task.sensorPolicy,
-    // a file's name, not its absolute path: the version must not depend on where the project is
-    sql: task.sql ? (task.sql.file === null ? task.sql.text : { file: basename(task.sql.file) }) : undefined,
-    connection: task.connection,
-    check: task.check || undefined,
   };
+  switch (task.kind) {
+    case "function":
+      return { ...head, ...tail };
+    case "command":
+      return {
+        ...head,
+        command: typeof task.command === "function" ? "<function>" : task.command,
+        cwd: task.cwd,
+        env: task.env ? Object.keys(task.env).sort() : undefined,
+        envPolicy: task.envPolicy,
+        dataErrorExitCodes: task.dataErrorExitCodes,
+        ...tail,
+      };
+    case "sensor":
+      return { ...head, ...tail, sensorPolicy: task.sensorPolicy };
+    case "sql":
+      return {
+        ...head,
+        ...tail,
+        // a file's name, not its absolute path: the version must not depend on where the project is
+        sql: task.sql.file === null ? task.sql.text : { file: basename(task.sql.file) },
+        connection: task.connection,
+        check: task.check || undefined,
+      };
+    default:
+      return unhandledKind(task);
+  }
 }
 
 const DATASET_NAME = /^[A-Za-z_][A-Za-z0-9_.\/-]{0,199}$/;

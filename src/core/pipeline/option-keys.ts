@@ -25,7 +25,7 @@ export const TASK_KIND_KEYS: Record<TaskKind, { marker: string; own: readonly st
   sql: { marker: "sql", own: ["sql", "connection", "check"] },
 };
 
-const KINDS = Object.keys(TASK_KIND_KEYS) as TaskKind[];
+export const TASK_KINDS = Object.keys(TASK_KIND_KEYS) as TaskKind[];
 
 /** A key out of place, and the key it is about. */
 export interface KeyProblem {
@@ -57,14 +57,14 @@ export function defaultsProblems(defaults: object): KeyProblem[] {
 /** Keys a task does not take: unknown ones, and those of another kind of task. */
 export function taskKeyProblems(spec: object): KeyProblem[] {
   const keys = Object.keys(spec).filter((key) => (spec as Record<string, unknown>)[key] !== undefined);
-  const kinds = KINDS.filter((kind) => keys.includes(TASK_KIND_KEYS[kind].marker));
+  const kinds = TASK_KINDS.filter((kind) => keys.includes(TASK_KIND_KEYS[kind].marker));
   // With no kind or two, the task's kind is the problem (reported by the definition); keys are checked against every kind.
   const kind = kinds.length === 1 ? kinds[0]! : null;
-  const allowed = [...COMMON_TASK_KEYS, ...(kind ? TASK_KIND_KEYS[kind].own : KINDS.flatMap((k) => TASK_KIND_KEYS[k].own))];
+  const allowed = [...COMMON_TASK_KEYS, ...(kind ? TASK_KIND_KEYS[kind].own : TASK_KINDS.flatMap((k) => TASK_KIND_KEYS[k].own))];
   const problems: KeyProblem[] = [];
   for (const key of keys) {
     if (allowed.includes(key)) continue;
-    const owner = KINDS.find((k) => TASK_KIND_KEYS[k].own.includes(key));
+    const owner = TASK_KINDS.find((k) => TASK_KIND_KEYS[k].own.includes(key));
     if (owner && kind) {
       problems.push({ key, message: `\`${key}\` is an option of ${owner} tasks, and this is a ${kind} task (\`${TASK_KIND_KEYS[kind].marker}\`)` });
     } else if ((PIPELINE_OPTION_KEYS as readonly string[]).includes(key) && !allowed.includes(key)) {

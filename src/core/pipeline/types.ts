@@ -195,8 +195,6 @@ export type TaskSpec<K extends string = string, P extends Params = Params> =
   | SensorTaskSpec<K, P>
   | SqlTaskSpec<K>;
 
-export type TaskKind = "function" | "command" | "sensor" | "sql";
-
 export interface SensorPolicy {
   pokeIntervalMs: number;
   pokeBackoff: boolean;
@@ -206,32 +204,60 @@ export interface SensorPolicy {
   mode: "reschedule" | "poke";
 }
 
-export interface TaskDefinition {
+/** What every task has, whatever its kind. */
+interface TaskBase {
   id: string;
-  kind: TaskKind;
   description: string;
   upstream: readonly string[];
   downstream: readonly string[];
   policy: TaskPolicy;
-  run?: TaskFunction<any>;
-  command?: CommandTaskSpec<string, any>["command"];
-  cwd?: string;
-  /** Variables set for a command. */
-  env?: Record<string, string>;
-  /** Whether a command starts from the worker's environment, and which of its variables it gets if not. */
-  envPolicy?: { inherit: boolean; pass: readonly string[] };
-  dataErrorExitCodes: readonly number[];
   killGraceMs: number;
   produces: readonly string[];
   publishes: string | null;
   /** Whether restatements of the pipeline run this task again. */
   restate: boolean;
-  sensor?: SensorCheck<any>;
-  sensorPolicy?: SensorPolicy;
-  sql?: { text: string; file: null } | { text: null; file: string };
-  connection?: string;
-  check?: boolean;
 }
+
+export interface FunctionTask extends TaskBase {
+  kind: "function";
+  run: TaskFunction<any>;
+}
+
+export interface CommandTask extends TaskBase {
+  kind: "command";
+  command: CommandTaskSpec<string, any>["command"];
+  cwd?: string;
+  /** Variables set for the command. */
+  env?: Record<string, string>;
+  /** Whether the command starts from the worker's environment, and which of its variables it gets if not. */
+  envPolicy?: { inherit: boolean; pass: readonly string[] };
+  dataErrorExitCodes: readonly number[];
+}
+
+/** A statement as written, or a `.sql` file (relative to the project, or absolute). */
+export type SqlSource = { text: string; file: null } | { text: null; file: string };
+
+export interface SqlTask extends TaskBase {
+  kind: "sql";
+  sql: SqlSource;
+  connection: string;
+  check: boolean;
+}
+
+export interface SensorTask extends TaskBase {
+  kind: "sensor";
+  sensor: SensorCheck<any>;
+  sensorPolicy: SensorPolicy;
+}
+
+/**
+ * A task as defined, one member per kind, told apart by `kind`. Code that handles each kind
+ * switches on it and ends with `unhandledKind(task)` (kind.ts), so a new member is a compile
+ * error wherever it must be handled.
+ */
+export type TaskDefinition = FunctionTask | CommandTask | SqlTask | SensorTask;
+
+export type TaskKind = TaskDefinition["kind"];
 
 export type CatchupPolicy = "all" | "latest";
 

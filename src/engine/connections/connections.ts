@@ -44,8 +44,8 @@ function knownNames(connections: Record<string, ConnectionConfig>): string {
 export function connectionProblems(pipeline: Pick<Pipeline, "id" | "tasks">, connections: Record<string, ConnectionConfig>): DefinitionError[] {
   const problems: DefinitionError[] = [];
   for (const task of pipeline.tasks.values()) {
-    if (task.kind !== "sql" || task.connection! in connections) continue;
-    const near = nearestName(task.connection!, Object.keys(connections));
+    if (task.kind !== "sql" || task.connection in connections) continue;
+    const near = nearestName(task.connection, Object.keys(connections));
     problems.push(new DefinitionError(`unknown connection "${task.connection}"${knownNames(connections)}${near ? ` (did you mean "${near}"?)` : ""}`, {
       pipeline: pipeline.id, task: task.id, key: ["tasks", task.id, "connection"],
     }));

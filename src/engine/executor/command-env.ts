@@ -1,4 +1,4 @@
-import type { TaskDefinition } from "../../core/pipeline/types.ts";
+import type { CommandTask } from "../../core/pipeline/types.ts";
 import { urlPassword } from "../secrets/masker.ts";
 
 /**
@@ -35,7 +35,7 @@ export function taskProcessEnvironment(worker: NodeJS.ProcessEnv, withheld: read
  * task's own variables come on top.
  */
 export function commandEnvironment(
-  task: Pick<TaskDefinition, "env" | "envPolicy">,
+  task: Pick<CommandTask, "env" | "envPolicy">,
   worker: NodeJS.ProcessEnv,
   withheld: readonly string[] = ["IDEM_STATE_URL"],
 ): Record<string, string> {

@@ -1,50 +1,20 @@
-import { join } from "node:path";
-import type { Clock } from "../../core/model/clock.ts";
-import type { FrozenPeriod } from "../../core/policy/frozen.ts";
 import { retryDelay } from "../../core/policy/retry.ts";
-import type { Pipeline, Summary, TaskDefinition, WatermarkAccess } from "../../core/pipeline/types.ts";
+import type { Pipeline, Summary, TaskDefinition } from "../../core/pipeline/types.ts";
 import type { FreshnessPromise } from "../../core/pipeline/promise.ts";
 import { MAX_SUMMARY_BYTES, type AttemptFinish, type ClaimedAttempt } from "../../store/port.ts";
 import { AttemptLog } from "./attempt-log.ts";
 import type { AttemptResult } from "./attempt-result.ts";
-import { runCommandTask } from "./run-command.ts";
 import { fromError } from "./run-function.ts";
-import { runSensor } from "./run-sensor.ts";
-import type { TaskCodeRunner, TaskEntry } from "./task-code-runner.ts";
-import { commandEnvironment } from "./command-env.ts";
+import type { AttemptEnvironment } from "./attempt-environment.ts";
+import { unhandledKind } from "../../core/pipeline/kind.ts";
+import { commandAttempt } from "./kinds/command.ts";
+import { functionAttempt } from "./kinds/function.ts";
+import type { KindAttempt } from "./kinds/kind-attempt.ts";
+import { sensorAttempt } from "./kinds/sensor.ts";
+import { sqlAttempt } from "./kinds/sql.ts";
 import { NO_SECRETS, type SecretMasker } from "../secrets/masker.ts";
 import { watermarksForRun } from "./watermarks.ts";
-import type { ConnectionConfig } from "../project/config.ts";
 import { ErrorClass } from "../../core/model/error-classes.ts";
-
-export interface AttemptEnvironment {
-  clock: Clock;
-  workerId: string;
-  /** Scratch space for command summaries: `<stateDir>/tmp`. */
-  scratchDir: string;
-  /** Where command tasks run when they name no cwd. */
-  defaultCwd: string;
-  cancel?: AbortSignal;
-  random?: () => number;
-  /** Frozen periods of the whole project (the pipeline's own are added to them). */
-  frozen?: readonly FrozenPeriod[];
-  /** The state store's watermarks, handed to task code. */
-  watermarks: WatermarkAccess;
-  /** The project's named connections, for SQL tasks and `ctx.connection(name)`. */
-  connections?: Record<string, ConnectionConfig>;
-  /** The summaries the given tasks of a run returned (their latest successful attempt). */
-  upstreamSummaries?: (runId: string, taskIds: readonly string[]) => Promise<Record<string, Summary>>;
-  /** Where task code runs: the task hosts, or (pipelines with no file) this process. */
-  runner: TaskCodeRunner;
-  /** The cap of each attempt's log; null: none. */
-  logMaxBytes?: number | null;
-  /** Known secrets, masked in the log, the error message and the summary. */
-  masker?: SecretMasker;
-  /** Variables of this process that commands do not inherit (the state URL and password). */
-  withheldEnv?: readonly string[];
-  /** Called when the attempt's task code starts (it may first wait in the runner: see `waitsInRunner`). */
-  onStarted?: () => void;
-}
 
 /**
  * Whether the task's whole attempt is one call of the runner (a function or SQL task), so it can
@@ -52,8 +22,18 @@ export interface AttemptEnvironment {
  * own in the worker: they are started only into a free slot.
  */
 export function waitsInRunner(pipeline: Pipeline, taskId: string): boolean {
-  const kind = pipeline.tasks.get(taskId)?.kind;
-  return kind === "function" || kind === "sql";
+  const task = pipeline.tasks.get(taskId);
+  if (!task) return false;
+  switch (task.kind) {
+    case "function":
+    case "sql":
+      return true;
+    case "sensor":
+    case "command":
+      return false;
+    default:
+      return unhandledKind(task);
+  }
 }
 
 /** Runs one claimed attempt to its end and says how to record it. Never throws for task errors. */
@@ -101,49 +81,39 @@ async function runTask(
   env: AttemptEnvironment,
 ): Promise<AttemptResult> {
   const watermarks = watermarksForRun(env.watermarks, claim.trigger, (line) => log.line("INFO", line));
-  const upstream = task.kind !== "command" && task.upstream.length > 0 && env.upstreamSummaries ? await env.upstreamSummaries(claim.runId, task.upstream) : {};
-  const code = (entry: TaskEntry) =>
-    env.runner.call({
-      pipeline, task, entry, claim, log,
-      projectFrozen: env.frozen ?? [],
-      watermarks,
-      connections: env.connections ?? {},
-      upstream,
-      projectDir: env.defaultCwd,
-      timeoutMs: task.policy.timeoutMs,
-      graceMs: task.killGraceMs,
-      cancel: env.cancel,
-      onStarted: env.onStarted,
-    });
-  if (task.kind === "sensor") return runSensor(task, claim, env, log, () => code("sensor"));
-  if (task.kind === "function") return code("run");
-  if (task.kind === "sql") return code("sql");
-  let argv = task.command as readonly string[];
-  if (typeof task.command === "function") {
-    const built = await code("command");
-    if (built.outcome !== "success") return built;
-    argv = built.summary!.argv as string[];
-  } else env.onStarted?.();
-  return runCommandTask({
-    argv,
-    cwd: task.cwd ?? env.defaultCwd,
-    env: {
-      ...commandEnvironment(task, process.env, env.withheldEnv),
-      IDEM_RUN_ID: claim.runId,
-      IDEM_PIPELINE: claim.pipelineId,
-      IDEM_TASK: claim.taskId,
-      IDEM_BUSINESS_DATE: claim.businessDate,
-      IDEM_INTERVAL_START: new Date(claim.intervalStart).toISOString(),
-      IDEM_INTERVAL_END: new Date(claim.intervalEnd).toISOString(),
-      IDEM_TRY: String(claim.tryNumber),
-    },
+  let upstream: Promise<Record<string, Summary>> | null = null;
+  const readUpstream = () =>
+    (upstream ??= task.upstream.length > 0 && env.upstreamSummaries ? env.upstreamSummaries(claim.runId, task.upstream) : Promise.resolve({}));
+  const attempt: KindAttempt = {
+    claim,
     log,
-    scratchDir: join(env.scratchDir, String(claim.attemptId)),
-    timeoutMs: task.policy.timeoutMs,
-    killGraceMs: task.killGraceMs,
-    dataErrorExitCodes: task.dataErrorExitCodes,
-    cancel: env.cancel,
-  });
+    env,
+    code: async (options) =>
+      env.runner.call({
+        pipeline, task, claim, log,
+        projectFrozen: env.frozen ?? [],
+        watermarks,
+        connections: env.connections ?? {},
+        upstream: options.upstream ? await readUpstream() : {},
+        projectDir: env.defaultCwd,
+        timeoutMs: task.policy.timeoutMs,
+        graceMs: task.killGraceMs,
+        cancel: env.cancel,
+        onStarted: env.onStarted,
+      }),
+  };
+  switch (task.kind) {
+    case "function":
+      return functionAttempt(task, attempt);
+    case "command":
+      return commandAttempt(task, attempt);
+    case "sql":
+      return sqlAttempt(task, attempt);
+    case "sensor":
+      return sensorAttempt(task, attempt);
+    default:
+      return unhandledKind(task);
+  }
 }
 
 function toFinish(

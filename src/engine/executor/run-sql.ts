@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { relative, resolve } from "node:path";
 import { DataError, DefinitionError } from "../../core/model/errors.ts";
-import type { Summary, TaskContext, TaskDefinition } from "../../core/pipeline/types.ts";
+import type { SqlTask, Summary, TaskContext } from "../../core/pipeline/types.ts";
 import { Sql, type SqlValue } from "../../data/sql.ts";
 import { splitSql } from "./sql-text.ts";
 
@@ -22,8 +22,8 @@ function parametersOf(ctx: Omit<TaskContext, "signal">): Record<string, SqlValue
  * rows, or an error the database blames on the data, is a data error; other database errors
  * fail the attempt with the database's message and may be retried.
  */
-export async function runSqlTask(task: TaskDefinition, ctx: Omit<TaskContext, "signal">, projectDir: string): Promise<Summary> {
-  const source = task.sql!;
+export async function runSqlTask(task: SqlTask, ctx: Omit<TaskContext, "signal">, projectDir: string): Promise<Summary> {
+  const source = task.sql;
   const file = source.file === null ? null : resolve(projectDir, source.file);
   const shownFile = file === null ? null : relative(projectDir, file) || file;
   // Where, as every error of idem says it: "file:line, task id" for a .sql file, "task id" for a statement.
@@ -33,7 +33,7 @@ export async function runSqlTask(task: TaskDefinition, ctx: Omit<TaskContext, "s
   const shown = at();
   let text: string;
   try {
-    text = source.text ?? readFileSync(file!, "utf8");
+    text = source.file === null ? source.text : readFileSync(resolve(projectDir, source.file), "utf8");
   } catch (error) {
     throw new DefinitionError(`${shown}: cannot read the file: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
@@ -45,7 +45,7 @@ export async function runSqlTask(task: TaskDefinition, ctx: Omit<TaskContext, "s
   });
   if (statements.length === 0) throw new DefinitionError(`${shown}: no SQL statement`);
   if (task.check && statements.length !== 1) throw new DefinitionError(`${shown}: a check is one query, not ${statements.length} statements`);
-  const target = await ctx.connection(task.connection!);
+  const target = await ctx.connection(task.connection);
   let current = statements[0]!;
   try {
     if (task.check) {

@@ -7,14 +7,11 @@ import type { AttemptLog } from "./attempt-log.ts";
 import type { AttemptResult } from "./attempt-result.ts";
 import { runFunctionTask } from "./run-function.ts";
 import { buildContext } from "./task-context.ts";
-
-/** Which piece of task code to call: a function task, a sensor's check, a command's argv builder, or a SQL task's statements. */
-export type TaskEntry = "run" | "sensor" | "command" | "sql";
+import { unhandledKind } from "../../core/pipeline/kind.ts";
 
 export interface TaskCodeCall {
   pipeline: Pipeline;
   task: TaskDefinition;
-  entry: TaskEntry;
   claim: ClaimedAttempt;
   log: AttemptLog;
   projectFrozen: readonly FrozenPeriod[];
@@ -57,7 +54,7 @@ export const inlineRunner: TaskCodeRunner = {
     const connections = new AttemptConnections(request.connections);
     try {
       return await runFunctionTask({
-        fn: taskCode(request.task, request.entry, request.projectDir),
+        fn: taskCode(request.task, request.projectDir),
         context: buildContext(request.pipeline, request.claim, request.log, request.projectFrozen, request.watermarks, request.upstream, connections),
         timeoutMs: request.timeoutMs,
         graceMs: request.graceMs,
@@ -71,11 +68,24 @@ export const inlineRunner: TaskCodeRunner = {
 
 type TaskCode = (ctx: Omit<TaskContext, "signal"> & { signal?: AbortSignal }) => Promise<Summary | void> | Summary | void;
 
-/** The function that runs an entry of a task, the same in this process and in a task host. */
-export function taskCode(task: TaskDefinition, entry: TaskEntry, projectDir: string): TaskCode {
-  if (entry === "run") return task.run! as TaskCode;
-  if (entry === "sensor") return async (ctx) => ({ met: (await task.sensor!(ctx as TaskContext)) === true });
-  // loaded on a SQL task's first attempt: commands that only open an engine do not pay for it
-  if (entry === "sql") return async (ctx) => (await import("./run-sql.ts")).runSqlTask(task, ctx, projectDir);
-  return (ctx) => ({ argv: [...(task.command as (c: typeof ctx) => readonly string[])(ctx)] });
+/**
+ * The task's code, the same in this process and in a task host: a function task's function, a
+ * sensor's check, a SQL task's statements, a command's argv (built by its function, if it has one).
+ */
+export function taskCode(task: TaskDefinition, projectDir: string): TaskCode {
+  switch (task.kind) {
+    case "function":
+      return task.run as TaskCode;
+    case "sensor":
+      return async (ctx) => ({ met: (await task.sensor(ctx as TaskContext)) === true });
+    case "sql":
+      // loaded on a SQL task's first attempt: commands that only open an engine do not pay for it
+      return async (ctx) => (await import("./run-sql.ts")).runSqlTask(task, ctx, projectDir);
+    case "command": {
+      const command = task.command;
+      return (ctx) => ({ argv: [...(typeof command === "function" ? command(ctx as TaskContext) : command)] });
+    }
+    default:
+      return unhandledKind(task);
+  }
 }

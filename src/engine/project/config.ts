@@ -278,7 +278,10 @@ export async function loadConfig(cwd: string, explicitFile?: string, importModul
   }
   const config = raw as IdemConfig;
   const unknownNotifier = unknownNotifierNamed(config);
-  if (unknownNotifier) throw new DefinitionError(unknownNotifier, { file });
+  if (unknownNotifier) {
+    const source = readSource(file);
+    throw new DefinitionError(unknownNotifier.message, { file, line: source === null ? undefined : locateConfigKey(source, unknownNotifier.key) });
+  }
   const checkerStaleMs = config.checkerStaleMs ?? DEFAULTS.checkerStaleMs;
   const checkerIntervalMs = config.checkerIntervalMs ?? DEFAULTS.checkerIntervalMs;
   if (checkerIntervalMs >= checkerStaleMs) {
@@ -384,15 +387,16 @@ function withFile<T>(file: string | null, fn: () => T): T {
 }
 
 /** A route or `defaultNotify` naming a notifier the config does not have. */
-function unknownNotifierNamed(config: IdemConfig): string | null {
+function unknownNotifierNamed(config: IdemConfig): { key: string[]; message: string } | null {
   const known = new Set(["log", ...Object.keys(config.notifiers ?? {})]);
-  const named: [string, readonly string[]][] = [
-    ["defaultNotify", config.defaultNotify ?? []],
-    ...(config.alerts?.routes ?? []).map((route, i): [string, readonly string[]] => [`alerts.routes[${i}].notify`, route.notify]),
+  const named: [string[], readonly string[]][] = [
+    [["defaultNotify"], config.defaultNotify ?? []],
+    ...(config.alerts?.routes ?? []).map((route, i): [string[], readonly string[]] => [["alerts", "routes", String(i), "notify"], route.notify]),
   ];
-  for (const [where, names] of named) {
+  for (const [key, names] of named) {
     const missing = names.find((name) => !known.has(name));
-    if (missing !== undefined) return `${where}: no notifier named ${JSON.stringify(missing)} (known: ${[...known].join(", ")})`;
+    const where = key.map((part) => (/^\d+$/.test(part) ? `[${part}]` : `.${part}`)).join("").slice(1);
+    if (missing !== undefined) return { key, message: `${where}: no notifier named ${JSON.stringify(missing)} (known: ${[...known].join(", ")})` };
   }
   return null;
 }

@@ -196,7 +196,7 @@ async function call(pipeline: Pipeline, message: AttemptToRun, log: AttemptLog, 
     // Said only if the event loop is free to say it: a busy loop is seen by its CPU (pool.ts).
     const busy = setTimeout(() => send({ type: "busy", attemptId: message.claim.attemptId }), BUSY_AFTER_MS);
     try {
-      return success(await taskCode(task, message.entry, message.projectDir)(context));
+      return success(await taskCode(task, message.projectDir)(context));
     } finally {
       clearTimeout(busy);
       codeMs = performance.now() - start;

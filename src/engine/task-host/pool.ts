@@ -649,7 +649,6 @@ function toRun(request: HostCall): AttemptToRun {
   return {
     file: request.file,
     version: request.version,
-    entry: request.entry,
     claim: request.claim,
     projectFrozen: request.projectFrozen,
     connections: request.connections,

@@ -3,7 +3,6 @@ import type { Summary } from "../../core/pipeline/types.ts";
 import type { ClaimedAttempt } from "../../store/port.ts";
 import type { ConnectionConfig } from "../project/config.ts";
 import type { AttemptResult } from "../executor/attempt-result.ts";
-import type { TaskEntry } from "../executor/task-code-runner.ts";
 import { type ErrorClass } from "../../core/model/error-classes.ts";
 
 /** One attempt's task code, as the worker asks a task host to run it. */
@@ -11,7 +10,6 @@ export interface AttemptToRun {
   file: string;
   /** The graph version the worker loaded; the host refuses to run another. */
   version: string;
-  entry: TaskEntry;
   claim: ClaimedAttempt;
   projectFrozen: readonly FrozenPeriod[];
   /** The project's connections as configured (environment references unexpanded): the host opens them. */

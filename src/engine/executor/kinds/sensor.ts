@@ -1,31 +1,23 @@
-import type { Clock } from "../../core/model/clock.ts";
-import type { TaskDefinition } from "../../core/pipeline/types.ts";
-import { formatDuration } from "../../core/time/duration.ts";
-import type { ClaimedAttempt } from "../../store/port.ts";
-import type { AttemptResult } from "./attempt-result.ts";
-import type { AttemptLog } from "./attempt-log.ts";
-import { ErrorClass } from "../../core/model/error-classes.ts";
+import type { SensorTask } from "../../../core/pipeline/types.ts";
+import { formatDuration } from "../../../core/time/duration.ts";
+import type { AttemptResult } from "../attempt-result.ts";
+import { ErrorClass } from "../../../core/model/error-classes.ts";
+import type { KindAttempt } from "./kind-attempt.ts";
 
 /**
  * Pokes a sensor. In reschedule mode one poke is one attempt: an unmet condition ends the attempt
  * as "rescheduled" so the sensor holds no worker and no pool slot until its next poke. The total
- * timeout counts from the task instance's first start, so retries do not reset it.
+ * timeout counts from the task instance's first start, so retries do not reset it. Each poke is
+ * one call of the check where task code runs; it answers `{ met }`.
  */
-export async function runSensor(
-  task: TaskDefinition,
-  claim: ClaimedAttempt,
-  /** What of the attempt's environment a poke needs: the time, and the worker stopping it. */
-  env: { clock: Clock; cancel?: AbortSignal },
-  log: AttemptLog,
-  /** One call of the sensor's check; it answers `{ met }`. */
-  check: () => Promise<AttemptResult>,
-): Promise<AttemptResult> {
-  const policy = task.sensorPolicy!;
+export async function sensorAttempt(task: SensorTask, attempt: KindAttempt): Promise<AttemptResult> {
+  const { claim, env, log } = attempt;
+  const policy = task.sensorPolicy;
   const deadline = claim.firstStartedAt + policy.timeoutMs;
   let pokes = 0;
   for (;;) {
     pokes++;
-    const poke = await check();
+    const poke = await attempt.code({ upstream: true });
     if (poke.outcome !== "success") return poke;
     if (poke.summary?.met) return { outcome: "success", summary: { pokes }, exitCode: null };
 

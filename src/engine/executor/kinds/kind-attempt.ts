@@ -1,0 +1,17 @@
+import type { ClaimedAttempt } from "../../../store/port.ts";
+import type { AttemptLog } from "../attempt-log.ts";
+import type { AttemptResult } from "../attempt-result.ts";
+import type { AttemptEnvironment } from "../attempt-environment.ts";
+
+/** What the runner of one kind of task is handed for one attempt. */
+export interface KindAttempt {
+  claim: ClaimedAttempt;
+  log: AttemptLog;
+  env: AttemptEnvironment;
+  /**
+   * Calls the task's code where task code runs (a task host, or this process) and says how it
+   * ended. `upstream`: whether `ctx.upstream` holds the summaries of the tasks it runs after
+   * (read from the store once per attempt), or is empty.
+   */
+  code(options: { upstream: boolean }): Promise<AttemptResult>;
+}
