@@ -212,6 +212,13 @@ describe("the web UI in Chromium", () => {
     for (const row of rows) expect([row.runId, row.text, row.title]).toEqual([row.runId, ...(restated[row.runId] ?? [null, null])]);
     expect(await page.textContent(".toolbar.counts")).toContain("↻ restated 3");
     await shot(page, "grid-restated");
+    // The time in a marker's title follows the page's zone like any timestamp; the business date does not move.
+    const marker = page.locator(`tr[data-run="${SHOP}@2026-11-26"] th .rst`);
+    await page.selectOption("#tz", "Asia/Tokyo");
+    expect([await marker.getAttribute("title"), await marker.getAttribute("aria-label")]).toEqual(["restated 3 times, last at 2026-11-30 16:10 GMT+9", "restated 3 times, last at 2026-11-30 16:10 GMT+9"]);
+    expect(await page.textContent(`tr[data-run="${SHOP}@2026-11-26"] th a`)).toBe("2026-11-26");
+    await page.selectOption("#tz", "");
+    expect(await marker.getAttribute("title")).toBe("restated 3 times, last at 2026-11-30 07:10 UTC");
 
     await page.click(`tr[data-run="${SHOP}@2026-11-26"] th a`);
     await page.waitForURL(/\/ui\/runs\//);
@@ -222,6 +229,9 @@ describe("the web UI in Chromium", () => {
     await page.goto(server.url + `/ui/pipelines/${SHOP}/ledger?month=2026-11`);
     expect(await page.locator(`.day[data-date="2026-11-26"] .vh`).textContent()).toBe("2026-11-26: ran: success · restated 3 times, last at 2026-11-30 07:10 UTC");
     expect(await page.locator(`.day[data-date="2026-11-25"] .vh`).textContent()).not.toContain("restated");
+    await page.selectOption("#tz", "Asia/Tokyo");
+    expect(await page.locator(`.day[data-date="2026-11-26"]`).getAttribute("title")).toBe("2026-11-26: ran: success · restated 3 times, last at 2026-11-30 16:10 GMT+9");
+    expect(await page.locator(`.day[data-date="2026-11-26"] .vh`).textContent()).toBe("2026-11-26: ran: success · restated 3 times, last at 2026-11-30 16:10 GMT+9");
     await context.close();
   });
 

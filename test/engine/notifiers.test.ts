@@ -121,6 +121,18 @@ describe("notifiers against their real protocols", () => {
     });
     expect(trigger.payload.custom_details).toMatchObject({ business_date: "2026-09-01", owner: "finance" });
     expect(resolve).toEqual({ routing_key: ROUTING_KEY, event_action: "resolve", dedup_key: key });
+
+    // A key longer than PagerDuty takes: the same shortened key for the trigger and its resolve.
+    const long = `late_publication:${"d".repeat(240)}:2026-09-01`;
+    await store.openIncident({ ...incident(["pd"], long, "late_publication"), dataset: "d".repeat(240) });
+    await d.deliverDue();
+    await store.resolveIncident(long, clock.now(), "closed");
+    await d.deliverDue();
+    const [longTrigger, longResolve] = received.slice(2).map((r) => r.body);
+    expect(received.slice(2).map((r) => r.problems)).toEqual([[], []]);
+    expect(longTrigger.dedup_key).toHaveLength(255);
+    expect(longResolve.dedup_key).toBe(longTrigger.dedup_key);
+    expect(longTrigger.dedup_key.startsWith(long.slice(0, 190))).toBe(true);
   });
 
   it("signs a webhook with HMAC-SHA256 over timestamp.body, which the receiver verifies; a wrong secret is refused", async () => {
@@ -202,11 +214,13 @@ describe("notifiers against their real protocols", () => {
 describe("alert delivery", () => {
   it("sends a burst as one digest, recorded as delivered for each alert; PagerDuty is still told of each", async () => {
     const d = dispatcher({
-      notifiers: { hook: { webhook: { url: `${base}/hook` } }, pd: { pagerduty: { routingKeyEnv: "PD_KEY", url: `${base}/v2/enqueue` } } },
+      notifiers: { hook: { webhook: { url: `${base}/hook` } }, pd: { pagerduty: { routingKeyEnv: "PD_KEY", url: `${base}/v2/enqueue` } }, log: { log: true } },
       digest: { after: 5, windowMs: 60_000 },
     });
-    for (let i = 0; i < 8; i++) await store.openIncident(incident(["hook", "pd"], `did_not_run:sales_daily:2026-08-${String(20 + i)}`, "did_not_run"));
-    expect(await d.deliverDue()).toBe(16);
+    for (let i = 0; i < 8; i++) await store.openIncident(incident(["hook", "pd", "log"], `did_not_run:sales_daily:2026-08-${String(20 + i)}`, "did_not_run"));
+    expect(await d.deliverDue()).toBe(24);
+    // The log is never digested: one line per alert, findable by its key.
+    expect(logs.filter((l) => l.startsWith("ALERT OPEN did_not_run:sales_daily:2026-08-"))).toHaveLength(8);
     const hooked = received.filter((r) => r.path === "/hook");
     expect(hooked).toHaveLength(1);
     expect(hooked[0]!.body).toMatchObject({ event: "digest", notifier: "hook", count: 8 });

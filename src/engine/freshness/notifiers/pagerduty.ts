@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { NotifierSettings } from "../../project/config.ts";
 import { subjectOf } from "./message.ts";
 import { post, readVariable, type AlertView, type NotifierContext, type NotifierKindDefinition } from "./notifier.ts";
@@ -14,10 +15,10 @@ export const PAGERDUTY_EVENTS_URL = "https://events.pagerduty.com/v2/enqueue";
 export const pagerdutyNotifier: NotifierKindDefinition<Settings> = {
   variables: (settings) => [{ name: settings.routingKeyEnv, setting: "routingKeyEnv", secret: true }],
   async send(settings, alert, context) {
-    if (alert.event === "resolve") return enqueue(settings, { event_action: "resolve", dedup_key: alert.key }, context);
+    if (alert.event === "resolve") return enqueue(settings, { event_action: "resolve", dedup_key: dedupKey(alert.key) }, context);
     await enqueue(settings, trigger(settings, alert), context);
     // A test must not leave a page open.
-    if (alert.event === "test") await enqueue(settings, { event_action: "resolve", dedup_key: alert.key }, context);
+    if (alert.event === "test") await enqueue(settings, { event_action: "resolve", dedup_key: dedupKey(alert.key) }, context);
   },
   sendDigest: null,
 };
@@ -25,7 +26,7 @@ export const pagerdutyNotifier: NotifierKindDefinition<Settings> = {
 function trigger(settings: Settings, alert: AlertView): Record<string, unknown> {
   return {
     event_action: "trigger",
-    dedup_key: alert.key,
+    dedup_key: dedupKey(alert.key),
     payload: {
       summary: `${subjectOf(alert)}: ${alert.message}`.slice(0, 1024),
       source: settings.source ?? alert.pipelineId ?? alert.dataset ?? "idem",
@@ -41,6 +42,11 @@ function trigger(settings: Settings, alert: AlertView): Record<string, unknown> 
     ...(alert.link ? { links: [{ href: alert.link, text: "Open in idem" }] } : {}),
     client: "idem",
   };
+}
+
+/** PagerDuty takes at most 255 characters; a longer key keeps its head and a hash of the whole, the same for trigger and resolve. */
+export function dedupKey(key: string): string {
+  return key.length <= 255 ? key : `${key.slice(0, 190)}:${createHash("sha256").update(key).digest("hex")}`;
 }
 
 function enqueue(settings: Settings, event: Record<string, unknown>, { env }: NotifierContext): Promise<void> {

@@ -34,6 +34,14 @@
       el.title = new Date(Number(el.dataset.t)).toISOString();
     }
     for (const el of document.querySelectorAll("[data-zone-label]")) el.textContent = zone;
+    // A title (and label) naming an instant: the server wrote it in UTC; the page's zone replaces that.
+    for (const el of root.querySelectorAll("[data-title-t]")) {
+      const ms = Number(el.dataset.titleT);
+      if (el.dataset.title === undefined) el.dataset.title = el.getAttribute("title") || "";
+      const text = el.dataset.title.replace(format(ms, "UTC", false), format(ms, zone, false));
+      el.setAttribute("title", text);
+      if (el.hasAttribute("aria-label")) el.setAttribute("aria-label", text);
+    }
   }
   const select = document.getElementById("tz");
   if (select) {

@@ -162,7 +162,8 @@ function restateMarker(r: Restatements): string {
   if (r.count > 0) parts.push(`restated ${r.count === 1 ? "once" : `${r.count} times`}${r.lastAt !== null ? `, last at ${utcMinute(r.lastAt)}` : ""}`);
   if (r.note) parts.push(`not restated: ${r.note}`);
   const title = escapeHtml(parts.join("; "));
-  return `<span class="rst" title="${title}" aria-label="${title}">↻${r.count > 0 ? r.count : ""}${r.note ? "!" : ""}</span>`;
+  // The time in the title is written in the page's zone by the script, like every other timestamp.
+  return `<span class="rst" title="${title}" aria-label="${title}"${r.lastAt !== null ? ` data-title-t="${r.lastAt}"` : ""}>↻${r.count > 0 ? r.count : ""}${r.note ? "!" : ""}</span>`;
 }
 
 function utcMinute(ms: number): string {

@@ -63,10 +63,13 @@ export async function ledgerPage(engine: Engine, view: View, pipelineId: string)
       const single = list.length === 1 ? list[0]! : null;
       const href = single?.runId ? links.run(single.runId) : list.length > 1 ? links.grid(p.id, { days: 30, to: date }) : null;
       // The day's number is what shows; a screen reader hears the whole label instead (a name that contains what shows).
-      const content = html`<span aria-hidden="true">${Number(date.slice(8))}</span><span class="vh">${label}</span>`;
+      const content = html`<span aria-hidden="true">${Number(date.slice(8))}</span><span class="vh">${sentence(label)}</span>`;
+      // A restatement's time in the title follows the page's zone (the script rewrites it).
+      const restatedAt = list.find((e) => e.restateCount > 0 && e.lastRestatedAt !== null)?.lastRestatedAt ?? null;
+      const titleAt = restatedAt !== null ? html` data-title-t="${restatedAt}"` : "";
       cells.push(href
-        ? html`<a class="${cls}" href="${href}" title="${label}" data-date="${date}">${content}</a>`
-        : html`<span class="${cls}" title="${label}" data-date="${date}">${content}</span>`);
+        ? html`<a class="${cls}" href="${href}" title="${label}"${titleAt} data-date="${date}">${content}</a>`
+        : html`<span class="${cls}" title="${label}"${titleAt} data-date="${date}">${content}</span>`);
     }
     const inMonth = entries.filter((e) => e.interval.businessDate.startsWith(month));
     const bad = inMonth.filter((e) => e.status === "missing" || e.status === "failed").length;
