@@ -79,14 +79,21 @@ export async function openProject(config: ResolvedConfig, options: OpenProjectOp
 /**
  * Every pipeline file of the project, each of which must load (`idem validate`), with every
  * problem of every file reported at once. It checks one thing more than the processes that run
- * pipelines: that each pool a task takes is declared in the config. A running process lets such
- * a task wait for a pool someone creates (`idem pools set`); validate says the config lacks it.
+ * pipelines: that each pool a task takes is declared in the config, and each notifier a promise
+ * names. A running process lets such a task wait for a pool someone creates (`idem pools set`),
+ * and an unknown notifier costs only its alerts (a notifier_failing incident), never the loads;
+ * validate says the config lacks them.
  */
 export async function loadProjectPipelines(config: ResolvedConfig, importModule?: ModuleImporter): Promise<Pipeline[]> {
-  const [{ loadPipelines }, { undeclaredPoolProblems }] = await Promise.all([import("./project/catalog.ts"), import("../core/pipeline/pools.ts")]);
+  const [{ loadPipelines }, { undeclaredPoolProblems }, { unknownNotifierProblems }] = await Promise.all([
+    import("./project/catalog.ts"), import("../core/pipeline/pools.ts"), import("../core/pipeline/notifier-names.ts"),
+  ]);
   const runnable = await pipelineCheck(config);
   const pools = Object.keys(config.pools);
-  return loadPipelines(config.pipelinePaths, config.rootDir, importModule, (pipeline) => [...runnable(pipeline), ...undeclaredPoolProblems(pipeline, pools)]);
+  const notifiers = Object.keys(config.notifiers);
+  return loadPipelines(config.pipelinePaths, config.rootDir, importModule, (pipeline) => [
+    ...runnable(pipeline), ...undeclaredPoolProblems(pipeline, pools), ...unknownNotifierProblems(pipeline, notifiers),
+  ]);
 }
 
 /** Where the state lives: IDEM_STATE_URL, else the config's `state`, else `<stateDir>/state.db`. */

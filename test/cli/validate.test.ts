@@ -63,13 +63,25 @@ export const listed = pipeline("listed", { schedule: "manual", defaults: { retir
 export const named = pipeline("named", {}, steps);
 `;
 
+const promised = `import { daily, pipeline } from "idem";
+
+export const promised = pipeline("promised", {
+  schedule: daily({ at: "02:00", timezone: "UTC" }),
+  promises: [{ dataset: "sales", deadline: "D+1 06:00",
+    notify: ["log", "opps"] }],
+}, {
+  load: { run: () => {}, publishes: "sales" },
+});
+`;
+
 beforeAll(() => {
   mkdirSync(join(repo, ".tmp"), { recursive: true });
   project = mkdtempSync(join(repo, ".tmp", "validate-"));
   const files = {
-    "idem.config.ts": `export default { pipelines: "pipelines", pools: { warehouse: 2 }, connections: { warehouse: { duckdb: ":memory:" } } };\n`,
+    "idem.config.ts": `export default { pipelines: "pipelines", pools: { warehouse: 2 }, connections: { warehouse: { duckdb: ":memory:" } }, notifiers: { ops: { log: true } } };\n`,
     "pipelines/orders.ts": ORDERS,
     "pipelines/tasks.ts": tasks,
+    "pipelines/promised.ts": promised,
   };
   for (const [name, text] of Object.entries(files)) {
     mkdirSync(join(project, name, ".."), { recursive: true });
@@ -89,6 +101,7 @@ describe("idem validate", () => {
       "idem: pipelines/orders.ts:16: pipeline orders, task check: `sensorTimeout` is an option of sensor tasks, and this is a function task (`run`)",
       'idem: pipelines/orders.ts:20: pipeline refunds: catchup must be "all" or "latest", not "sometimes"',
       'idem: pipelines/orders.ts:22: pipeline refunds, task notify: depends on unknown task "lod"',
+      'idem: pipelines/promised.ts:6: pipeline promised: promise for sales: notifier "opps" is not declared in the config (notifiers: log, ops) (did you mean "ops"?)',
       'idem: pipelines/tasks.ts:9: pipeline named, task publish: unknown connection "warehose" (connections: warehouse) (did you mean "warehouse"?)',
       expect.stringMatching(/^idem: pipelines\/tasks\.ts:10: pipeline named, task publish: bad timeout "10 minutes"/),
       'idem: pipelines/tasks.ts:14: pipeline listed: `defaults` takes task policies only (retries, retryDelay, backoff, maxRetryDelay, jitter, timeout, triggerRule, pool, slots, priority), not `retires` (did you mean "retries"?)',
