@@ -4,7 +4,7 @@ import { parseBusinessDate } from "../core/time/dates.ts";
 import { MAX_SUMMARY_BYTES, type AuditEntry, type DatasetStore, type ExternalDatasetEvent, type ExternalEventSource } from "../store/port.ts";
 import { defaultActor, tellAudit, type Acting } from "./acting.ts";
 import type { ResolvedDatasetWebhook } from "./project/config.ts";
-import { webhookSignatureFault } from "./webhook-signature.ts";
+import { webhookSignatureFault } from "./signing/webhook-signature.ts";
 
 /** The audit action of an event from outside idem. */
 export const DATASET_EVENT_ACTION = "dataset-event";

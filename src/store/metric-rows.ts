@@ -8,4 +8,10 @@ export const toTaskStateCount = (r: Row): TaskStateCount => ({ pipelineId: r.pip
 
 export const toPoolQueue = (r: Row): PoolQueue => ({ pool: r.pool ?? null, queued: Number(r.n), oldestQueuedAt: Number(r.oldest) });
 
-export const toIncidentCount = (r: Row): IncidentCount => ({ kind: r.kind, pipelineId: r.pipeline_id ?? null, count: Number(r.n) });
+export const toIncidentCount = (r: Row): IncidentCount => ({
+  kind: r.kind,
+  pipelineId: r.pipeline_id ?? null,
+  acknowledged: r.acknowledged === true || r.acknowledged === 1,
+  ackUntil: r.ack_until === null || r.ack_until === undefined ? null : Number(r.ack_until),
+  count: Number(r.n),
+});

@@ -5,7 +5,7 @@ import { NotFoundError } from "../../src/core/model/errors.ts";
 import { openProject } from "../../src/engine/compose.ts";
 import type { Engine } from "../../src/engine/engine.ts";
 import { loadConfig } from "../../src/engine/project/config.ts";
-import { signWebhook } from "../../src/engine/webhook-signature.ts";
+import { signWebhook } from "../../src/engine/signing/webhook-signature.ts";
 import { dropSchema, freshSchema } from "../process/postgres-support.ts";
 
 const repo = resolve(import.meta.dirname, "../..");

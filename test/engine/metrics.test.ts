@@ -50,6 +50,12 @@ async function seeded(): Promise<void> {
   await h.engine.trigger("stock", "2026-09-03", { actor: "tester" });
   await h.engine.backfill("shop_orders", { from: "2026-09-01", to: "2026-09-03", reprocess: "all", reason: "test", actor: "tester" });
   await h.store.openIncident({ key: "did_not_run:stock:2026-09-02", kind: "did_not_run", dataset: null, pipelineId: "stock", businessDate: "2026-09-02", runId: null, message: "did not run", notify: [], at: h.clock.now() });
+  // one a person has taken for good, one snoozed past the scrape, one whose snooze ended before it
+  for (const [date, until] of [["2026-08-30", null], ["2026-08-31", Date.parse("2026-09-04T13:00:00Z")], ["2026-09-01", Date.parse("2026-09-04T11:59:00Z")]] as const) {
+    const key = `did_not_run:stock:${date}`;
+    await h.store.openIncident({ key, kind: "did_not_run", dataset: null, pipelineId: "stock", businessDate: date, runId: null, message: "did not run", notify: [], at: h.clock.now() });
+    await h.store.actOnIncident({ kind: "acknowledge", key, actor: "ana", reason: "on it", until, at: h.clock.now() });
+  }
   h.clock.set("2026-09-04T12:00:00Z");
 }
 
@@ -79,7 +85,8 @@ describe("the store's facts a scrape reads", () => {
     // 09-02's deadline (09-03 05:00 UTC) passed 31 hours ago
     expect(promise!.lagSeconds).toBe(31 * 3600);
 
-    expect(count(facts.openIncidents, { kind: "did_not_run", pipeline: "stock" })).toBe(1);
+    expect(count(facts.openIncidents, { kind: "did_not_run", pipeline: "stock", state: "open" })).toBe(2);
+    expect(count(facts.openIncidents, { kind: "did_not_run", pipeline: "stock", state: "acknowledged" })).toBe(2);
     expect(count(facts.openIncidents, { kind: "late" })).toBe(0);
     expect(count(facts.backfills, { pipeline: "shop_orders", state: "running" })).toBe(1);
     expect(count(facts.backfillRuns, { pipeline: "shop_orders", state: "planned" })).toBe(3);
@@ -128,7 +135,8 @@ describe("/metrics' text", () => {
       'idem_promise_freshness_lag_seconds{pipeline="shop_orders",dataset="orders_daily"} 111600',
       'idem_promise_unpublished_business_dates{pipeline="shop_orders",dataset="orders_daily"} 2',
       'idem_promise_business_dates{pipeline="shop_orders",dataset="orders_daily",status="missed"} 2',
-      'idem_incidents_open{kind="did_not_run",pipeline="stock"} 1',
+      'idem_incidents_open{kind="did_not_run",pipeline="stock",state="open"} 2',
+      'idem_incidents_open{kind="did_not_run",pipeline="stock",state="acknowledged"} 2',
       'idem_backfill_runs{pipeline="shop_orders",state="planned"} 3',
       'idem_lease_current{role="scheduler"} 0',
       'idem_attempt_duration_seconds_count{pipeline="stock",task="count",state="success"} 1',

@@ -8,7 +8,7 @@ import { SMTPServer } from "smtp-server";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { IncidentKind } from "../../src/core/model/incidents.ts";
 import { AlertDispatcher, type DispatcherOptions } from "../../src/engine/freshness/alert-dispatcher.ts";
-import { webhookSignatureFault } from "../../src/engine/webhook-signature.ts";
+import { webhookSignatureFault } from "../../src/engine/signing/webhook-signature.ts";
 import type { NewIncident, Store } from "../../src/store/port.ts";
 import { FakeClock } from "../../src/testing.ts";
 import { openTestStore } from "../support/test-store.ts";

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { pipeline } from "../../src/core/pipeline/define.ts";
 import { manual } from "../../src/core/time/index.ts";
 import { Engine } from "../../src/engine/engine.ts";
-import { signWebhook } from "../../src/engine/webhook-signature.ts";
+import { signWebhook } from "../../src/engine/signing/webhook-signature.ts";
 import { startServer, type RunningServer } from "../../src/http/server.ts";
 import { ScheduleHarness } from "../support/scheduling.ts";
 

@@ -8,7 +8,8 @@ import type { Pipeline } from "../../src/core/pipeline/types.ts";
 import { daily } from "../../src/core/time/index.ts";
 import { ProcessFactsHub } from "../../src/engine/metrics/process-facts.ts";
 import { prometheusMetrics } from "../../src/engine/metrics/prometheus.ts";
-import { INCIDENT_KINDS, storeFacts } from "../../src/engine/metrics/store-facts.ts";
+import { storeFacts, UNRESOLVED_STATES } from "../../src/engine/metrics/store-facts.ts";
+import { INCIDENT_KINDS } from "../../src/core/model/incidents.ts";
 import type { Store } from "../../src/store/port.ts";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
 import { dropSchema, freshSchema, openPgStore, queryPg, testPostgresUrl } from "../process/postgres-support.ts";
@@ -33,7 +34,7 @@ const pipelines: Pipeline[] = Array.from({ length: PIPELINES }, (_, i) =>
 );
 
 /** Per pipeline: 2 live run states, 4 recent run states, 2 backfill states, 6 backfill progress states; per promise: lag, unpublished, 4 statuses. */
-const STORE_SERIES = PIPELINES * (2 + 4 + 2 + 6) + PIPELINES * (1 + 1 + 4) + INCIDENT_KINDS.length + /* (none)'s queue and age */ 2 + /* store up, read time */ 2;
+const STORE_SERIES = PIPELINES * (2 + 4 + 2 + 6) + PIPELINES * (1 + 1 + 4) + INCIDENT_KINDS.length * UNRESOLVED_STATES.length + /* (none)'s queue and age */ 2 + /* store up, read time */ 2;
 
 function historySql(dialect: "sqlite" | "postgres"): string[] {
   const day = dialect === "postgres" ? "to_char(to_timestamp(s / 1000) AT TIME ZONE 'UTC', 'YYYY-MM-DD')" : "date(s / 1000, 'unixepoch')";

@@ -38,7 +38,7 @@ export type IncidentDecision =
   | { refusal?: undefined; acknowledgement?: undefined; resolved: { at: number; by: string; resolution: string } };
 
 /** The incident's state at `now`: an acknowledgement whose end has come counts no more. */
-export function incidentState(status: IncidentStatus, now: number): IncidentState {
+export function incidentState(status: { resolvedAt: number | null; acknowledgement: Pick<IncidentAcknowledgement, "until"> | null }, now: number): IncidentState {
   if (status.resolvedAt !== null) return "resolved";
   const ack = status.acknowledgement;
   if (ack && (ack.until === null || ack.until > now)) return "acknowledged";

@@ -41,7 +41,7 @@ export function prometheusMetrics(sources: MetricSources): EngineMetrics {
     lag: gauge("idem_promise_freshness_lag_seconds", "Seconds past the deadline of the promise's oldest business date of the last 7 days still unpublished; 0 when none", ["pipeline", "dataset"]),
     unpublished: gauge("idem_promise_unpublished_business_dates", "Business dates of the last 7 days past the promise's SLO (or deadline) and not published", ["pipeline", "dataset"]),
     days: gauge("idem_promise_business_dates", "Business dates of the last 7 days by freshness status (on_time, late, missed, not_yet_due)", ["pipeline", "dataset", "status"]),
-    incidents: gauge("idem_incidents_open", "Open incidents by kind and pipeline (empty pipeline: the installation's)", ["kind", "pipeline"]),
+    incidents: gauge("idem_incidents_open", "Unresolved incidents by kind, pipeline (empty: the installation's) and state (open; acknowledged: a person took it and its snooze has not ended)", ["kind", "pipeline", "state"]),
     backfills: gauge("idem_backfills", "Backfills running or paused, by pipeline", ["pipeline", "state"]),
     backfillRuns: gauge("idem_backfill_runs", "The intervals of live backfills by progress: planned, not_started, queued, running, succeeded, failed", ["pipeline", "state"]),
     leaseAge: gauge("idem_lease_age_seconds", "Seconds since the scheduler's or the checker's lease was last renewed, or since the newest worker heartbeat", ["role"]),

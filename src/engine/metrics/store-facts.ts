@@ -3,6 +3,8 @@ import { promiseDays } from "../freshness/report.ts";
 import { CHECKER_ROLE } from "../freshness/watchdog.ts";
 import { SCHEDULER_ROLE } from "../scheduler/presence.ts";
 import { RUN_STATES, type RunState, type TaskState } from "../../core/model/states.ts";
+import { INCIDENT_KINDS } from "../../core/model/incidents.ts";
+import { incidentState } from "../../core/policy/incident-lifecycle.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
 import type { BackfillStore, FreshnessStore, IncidentKind, MetricReads, PoolStore, WorkerStore } from "../../store/port.ts";
 
@@ -15,7 +17,9 @@ const DAY_MS = 86_400_000;
 
 export const LIVE_RUN_STATES = ["queued", "running"] as const satisfies readonly RunState[];
 export const DAY_STATUSES = ["on_time", "late", "missed", "not_yet_due"] as const satisfies readonly DayStatus[];
-export const INCIDENT_KINDS = ["late", "sla_missed", "late_publication", "did_not_run", "run_failed", "restate_failed", "scheduler_down"] as const satisfies readonly IncidentKind[];
+/** The states an unresolved incident is counted in: open pages, acknowledged (or snoozed) does not. */
+export const UNRESOLVED_STATES = ["open", "acknowledged"] as const;
+type UnresolvedState = (typeof UNRESOLVED_STATES)[number];
 /** The label of queued task instances that take no pool. */
 export const NO_POOL = "(none)";
 
@@ -39,7 +43,8 @@ export interface StoreFacts {
   pools: { pool: string; slots: number; used: number }[];
   /** Per promise: seconds past the deadline of its oldest due business date not published (0: none), and its business dates by status. */
   promises: { pipeline: string; dataset: string; lagSeconds: number; unpublished: number; days: Record<DayStatus, number> }[];
-  openIncidents: Count<{ kind: IncidentKind; pipeline: string }>[];
+  /** Unresolved incidents by kind, pipeline and state (open, or acknowledged and not yet due again). */
+  openIncidents: Count<{ kind: IncidentKind; pipeline: string; state: UnresolvedState }>[];
   /** Live backfills (running or paused) and their runs, by pipeline. */
   backfills: Count<{ pipeline: string; state: "running" | "paused" }>[];
   backfillRuns: Count<{ pipeline: string; state: BackfillRunState }>[];
@@ -87,9 +92,19 @@ export async function storeFacts(store: FactStore, pipelines: readonly Pipeline[
     queues.set(pool, { pool, queued: q.queued, oldestAgeSeconds: Math.max(0, now - q.oldestQueuedAt) / 1000 });
   }
 
-  const openIncidents = new Map<string, Count<{ kind: IncidentKind; pipeline: string }>>();
-  for (const kind of INCIDENT_KINDS) openIncidents.set(`${kind}\0`, { labels: { kind, pipeline: "" }, count: 0 });
-  for (const i of incidents) openIncidents.set(`${i.kind}\0${i.pipelineId ?? ""}`, { labels: { kind: i.kind, pipeline: i.pipelineId ?? "" }, count: i.count });
+  const openIncidents = new Map<string, Count<{ kind: IncidentKind; pipeline: string; state: UnresolvedState }>>();
+  const incidentKey = (kind: string, pipeline: string, state: string) => `${kind}\0${pipeline}\0${state}`;
+  for (const kind of INCIDENT_KINDS) {
+    for (const state of UNRESOLVED_STATES) openIncidents.set(incidentKey(kind, "", state), { labels: { kind, pipeline: "", state }, count: 0 });
+  }
+  for (const i of incidents) {
+    const acknowledgement = i.acknowledged ? { until: i.ackUntil } : null;
+    const state = incidentState({ acknowledgement, resolvedAt: null }, now) === "acknowledged" ? "acknowledged" : "open";
+    const pipeline = i.pipelineId ?? "";
+    const key = incidentKey(i.kind, pipeline, state);
+    const counted = openIncidents.get(key)?.count ?? 0;
+    openIncidents.set(key, { labels: { kind: i.kind, pipeline, state }, count: counted + i.count });
+  }
 
   return {
     liveRuns: runCounts(liveRuns, LIVE_RUN_STATES),

@@ -14,7 +14,11 @@ export interface MetricReads {
   liveRunTaskCounts(): Promise<TaskStateCount[]>;
   /** Queued task instances by pool (null: none): how many, and when the longest-waiting one was queued. */
   queuedByPool(): Promise<PoolQueue[]>;
-  /** Open incidents by kind and pipeline (null: an incident of the installation, scheduler_down). */
+  /**
+   * Unresolved incidents by kind and pipeline (null: an incident of the installation,
+   * scheduler_down), apart by acknowledgement and its end, so core's `incidentState` tells an
+   * acknowledged one from one open again after its snooze.
+   */
   openIncidentCounts(): Promise<IncidentCount[]>;
 }
 
@@ -40,5 +44,8 @@ export interface PoolQueue {
 export interface IncidentCount {
   kind: IncidentKind;
   pipelineId: string | null;
+  /** Whether a person acknowledged the incident, and until when (null: until resolved). */
+  acknowledged: boolean;
+  ackUntil: number | null;
   count: number;
 }

@@ -473,5 +473,5 @@ export const SQL = {
     GROUP BY r.pipeline_id, t.task_id, t.state`,
   // Either partial index of queued rows would do; naming one keeps the plan from wandering.
   metricQueuedByPool: `SELECT pool, count(*) AS n, min(queued_at) AS oldest FROM task_instances INDEXED BY task_instances_queued WHERE state = 'queued' GROUP BY pool`,
-  metricOpenIncidents: `SELECT kind, pipeline_id, count(*) AS n FROM incidents WHERE resolved_at IS NULL GROUP BY kind, pipeline_id`,
+  metricOpenIncidents: `SELECT kind, pipeline_id, acknowledged_at IS NOT NULL AS acknowledged, ack_until, count(*) AS n FROM incidents WHERE resolved_at IS NULL GROUP BY kind, pipeline_id, acknowledged_at IS NOT NULL, ack_until`,
 } as const;

@@ -62,7 +62,7 @@ export function metricsContract(h: Harness): void {
       expect(retry).toMatchObject({ taskId: "x", tryNumber: 2, readySince: T0 + 5_000 });
     });
 
-    it("counts open incidents by kind and pipeline; resolved ones are gone", async () => {
+    it("counts unresolved incidents by kind, pipeline and acknowledgement; resolved ones are gone", async () => {
       const incident = (key: string, kind: "late" | "scheduler_down", pipelineId: string | null) =>
         store.openIncident({ key, kind, dataset: null, pipelineId, businessDate: null, runId: null, message: key, notify: [], at: T0 });
       await incident("late:a:1", "late", "p");
@@ -70,9 +70,12 @@ export function metricsContract(h: Harness): void {
       await incident("late:a:3", "late", "p");
       await incident("down:1", "scheduler_down", null);
       await store.resolveIncident("late:a:3", T0 + 1, "published");
+      await store.actOnIncident({ kind: "acknowledge", key: "late:a:2", actor: "ana", reason: "mine", until: null, at: T0 + 2 });
+      await store.actOnIncident({ kind: "acknowledge", key: "down:1", actor: "ana", reason: "restarting", until: T0 + 100, at: T0 + 2 });
       expect(sorted(await store.openIncidentCounts())).toEqual(sorted([
-        { kind: "late", pipelineId: "p", count: 2 },
-        { kind: "scheduler_down", pipelineId: null, count: 1 },
+        { kind: "late", pipelineId: "p", acknowledged: false, ackUntil: null, count: 1 },
+        { kind: "late", pipelineId: "p", acknowledged: true, ackUntil: null, count: 1 },
+        { kind: "scheduler_down", pipelineId: null, acknowledged: true, ackUntil: T0 + 100, count: 1 },
       ]));
     });
   });

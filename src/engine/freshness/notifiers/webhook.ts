@@ -1,19 +1,8 @@
-import { createHmac } from "node:crypto";
 import type { NotifierSettings } from "../../project/config.ts";
+import { SIGNATURE_HEADER, signWebhook } from "../../signing/webhook-signature.ts";
 import { expandInline, inlineVariables, post, readVariable, type AlertView, type NotifierContext, type NotifierKindDefinition } from "./notifier.ts";
 
 type Settings = NotifierSettings["webhook"];
-
-/** The header that carries a signed webhook's timestamp and signature. */
-export const SIGNATURE_HEADER = "idem-signature";
-
-/**
- * `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`, as Stripe signs its webhooks: the
- * timestamp is inside what is signed, so a receiver that refuses old timestamps refuses replays.
- */
-export function signatureHeader(secret: string, body: string, unixSeconds: number): string {
-  return `t=${unixSeconds},v1=${createHmac("sha256", secret).update(`${unixSeconds}.${body}`).digest("hex")}`;
-}
 
 /**
  * A JSON POST of the alert (the incident, its severity, owner and link). With
@@ -33,6 +22,6 @@ export const webhookNotifier: NotifierKindDefinition<Settings> = {
 function postSigned(settings: Settings, body: string, { env, now }: NotifierContext): Promise<void> {
   const url = expandInline(settings.url, env);
   const headers = Object.fromEntries(Object.entries(settings.headers ?? {}).map(([k, v]) => [k, expandInline(v, env)]));
-  if (settings.signingSecretEnv) headers[SIGNATURE_HEADER] = signatureHeader(readVariable(env, settings.signingSecretEnv), body, Math.floor(now / 1000));
+  if (settings.signingSecretEnv) headers[SIGNATURE_HEADER] = signWebhook(readVariable(env, settings.signingSecretEnv), Math.floor(now / 1000), body);
   return post(url, body, headers, settings.timeoutMs ?? 5_000);
 }

@@ -1,5 +1,8 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 
+/** The header that carries a signed request's timestamp and signature, outgoing (notifiers) and incoming (dataset events). */
+export const SIGNATURE_HEADER = "idem-signature";
+
 /**
  * The signature of a signed request, as Stripe and GitHub sign theirs: HMAC-SHA256 keyed by the
  * shared secret over `<unix seconds>.<body>`, in hex. The timestamp is signed too, so a captured
