@@ -7,7 +7,7 @@ import type { Incident, NewAuditEntry } from "./port.ts";
  */
 export function incidentAudit(
   incident: Pick<Incident, "key" | "kind" | "pipelineId" | "runId" | "businessDate">,
-  transition: { action: "incident-acknowledge" | "incident-snooze" | "incident-resolve"; actor?: string; reason: string; at: number; until?: number | null },
+  transition: { action: "incident-open" | "incident-acknowledge" | "incident-snooze" | "incident-resolve"; actor?: string; reason: string; at: number; until?: number | null },
 ): NewAuditEntry {
   return {
     at: transition.at,

@@ -61,6 +61,7 @@ describe("incidents on the on-call page", () => {
     const audit = await h.engine.audit({});
     expect(audit.map((e) => `${e.actor} ${e.action} ${e.reason}`)).toEqual([
       `${UI_LOCAL_USER} incident-resolve loaded the file by hand`, `${UI_LOCAL_USER} incident-acknowledge the till's file is late, vendor called`,
+      "watchdog incident-open SLA missed: orders_daily for 2026-09-01 is not published; the deadline was 2026-09-02 06:00 UTC",
     ]);
     expect((await h.store.dueAlerts(h.clock.now(), 10)).map((a) => `${a.event} ${a.notifier}`)).toEqual(["open log", "resolve log"]);
 

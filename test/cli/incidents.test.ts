@@ -38,6 +38,7 @@ describe("idem incidents", () => {
     const audit = JSON.parse(h.cli("audit", "--json").stdout) as { actor: string; action: string; reason: string }[];
     expect(audit.map((e) => `${e.actor} ${e.action} ${e.reason}`)).toEqual([
       "ana incident-resolve loaded by hand", "bo incident-snooze vendor says 10:00", "ana incident-acknowledge upstream file late",
+      "watchdog incident-open SLA missed: orders_daily for 2026-09-01 is not published",
     ]);
     const listed = JSON.parse(h.cli("incidents", "--all", "--json").stdout);
     expect(listed[0]).toMatchObject({ key: KEY, state: "resolved", resolvedBy: "ana", acknowledgement: { by: "bo", reason: "vendor says 10:00" } });

@@ -782,6 +782,7 @@ export class PostgresStore extends PostgresReads implements Store {
         i.key, i.kind, i.dataset, i.pipelineId, i.businessDate, i.runId, i.message, JSON.stringify(i.notify), i.at, ...closed,
       ]);
       if (opened) this.#queueAlerts(tx, toIncident(opened), "open", i.at);
+      if (opened) void tx.send("insertAudit", auditParams(incidentAudit(i, { action: "incident-open", reason: i.message, at: i.at })));
       if (opened && i.closed !== undefined) void tx.send("insertAudit", auditParams(incidentAudit(i, { action: "incident-resolve", reason: i.closed, at: i.at })));
       return opened !== undefined;
     });

@@ -540,6 +540,7 @@ export class SqliteStore extends SqliteReads implements Store {
       const { closed: _, ...row } = i;
       const inserted = this.q.insertIncident.run({ ...row, ...closed, notify: JSON.stringify(i.notify) }).changes === 1;
       if (inserted) this.#queueAlerts(i.key, "open", i.at);
+      if (inserted) this.q.insertAudit.get(auditRow(incidentAudit(i, { action: "incident-open", reason: i.message, at: i.at })));
       if (inserted && i.closed !== undefined) this.q.insertAudit.get(auditRow(incidentAudit(i, { action: "incident-resolve", reason: i.closed, at: i.at })));
       return inserted;
     }).immediate();

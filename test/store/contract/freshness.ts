@@ -95,7 +95,11 @@ export function freshnessContract(h: Harness): void {
         expect(await store.getIncident(incident.key)).toMatchObject({ resolvedAt: T0 + 5, resolvedBy: "watchdog", resolution: "published at 07:00" });
         await expect(store.actOnIncident({ key: incident.key, kind: "acknowledge", actor: "a", reason: "r", until: null, at: T0 + 6 })).rejects.toThrow("was resolved by watchdog");
         const audit = await store.listAudit({});
-        expect(audit.map((e) => [e.actor, e.action, e.reason])).toEqual([["watchdog", "incident-resolve", "published at 07:00"]]);
+        // the opening is a transition too, by idem, with the incident's message as its why
+        expect(audit.map((e) => [e.actor, e.action, e.reason])).toEqual([
+          ["watchdog", "incident-resolve", "published at 07:00"],
+          ["watchdog", "incident-open", incident.message],
+        ]);
       });
 
       it("idem resolves an acknowledged incident when its cause ends; a fact is recorded closed, alerting its opening only", async () => {
