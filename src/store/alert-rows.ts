@@ -21,7 +21,7 @@ export function toAlertRecord(r: Row): AlertRecord {
     state: deliveredAt !== null ? "sent" : tries > 0 ? "failed" : "queued",
     tries,
     lastError: r.last_error,
-    queuedAt: Number(r.event === "open" ? r.opened_at : r.resolved_at),
+    queuedAt: Number(r.event === "open" ? r.opened_at : r.event === "reopen" ? r.occasion : r.resolved_at),
     nextAttemptAt: deliveredAt === null ? Number(r.next_attempt_at) : null,
     deliveredAt,
   };

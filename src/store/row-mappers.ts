@@ -67,6 +67,7 @@ export function rowMappers(decode: RowDecoding) {
       resolvedAt: r.resolved_at,
       resolvedBy: r.resolved_by ?? null,
       resolution: r.resolution,
+      reopenedFor: r.reopened_for ?? null,
     };
   }
 

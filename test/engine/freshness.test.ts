@@ -171,7 +171,7 @@ describe("freshness promises", () => {
     await at("2026-09-02T05:00:00Z");
     const before = alerts().length;
     const restarted = new FreshnessChecker({ store: h.store, pipelines: h.pipelines, defaultNotify: ["hook"] });
-    expect(await restarted.check(h.clock.now())).toEqual({ opened: [], resolved: [] });
+    expect(await restarted.check(h.clock.now())).toEqual({ opened: [], reopened: [], resolved: [] });
     expect(before).toBe(2);
   });
 

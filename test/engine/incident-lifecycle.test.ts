@@ -118,4 +118,46 @@ describe("incidents that end", () => {
     await at("2026-10-02T05:00:00Z");
     expect(alerts().slice(2)).toEqual(["open sla_missed", "open did_not_run"]);
   });
+
+  it("a snooze that ends with the incident unresolved is told once to each notifier told of the opening; an acknowledgement without an end never comes back", async () => {
+    const told = shop("2026-09-01");
+    const bothTold = { ...told, promises: told.promises.map((p) => ({ ...p, notify: ["hook", "ops"] })) };
+    h = await ScheduleHarness.open([bothTold], "2026-09-01T00:00:00Z");
+    const logged: string[] = [];
+    const checker = new FreshnessChecker({ store: h.store, pipelines: h.pipelines });
+    const dispatcher = new AlertDispatcher({ store: h.store, clock: h.clock, notifiers: { hook: { webhook: { url: hookUrl } }, ops: { log: true } }, log: (line) => logged.push(line) });
+    const check = async () => {
+      const result = await checker.check(h.clock.now());
+      await dispatcher.deliverDue();
+      return result.reopened;
+    };
+    await h.at("2026-09-01T12:00:00Z");
+    await h.engine.pause("shop_orders");
+    await h.at("2026-09-02T05:00:00Z"); // the deadline of 2026-09-01 passes unpublished
+    await check();
+    expect(alerts()).toEqual(["open sla_missed", "open did_not_run"]);
+    const sla = "sla_missed:orders_daily:2026-09-01";
+    const didNotRun = "did_not_run:shop_orders:2026-09-01";
+    await h.engine.acknowledgeIncident(sla, { reason: "upstream late", for: 3_600_000, actor: "ana" });
+    await h.engine.acknowledgeIncident(didNotRun, { reason: "paused for the migration", actor: "ana" });
+    h.clock.set("2026-09-02T05:59:59Z");
+    expect(await check()).toEqual([]);
+
+    h.clock.set("2026-09-02T06:00:01Z"); // the snooze of an hour has ended
+    expect(await check()).toEqual([sla]);
+    expect(await check()).toEqual([]);
+    const reopens = received.filter((a) => a.event === "reopen");
+    expect(reopens.map((a) => a.key)).toEqual([sla]);
+    expect(reopens[0]!.message).toMatch(/^snooze ended: still SLA missed: orders_daily for 2026-09-01 is not published/);
+    expect(logged.filter((line) => line.startsWith("ALERT SNOOZE ENDED"))).toEqual([
+      expect.stringMatching(/^ALERT SNOOZE ENDED sla_missed:orders_daily:2026-09-01: snooze ended: still SLA missed: /),
+    ]);
+    expect((await h.engine.incident(sla)).state).toBe("open");
+
+    h.clock.set("2026-09-09T06:00:00Z"); // a week on, the acknowledgement without an end holds
+    expect(await check()).toEqual([]);
+    expect(received.filter((a) => a.event === "reopen").length).toBe(1);
+    expect(logged.filter((line) => line.startsWith("ALERT SNOOZE ENDED")).length).toBe(1);
+    expect((await h.engine.incident(didNotRun)).state).toBe("acknowledged");
+  });
 });

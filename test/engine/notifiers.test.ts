@@ -135,6 +135,26 @@ describe("notifiers against their real protocols", () => {
     expect(longTrigger.dedup_key.startsWith(long.slice(0, 190))).toBe(true);
   });
 
+  it("tells a snooze's end: PagerDuty triggers again with the same dedup_key, Slack and a webhook say the snooze ended and the cause is still there", async () => {
+    const d = dispatcher({ notifiers: { pd: { pagerduty: { routingKeyEnv: "PD_KEY", url: `${base}/v2/enqueue` } }, slack: { slack: { urlEnv: "SLACK_URL" } }, hook: { webhook: { url: `${base}/hook` } } }, digest: null });
+    const key = "sla_missed:orders_daily:2026-09-01";
+    await store.openIncident({ ...incident(["pd", "slack", "hook"], key, "sla_missed"), dataset: "orders_daily", runId: null, message: "SLA missed: orders_daily for 2026-09-01 is not published" });
+    await d.deliverDue();
+    await store.actOnIncident({ key, kind: "acknowledge", actor: "ana", reason: "upstream late", until: clock.now() + 3_600_000, at: clock.now() });
+    clock.advance(3_600_000);
+    expect(await store.reopenIncident(key, clock.now())).toBe(true);
+    received.length = 0;
+    expect(await d.deliverDue()).toBe(3);
+    expect(received.filter((r) => r.path !== "/hook").map((r) => r.problems)).toEqual([[], []]);
+    const by = (path: string) => received.find((r) => r.path === path)!.body;
+    expect(by("/v2/enqueue")).toMatchObject({
+      event_action: "trigger", dedup_key: key,
+      payload: { summary: "[CRITICAL SNOOZE ENDED] SLA missed: orders_daily 2026-09-01: snooze ended: still SLA missed: orders_daily for 2026-09-01 is not published", severity: "critical" },
+    });
+    expect(by(SLACK_PATH).text).toBe("[CRITICAL SNOOZE ENDED] SLA missed: orders_daily 2026-09-01: snooze ended: still SLA missed: orders_daily for 2026-09-01 is not published");
+    expect(by("/hook")).toMatchObject({ event: "reopen", key, message: "snooze ended: still SLA missed: orders_daily for 2026-09-01 is not published" });
+  });
+
   it("signs a webhook with HMAC-SHA256 over timestamp.body, which the receiver verifies; a wrong secret is refused", async () => {
     await store.openIncident(incident(["signed"]));
     expect(await dispatcher({ notifiers: { signed: { webhook: { url: `${base}/signed`, signingSecretEnv: "HOOK_SECRET" } } } }).deliverDue()).toBe(1);

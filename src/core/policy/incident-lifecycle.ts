@@ -45,6 +45,18 @@ export function incidentState(status: { resolvedAt: number | null; acknowledgeme
   return "open";
 }
 
+/**
+ * Whether the end of a snooze is due to be told at `now`: the incident is unresolved, its newest
+ * acknowledgement had an end that has come, and that acknowledgement's end was not told yet
+ * (`reopenedFor` is the `at` of the acknowledgement whose end was last told). A snoozed page
+ * that comes back unseen is the gap this closes; an acknowledgement without an end never lapses.
+ */
+export function reopenDue(status: { resolvedAt: number | null; acknowledgement: Pick<IncidentAcknowledgement, "at" | "until"> | null; reopenedFor: number | null }, now: number): boolean {
+  const ack = status.acknowledgement;
+  if (status.resolvedAt !== null || ack === null || ack.until === null) return false;
+  return ack.until <= now && status.reopenedFor !== ack.at;
+}
+
 /** The audit action a person's action is recorded as. */
 export function auditActionOf(action: IncidentAction): "incident-acknowledge" | "incident-snooze" | "incident-resolve" {
   if (action.kind === "resolve") return "incident-resolve";

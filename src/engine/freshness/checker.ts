@@ -8,6 +8,7 @@ import { expectedRuns, recentIntervalsFrom } from "../scheduler/ledger.ts";
 import { LeadMemory, schedulerPresence } from "../scheduler/presence.ts";
 import { routeIncident, type AlertRoute } from "../../core/policy/alert-routing.ts";
 import { incidentTraits } from "./incident-traits.ts";
+import { reopenDue } from "../../core/policy/incident-lifecycle.ts";
 import { DEFAULTS } from "../project/defaults.ts";
 
 /** What the checker reads and writes: freshness and incidents, runs, the ledger, and who leads. */
@@ -41,6 +42,8 @@ const MAX_CHECKED_INTERVALS = 500;
 
 export interface CheckResult {
   opened: string[];
+  /** Incidents whose snooze ended with them unresolved: told again, once per snooze. */
+  reopened: string[];
   resolved: string[];
 }
 
@@ -64,7 +67,7 @@ export class FreshnessChecker {
   }
 
   async check(now: number): Promise<CheckResult> {
-    const result: CheckResult = { opened: [], resolved: [] };
+    const result: CheckResult = { opened: [], reopened: [], resolved: [] };
     this.#firstCheckAt ??= now;
     const { pipelines } = this.#o;
     this.#pipelines = typeof pipelines === "function" ? pipelines() : pipelines;
@@ -75,7 +78,21 @@ export class FreshnessChecker {
       await this.#checkDidNotRun(pipeline, scheduler, now, result);
     }
     await this.#checkFailedRuns(now, result);
+    await this.#tellLapsedSnoozes(now, result);
     return result;
+  }
+
+  /**
+   * An incident snoozed until a time that has come is open again; without an alert its page
+   * would come back unseen. The store tells each snooze's end once (core's reopenDue, decided
+   * again in its transaction), to the notifiers told of the opening.
+   */
+  async #tellLapsedSnoozes(now: number, result: CheckResult): Promise<void> {
+    for (const open of await this.#o.store.listIncidents({ open: true, limit: 1000 })) {
+      if (!reopenDue(open, now) || !(await this.#o.store.reopenIncident(open.key, now))) continue;
+      result.reopened.push(open.key);
+      this.#o.log?.(`snooze of ${open.key} ended: still ${open.message}`);
+    }
   }
 
   async #checkPromise(pipeline: Pipeline, promise: FreshnessPromise, now: number, result: CheckResult): Promise<void> {

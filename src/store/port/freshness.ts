@@ -33,6 +33,13 @@ export interface FreshnessStore {
    * "no incident <key>".
    */
   actOnIncident(request: IncidentActionRequest): Promise<{ incident: Incident; audit: AuditEntry }>;
+  /**
+   * Tells the end of an incident's snooze when core's `reopenDue` says it is due at `at`: records
+   * whose end was told (`reopenedFor`) and queues one "reopen" alert per notifier told of the
+   * opening, in one transaction. True if it did; false when not due (told already, no snooze, an
+   * end still ahead, resolved) or no such incident.
+   */
+  reopenIncident(key: string, at: number): Promise<boolean>;
   getIncident(key: string): Promise<Incident | null>;
   listIncidents(query: { open?: boolean; limit?: number }): Promise<Incident[]>;
   /**
@@ -98,14 +105,19 @@ export interface Incident extends Omit<NewIncident, "at" | "key" | "closed"> {
   /** A person, or core's SYSTEM_ACTOR when the cause ended. */
   resolvedBy: string | null;
   resolution: string | null;
+  /** The `at` of the acknowledgement whose snooze's end was told by a "reopen" alert; null: none yet. */
+  reopenedFor: number | null;
 }
 
 export type IncidentActionRequest = IncidentAction & { key: string; at: number };
 
+/** What an alert tells: an incident opened, its snooze ended with it unresolved, it resolved. */
+export type AlertEvent = "open" | "reopen" | "resolve";
+
 export interface OutboxAlert {
   id: number;
   incidentKey: string;
-  event: "open" | "resolve";
+  event: AlertEvent;
   notifier: string;
   payload: Record<string, unknown>;
   tries: number;

@@ -1,7 +1,7 @@
 import type { RunState, TaskState, TriggerKind } from "../../core/model/states.ts";
 import type { AuditEntry } from "./audit.ts";
 import type { DatasetEvent } from "./datasets.ts";
-import type { AlertState, Incident, IncidentKind } from "./freshness.ts";
+import type { AlertEvent, AlertState, Incident, IncidentKind } from "./freshness.ts";
 import type { RunRecord, TaskInstanceRecord } from "./runs.ts";
 import type { WatermarkRecord } from "./watermarks.ts";
 
@@ -80,13 +80,13 @@ export interface AlertRecord {
   dataset: string | null;
   businessDate: string | null;
   message: string;
-  event: "open" | "resolve";
+  event: AlertEvent;
   notifier: string;
   state: AlertState;
   /** Delivery attempts made so far. */
   tries: number;
   lastError: string | null;
-  /** When the incident opened (an "open" alert) or resolved (a "resolve" alert): when it was queued. */
+  /** When the incident opened (an "open" alert), its snooze ended ("reopen") or it resolved ("resolve"): when it was queued. */
   queuedAt: number;
   /** When the next delivery attempt is due; null once sent. */
   nextAttemptAt: number | null;

@@ -598,4 +598,21 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
         FOR EACH ROW EXECUTE FUNCTION change_feed_record();
     `,
   },
+  {
+    version: 24,
+    name: "a snooze's end is told once: the acknowledgement whose end was told, and the outbox keyed by occasion",
+    sql: `
+      -- A snooze that ends with the incident unresolved queues one "reopen" alert per notifier
+      -- (core's reopenDue). reopened_for is the acknowledged_at of the snooze whose end was told,
+      -- so the next pass does not tell it again; a later snooze has its own end to tell.
+      ALTER TABLE incidents ADD COLUMN reopened_for BIGINT;
+      -- An incident may be reopened once per snooze: an outbox row is unique per occasion (for a
+      -- reopen, the end of the snooze it tells, later than any end told before it, as a snooze
+      -- must end after it is made; 0 for an opening or a resolution, which happen once).
+      ALTER TABLE alert_outbox ADD COLUMN occasion BIGINT NOT NULL DEFAULT 0;
+      ALTER TABLE alert_outbox DROP CONSTRAINT alert_outbox_incident_key_event_notifier_key;
+      ALTER TABLE alert_outbox ADD CONSTRAINT alert_outbox_incident_key_event_notifier_occasion_key
+        UNIQUE (incident_key, event, notifier, occasion);
+    `,
+  },
 ];

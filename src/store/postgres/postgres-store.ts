@@ -13,7 +13,7 @@ import {
   StoreConflictError, type AttemptFinish, type AuditEntry, type ClaimRequest,
   type ClaimedAttempt, type FinishAndClaim, type FinishedAndClaimed, type FinishOutcome, type Leadership, type NewAuditEntry,
   type NewPipelineVersion, type NewRun, type NewTaskInstance, type PauseRequest, type PipelineState, type RerunRequest, type RunRecord, type SkipIntervalsRequest, type Store,
-  type TaskInstanceRecord, type TaskActionRequest, type NewBackfill, type BackfillRecord, type BackfillState, type NewIncident, type Incident, type IncidentActionRequest,
+  type TaskInstanceRecord, type TaskActionRequest, type NewBackfill, type BackfillRecord, type BackfillState, type NewIncident, type Incident, type IncidentActionRequest, type AlertEvent,
   type NewApiToken, type ApiTokenRecord
 } from "../port.ts";
 import { clientConfig, quoteIdent, resolveTarget, type ConnectionTarget } from "./connection.ts";
@@ -23,7 +23,7 @@ import { mappers, PostgresReads } from "./reads.ts";
 import { AfterCommit, observed, Transactions, type Tx } from "./transaction.ts";
 import { WorkListener } from "./listener.ts";
 import { assertRestatable } from "../restatable.ts";
-import { auditActionOf, decideIncidentAction, SYSTEM_ACTOR } from "../../core/policy/incident-lifecycle.ts";
+import { auditActionOf, decideIncidentAction, reopenDue, SYSTEM_ACTOR } from "../../core/policy/incident-lifecycle.ts";
 import { incidentAudit } from "../incident-audit.ts";
 import { MIGRATIONS } from "./migrations.ts";
 import { KEYS, SESSION_SQL } from "./sql.ts";
@@ -822,10 +822,23 @@ export class PostgresStore extends PostgresReads implements Store {
     });
   }
 
-  /** Queues one alert per notifier the incident names (once per event: the outbox is unique on it). */
-  #queueAlerts(tx: Tx, incident: Incident, event: "open" | "resolve", at: number): void {
+  async reopenIncident(key: string, at: number): Promise<boolean> {
+    return this.db.tx(async (tx) => {
+      const row = await tx.first("selectIncidentForUpdate", [key]);
+      if (!row || !reopenDue(toIncident(row), at)) return false;
+      const incident = toIncident((await tx.first("markIncidentReopened", [key, Number(row.acknowledged_at)]))!);
+      this.#queueAlerts(tx, incident, "reopen", at, Number(row.ack_until));
+      return true;
+    });
+  }
+
+  /**
+   * Queues one alert per notifier the incident names (once per event and occasion: the outbox is
+   * unique on them; a reopen's occasion is the end of the snooze it tells).
+   */
+  #queueAlerts(tx: Tx, incident: Incident, event: AlertEvent, at: number, occasion = 0): void {
     if (incident.notify.length === 0) return;
-    void tx.send("insertAlerts", [incident.key, event, [...incident.notify], JSON.stringify({ event, ...incident }), at]);
+    void tx.send("insertAlerts", [incident.key, event, [...incident.notify], JSON.stringify({ event, ...incident }), at, occasion]);
   }
 
   async recordAlertDelivery(id: number, result: { at: number; error?: string; nextAttemptAt?: number }): Promise<void> {

@@ -558,9 +558,10 @@ export const SQL = {
   selectOpenIncidents: `SELECT * FROM incidents WHERE resolved_at IS NULL ORDER BY opened_at DESC LIMIT $1`,
   selectIncidents: `SELECT * FROM incidents ORDER BY opened_at DESC LIMIT $1`,
   insertAlerts: `
-    INSERT INTO alert_outbox (incident_key, event, notifier, payload, next_attempt_at)
-    SELECT $1::text, $2::text, n, $4::jsonb, $5::bigint FROM unnest($3::text[]) AS n
+    INSERT INTO alert_outbox (incident_key, event, notifier, payload, next_attempt_at, occasion)
+    SELECT $1::text, $2::text, n, $4::jsonb, $5::bigint, $6::bigint FROM unnest($3::text[]) AS n
     ON CONFLICT DO NOTHING`,
+  markIncidentReopened: `UPDATE incidents SET reopened_for = $2 WHERE incident_key = $1 RETURNING *`,
   selectDueAlerts: `
     SELECT * FROM alert_outbox WHERE delivered_at IS NULL AND next_attempt_at <= $1 ORDER BY next_attempt_at LIMIT $2`,
   alertDelivered: `UPDATE alert_outbox SET delivered_at = $2, tries = tries + 1, last_error = NULL WHERE id = $1`,
@@ -638,7 +639,7 @@ export const SQL = {
   // --- alerts sent, a run's audit trail ---
   // Keyset over the outbox's primary key, newest first; the filters are checked on the way.
   pageAlerts: `
-    SELECT a.id, a.incident_key, a.event, a.notifier, a.tries, a.next_attempt_at, a.delivered_at, a.last_error,
+    SELECT a.id, a.incident_key, a.event, a.occasion, a.notifier, a.tries, a.next_attempt_at, a.delivered_at, a.last_error,
            i.kind, i.pipeline_id, i.dataset, i.business_date, i.message, i.opened_at, i.resolved_at
     FROM alert_outbox a JOIN incidents i ON i.incident_key = a.incident_key
     WHERE a.id < $1

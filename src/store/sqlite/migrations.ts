@@ -559,4 +559,36 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       END;
     `,
   },
+  {
+    version: 24,
+    name: "a snooze's end is told once: the acknowledgement whose end was told, and the outbox keyed by occasion",
+    sql: `
+      -- A snooze that ends with the incident unresolved queues one "reopen" alert per notifier
+      -- (core's reopenDue). reopened_for is the acknowledged_at of the snooze whose end was told,
+      -- so the next pass does not tell it again; a later snooze has its own end to tell.
+      ALTER TABLE incidents ADD COLUMN reopened_for INTEGER;
+      -- An incident may be reopened once per snooze: an outbox row is unique per occasion (for a
+      -- reopen, the end of the snooze it tells, later than any end told before it, as a snooze
+      -- must end after it is made; 0 for an opening or a resolution, which happen once).
+      -- SQLite changes a table's unique constraint only by building the table again; ids are kept.
+      CREATE TABLE alert_outbox_24 (
+        id              INTEGER PRIMARY KEY AUTOINCREMENT,
+        incident_key    TEXT NOT NULL,
+        event           TEXT NOT NULL,
+        notifier        TEXT NOT NULL,
+        payload         TEXT NOT NULL,
+        tries           INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at INTEGER NOT NULL,
+        delivered_at    INTEGER,
+        last_error      TEXT,
+        occasion        INTEGER NOT NULL DEFAULT 0,
+        UNIQUE (incident_key, event, notifier, occasion)
+      );
+      INSERT INTO alert_outbox_24 (id, incident_key, event, notifier, payload, tries, next_attempt_at, delivered_at, last_error)
+        SELECT id, incident_key, event, notifier, payload, tries, next_attempt_at, delivered_at, last_error FROM alert_outbox;
+      DROP TABLE alert_outbox;
+      ALTER TABLE alert_outbox_24 RENAME TO alert_outbox;
+      CREATE INDEX alert_outbox_due ON alert_outbox (next_attempt_at) WHERE delivered_at IS NULL;
+    `,
+  },
 ];

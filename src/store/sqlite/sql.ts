@@ -356,8 +356,9 @@ export const SQL = {
   selectOpenIncidents: `SELECT * FROM incidents WHERE resolved_at IS NULL ORDER BY opened_at DESC LIMIT +?`,
   selectIncidents: `SELECT * FROM incidents ORDER BY opened_at DESC LIMIT +?`,
   insertAlert: `
-    INSERT INTO alert_outbox (incident_key, event, notifier, payload, next_attempt_at) VALUES (?, ?, ?, ?, ?)
+    INSERT INTO alert_outbox (incident_key, event, notifier, payload, next_attempt_at, occasion) VALUES (?, ?, ?, ?, ?, ?)
     ON CONFLICT DO NOTHING`,
+  markIncidentReopened: `UPDATE incidents SET reopened_for = ? WHERE incident_key = ?`,
   selectDueAlerts: `
     SELECT * FROM alert_outbox WHERE delivered_at IS NULL AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT +?`,
   alertDelivered: `UPDATE alert_outbox SET delivered_at = ?, tries = tries + 1, last_error = NULL WHERE id = ?`,
@@ -441,7 +442,7 @@ export const SQL = {
   // --- alerts sent, a run's audit trail ---
   // Keyset over the outbox's primary key, newest first; the filters are checked on the way.
   pageAlerts: `
-    SELECT a.id, a.incident_key, a.event, a.notifier, a.tries, a.next_attempt_at, a.delivered_at, a.last_error,
+    SELECT a.id, a.incident_key, a.event, a.occasion, a.notifier, a.tries, a.next_attempt_at, a.delivered_at, a.last_error,
            i.kind, i.pipeline_id, i.dataset, i.business_date, i.message, i.opened_at, i.resolved_at
     FROM alert_outbox a JOIN incidents i ON i.incident_key = a.incident_key
     WHERE a.id < @before

@@ -12,11 +12,11 @@ import {
   StoreConflictError, type AttemptFinish, type AuditEntry, type ClaimRequest,
   type ClaimedAttempt, type FinishOutcome, type FinishAndClaim, type FinishedAndClaimed, type NewAuditEntry, type NewPipelineVersion, type NewRun, type NewTaskInstance,
   type RerunRequest, type RunRecord, type Store, type TaskInstanceRecord, type PipelineState,
-  type PauseRequest, type SkipIntervalsRequest, type Leadership, type TaskActionRequest, type NewBackfill, type BackfillRecord, type BackfillState, type NewIncident, type Incident, type IncidentActionRequest, type NewApiToken, type ApiTokenRecord
+  type PauseRequest, type SkipIntervalsRequest, type Leadership, type TaskActionRequest, type NewBackfill, type BackfillRecord, type BackfillState, type NewIncident, type Incident, type IncidentActionRequest, type AlertEvent, type NewApiToken, type ApiTokenRecord
 } from "../port.ts";
 import { assertRestatable } from "../restatable.ts";
 import { openWalDatabase } from "../../sqlite/open-wal.ts";
-import { auditActionOf, decideIncidentAction, SYSTEM_ACTOR } from "../../core/policy/incident-lifecycle.ts";
+import { auditActionOf, decideIncidentAction, reopenDue, SYSTEM_ACTOR } from "../../core/policy/incident-lifecycle.ts";
 import { incidentAudit } from "../incident-audit.ts";
 import { MIGRATIONS } from "./migrations.ts";
 import { mappers, SqliteReads, type Statements } from "./reads.ts";
@@ -580,11 +580,24 @@ export class SqliteStore extends SqliteReads implements Store {
     }).immediate();
   }
 
-  /** Queues one alert per notifier the incident names (once per event: the outbox is unique on it); returns the incident. */
-  #queueAlerts(key: string, event: "open" | "resolve", at: number): Incident {
+  async reopenIncident(key: string, at: number): Promise<boolean> {
+    return this.db.transaction(() => {
+      const row = this.q.selectIncident.get(key) as Row | undefined;
+      if (!row || !reopenDue(toIncident(row), at)) return false;
+      this.q.markIncidentReopened.run(row.acknowledged_at as number, key);
+      this.#queueAlerts(key, "reopen", at, row.ack_until as number);
+      return true;
+    }).immediate();
+  }
+
+  /**
+   * Queues one alert per notifier the incident names (once per event and occasion: the outbox is
+   * unique on them; a reopen's occasion is the end of the snooze it tells); returns the incident.
+   */
+  #queueAlerts(key: string, event: AlertEvent, at: number, occasion = 0): Incident {
     const incident = toIncident(this.q.selectIncident.get(key) as Row);
     const payload = JSON.stringify({ event, ...incident });
-    for (const notifier of incident.notify) this.q.insertAlert.run(key, event, notifier, payload, at);
+    for (const notifier of incident.notify) this.q.insertAlert.run(key, event, notifier, payload, at, occasion);
     return incident;
   }
 

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
-  auditActionOf, decideIncidentAction, incidentState, type IncidentAction, type IncidentStatus,
+  auditActionOf, decideIncidentAction, incidentState, reopenDue, type IncidentAction, type IncidentStatus,
 } from "../../../src/core/policy/incident-lifecycle.ts";
 
 const fresh: IncidentStatus = { acknowledgement: null, resolvedAt: null, resolvedBy: null };
@@ -101,5 +101,40 @@ describe("incident lifecycle", () => {
         expect(incidentState(step.after, at)).toBe(expected);
       }
     }));
+  });
+
+  it("property: a checker passing at any times tells each lapsed snooze's end once, only while open, and never an acknowledgement without an end", () => {
+    const passes = fc.array(fc.integer({ min: 0, max: 50 }), { maxLength: 12 });
+    fc.assert(fc.property(history, passes, (h, passGaps) => {
+      // Interleave the person's steps with checker passes on one timeline.
+      const steps = play(h);
+      const passTimes = passGaps.reduce<number[]>((times, gap) => [...times, (times.at(-1) ?? 0) + gap], []);
+      let reopenedFor: number | null = null;
+      const told = new Map<number, number>();
+      const statusAt = (t: number) => [...steps].reverse().find((s) => s.at <= t)?.after ?? fresh;
+      for (const t of passTimes) {
+        const status = statusAt(t);
+        const due = reopenDue({ ...status, reopenedFor }, t);
+        if (due) {
+          expect(incidentState(status, t)).toBe("open");
+          expect(status.acknowledgement?.until).not.toBeNull();
+          told.set(status.acknowledgement!.at, (told.get(status.acknowledgement!.at) ?? 0) + 1);
+          reopenedFor = status.acknowledgement!.at;
+        }
+        expect(reopenDue({ ...status, reopenedFor }, t)).toBe(false);
+        if (status.resolvedAt === null && status.acknowledgement !== null && status.acknowledgement.until !== null && status.acknowledgement.until <= t) {
+          expect(told.get(status.acknowledgement.at)).toBe(1);
+        }
+      }
+      for (const count of told.values()) expect(count).toBe(1);
+    }));
+  });
+
+  it("an acknowledgement without an end never reopens; a resolved incident never does", () => {
+    const ack = { at: 10, until: null };
+    expect(reopenDue({ resolvedAt: null, acknowledgement: ack, reopenedFor: null }, 1e15)).toBe(false);
+    expect(reopenDue({ resolvedAt: 50, acknowledgement: { at: 10, until: 20 }, reopenedFor: null }, 100)).toBe(false);
+    expect(reopenDue({ resolvedAt: null, acknowledgement: { at: 10, until: 20 }, reopenedFor: null }, 19)).toBe(false);
+    expect(reopenDue({ resolvedAt: null, acknowledgement: { at: 10, until: 20 }, reopenedFor: null }, 20)).toBe(true);
   });
 });

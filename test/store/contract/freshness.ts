@@ -113,6 +113,32 @@ export function freshnessContract(h: Harness): void {
         expect((await store.listIncidents({ open: true })).length).toBe(0);
       });
 
+      it("tells a snooze's end once, to the notifiers told of the opening, and each later snooze's end once more; never an acknowledgement without an end", async () => {
+        await store.openIncident({ ...incident, notify: ["hook", "log"] });
+        const hour = 3_600_000;
+        await store.actOnIncident({ key: incident.key, kind: "acknowledge", actor: "ana", reason: "upstream late", until: T0 + hour, at: T0 + 10 });
+        expect(await store.reopenIncident(incident.key, T0 + hour - 1)).toBe(false);
+        expect(await store.reopenIncident(incident.key, T0 + hour)).toBe(true);
+        expect(await store.reopenIncident(incident.key, T0 + hour + 1)).toBe(false);
+        expect(await store.getIncident(incident.key)).toMatchObject({ reopenedFor: T0 + 10, resolvedAt: null });
+        const reopens = (await store.dueAlerts(T0 + 1e9, 50)).filter((a) => a.event === "reopen");
+        expect(reopens.map((a) => [a.notifier, a.incidentKey])).toEqual([["hook", incident.key], ["log", incident.key]]);
+        expect(reopens[0]!.payload).toMatchObject({ event: "reopen", message: "missed", acknowledgement: { by: "ana", until: T0 + hour } });
+        expect((await store.pageAlerts({ incidentKey: incident.key, limit: 10 })).filter((a) => a.event === "reopen").map((a) => a.queuedAt)).toEqual([T0 + hour, T0 + hour]);
+
+        await store.actOnIncident({ key: incident.key, kind: "acknowledge", actor: "bo", reason: "still on it", until: T0 + 3 * hour, at: T0 + 2 * hour });
+        expect(await store.reopenIncident(incident.key, T0 + 3 * hour)).toBe(true);
+        expect(await store.reopenIncident(incident.key, T0 + 4 * hour)).toBe(false);
+        expect((await sent()).filter((e) => e.startsWith("reopen")).sort()).toEqual(["reopen hook", "reopen hook", "reopen log", "reopen log"]);
+
+        await store.actOnIncident({ key: incident.key, kind: "acknowledge", actor: "bo", reason: "for good", until: null, at: T0 + 5 * hour });
+        expect(await store.reopenIncident(incident.key, T0 + 1e12)).toBe(false);
+        await store.resolveIncident(incident.key, T0 + 6 * hour, "published");
+        expect(await store.reopenIncident(incident.key, T0 + 1e12)).toBe(false);
+        expect(await store.reopenIncident("no-such-incident", T0)).toBe(false);
+        expect((await sent()).filter((e) => e.startsWith("reopen")).length).toBe(4);
+      });
+
       it("knows since when a promise exists: its pipeline's first recorded graph version that has it", async () => {
         expect(await store.promiseFirstSeen("p", "orders_daily")).toBeNull();
         const version = (version: string, createdAt: number, datasets: string[]) => store.savePipelineVersion({

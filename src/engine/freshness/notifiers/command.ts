@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import type { NotifierSettings } from "../../project/config.ts";
-import type { NotifierKindDefinition } from "./notifier.ts";
+import { receivedOf } from "./message.ts";
+import type { AlertView, NotifierKindDefinition } from "./notifier.ts";
 
 /**
  * A program run with the alert as JSON on stdin and in IDEM_ALERT_EVENT, IDEM_ALERT_KEY and
@@ -9,14 +10,19 @@ import type { NotifierKindDefinition } from "./notifier.ts";
  */
 export const commandNotifier: NotifierKindDefinition<NotifierSettings["command"]> = {
   variables: () => [],
-  send: (argv, alert, { env }) => run(argv, JSON.stringify(alert), { ...env, IDEM_ALERT_EVENT: alert.event, IDEM_ALERT_KEY: alert.key, IDEM_ALERT_MESSAGE: alert.message }),
-  sendDigest: (argv, alerts, { env, name }) =>
-    run(argv, JSON.stringify({ event: "digest", notifier: name, count: alerts.length, alerts }), {
+  send: (argv, sent, { env }) => {
+    const alert = receivedOf(sent);
+    return run(argv, JSON.stringify(alert), { ...env, IDEM_ALERT_EVENT: alert.event, IDEM_ALERT_KEY: alert.key, IDEM_ALERT_MESSAGE: alert.message });
+  },
+  sendDigest: (argv, sent, { env, name }) => {
+    const alerts: AlertView[] = sent.map(receivedOf);
+    return run(argv, JSON.stringify({ event: "digest", notifier: name, count: alerts.length, alerts }), {
       ...env,
       IDEM_ALERT_EVENT: "digest",
       IDEM_ALERT_KEY: alerts.map((a) => a.key).join(" "),
       IDEM_ALERT_MESSAGE: alerts.map((a) => a.message).join("\n"),
-    }),
+    });
+  },
 };
 
 function run(argv: readonly string[], stdin: string, env: NodeJS.ProcessEnv): Promise<void> {

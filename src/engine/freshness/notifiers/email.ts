@@ -32,7 +32,7 @@ export const emailNotifier: NotifierKindDefinition<Settings> = {
       text: plainText(alert),
       html: alertHtml(alert),
       headers: { "X-Idem-Incident": alert.key, "X-Idem-Event": alert.event, "X-Idem-Severity": alert.severity },
-      ...(alert.event === "open" ? { messageId: thread } : alert.event === "resolve" ? { inReplyTo: thread } : {}),
+      ...threading(alert, thread),
     }, context);
   },
   sendDigest: (settings, alerts, context) =>
@@ -64,6 +64,17 @@ async function sendMail(settings: Settings, mail: Mail, { env }: NotifierContext
     throw new Error(`SMTP ${settings.host}: ${(error as Error).message.split("\n")[0]}`);
   } finally {
     transport.close();
+  }
+}
+
+/** An opening starts the thread; what follows it (a snooze's end, the resolution) answers it. */
+function threading(alert: AlertView, thread: string): Pick<Mail, "messageId" | "inReplyTo"> {
+  switch (alert.event) {
+    case "open": return { messageId: thread };
+    case "reopen":
+    case "resolve":
+      return { inReplyTo: thread };
+    case "test": return {};
   }
 }
 

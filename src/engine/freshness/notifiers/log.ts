@@ -1,7 +1,10 @@
 import type { NotifierSettings } from "../../project/config.ts";
 import type { NotifierKindDefinition } from "./notifier.ts";
+import { causeOf } from "./message.ts";
 
-const EVENT = { open: "OPEN", resolve: "RESOLVED", test: "TEST" } as const;
+import type { AlertView } from "./notifier.ts";
+
+const EVENT: Record<AlertView["event"], string> = { open: "OPEN", reopen: "SNOOZE ENDED", resolve: "RESOLVED", test: "TEST" };
 
 /**
  * The watchdog's process log: one line per alert. Never digested: a log line disturbs no one,
@@ -10,7 +13,7 @@ const EVENT = { open: "OPEN", resolve: "RESOLVED", test: "TEST" } as const;
 export const logNotifier: NotifierKindDefinition<NotifierSettings["log"]> = {
   variables: () => [],
   async send(_settings, alert, { log }) {
-    log(`ALERT ${EVENT[alert.event]} ${alert.key}: ${alert.message}`);
+    log(`ALERT ${EVENT[alert.event]} ${alert.key}: ${causeOf(alert).split("\n")[0]}`);
   },
   sendDigest: null,
 };

@@ -15,11 +15,20 @@ const KIND_NAMES: Record<IncidentKind | "test", string> = {
   test: "test",
 };
 
-/** One line naming the alert: "[CRITICAL] SLA missed: orders_daily 2026-09-01", "[RESOLVED] ...". */
+/** One line naming the alert: "[CRITICAL] SLA missed: orders_daily 2026-09-01", "[RESOLVED] ...", "[CRITICAL SNOOZE ENDED] ...". */
 export function subjectOf(alert: AlertView): string {
-  const tag = alert.event === "resolve" ? "RESOLVED" : alert.event === "test" ? "TEST" : alert.severity.toUpperCase();
   const what = [alert.dataset ?? alert.pipelineId, alert.businessDate].filter((part) => part !== null).join(" ");
-  return `[${tag}] ${KIND_NAMES[alert.kind]}${what ? `: ${what}` : ""}`;
+  return `[${tagOf(alert)}] ${KIND_NAMES[alert.kind]}${what ? `: ${what}` : ""}`;
+}
+
+function tagOf(alert: AlertView): string {
+  switch (alert.event) {
+    case "open": return alert.severity.toUpperCase();
+    // A snoozed page comes back: as loud as its opening, and saying why it is back.
+    case "reopen": return `${alert.severity.toUpperCase()} SNOOZE ENDED`;
+    case "resolve": return "RESOLVED";
+    case "test": return "TEST";
+  }
 }
 
 /** The alert's facts as label and value, those it has only. */
@@ -38,9 +47,34 @@ export function factsOf(alert: AlertView): [string, string][] {
   return facts.filter((fact): fact is [string, string] => fact[1] !== null);
 }
 
-/** The cause, and on a resolution what ended it. */
+/** The cause; on a resolution what ended it; on a reopen that the snooze ended with the cause still there. */
 export function causeOf(alert: AlertView): string {
-  return alert.event === "resolve" && alert.resolution ? `${alert.message}\nresolved: ${alert.resolution}` : alert.message;
+  switch (alert.event) {
+    case "open":
+    case "test":
+      return alert.message;
+    case "reopen": return `snooze ended: still ${alert.message}`;
+    case "resolve": return alert.resolution ? `${alert.message}\nresolved: ${alert.resolution}` : alert.message;
+  }
+}
+
+/** The subject and the cause's first line: a chat message's text, a page's summary, a digest's entry. */
+export function lineOf(alert: AlertView): string {
+  return `${subjectOf(alert)}: ${causeOf(alert).split("\n")[0]}`;
+}
+
+/**
+ * The alert as a program receives it (a webhook's body, a command's stdin): the fields it has
+ * always had, the message of a reopen saying that the snooze ended.
+ */
+export function receivedOf(alert: AlertView): AlertView {
+  switch (alert.event) {
+    case "open":
+    case "resolve":
+    case "test":
+      return alert;
+    case "reopen": return { ...alert, message: causeOf(alert) };
+  }
 }
 
 /** The whole alert as plain text (mail, a log, a digest's entry). */
@@ -49,8 +83,9 @@ export function plainText(alert: AlertView): string {
 }
 
 export function digestSubject(alerts: readonly AlertView[]): string {
-  const opened = alerts.filter((a) => a.event === "open").length;
-  return `[DIGEST] ${alerts.length} idem alerts (${opened} opened, ${alerts.length - opened} resolved)`;
+  const count = (event: AlertView["event"]) => alerts.filter((a) => a.event === event).length;
+  const reopened = count("reopen");
+  return `[DIGEST] ${alerts.length} idem alerts (${count("open")} opened, ${reopened ? `${reopened} back after a snooze, ` : ""}${count("resolve")} resolved)`;
 }
 
 /**

@@ -1,12 +1,13 @@
 import type { IncidentKind, Severity } from "../../../core/model/incidents.ts";
+import type { AlertEvent } from "../../../store/port.ts";
 
 /**
  * What every notifier is told of one alert: the incident as the store keeps it (the fields a
  * webhook or command has always received), with its severity, owner and a link into the UI.
  */
 export interface AlertView {
-  /** "test": `idem alerts test`, no incident behind it. */
-  event: "open" | "resolve" | "test";
+  /** "reopen": a snooze ended with the incident unresolved. "test": `idem alerts test`, no incident behind it. */
+  event: AlertEvent | "test";
   /** The incident's key: PagerDuty's dedup_key, so a resolution resolves the page. */
   key: string;
   kind: IncidentKind | "test";

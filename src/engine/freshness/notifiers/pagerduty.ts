@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { NotifierSettings } from "../../project/config.ts";
-import { subjectOf } from "./message.ts";
+import { lineOf } from "./message.ts";
 import { post, readVariable, type AlertView, type NotifierContext, type NotifierKindDefinition } from "./notifier.ts";
 
 type Settings = NotifierSettings["pagerduty"];
@@ -10,15 +10,23 @@ export const PAGERDUTY_EVENTS_URL = "https://events.pagerduty.com/v2/enqueue";
 /**
  * PagerDuty's Events API v2: an opening triggers an alert and a resolution resolves it, both
  * with `dedup_key` = the incident's key, so PagerDuty joins them (and a retried trigger is one
- * alert). Never digested: each page must resolve by its own key.
+ * alert); the end of a snooze triggers again with the same key. Never digested: each page must
+ * resolve by its own key.
  */
 export const pagerdutyNotifier: NotifierKindDefinition<Settings> = {
   variables: (settings) => [{ name: settings.routingKeyEnv, setting: "routingKeyEnv", secret: true }],
   async send(settings, alert, context) {
-    if (alert.event === "resolve") return enqueue(settings, { event_action: "resolve", dedup_key: dedupKey(alert.key) }, context);
-    await enqueue(settings, trigger(settings, alert), context);
-    // A test must not leave a page open.
-    if (alert.event === "test") await enqueue(settings, { event_action: "resolve", dedup_key: dedupKey(alert.key) }, context);
+    switch (alert.event) {
+      case "open":
+      case "reopen":
+        return enqueue(settings, trigger(settings, alert), context);
+      case "resolve":
+        return enqueue(settings, { event_action: "resolve", dedup_key: dedupKey(alert.key) }, context);
+      case "test":
+        await enqueue(settings, trigger(settings, alert), context);
+        // A test must not leave a page open.
+        return enqueue(settings, { event_action: "resolve", dedup_key: dedupKey(alert.key) }, context);
+    }
   },
   sendDigest: null,
 };
@@ -28,7 +36,7 @@ function trigger(settings: Settings, alert: AlertView): Record<string, unknown> 
     event_action: "trigger",
     dedup_key: dedupKey(alert.key),
     payload: {
-      summary: `${subjectOf(alert)}: ${alert.message}`.slice(0, 1024),
+      summary: lineOf(alert).slice(0, 1024),
       source: settings.source ?? alert.pipelineId ?? alert.dataset ?? "idem",
       severity: alert.severity,
       timestamp: new Date(alert.openedAt).toISOString(),

@@ -1,5 +1,5 @@
 import type { NotifierSettings } from "../../project/config.ts";
-import { causeOf, digestSubject, factsOf, subjectOf } from "./message.ts";
+import { causeOf, digestSubject, factsOf, lineOf, subjectOf } from "./message.ts";
 import { post, readVariable, type AlertView, type NotifierContext, type NotifierKindDefinition } from "./notifier.ts";
 
 type Settings = NotifierSettings["slack"];
@@ -15,7 +15,7 @@ const DIGEST_ENTRIES = LIMIT.blocks - 3;
  */
 export const slackNotifier: NotifierKindDefinition<Settings> = {
   variables: (settings) => [{ name: settings.urlEnv, setting: "urlEnv", secret: true }],
-  send: (settings, alert, context) => postMessage(settings, { text: `${subjectOf(alert)}: ${alert.message}`.slice(0, LIMIT.section), blocks: alertBlocks(alert) }, context),
+  send: (settings, alert, context) => postMessage(settings, { text: lineOf(alert).slice(0, LIMIT.section), blocks: alertBlocks(alert) }, context),
   sendDigest: (settings, alerts, context) => postMessage(settings, digestMessage(alerts), context),
 };
 
@@ -39,11 +39,11 @@ function digestMessage(alerts: readonly AlertView[]): { text: string; blocks: un
     { type: "header", text: { type: "plain_text", text: cut(digestSubject(alerts), LIMIT.header) } },
     ...listed.map((alert) => ({
       type: "section",
-      text: { type: "mrkdwn", text: cut(`*${escape(subjectOf(alert))}*\n${escape(alert.message)}${alert.link ? `\n<${alert.link}|Open in idem>` : ""}`, LIMIT.section) },
+      text: { type: "mrkdwn", text: cut(`*${escape(subjectOf(alert))}*\n${escape(causeOf(alert).split("\n")[0]!)}${alert.link ? `\n<${alert.link}|Open in idem>` : ""}`, LIMIT.section) },
     })),
   ];
   if (alerts.length > listed.length) blocks.push({ type: "context", elements: [{ type: "mrkdwn", text: `and ${alerts.length - listed.length} more: see idem incidents` }] });
-  return { text: cut([digestSubject(alerts), ...alerts.map((a) => `${subjectOf(a)}: ${a.message}`)].join("\n"), LIMIT.section), blocks };
+  return { text: cut([digestSubject(alerts), ...alerts.map(lineOf)].join("\n"), LIMIT.section), blocks };
 }
 
 /** Slack's mrkdwn reads &, < and > as markup: they are sent as entities. */

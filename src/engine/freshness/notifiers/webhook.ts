@@ -1,5 +1,6 @@
 import type { NotifierSettings } from "../../project/config.ts";
 import { SIGNATURE_HEADER, signWebhook } from "../../signing/webhook-signature.ts";
+import { receivedOf } from "./message.ts";
 import { expandInline, inlineVariables, post, readVariable, type AlertView, type NotifierContext, type NotifierKindDefinition } from "./notifier.ts";
 
 type Settings = NotifierSettings["webhook"];
@@ -14,9 +15,9 @@ export const webhookNotifier: NotifierKindDefinition<Settings> = {
     ...Object.entries(settings.headers ?? {}).flatMap(([header, value]) => inlineVariables(value).map((name) => ({ name, setting: `headers.${header}`, secret: true }))),
     ...(settings.signingSecretEnv ? [{ name: settings.signingSecretEnv, setting: "signingSecretEnv", secret: true }] : []),
   ],
-  send: (settings, alert, context) => postSigned(settings, JSON.stringify(alert), context),
+  send: (settings, alert, context) => postSigned(settings, JSON.stringify(receivedOf(alert)), context),
   sendDigest: (settings, alerts: readonly AlertView[], context) =>
-    postSigned(settings, JSON.stringify({ event: "digest", notifier: context.name, count: alerts.length, alerts }), context),
+    postSigned(settings, JSON.stringify({ event: "digest", notifier: context.name, count: alerts.length, alerts: alerts.map(receivedOf) }), context),
 };
 
 function postSigned(settings: Settings, body: string, { env, now }: NotifierContext): Promise<void> {
