@@ -54,6 +54,7 @@ export function testContext<P extends Params = Params, U extends Record<string, 
     },
     log: { info: record("INFO"), warn: record("WARN"), error: record("ERROR") },
     signal: options.signal ?? new AbortController().signal,
+    traceparent: null,
     skip(reason: string): never {
       throw new TaskSkipped(reason);
     },

@@ -67,7 +67,7 @@ async function starts(runner: TaskCodeRunner, calls: number): Promise<{ p50: num
   for (let i = 0; i < calls; i++) {
     const log = new AttemptLog(claim.logPath, systemClock);
     const t0 = performance.now();
-    const result = await runner.call({ pipeline, task, claim, log, projectFrozen: [], watermarks, connections: {}, upstream: {}, projectDir: dir, timeoutMs: null, graceMs: 1_000 });
+    const result = await runner.call({ pipeline, task, claim, log, projectFrozen: [], watermarks, connections: {}, upstream: {}, traceparent: null, projectDir: dir, timeoutMs: null, graceMs: 1_000 });
     times.push(performance.now() - t0);
     log.close();
     if (result.outcome !== "success") throw new Error(`no-op task failed: ${JSON.stringify(result)}`);

@@ -58,7 +58,9 @@ import type { LongLivedOptions, ProcessParts, ProcessSettings, WorkerRequest } f
 import { SchedulerStart } from "./scheduler/scheduler-start.ts";
 import { IncidentActions, type IncidentAcknowledgeRequest, type IncidentView } from "./incidents.ts";
 export type { IncidentView } from "./incidents.ts";
-import { ProcessFactsHub } from "./metrics/process-facts.ts";
+import { attemptEndedFact, ProcessFactsHub } from "./metrics/process-facts.ts";
+import { RunTraces } from "./tracing/run-traces.ts";
+import { tracingEnabled } from "./tracing/trace-ids.ts";
 import { storeFacts, WORKER_ALIVE_MS, type StoreFacts } from "./metrics/store-facts.ts";
 import type { EngineMetrics } from "./metrics/prometheus.ts";
 import { DEFAULTS } from "./project/defaults.ts";
@@ -177,6 +179,8 @@ export class Engine {
   #pool: TaskHostPool | null = null;
   /** What this process's scheduler and workers measure of their own work (the metrics listen). */
   readonly facts = new ProcessFactsHub();
+  /** Spans of the runs this process ends and the attempts it records: only with an OTLP endpoint set. */
+  readonly #traces: RunTraces | null;
   #metrics: Promise<EngineMetrics> | null = null;
   readonly #random: () => number;
   readonly #frozen: readonly FrozenPeriod[];
@@ -195,6 +199,8 @@ export class Engine {
 
   constructor(options: EngineOptions) {
     this.masker = new SecretMasker(options.secrets ?? []);
+    this.#traces = tracingEnabled(process.env) ? new RunTraces((runId) => this.store.getRun(runId)) : null;
+    if (this.#traces) this.facts.subscribe(this.#traces);
     this.withheldEnv = withheldVariables(process.env, options.stateUrl ?? null);
     this.store = options.store;
     this.clock = options.clock;
@@ -277,6 +283,7 @@ export class Engine {
   /** Ends the task hosts (they would end with this process anyway), and the store when the engine opened it. */
   async close(): Promise<void> {
     await this.#metrics?.then((metrics) => metrics.close(), () => undefined);
+    await this.#traces?.shutdown();
     await this.#pool?.close();
     this.#pool = null;
     if (this.#options.ownsStore) await this.store.close();
@@ -453,7 +460,10 @@ export class Engine {
       random: this.#random,
       frozen: this.#frozen,
       connections: this.connections,
-      onAttempt: request.onAttempt,
+      onAttempt: (claim, outcome) => {
+        this.facts.attemptEnded(attemptEndedFact(claim, outcome));
+        request.onAttempt?.(claim, outcome);
+      },
       runner: this.taskRunner(request.concurrency ?? this.settings.concurrency),
       logMaxBytes: this.#options.logMaxBytes,
       masker: this.masker,

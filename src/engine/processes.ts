@@ -6,7 +6,7 @@ import type { FrozenPeriod } from "../core/policy/frozen.ts";
 import type { ClaimedAttempt, Store } from "../store/port.ts";
 import type { TaskCodeRunner } from "./executor/task-code-runner.ts";
 import type { Watchdog } from "./freshness/watchdog.ts";
-import type { ProcessFacts } from "./metrics/process-facts.ts";
+import { attemptEndedFact, type ProcessFacts } from "./metrics/process-facts.ts";
 import type { ConnectionConfig } from "./project/config.ts";
 import type { PipelineCatalog } from "./project/catalog.ts";
 import { BACKFILL_ONLY_HOLDER, schedulerPresence } from "./scheduler/presence.ts";
@@ -127,7 +127,7 @@ export function buildWorker(parts: ProcessParts, request: WorkerRequest): Worker
       if (claim.readySince !== null) parts.facts.attemptClaimed({ pipelineId: claim.pipelineId, taskId: claim.taskId, queueWaitMs: Math.max(0, claimedAt - claim.readySince) });
     },
     onAttempt: (claim, outcome) => {
-      parts.facts.attemptEnded({ pipelineId: claim.pipelineId, taskId: claim.taskId, taskState: outcome.taskState, durationMs: outcome.durationMs });
+      parts.facts.attemptEnded(attemptEndedFact(claim, outcome));
       request.onAttempt?.(claim, outcome);
     },
   });

@@ -51,6 +51,18 @@ describe("what a command loads", () => {
     expect([...staticGraph("src/engine/metrics/prometheus.ts").packages]).toContain("prom-client");
   });
 
+  it("OpenTelemetry loads only with the first span, and spans are written only while an OTLP endpoint is set", () => {
+    const otel = (entry: string) => [...staticGraph(entry).packages].filter((p) => p.startsWith("@opentelemetry/"));
+    for (const entry of ["src/cli/actions/run.ts", "src/cli/actions/daemon.ts", "src/cli/actions/daemons.ts", "src/cli/actions/serve.ts", "src/engine/engine.ts", "src/engine/tracing/run-traces.ts", "src/engine/task-host/host-main.ts", "src/engine/executor/execute-attempt.ts"]) {
+      expect(otel(entry), entry).toEqual([]);
+    }
+    expect(otel("src/engine/tracing/otel-export.ts")).toContain("@opentelemetry/sdk-trace-base");
+    // The one dynamic import of it, behind the first span; and the engine subscribes only when tracing is on.
+    const importers = [...staticGraph("src/engine/engine.ts").files].filter((f) => /import\(["']\.\/otel-export\.ts["']\)/.test(readFileSync(join(repo, f), "utf8")));
+    expect(importers).toEqual(["src/engine/tracing/run-traces.ts"]);
+    expect(readFileSync(join(repo, "src/engine/engine.ts"), "utf8")).toMatch(/tracingEnabled\(process\.env\) \? new RunTraces/);
+  });
+
   it("the data plane's opener loads only the driver a location names", () => {
     const { packages } = staticGraph("src/cli/actions/history.ts");
     expect([...packages].filter((p) => HEAVY.includes(p) || p === "better-sqlite3")).toEqual([]);

@@ -119,7 +119,10 @@ describe("/metrics' text", () => {
     await seeded();
     const metrics = await h.engine.metrics();
     h.engine.facts.attemptClaimed({ pipelineId: "stock", taskId: "count", queueWaitMs: 40_000 });
-    h.engine.facts.attemptEnded({ pipelineId: "stock", taskId: "count", taskState: "success", durationMs: 2_500 });
+    h.engine.facts.attemptEnded({
+      pipelineId: "stock", taskId: "count", runId: "r1", businessDate: "2024-01-01", tryNumber: 1,
+      taskState: "success", runState: null, startedAt: 0, endedAt: 2_500, outcome: "success", errorClass: null, errorMessage: null, durationMs: 2_500,
+    });
     h.engine.facts.tickEnded({ leader: true, durationMs: 4, lagMs: 1_500 });
     const { contentType, text } = await metrics.scrape();
     expect(contentType).toMatch(/^text\/plain; version=0\.0\.4/);

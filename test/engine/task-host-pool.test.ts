@@ -51,7 +51,7 @@ function call(taskId: "instant" | "medium" | "slow" | "spin"): Promise<AttemptRe
       intervalEnd: Date.UTC(2026, 8, 2), businessDate: "2026-09-01", graphVersion: version, params: {}, logPath: join(dir, `${attemptId}.log`),
       leaseExpiresAt: 0, firstStartedAt: 0, trigger: "manual", backfillId: null, readySince: null,
     },
-    projectFrozen: [], watermarks: { get: async () => null, save: async () => {} }, connections: {}, upstream: {}, projectDir: dir,
+    projectFrozen: [], watermarks: { get: async () => null, save: async () => {} }, connections: {}, upstream: {}, traceparent: null, projectDir: dir,
     timeoutMs: null, graceMs: 1_000,
   });
 }

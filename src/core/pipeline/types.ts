@@ -63,6 +63,11 @@ export interface TaskContext<P extends Params = Params, U extends Record<string,
   log: TaskLogger;
   /** Fires when the attempt times out or the worker shuts down; pass it to anything cancellable. */
   signal: AbortSignal;
+  /**
+   * The attempt's W3C trace context (`00-<trace id>-<span id>-01`) while idem exports traces
+   * (an OTLP endpoint is set), for the task's own spans to join the run's trace; else null.
+   */
+  traceparent: string | null;
   /** End this attempt as skipped, with a reason shown everywhere the task is shown. */
   skip(reason: string): never;
 }

@@ -14,6 +14,7 @@ import { sensorAttempt } from "./kinds/sensor.ts";
 import { sqlAttempt } from "./kinds/sql.ts";
 import { NO_SECRETS, type SecretMasker } from "../secrets/masker.ts";
 import { watermarksForRun } from "./watermarks.ts";
+import { attemptTraceparent, tracingEnabled } from "../tracing/trace-ids.ts";
 import { ErrorClass } from "../../core/model/error-classes.ts";
 
 /**
@@ -84,10 +85,12 @@ async function runTask(
   let upstream: Promise<Record<string, Summary>> | null = null;
   const readUpstream = () =>
     (upstream ??= task.upstream.length > 0 && env.upstreamSummaries ? env.upstreamSummaries(claim.runId, task.upstream) : Promise.resolve({}));
+  const traceparent = tracingEnabled(process.env) ? attemptTraceparent(claim.runId, claim.taskId, claim.tryNumber) : null;
   const attempt: KindAttempt = {
     claim,
     log,
     env,
+    traceparent,
     code: async (options) =>
       env.runner.call({
         pipeline, task, claim, log,
@@ -95,6 +98,7 @@ async function runTask(
         watermarks,
         connections: env.connections ?? {},
         upstream: options.upstream ? await readUpstream() : {},
+        traceparent,
         projectDir: env.defaultCwd,
         timeoutMs: task.policy.timeoutMs,
         graceMs: task.killGraceMs,

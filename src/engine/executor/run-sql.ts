@@ -41,7 +41,7 @@ export async function runSqlTask(task: SqlTask, ctx: Omit<TaskContext, "signal">
   const statements = splitSql(text).map((s) => {
     const unknown = s.params.find((p) => !(p in values));
     if (unknown) throw new DefinitionError(`${at(s.line)}: unknown parameter $${unknown} (known: ${Object.keys(values).map((k) => `$${k}`).join(", ")})`);
-    return { line: s.line, sql: new Sql(s.strings, s.params.map((p) => values[p]!)) };
+    return { line: s.line, sql: new Sql(tracedText(s.strings, ctx.traceparent), s.params.map((p) => values[p]!)) };
   });
   if (statements.length === 0) throw new DefinitionError(`${shown}: no SQL statement`);
   if (task.check && statements.length !== 1) throw new DefinitionError(`${shown}: a check is one query, not ${statements.length} statements`);
@@ -70,4 +70,14 @@ export async function runSqlTask(task: SqlTask, ctx: Omit<TaskContext, "signal">
     if (explained?.isData) throw new DataError(message);
     throw new Error(message);
   }
+}
+
+/**
+ * While traces are exported, each statement leads with the attempt's trace context as a comment
+ * (the sqlcommenter convention), so the database's own logs and traces can be joined to the run's.
+ * The value is idem's own hex-and-dash format: nothing in it can end the comment.
+ */
+function tracedText(strings: readonly string[], traceparent: string | null): readonly string[] {
+  if (traceparent === null || !/^[0-9a-f-]+$/.test(traceparent)) return strings;
+  return [`/* traceparent='${traceparent}' */ ${strings[0]}`, ...strings.slice(1)];
 }

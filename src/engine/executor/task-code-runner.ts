@@ -19,6 +19,8 @@ export interface TaskCodeCall {
   /** The project's connections, opened where the task code runs. */
   connections: Record<string, ConnectionConfig>;
   upstream: Record<string, Summary>;
+  /** `ctx.traceparent`: the attempt's trace context while traces are exported, else null. */
+  traceparent: string | null;
   projectDir: string;
   timeoutMs: number | null;
   graceMs: number;
@@ -55,7 +57,7 @@ export const inlineRunner: TaskCodeRunner = {
     try {
       return await runFunctionTask({
         fn: taskCode(request.task, request.projectDir),
-        context: buildContext(request.pipeline, request.claim, request.log, request.projectFrozen, request.watermarks, request.upstream, connections),
+        context: buildContext(request.pipeline, request.claim, request.log, request.projectFrozen, request.watermarks, request.upstream, connections, request.traceparent),
         timeoutMs: request.timeoutMs,
         graceMs: request.graceMs,
         cancel: request.cancel,

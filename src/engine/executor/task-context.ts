@@ -15,6 +15,7 @@ export function buildContext(
   watermarks: WatermarkAccess,
   upstream: Record<string, Summary>,
   connections: AttemptConnections,
+  traceparent: string | null,
 ): Omit<TaskContext, "signal"> {
   const timezone = pipeline.schedule.timezone;
   let interval: TaskContext["interval"] | undefined;
@@ -33,6 +34,7 @@ export function buildContext(
     watermarks,
     params: { ...pipeline.params, ...claim.params },
     upstream,
+    traceparent,
     connection: (name: string) => connections.get(name),
     log: log.logger(),
     skip(reason: string): never {

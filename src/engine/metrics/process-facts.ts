@@ -1,3 +1,5 @@
+import type { ClaimedAttempt } from "../../store/port.ts";
+
 /**
  * What a process knows of its own work and the store does not keep: how long each attempt waited
  * to be claimed and how long its task code ran, how long each scheduler tick took and how late.
@@ -21,8 +23,19 @@ export interface AttemptClaimed {
 export interface AttemptEnded {
   pipelineId: string;
   taskId: string;
+  runId: string;
+  businessDate: string;
+  tryNumber: number;
   /** The task instance's state once the attempt's result was recorded (success, failed, up_for_retry, ...). */
   taskState: string | null;
+  /** The run's state once it was recorded: success or failed when this attempt ended the run. */
+  runState: string | null;
+  /** What the attempt's record says: its start and end (epoch ms), its outcome and error. */
+  startedAt: number;
+  endedAt: number;
+  outcome: string;
+  errorClass: string | null;
+  errorMessage: string | null;
   durationMs: number;
 }
 
@@ -32,6 +45,15 @@ export interface TickEnded {
   durationMs: number;
   /** How late the tick began after the time the tick before it asked for (0: on time, or woken early). */
   lagMs: number;
+}
+
+/** What a worker tells of an attempt whose result it recorded, as the metrics and traces hear it. */
+export function attemptEndedFact(
+  claim: Pick<ClaimedAttempt, "pipelineId" | "taskId" | "runId" | "businessDate" | "tryNumber">,
+  outcome: Omit<AttemptEnded, "pipelineId" | "taskId" | "runId" | "businessDate" | "tryNumber">,
+): AttemptEnded {
+  const { pipelineId, taskId, runId, businessDate, tryNumber } = claim;
+  return { pipelineId, taskId, runId, businessDate, tryNumber, ...outcome };
 }
 
 /** The process's one ProcessFacts: hands each fact to every subscriber. */

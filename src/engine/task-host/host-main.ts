@@ -190,16 +190,24 @@ async function call(pipeline: Pipeline, message: AttemptToRun, log: AttemptLog, 
   const connections = new AttemptConnections(message.connections);
   try {
     // Not spread: that would read the lazy interval.
-    const context = Object.assign(buildContext(pipeline, message.claim, log, message.projectFrozen, watermarks, message.upstream, connections) as TaskContext, { signal });
+    const context = Object.assign(buildContext(pipeline, message.claim, log, message.projectFrozen, watermarks, message.upstream, connections, message.traceparent) as TaskContext, { signal });
     if (message.timed) send({ type: "started", attemptId: message.claim.attemptId });
     const start = performance.now();
     // Said only if the event loop is free to say it: a busy loop is seen by its CPU (pool.ts).
     const busy = setTimeout(() => send({ type: "busy", attemptId: message.claim.attemptId }), BUSY_AFTER_MS);
+    // A host runs one attempt at a time: its environment carries the attempt's trace context
+    // for libraries that read TRACEPARENT, and gets back what it had after.
+    const inherited = process.env.TRACEPARENT;
+    if (message.traceparent !== null) process.env.TRACEPARENT = message.traceparent;
     try {
       return success(await taskCode(task, message.projectDir)(context));
     } finally {
       clearTimeout(busy);
       codeMs = performance.now() - start;
+      if (message.traceparent !== null) {
+        if (inherited === undefined) delete process.env.TRACEPARENT;
+        else process.env.TRACEPARENT = inherited;
+      }
     }
   } finally {
     await connections.closeAll();

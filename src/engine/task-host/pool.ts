@@ -653,6 +653,7 @@ function toRun(request: HostCall): AttemptToRun {
     projectFrozen: request.projectFrozen,
     connections: request.connections,
     upstream: request.upstream,
+    traceparent: request.traceparent,
     projectDir: request.projectDir,
     timed: request.timeoutMs !== null,
   };

@@ -16,6 +16,8 @@ export interface AttemptToRun {
   connections: Record<string, ConnectionConfig>;
   /** `ctx.upstream`, read by the worker from the state store. */
   upstream: Record<string, Summary>;
+  /** `ctx.traceparent`: null unless traces are exported. */
+  traceparent: string | null;
   /** Where a SQL task's relative `.sql` file is. */
   projectDir: string;
   /** The attempt has a timeout: say when the task code starts, for it counts from there. */

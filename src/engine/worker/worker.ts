@@ -72,7 +72,14 @@ export interface WorkerOptions {
 
 export interface AttemptOutcome {
   taskState: string | null;
+  runState: string | null;
   errorMessage: string | null;
+  errorClass: string | null;
+  /** The finish as recorded: "success", "failed", "skipped" or "rescheduled". */
+  outcome: string;
+  /** The attempt's recorded start and end (epoch ms). */
+  startedAt: number;
+  endedAt: number;
   durationMs: number;
 }
 
@@ -492,7 +499,16 @@ export class Worker {
       wakeLoop = !byLoop;
       if (!outcome) return; // the lease will run out and the attempt will be retried elsewhere
       if (!outcome.accepted) this.#o.log?.(`${claim.runId} ${claim.taskId} try ${claim.tryNumber}: result refused, the attempt is no longer ours`);
-      this.#o.onAttempt?.(claim, { taskState: outcome.taskState, errorMessage: finish.errorMessage, durationMs: ranMs });
+      this.#o.onAttempt?.(claim, {
+        taskState: outcome.taskState,
+        runState: outcome.runState,
+        errorMessage: finish.errorMessage,
+        errorClass: finish.errorClass,
+        outcome: finish.outcome,
+        startedAt: startedAt ?? began,
+        endedAt: finish.now,
+        durationMs: ranMs,
+      });
     })()
       .catch((error) => {
         this.#failure ??= error;

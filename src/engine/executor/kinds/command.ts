@@ -32,6 +32,7 @@ export async function commandAttempt(task: CommandTask, attempt: KindAttempt): P
       IDEM_INTERVAL_START: new Date(claim.intervalStart).toISOString(),
       IDEM_INTERVAL_END: new Date(claim.intervalEnd).toISOString(),
       IDEM_TRY: String(claim.tryNumber),
+      ...(attempt.traceparent === null ? {} : { TRACEPARENT: attempt.traceparent }),
     },
     log,
     scratchDir: join(env.scratchDir, String(claim.attemptId)),

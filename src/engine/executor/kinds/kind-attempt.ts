@@ -8,6 +8,8 @@ export interface KindAttempt {
   claim: ClaimedAttempt;
   log: AttemptLog;
   env: AttemptEnvironment;
+  /** The attempt's W3C trace context, handed to its task code while traces are exported; else null. */
+  traceparent: string | null;
   /**
    * Calls the task's code where task code runs (a task host, or this process) and says how it
    * ended. `upstream`: whether `ctx.upstream` holds the summaries of the tasks it runs after
