@@ -3,6 +3,7 @@ import { createServer, type Server } from "node:http";
 import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeProject, removeProject, repo } from "../support/processes.ts";
 import { attemptSpanIdOf, runSpanIdOf, traceIdOf } from "../../src/engine/tracing/trace-ids.ts";
@@ -144,5 +145,33 @@ describe("traces of a run, sent over OTLP/HTTP", () => {
     expect(run.status, run.output).toBe(0);
     expect(readFileSync(join(project, "flaky-2.txt"), "utf8")).toBe("null\nundefined");
     expect(readFileSync(join(project, "report.txt"), "utf8")).toBe("");
+  }, 90_000);
+
+  const pgUrl = process.env.IDEM_TEST_PG_URL;
+  it.skipIf(!pgUrl)("leads each statement of a SQL task with the attempt's traceparent as a comment", async () => {
+    const otlp = await otlpReceiver();
+    const table = `idem_traced_sql_${process.pid}`;
+    project = makeProject({
+      "idem.config.ts": `export default { connections: { pg: { postgres: "$PG_URL" } } };\n`,
+      "pipelines/seen.ts": `import { pipeline } from "idem";
+export const seen = pipeline("seen", {}, {
+  load: { connection: "pg", sql: "CREATE TABLE IF NOT EXISTS ${table} (run text, query text); INSERT INTO ${table} SELECT $run_id, current_query()" },
+});
+`,
+    });
+    const client = new pg.Client({ connectionString: pgUrl });
+    await client.connect();
+    try {
+      const run = await idem({ PG_URL: pgUrl, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${otlp.url}/v1/traces` }, "run", "seen", "--date", "2026-09-01");
+      expect(run.status, run.output).toBe(0);
+      const { rows } = await client.query(`SELECT query FROM ${table} WHERE run = 'seen@2026-09-01'`);
+      const traceparent = `00-${traceIdOf("seen@2026-09-01")}-${attemptSpanIdOf("seen@2026-09-01", "load", 1)}-01`;
+      expect(rows).toHaveLength(1);
+      expect(rows[0].query).toMatch(new RegExp(`^/\\* traceparent='${traceparent}' \\*/\\s+INSERT INTO ${table}`));
+      expect(otlp.spans.map((span) => span.name).sort()).toEqual(["seen 2026-09-01", "seen.load"]);
+    } finally {
+      await client.query(`DROP TABLE IF EXISTS ${table}`);
+      await client.end();
+    }
   }, 90_000);
 });
