@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
-import { makeProject, removeProject, repo } from "../support/processes.ts";
+import { makeProject, queryState, removeProject, repo } from "../support/processes.ts";
 import { attemptSpanIdOf, runSpanIdOf, traceIdOf } from "../../src/engine/tracing/trace-ids.ts";
 
 interface OtlpSpan {
@@ -84,7 +84,7 @@ const attribute = (span: OtlpSpan, key: string) => {
 };
 
 describe("traces of a run, sent over OTLP/HTTP", () => {
-  it("one trace per run: the run's span and a span per attempt, ids derived from the run, TRACEPARENT handed to the task code", async () => {
+  it("one trace per run, reruns included: the run's span and a span per attempt, ids derived from the run, TRACEPARENT handed to the task code", async () => {
     const otlp = await otlpReceiver();
     project = makeProject({ "idem.config.ts": `import { defineConfig } from "idem";\nexport default defineConfig({});\n`, "pipelines/traced.ts": PIPELINE });
     const run = await idem({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json", OTEL_SERVICE_NAME: "idem-test" }, "run", "traced", "--date", "2026-09-01");
@@ -129,10 +129,33 @@ describe("traces of a run, sent over OTLP/HTTP", () => {
     expect(attribute(report[0]!, "idem.task")).toBe("report");
     expect(attribute(report[0]!, "idem.outcome")).toBe("success");
 
+    // Written from the records: each span starts and ends when the store says its attempt or run did.
+    const ms = (nanos: string | number) => Number(BigInt(nanos) / 1_000_000n);
+    const recorded = queryState<{ task_id: string; try_number: number; started_at: number; ended_at: number }>(project, "SELECT task_id, try_number, started_at, ended_at FROM attempts");
+    for (const attempt of [...flaky, ...report]) {
+      const record = recorded.find((r) => r.task_id === attribute(attempt, "idem.task") && String(r.try_number) === String(attribute(attempt, "idem.try")))!;
+      expect([ms(attempt.startTimeUnixNano), ms(attempt.endTimeUnixNano)]).toEqual([record.started_at, record.ended_at]);
+    }
+    const [runRecord] = queryState<{ started_at: number; ended_at: number }>(project, "SELECT started_at, ended_at FROM runs");
+    expect([ms(runSpan.startTimeUnixNano), ms(runSpan.endTimeUnixNano)]).toEqual([runRecord!.started_at, runRecord!.ended_at]);
+
     // The task code was handed its attempt's context: as ctx.traceparent, in the host's environment, in the command's.
     const flakyTwo = `00-${traceId}-${attemptSpanIdOf(runId, "flaky", 2)}-01`;
     expect(readFileSync(join(project, "flaky-2.txt"), "utf8")).toBe(`${flakyTwo}\n${flakyTwo}`);
     expect(readFileSync(join(project, "report.txt"), "utf8")).toBe(`00-${traceId}-${report[0]!.spanId}-01`);
+
+    // Run again (a rerun of the same run, as after a kill -9): its attempts join the same trace, under the same run span.
+    const sent = otlp.spans.length;
+    const again = await idem({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url }, "run", "traced", "--date", "2026-09-01");
+    expect(again.status, again.output).toBe(0);
+    const rerun = otlp.spans.slice(sent);
+    expect(rerun.map((s) => `${s.name} ${s.spanId}`).sort()).toEqual([
+      `traced 2026-09-01 ${runSpanIdOf(runId)}`,
+      `traced.flaky ${attemptSpanIdOf(runId, "flaky", 3)}`,
+      `traced.report ${attemptSpanIdOf(runId, "report", 2)}`,
+    ]);
+    for (const span of rerun) expect(span.traceId).toBe(traceId);
+    for (const span of rerun.filter((s) => s.name !== "traced 2026-09-01")) expect(span.parentSpanId).toBe(runSpanIdOf(runId));
   }, 90_000);
 
   it("hands no TRACEPARENT and sends nothing when no endpoint is set", async () => {

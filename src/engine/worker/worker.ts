@@ -92,6 +92,8 @@ interface Lease {
   until: number;
   /** Given to the runner, its task code not started yet. */
   waiting: boolean;
+  /** The claim's time: the attempt's recorded start unless its finish says a later one. */
+  claimedAt: number;
 }
 
 /** An attempt's result waiting for the loop, which records it with its next claim. */
@@ -215,7 +217,7 @@ export class Worker {
           claimed = recorded.claimed;
           untold ||= recorded.untold;
           for (const claim of claimed ?? []) {
-            this.#leases.set(claim.attemptId, { stop: null, until: claim.leaseExpiresAt, waiting: false });
+            this.#leases.set(claim.attemptId, { stop: null, until: claim.leaseExpiresAt, waiting: false, claimedAt: request!.now });
             this.#queued.push(claim);
             this.#o.onClaimed?.(claim, request!.now);
           }
@@ -414,7 +416,7 @@ export class Worker {
     const stop = new AbortController();
     let lease = this.#leases.get(claim.attemptId);
     if (lease) lease.stop = stop;
-    else this.#leases.set(claim.attemptId, (lease = { stop, until: claim.leaseExpiresAt, waiting: false }));
+    else this.#leases.set(claim.attemptId, (lease = { stop, until: claim.leaseExpiresAt, waiting: false, claimedAt: this.#o.clock.now() }));
     let startedAt = how === "waited" ? this.#o.clock.now() : undefined;
     let running = how !== "ahead";
     let began = this.#o.clock.now();
@@ -505,7 +507,7 @@ export class Worker {
         errorMessage: finish.errorMessage,
         errorClass: finish.errorClass,
         outcome: finish.outcome,
-        startedAt: startedAt ?? began,
+        startedAt: finish.startedAt ?? lease.claimedAt,
         endedAt: finish.now,
         durationMs: ranMs,
       });
