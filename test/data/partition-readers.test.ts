@@ -19,7 +19,7 @@ function rowsFor(day: string, version: number) {
   return Array.from({ length: rowsOfVersion(version) }, (_, i) => ({ day, version, n: i }));
 }
 
-function startReader(root: string, stopFile: string, outFile: string, script = fixture) {
+function startReader(root: string, stopFile: string, outFile: string, script: string) {
   const child = spawn(process.execPath, ["--import", "tsx", script], {
     env: { ...process.env, ROOT: root, STATEMENT: currentQueryPath(root), STOP_FILE: stopFile, OUT_FILE: outFile, DEADLINE_MS: "200000" },
     stdio: ["ignore", "inherit", "inherit"],
@@ -35,25 +35,8 @@ describe("publishing file partitions for concurrent readers", () => {
     dirs.push(dir);
     const root = join(dir, "lake", "orders");
     for (const [w, day] of DAYS.entries()) await swapPartition({ root, column: "day", value: day, source: { rows: rowsFor(day, w) }, context });
-    const stop = join(dir, "stop");
-    const readers = [0, 1].map((i) => startReader(root, stop, join(dir, `reader-${i}.json`)));
-    // Republish until both readers have done thousands of reads between them, bounded in time.
-    // At a load of 14 on 2 cores, 90 s (the bound before) gave 257 republishes: the bound
-    // leaves room for a loaded CI run. One writer per partition, as two runs for
-    // two days would be.
-    const until = Date.now() + 160_000;
-    let republished = 0;
-    const readsSoFar = () => [0, 1].reduce((n, i) => n + Number(existsOr(join(dir, `reader-${i}.json.progress`), "0")), 0);
-    await Promise.all(DAYS.map(async (day, w) => {
-      for (let v = 1 + w; (republished < 300 || readsSoFar() < 2000) && Date.now() < until; v += 2) {
-        await swapPartition({ root, column: "day", value: day, source: { rows: rowsFor(day, v) }, context, versionGraceMs: 120_000, keepVersions: 2 });
-        republished++;
-      }
-    }));
-    writeFileSync(stop, "");
-    const seen = await Promise.all(readers);
-    const total = seen.reduce((n, s) => n + s.reads, 0);
-    expect({ errors: seen.map((s) => s.errors), mixes: seen.map((s) => s.mixes), messages: seen.flatMap((s) => s.messages) }).toEqual({ errors: [0, 0], mixes: [0, 0], messages: [] });
+    // One writer per partition, as two runs for two days would be.
+    const { total, republished } = await republishUnderReaders(dir, root, fixture, 1);
     console.log(`partition readers: ${total} reads during ${republished} republishes`);
     expect(republished).toBeGreaterThanOrEqual(300);
     expect(total).toBeGreaterThanOrEqual(2000);
@@ -96,22 +79,8 @@ describe("the statement idem publishes beside a dataset", () => {
     dirs.push(dir);
     const root = join(dir, "lake", "orders");
     for (const [w, day] of DAYS.entries()) await swapPartition({ root, column: "day", value: day, source: { rows: rowsFor(day, w) }, context });
-    const stop = join(dir, "stop");
-    const readers = [0, 1].map((i) => startReader(root, stop, join(dir, `reader-${i}.json`), statementFixture));
-    const until = Date.now() + 160_000;
-    let republished = 0;
-    const readsSoFar = () => [0, 1].reduce((n, i) => n + Number(existsOr(join(dir, `reader-${i}.json.progress`), "0")), 0);
     // Both days are republished, by one writer each, so the statement is also rewritten by two writers racing.
-    await Promise.all(DAYS.map(async (day, w) => {
-      for (let v = 2 + w; (republished < 300 || readsSoFar() < 2000) && Date.now() < until; v += 2) {
-        await swapPartition({ root, column: "day", value: day, source: { rows: rowsFor(day, v) }, context, versionGraceMs: 120_000, keepVersions: 2 });
-        republished++;
-      }
-    }));
-    writeFileSync(stop, "");
-    const seen = await Promise.all(readers);
-    const total = seen.reduce((n, s) => n + s.reads, 0);
-    expect({ errors: seen.map((s) => s.errors), mixes: seen.map((s) => s.mixes), messages: seen.flatMap((s) => s.messages) }).toEqual({ errors: [0, 0], mixes: [0, 0], messages: [] });
+    const { total, republished } = await republishUnderReaders(dir, root, statementFixture, 2);
     console.log(`statement readers: ${total} reads during ${republished} republishes`);
     expect(republished).toBeGreaterThanOrEqual(300);
     expect(total).toBeGreaterThanOrEqual(2000);
@@ -119,6 +88,30 @@ describe("the statement idem publishes beside a dataset", () => {
     expect(await readCurrentQuery(root)).toContain((await currentPartitionFiles(root)).map((f) => `'${f}'`).join(", "));
   }, 240_000);
 });
+
+/**
+ * Two readers in processes of their own (`script`) read while each day is republished by a writer
+ * of its own, from version `firstVersion` on, until both readers have done thousands of reads
+ * between them after at least 300 republishes, bounded in time: at a load of 14 on 2 cores, 90 s
+ * (the bound before) gave 257 republishes, so the bound leaves room for a loaded CI run.
+ */
+async function republishUnderReaders(dir: string, root: string, script: string, firstVersion: number) {
+  const stop = join(dir, "stop");
+  const readers = [0, 1].map((i) => startReader(root, stop, join(dir, `reader-${i}.json`), script));
+  const until = Date.now() + 160_000;
+  let republished = 0;
+  const readsSoFar = () => [0, 1].reduce((n, i) => n + Number(existsOr(join(dir, `reader-${i}.json.progress`), "0")), 0);
+  await Promise.all(DAYS.map(async (day, w) => {
+    for (let v = firstVersion + w; (republished < 300 || readsSoFar() < 2000) && Date.now() < until; v += 2) {
+      await swapPartition({ root, column: "day", value: day, source: { rows: rowsFor(day, v) }, context, versionGraceMs: 120_000, keepVersions: 2 });
+      republished++;
+    }
+  }));
+  writeFileSync(stop, "");
+  const seen = await Promise.all(readers);
+  expect({ errors: seen.map((s) => s.errors), mixes: seen.map((s) => s.mixes), messages: seen.flatMap((s) => s.messages) }).toEqual({ errors: [0, 0], mixes: [0, 0], messages: [] });
+  return { seen, republished, total: seen.reduce((n, s) => n + s.reads, 0) };
+}
 
 function existsOr(file: string, fallback: string): string {
   try {
