@@ -41,6 +41,7 @@ export type { DatasetEventRequest, EmittedDatasetEvent, WebhookRefusal } from ".
 import { checkerHealth, freshnessReport, type CheckerHealth, type FreshnessReport } from "./freshness/report.ts";
 import { describeFrozen, frozenPeriodOf, type FrozenPeriod } from "../core/policy/frozen.ts";
 import { reachable } from "../core/graph/dag.ts";
+import { codeOf } from "./project/code-of.ts";
 import { newRun, saveVersion, taskInstancesOf } from "./records/pipeline-records.ts";
 import { FROZEN_CHANGE_ACTION, recordFrozenPeriods } from "./records/frozen-records.ts";
 import type { ConnectionConfig, NotifierConfig, ResolvedDatasetWebhook } from "./project/config.ts";
@@ -267,7 +268,7 @@ export class Engine {
         memoryMb: this.#options.taskMemoryMb,
         logMaxBytes: this.#options.logMaxBytes ?? null,
         secrets: this.#options.secrets ?? [],
-        preload: () => this.catalog.pipelines().map((p) => this.catalog.fileOf(p.id)).filter((f): f is string => !!f),
+        preload: () => this.catalog.pipelines().map((p) => codeOf(p)?.bundle ?? this.catalog.fileOf(p.id)).filter((f): f is string => !!f),
       });
       const pool = this.#pool;
       this.catalog.onChange(() => pool.retire());
