@@ -737,14 +737,14 @@ export const STATE_COPY = {
   tables: [
     "pipeline_versions", "task_edges", "pipelines", "runs", "task_instances", "attempts", "audit_log",
     "skipped_intervals", "pools", "dataset_events", "dataset_waits", "backfills", "backfill_items",
-    "freshness", "freshness_history", "incidents", "alert_outbox", "watermarks", "api_tokens", "frozen_periods",
+    "freshness", "freshness_history", "incidents", "alert_outbox", "watermarks", "api_tokens", "frozen_periods", "code_versions",
   ],
   /** Emptied before a forced copy: every table of the target's state. */
   cleared: [
     "pipeline_versions", "task_edges", "pipelines", "runs", "task_instances", "attempts", "audit_log",
     "skipped_intervals", "pools", "dataset_events", "dataset_waits", "backfills", "backfill_items",
     "freshness", "freshness_history", "incidents", "alert_outbox", "watermarks", "workers", "leases",
-    "api_tokens", "change_events", "frozen_periods",
+    "api_tokens", "change_events", "frozen_periods", "code_versions",
   ],
   /** The change feed's triggers stand aside: copied history is not a change anybody watches. */
   quietFeed: `SET LOCAL idem.copying = 'on'`,
