@@ -687,7 +687,7 @@ export class Engine {
   #assertNotFrozen(pipeline: Pipeline, businessDate: string, openFrozen: string | undefined): void {
     const frozen = frozenPeriodOf(this.frozenPeriods(pipeline.id), businessDate);
     if (frozen && !openFrozen) {
-      throw new ArgumentError("openFrozen", (n) => `${businessDate} is ${describeFrozen(frozen)}; give ${n("openFrozen")} "<reason>" to run it anyway`, { pipeline: pipeline.id });
+      throw new ArgumentError("openFrozen", (n) => `${businessDate} is ${describeFrozen(frozen)}; give ${n("openFrozen")} to run it anyway`, { pipeline: pipeline.id });
     }
   }
 
