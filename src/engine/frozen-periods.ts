@@ -66,7 +66,7 @@ export class FrozenPeriods {
   assertNotFrozen(pipeline: Pipeline, businessDate: string, openFrozen: string | undefined): void {
     const frozen = frozenPeriodOf(this.of(pipeline.id), businessDate);
     if (frozen && !openFrozen) {
-      throw new ArgumentError("openFrozen", (n) => `${businessDate} is ${describeFrozen(frozen)}; give ${n("openFrozen")} "<reason>" to run it anyway`, { pipeline: pipeline.id });
+      throw new ArgumentError("openFrozen", (n) => `${businessDate} is ${describeFrozen(frozen)}; give ${n("openFrozen")} to run it anyway`, { pipeline: pipeline.id });
     }
   }
 }
