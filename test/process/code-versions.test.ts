@@ -19,7 +19,7 @@ const versionModule = (code: string) => `export const CODE = "${code}";\n`;
  * Each task returns the version of the code it ran. `hold` waits for the file `go` (so the test
  * can deploy and kill while the run is half done); the others run at once.
  */
-const PIPELINE = (comment: string) => `// ${comment}
+const PIPELINE = (comment: string, last = `{ after: ["after"], run: () => ({ code: CODE }) }`) => `// ${comment}
 import { existsSync } from "node:fs";
 import { pipeline } from "idem";
 import { CODE } from "../lib/version.ts";
@@ -31,7 +31,7 @@ export const pinned = pipeline("pinned", {}, {
     return { code: CODE };
   } },
   after: { after: ["hold"], run: () => ({ code: CODE }) },
-  last: { after: ["after"], run: () => ({ code: CODE }) },
+  last: ${last},
 });
 `;
 
@@ -48,7 +48,7 @@ const runEnded = (project: string, runId: string) =>
 const codeVersionOfRun = (project: string, runId: string) => queryState<{ code_version: string | null }>(project, "SELECT code_version FROM runs WHERE run_id = ?", runId)[0]?.code_version;
 
 describe("a run keeps its code (SQLite, real processes)", () => {
-  it("runs every remaining attempt of a half-done run on its old code after a deploy and a kill -9; a new run gets the new code", async () => {
+  it("runs every remaining attempt of a half-done run on its old code after a deploy and a kill -9; a new run gets the new code; a clear keeps the code, a rerun on the latest moves it, unless the run cannot survive the move", async () => {
     const project = harness.create({ "idem.config.ts": CONFIG, "lib/version.ts": versionModule("v1"), "pipelines/pinned.ts": PIPELINE("first deploy") });
     start("scheduler");
     const worker = start("worker");
@@ -82,6 +82,30 @@ describe("a run keeps its code (SQLite, real processes)", () => {
     expect(indexed[0]).toMatchObject({ file: "pipelines/pinned.ts" });
     expect(Object.keys(JSON.parse(indexed[0]!.packages))).toEqual(["idem"]);
     expect(readdirSync(join(project, ".idem", "bundles")).sort()).toEqual([`${newVersion}.json`, `${newVersion}.mjs`, `${oldVersion}.json`, `${oldVersion}.mjs`].sort());
+
+    // A clear runs the old day again on its own code by default...
+    expect(cli("clear", "pinned@2026-09-01", "--reason", "again, same code").status).toBe(0);
+    expect(await runEnded(project, "pinned@2026-09-01")).toBe("success");
+    expect(codeRan(attempts(project, "pinned@2026-09-01")).slice(4)).toEqual(["first:v1", "hold:v1", "after:v1", "last:v1"]);
+    // ...and a rerun on the latest code moves it to the new version.
+    const latest = cli("run", "pinned", "--date", "2026-09-01", "--code", "latest", "--reason", "again, new code");
+    expect(latest.status, latest.stderr).toBe(0);
+    expect(codeRan(attempts(project, "pinned@2026-09-01")).slice(8)).toEqual(["first:v2", "hold:v2", "after:v2", "last:v2"]);
+    expect(codeVersionOfRun(project, "pinned@2026-09-01")).toBe(newVersion);
+    const audit = queryState<{ action: string; details: string }>(project, "SELECT action, details FROM audit_log WHERE run_id = 'pinned@2026-09-01' AND action IN ('clear', 'rerun') ORDER BY id");
+    expect(audit.map((a) => [a.action, JSON.parse(a.details).code])).toEqual([
+      ["clear", { choice: "same", from: oldVersion, to: oldVersion }],
+      ["rerun", { choice: "latest", from: oldVersion, to: newVersion }],
+    ]);
+
+    // A deploy the run cannot survive: `last` becomes a command. Moving to it is refused, naming why and the other choice.
+    writeFileSync(join(project, "pipelines/pinned.ts"), PIPELINE("third deploy", `{ after: ["after"], command: ["true"] }`));
+    const refused = cli("clear", "pinned@2026-09-01", "--task", "after", "--downstream", "--code", "latest", "--reason", "move");
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toMatch(/run pinned@2026-09-01 cannot move to the latest code \([0-9a-f]{20}\): task last is a command task in it \(a function task in the run's\); --code same finishes it on its own code/);
+    expect(cli("clear", "pinned@2026-09-01", "--task", "after", "--downstream", "--reason", "same code").status).toBe(0);
+    expect(await runEnded(project, "pinned@2026-09-01")).toBe("success");
+    expect(codeRan(attempts(project, "pinned@2026-09-01")).slice(12)).toEqual(["after:v2", "last:v2"]);
   }, 120_000);
 
   it("fails an attempt whose run's bundle is gone, in one line naming the run, the version and where it looked, and does not retry it", async () => {

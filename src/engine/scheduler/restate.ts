@@ -6,7 +6,7 @@ import { formatInstant } from "../../core/time/dates.ts";
 import type { Interval } from "../../core/time/interval.ts";
 import type { RunRecord, Store } from "../../store/port.ts";
 import { refusalOf } from "../records/store-refusals.ts";
-import { taskInstancesOf } from "../records/pipeline-records.ts";
+import { taskInstancesOf, latestCode } from "../records/pipeline-records.ts";
 
 export interface RestateEnvironment {
   store: Store;
@@ -77,6 +77,7 @@ async function restate(env: RestateEnvironment, pipeline: Pipeline, run: RunReco
     params: run.params,
     at: now,
     restate: { triggeredBy: "scheduler", reason, endedBefore: firesAt },
+    ...latestCode(pipeline),
   }));
   if (refused !== null) {
     env.log?.(`${run.runId}: not restated: ${refused}`);

@@ -20,7 +20,8 @@ import { ErrorClass } from "../../core/model/error-classes.ts";
 import { nextToStart } from "../../core/policy/prefetch-order.ts";
 import { AUTO_PREFETCH_WINDOW, prefetchDepth, type Prefetch } from "../../core/policy/prefetch-depth.ts";
 import { DEFAULTS } from "../project/defaults.ts";
-import { codeMissingFinish, PinnedCode } from "./pinned-code.ts";
+import { codeMissingFinish } from "./code-missing.ts";
+import { pinnedCode } from "../project/pinned-code.ts";
 
 export interface WorkerOptions {
   store: Store;
@@ -154,8 +155,6 @@ export class Worker {
   readonly #results: Result[] = [];
   /** The loop is running and records results; before and after it, each is recorded on its own. */
   #loopRecords = false;
-  /** The code each attempt's run is pinned to. */
-  readonly #pinned: PinnedCode;
 
   constructor(options: WorkerOptions) {
     this.#o = { leaseMs: DEFAULTS.workerLeaseMs, pollMs: 500, graceMs: DEFAULTS.workerGraceMs, ...options, prefetch: options.prefetch ?? 0 };
@@ -164,7 +163,6 @@ export class Worker {
     this.#runner = options.runner ?? inlineRunner;
     this.#logDir = join(options.stateDir, "logs");
     this.#scratchDir = join(options.stateDir, "tmp");
-    this.#pinned = new PinnedCode(options.projectDir ?? process.cwd());
   }
 
   #pipeline(id: string): Pipeline | undefined {
@@ -459,7 +457,7 @@ export class Worker {
     let wakeLoop = true;
     const work = (async () => {
       const loaded = this.#pipeline(claim.pipelineId);
-      const pipeline = loaded && (await this.#pinned.pipelineFor(claim, loaded));
+      const pipeline = loaded && (await pinnedCode.pipelineFor(claim, loaded));
       let finish: AttemptFinish;
       if (!pipeline) {
         // Claimed before a reload dropped it: not ours to judge; someone who has it runs it.
