@@ -58,7 +58,8 @@ import type { LongLivedOptions, ProcessParts, ProcessSettings, WorkerRequest } f
 import { SchedulerStart } from "./scheduler/scheduler-start.ts";
 import { IncidentActions, type IncidentAcknowledgeRequest, type IncidentView } from "./incidents.ts";
 export type { IncidentView } from "./incidents.ts";
-import { attemptEndedFact, ProcessFactsHub } from "./metrics/process-facts.ts";
+import { EngineEvents } from "./events/engine-events.ts";
+import type { AttemptFinished } from "./events/event-map.ts";
 import { RunTraces } from "./tracing/run-traces.ts";
 import { tracingEnabled } from "./tracing/trace-ids.ts";
 import { storeFacts, WORKER_ALIVE_MS, type StoreFacts } from "./metrics/store-facts.ts";
@@ -145,7 +146,8 @@ export interface RunRequest {
   /** Run a frozen business date anyway; the reason is recorded. */
   openFrozen?: string;
   cancel?: AbortSignal;
-  onAttempt?: (claim: ClaimedAttempt, outcome: { taskState: string | null; errorMessage: string | null }) => void;
+  /** Told of each attempt of this run once its result is recorded. */
+  onAttempt?: (attempt: AttemptFinished) => void;
   /** Look at the pipeline files this often while the run runs, as workers do (`reloadMs`). */
   reloadMs?: number;
 }
@@ -177,8 +179,8 @@ export class Engine {
   readonly #projectDir: string;
   readonly #options: EngineOptions;
   #pool: TaskHostPool | null = null;
-  /** What this process's scheduler and workers measure of their own work (the metrics listen). */
-  readonly facts = new ProcessFactsHub();
+  /** What this process's scheduler, workers, task hosts, watchdog and server do (logs, metrics, traces listen). */
+  readonly events = new EngineEvents();
   /** Spans of the runs this process ends and the attempts it records: only with an OTLP endpoint set. */
   readonly #traces: RunTraces | null;
   #metrics: Promise<EngineMetrics> | null = null;
@@ -200,7 +202,7 @@ export class Engine {
   constructor(options: EngineOptions) {
     this.masker = new SecretMasker(options.secrets ?? []);
     this.#traces = tracingEnabled(process.env) ? new RunTraces((runId) => this.store.getRun(runId)) : null;
-    if (this.#traces) this.facts.subscribe(this.#traces);
+    this.#traces?.follow(this.events);
     this.withheldEnv = withheldVariables(process.env, options.stateUrl ?? null);
     this.store = options.store;
     this.clock = options.clock;
@@ -267,6 +269,7 @@ export class Engine {
         memoryMb: this.#options.taskMemoryMb,
         logMaxBytes: this.#options.logMaxBytes ?? null,
         secrets: this.#options.secrets ?? [],
+        events: this.events,
         preload: () => this.catalog.pipelines().map((p) => this.catalog.fileOf(p.id)).filter((f): f is string => !!f),
       });
       const pool = this.#pool;
@@ -304,15 +307,15 @@ export class Engine {
    * Runs `body` as a long-lived process in the role given (scheduler, worker, serve, dev), until
    * `signal`: the config's pools exist, pipeline files are reloaded every `reloadMs`, a watchdog runs.
    */
-  async runLongLived(role: string, signal: AbortSignal, body: () => Promise<void>, log: (line: string) => void, options: LongLivedOptions = {}): Promise<void> {
+  async runLongLived(role: string, signal: AbortSignal, body: () => Promise<void>, options: LongLivedOptions = {}): Promise<void> {
     const { runLongLived } = await import("./processes.ts");
-    await runLongLived(this.#processParts(), role, signal, body, log, options);
+    await runLongLived(this.#processParts(), role, signal, body, options);
   }
 
   /** Runs this process's scheduler until `signal`: it leads, or stands by while another leads. */
-  async runScheduler(signal: AbortSignal, log?: (line: string) => void): Promise<void> {
+  async runScheduler(signal: AbortSignal): Promise<void> {
     const { runScheduler } = await import("./processes.ts");
-    await runScheduler(this.#processParts(), signal, log);
+    await runScheduler(this.#processParts(), signal);
   }
 
   /** Runs a worker as the config says (flags may override concurrency and grace) until `signal`. */
@@ -338,8 +341,8 @@ export class Engine {
       settings: this.settings,
       taskRunner: (size) => this.taskRunner(size),
       warmTaskHosts: (count) => this.warmTaskHosts(count),
-      watchdog: (role, log) => this.watchdog(role, log),
-      facts: this.facts,
+      watchdog: (role) => this.watchdog(role),
+      events: this.events,
       schedulerStart: this.#schedulerStart,
     };
   }
@@ -356,7 +359,7 @@ export class Engine {
    */
   metrics(): Promise<EngineMetrics> {
     this.#metrics ??= import("./metrics/prometheus.ts").then(({ prometheusMetrics }) =>
-      prometheusMetrics({ facts: this.facts, storeFacts: () => this.storeFacts(), taskHostsAlive: () => this.#pool?.size ?? 0 }),
+      prometheusMetrics({ events: this.events, storeFacts: () => this.storeFacts(), taskHostsAlive: () => this.#pool?.size ?? 0 }),
     );
     return this.#metrics;
   }
@@ -445,6 +448,8 @@ export class Engine {
     // Like a worker: each attempt runs the task's code as its file says when it starts.
     const reloadMs = request.reloadMs ?? this.#options.reloadMs;
     const reload = reloadMs ? setInterval(() => void this.catalog.refresh().catch(() => {}), reloadMs) : null;
+    const onAttempt = request.onAttempt;
+    const stopTelling = onAttempt ? this.events.on("attempt:finished", (attempt) => attempt.runId === run.runId && onAttempt(attempt)) : () => {};
     const finished = await executeRun({
       store: this.store,
       pipeline,
@@ -460,15 +465,15 @@ export class Engine {
       random: this.#random,
       frozen: this.#frozen,
       connections: this.connections,
-      onAttempt: (claim, outcome) => {
-        this.facts.attemptEnded(attemptEndedFact(claim, outcome));
-        request.onAttempt?.(claim, outcome);
-      },
+      events: this.events,
       runner: this.taskRunner(request.concurrency ?? this.settings.concurrency),
       logMaxBytes: this.#options.logMaxBytes,
       masker: this.masker,
       withheldEnv: this.withheldEnv,
-    }).finally(() => reload && clearInterval(reload));
+    }).finally(() => {
+      if (reload) clearInterval(reload);
+      stopTelling();
+    });
     return { run: finished, created, tasks: inTaskOrder(pipeline, await this.store.listTaskInstances(run.runId)) };
   }
 
@@ -819,7 +824,7 @@ export class Engine {
    * serve`) runs one, and the checker lease lets one pass at a time. `role` names the process
    * for `idem health` ("worker", "serve").
    */
-  watchdog(role: string, log?: (line: string) => void): Watchdog {
+  watchdog(role: string): Watchdog {
     const notifiers = this.#notifiers();
     const missing = missingNotifierVariable(notifiers, process.env);
     if (missing) throw new DefinitionError(missing, { file: this.#watch.configFile ?? "idem.config.ts" });
@@ -838,8 +843,7 @@ export class Engine {
       ...(watch.uiUrl === undefined ? {} : { uiUrl: watch.uiUrl }),
       ...(watch.intervalMs === undefined ? {} : { intervalMs: watch.intervalMs }),
       ...(watch.graceMs === undefined ? {} : { graceMs: watch.graceMs }),
-      // A notifier's refusal may quote what it was sent, a secret included.
-      ...(log ? { log: (line: string) => log(this.masker.mask(line)) } : {}),
+      events: this.events,
     });
   }
 
@@ -847,13 +851,13 @@ export class Engine {
    * Sends a test message through the notifier `name`, as an alert goes (`idem alerts test`):
    * its kind when it went out; an error naming the notifier and the cause when it did not.
    */
-  async testNotifier(name: string, log: (line: string) => void = () => {}): Promise<{ notifier: string; kind: string }> {
+  async testNotifier(name: string): Promise<{ notifier: string; kind: string }> {
     const notifiers = this.#notifiers();
     if (!notifiers[name]) throw new UsageError(`no notifier named ${JSON.stringify(name)} (known: ${Object.keys(notifiers).join(", ")})`);
     const missing = missingNotifierVariable({ [name]: notifiers[name] }, process.env);
     if (missing) throw new DefinitionError(missing, { file: this.#watch.configFile ?? "idem.config.ts" });
     const dispatcher = new AlertDispatcher({
-      store: this.store, clock: this.clock, notifiers, log: (line) => log(this.masker.mask(line)), uiUrl: this.#watch.uiUrl ?? null,
+      store: this.store, clock: this.clock, notifiers, events: this.events, uiUrl: this.#watch.uiUrl ?? null,
     });
     try {
       const { kind } = await dispatcher.sendTest(name);
@@ -960,8 +964,8 @@ export class Engine {
   // --- reads for the HTTP surface ----------------------------------------------------------------
 
   /** This process's reader of the store's change feed, shared by every listener. */
-  changeFeed(log?: (line: string) => void): ChangeFeed {
-    this.#changeFeed ??= new ChangeFeed(this.store, this.clock, log);
+  changeFeed(): ChangeFeed {
+    this.#changeFeed ??= new ChangeFeed(this.store, this.clock, this.events);
     return this.#changeFeed;
   }
 

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pipeline } from "../../src/core/pipeline/define.ts";
 import type { Pipeline } from "../../src/core/pipeline/types.ts";
 import { daily } from "../../src/core/time/index.ts";
-import { ProcessFactsHub } from "../../src/engine/metrics/process-facts.ts";
+import { EngineEvents } from "../../src/engine/events/engine-events.ts";
 import { prometheusMetrics } from "../../src/engine/metrics/prometheus.ts";
 import { storeFacts, UNRESOLVED_STATES } from "../../src/engine/metrics/store-facts.ts";
 import { INCIDENT_KINDS } from "../../src/core/model/incidents.ts";
@@ -54,7 +54,7 @@ function historySql(dialect: "sqlite" | "postgres"): string[] {
 }
 
 async function seriesOf(store: Store): Promise<string[]> {
-  const metrics = prometheusMetrics({ facts: new ProcessFactsHub(), storeFacts: () => storeFacts(store, pipelines, NOW), taskHostsAlive: () => 0 });
+  const metrics = prometheusMetrics({ events: new EngineEvents(), storeFacts: () => storeFacts(store, pipelines, NOW), taskHostsAlive: () => 0 });
   try {
     const { text } = await metrics.scrape();
     const storeNames = /^idem_(store_|runs|task_instances|queued_|pool_|promise_|incidents_|backfill|lease_)/;

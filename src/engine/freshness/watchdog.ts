@@ -1,3 +1,4 @@
+import { EngineEvents } from "../events/engine-events.ts";
 import type { Clock } from "../../core/model/clock.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
 import { FreshnessChecker, type CheckerStore, type CheckResult } from "./checker.ts";
@@ -38,7 +39,8 @@ export interface WatchdogOptions {
   leaseMs?: number;
   /** How often alerts are delivered while this process holds the checker lease. Default 1 s. */
   deliverEveryMs?: number;
-  log?: (line: string) => void;
+  /** Where the watchdog, its checker and its alert dispatcher tell what they do. */
+  events?: EngineEvents;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -49,23 +51,23 @@ export interface WatchdogOptions {
  * The lease is renewed only at the start of each pass, so its heartbeat is the last pass's time.
  */
 export class Watchdog {
-  readonly #o: WatchdogOptions & { intervalMs: number; leaseMs: number; deliverEveryMs: number };
+  readonly #o: WatchdogOptions & { intervalMs: number; leaseMs: number; deliverEveryMs: number; events: EngineEvents };
   readonly #checker: FreshnessChecker;
   readonly #dispatcher: AlertDispatcher;
   #leaseUntil = -Infinity;
 
   constructor(options: WatchdogOptions) {
     const intervalMs = options.intervalMs ?? DEFAULTS.checkerIntervalMs;
-    this.#o = { deliverEveryMs: 1_000, leaseMs: 3 * intervalMs, ...options, intervalMs };
-    const log = options.log ?? (() => {});
+    const events = options.events ?? new EngineEvents();
+    this.#o = { deliverEveryMs: 1_000, leaseMs: 3 * intervalMs, ...options, intervalMs, events };
     this.#checker = new FreshnessChecker({
-      store: options.store, pipelines: options.pipelines, defaultNotify: options.defaultNotify ?? [], routes: options.routes ?? [], log,
+      store: options.store, pipelines: options.pipelines, defaultNotify: options.defaultNotify ?? [], routes: options.routes ?? [], events,
       ...(options.graceMs === undefined ? {} : { didNotRunGraceMs: options.graceMs }),
       ...(options.schedulerStarting ? { schedulerStarting: options.schedulerStarting } : {}),
     });
     const { pipelines } = options;
     this.#dispatcher = new AlertDispatcher({
-      store: options.store, clock: options.clock, notifiers: options.notifiers, log, defaultNotify: options.defaultNotify ?? ["log"],
+      store: options.store, clock: options.clock, notifiers: options.notifiers, events, defaultNotify: options.defaultNotify ?? ["log"],
       traits: (incident) => incidentTraits(incident, typeof pipelines === "function" ? pipelines() : pipelines),
       ...(options.env ? { env: options.env } : {}),
       ...(options.uiUrl === undefined ? {} : { uiUrl: options.uiUrl }),
@@ -94,7 +96,7 @@ export class Watchdog {
 
   /** Passes every interval and delivers alerts in between, until `signal` aborts; then lets the lease go. */
   async run(signal: AbortSignal): Promise<void> {
-    const { clock, intervalMs, deliverEveryMs, log } = this.#o;
+    const { clock, intervalMs, deliverEveryMs, events, holder } = this.#o;
     let nextPassAt = -Infinity;
     let leading: boolean | null = null;
     try {
@@ -103,13 +105,16 @@ export class Watchdog {
           if (clock.now() >= nextPassAt) {
             nextPassAt = clock.now() + intervalMs;
             const pass = await this.pass();
-            if (pass.leader !== leading) log?.(pass.leader ? `watchdog ${this.#o.holder} checks promises` : `watchdog ${this.#o.holder} stands by (checker: ${pass.holder})`);
+            if (pass.leader !== leading) {
+              if (pass.leader) events.emit("lease:won", { role: "checker", holder });
+              else events.emit("lease:lost", { role: "checker", holder, leader: pass.holder });
+            }
             leading = pass.leader;
           }
           await this.deliver();
         } catch (error) {
           // A store out of reach for a while must not end the watchdog: try again at the next beat.
-          log?.(`watchdog: ${(error as Error).message}`);
+          events.emit("watchdog:failed", { holder, error: (error as Error).message });
         }
         await clock.sleep(Math.min(deliverEveryMs, Math.max(0, nextPassAt - clock.now())), signal);
       }

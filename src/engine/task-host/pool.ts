@@ -1,3 +1,4 @@
+import type { EngineEvents } from "../events/engine-events.ts";
 import type { ChildProcess } from "node:child_process";
 import { createRequire } from "node:module";
 import { extname } from "node:path";
@@ -27,7 +28,8 @@ export interface TaskHostPoolOptions {
   memoryMb?: number;
   logMaxBytes: number | null;
   secrets: readonly string[];
-  log?: (line: string) => void;
+  /** Where hosts starting and exiting are told. */
+  events?: EngineEvents;
   /** Pipeline files a new host imports at once, so its first attempt does not wait for them. */
   preload?: () => readonly string[];
 }
@@ -566,6 +568,7 @@ export class TaskHostPool {
   #onExit(host: Host, code: number | null, signal: NodeJS.Signals | null): void {
     this.#hosts.delete(host);
     this.#lastTail = host.stderrTail;
+    this.#o.events?.emit("host:exited", { pid: host.pid ?? host.child.pid ?? 0, code, signal, expected: host.killed || this.#closed, hosts: this.#hosts.size });
     if (!host.ready && !host.killed && this.#pending.length > 0 && !this.#closed) {
       // It never started: the first attempt waiting for a host fails, so a host that cannot start is not retried forever.
       const hosted = this.#pending.shift()!;
@@ -610,6 +613,7 @@ export class TaskHostPool {
         if (files.length) this.#message(host, { type: "preload", files });
         host.ready = true;
         host.idleSince = this.#lastReadyAt = Date.now();
+        this.#o.events?.emit("host:started", { pid: message.pid, hosts: this.#hosts.size });
         this.#sweepIdle();
         this.#dispatch();
       }
