@@ -60,6 +60,7 @@ import { IncidentActions, type IncidentAcknowledgeRequest, type IncidentView } f
 export type { IncidentView } from "./incidents.ts";
 import { EngineEvents } from "./events/engine-events.ts";
 import type { AttemptFinished } from "./events/event-map.ts";
+import type { ProcessStatus } from "./events/process-status.ts";
 import { RunTraces } from "./tracing/run-traces.ts";
 import { tracingEnabled } from "./tracing/trace-ids.ts";
 import { storeFacts, WORKER_ALIVE_MS, type StoreFacts } from "./metrics/store-facts.ts";
@@ -181,6 +182,8 @@ export class Engine {
   #pool: TaskHostPool | null = null;
   /** What this process's scheduler, workers, task hosts, watchdog and server do (logs, metrics, traces listen). */
   readonly events = new EngineEvents();
+  /** The long-running parts running in this process now (scheduler, workers, watchdog), for `processStatus`. */
+  readonly #live = new Set<{ status(): ProcessStatus }>();
   /** Spans of the runs this process ends and the attempts it records: only with an OTLP endpoint set. */
   readonly #traces: RunTraces | null;
   #metrics: Promise<EngineMetrics> | null = null;
@@ -343,8 +346,17 @@ export class Engine {
       warmTaskHosts: (count) => this.warmTaskHosts(count),
       watchdog: (role) => this.watchdog(role),
       events: this.events,
+      live: (part) => {
+        this.#live.add(part);
+        return () => this.#live.delete(part);
+      },
       schedulerStart: this.#schedulerStart,
     };
+  }
+
+  /** What each long-running part of this process is doing now: its state and counts (health and metrics read it). */
+  processStatus(): ProcessStatus[] {
+    return [...[...this.#live].map((part) => part.status()), ...(this.#pool ? [this.#pool.status()] : [])];
   }
 
   /** The installation's durable facts, read from the store now: what /metrics shows of it. */

@@ -1,3 +1,4 @@
+import type { ProcessStatus } from "./events/process-status.ts";
 import { randomBytes } from "node:crypto";
 import type { Prefetch } from "../core/policy/prefetch-depth.ts";
 import { hostname } from "node:os";
@@ -35,6 +36,8 @@ export interface ProcessParts {
   watchdog(role: string): Watchdog;
   /** Where the scheduler, workers and the long-lived frame tell what they do (logs, metrics, traces listen). */
   events: EngineEvents;
+  /** Counts a running part in the process's status (`Engine.processStatus()`); returns the function that takes it out. */
+  live(part: { status(): ProcessStatus }): () => void;
   /** Whether this process's own scheduler has yet to try the lead (its watchdog waits for it). */
   schedulerStart: SchedulerStart;
 }
@@ -124,7 +127,7 @@ export async function runScheduler(parts: ProcessParts, signal: AbortSignal): Pr
   const holder = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
   const scheduler = buildScheduler(parts, holder, {});
   parts.events.emit("scheduler:started", { holder, pipelines: parts.catalog.pipelines().length });
-  await scheduler.run(signal, { subscribe: (wake) => subscribeToScheduling(parts.store, parts.stateDir, wake) });
+  await whileLive(parts, scheduler, () => scheduler.run(signal, { subscribe: (wake) => subscribeToScheduling(parts.store, parts.stateDir, wake) }));
 }
 
 /** Runs a worker until `signal`, then lets running attempts finish for the grace period. */
@@ -133,7 +136,16 @@ export async function runWorker(parts: ProcessParts, signal: AbortSignal, reques
   const prefetch = request.prefetch ?? parts.settings.prefetch;
   parts.events.emit("worker:started", { workerId: parts.workerId, concurrency: request.concurrency ?? parts.settings.concurrency, prefetch });
   parts.warmTaskHosts(1);
-  await worker.run(signal);
+  await whileLive(parts, worker, () => worker.run(signal));
+}
+
+async function whileLive(parts: ProcessParts, part: { status(): ProcessStatus }, body: () => Promise<void>): Promise<void> {
+  const gone = parts.live(part);
+  try {
+    await body();
+  } finally {
+    gone();
+  }
 }
 
 /**
@@ -175,12 +187,13 @@ export async function runLongLived(
   const reloading = watchPipelineFiles(parts, stop.signal);
   try {
     await parts.store.ensurePools(Object.entries(parts.settings.pools).map(([name, slots]) => ({ name, slots })), parts.clock.now());
-    const watchdog = parts.watchdog(role).run(stop.signal);
+    const watchdog = parts.watchdog(role);
+    const running = whileLive(parts, watchdog, () => watchdog.run(stop.signal));
     try {
       await body();
     } finally {
       stop.abort();
-      await watchdog;
+      await running;
     }
   } finally {
     stop.abort();

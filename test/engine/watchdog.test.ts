@@ -16,8 +16,8 @@ const GRACE = 10 * 60_000;
 const london = (at = "02:00") => daily({ at, timezone: "Europe/London" });
 const noop = () => {};
 
-function watchdog(holder = "worker w1", pipelines = h.pipelines, log?: (line: string) => void) {
-  return new Watchdog({ store: h.store, clock: h.clock, pipelines, holder, notifiers: {}, defaultNotify: [], intervalMs: 15_000, graceMs: GRACE, ...(log ? { log } : {}) });
+function watchdog(holder = "worker w1", pipelines = h.pipelines) {
+  return new Watchdog({ store: h.store, clock: h.clock, pipelines, holder, notifiers: {}, defaultNotify: [], intervalMs: 15_000, graceMs: GRACE });
 }
 
 async function incidents() {

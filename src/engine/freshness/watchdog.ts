@@ -1,3 +1,4 @@
+import type { WatchdogStatus } from "../events/process-status.ts";
 import { EngineEvents } from "../events/engine-events.ts";
 import type { Clock } from "../../core/model/clock.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
@@ -55,6 +56,8 @@ export class Watchdog {
   readonly #checker: FreshnessChecker;
   readonly #dispatcher: AlertDispatcher;
   #leaseUntil = -Infinity;
+  #state: WatchdogStatus["state"] = { kind: "idle" };
+  #lastPassAt: number | null = null;
 
   constructor(options: WatchdogOptions) {
     const intervalMs = options.intervalMs ?? DEFAULTS.checkerIntervalMs;
@@ -76,6 +79,11 @@ export class Watchdog {
     });
   }
 
+  /** What this watchdog is doing now (`Engine.processStatus()`). */
+  status(): WatchdogStatus {
+    return { part: "watchdog", holder: this.#o.holder, state: this.#state, lastPassAt: this.#lastPassAt };
+  }
+
   /** Takes (or keeps) the checker lease and, when this process holds it, checks everything once. */
   async pass(): Promise<{ leader: boolean; holder: string; result: CheckResult | null }> {
     const { store, clock, holder, leaseMs } = this.#o;
@@ -83,10 +91,14 @@ export class Watchdog {
     const lead = await store.tryLead({ role: CHECKER_ROLE, holder, now, ttlMs: leaseMs });
     if (!lead.leader) {
       this.#leaseUntil = -Infinity;
+      this.#state = { kind: "standing-by", checker: lead.holder };
       return { leader: false, holder: lead.holder, result: null };
     }
     this.#leaseUntil = lead.expiresAt;
-    return { leader: true, holder, result: await this.#checker.check(now) };
+    const result = await this.#checker.check(now);
+    if (this.#state.kind !== "checking") this.#state = { kind: "checking", since: now };
+    this.#lastPassAt = now;
+    return { leader: true, holder, result };
   }
 
   /** Delivers due alerts if this process holds the checker lease; returns how many went out. */
@@ -114,11 +126,14 @@ export class Watchdog {
           await this.deliver();
         } catch (error) {
           // A store out of reach for a while must not end the watchdog: try again at the next beat.
-          events.emit("watchdog:failed", { holder, error: (error as Error).message });
+          const message = (error as Error).message;
+          if (this.#state.kind !== "failing") this.#state = { kind: "failing", since: clock.now(), error: message };
+          events.emit("watchdog:failed", { holder, error: message });
         }
         await clock.sleep(Math.min(deliverEveryMs, Math.max(0, nextPassAt - clock.now())), signal);
       }
     } finally {
+      this.#state = { kind: "stopped" };
       await this.#o.store.resignLead(CHECKER_ROLE, this.#o.holder).catch(() => {});
     }
   }

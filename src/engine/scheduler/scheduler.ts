@@ -1,3 +1,4 @@
+import type { SchedulerStatus } from "../events/process-status.ts";
 import type { Clock } from "../../core/model/clock.ts";
 import { runIdFor } from "../../core/model/run-id.ts";
 import { Backoff } from "../../core/policy/backoff.ts";
@@ -64,6 +65,9 @@ const MAX_LATEST_SCAN = 20_000;
 export class Scheduler {
   readonly #o: Required<Omit<SchedulerOptions, "onWork" | "catalog" | "onLeadChange">> & Pick<SchedulerOptions, "onWork" | "catalog" | "onLeadChange">;
   #leading: boolean | null = null;
+  #state: SchedulerStatus["state"] = { kind: "idle" };
+  #ticks = 0;
+  #lastTickAt: number | null = null;
   readonly #savedVersions = new Set<string>();
   /** The project's frozen periods are recorded once per scheduler, when it was given them. */
   #projectFrozenToRecord: boolean;
@@ -107,7 +111,15 @@ export class Scheduler {
     return lostTo === null ? result : { ...result, leader: false, leaderHolder: lostTo };
   }
 
+  /** What this scheduler is doing now (`Engine.processStatus()`). */
+  status(): SchedulerStatus {
+    return { part: "scheduler", holder: this.#o.holder, state: this.#state, ticks: this.#ticks, lastTickAt: this.#lastTickAt };
+  }
+
   #noteLead(leader: boolean, leaderHolder: string): void {
+    if (leader === this.#leading && this.#state.kind !== "failing" && this.#state.kind !== "starting") return;
+    const now = this.#o.clock.now();
+    this.#state = leader ? { kind: "leading", since: now } : { kind: "standing-by", leader: leaderHolder, since: now };
     if (leader === this.#leading) return;
     this.#leading = leader;
     const { holder, events } = this.#o;
@@ -188,6 +200,7 @@ export class Scheduler {
     // as long as it runs (a steady pause: a tick is cheap, and the store may be back any moment).
     let failing: Backoff | null = null;
     let dueAt: number | null = null;
+    this.#state = { kind: "starting" };
     try {
       while (!signal.aborted) {
         wokenDuringTick = false;
@@ -201,8 +214,12 @@ export class Scheduler {
           });
           dueAt = result.nextTickAt;
           failing = null;
+          this.#ticks++;
+          this.#lastTickAt = began;
         } catch (error) {
-          this.#o.events.emit("scheduler:tick-failed", { holder: this.#o.holder, error: (error as Error).message });
+          const message = (error as Error).message;
+          if (this.#state.kind !== "failing") this.#state = { kind: "failing", since: this.#o.clock.now(), error: message };
+          this.#o.events.emit("scheduler:tick-failed", { holder: this.#o.holder, error: message });
           const pauseMs = Math.min(this.#o.tickMs, 2_000);
           failing ??= new Backoff({ firstMs: pauseMs, maxMs: pauseMs, withinMs: Infinity, clock: this.#o.clock, signal });
           await failing.again();
@@ -220,6 +237,7 @@ export class Scheduler {
         signal.removeEventListener("abort", onAbort);
       }
     } finally {
+      this.#state = { kind: "stopped" };
       unsubscribe?.();
       await this.#o.store.resignLead("scheduler", this.#o.holder);
     }

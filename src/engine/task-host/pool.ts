@@ -1,3 +1,4 @@
+import type { TaskHostsStatus } from "../events/process-status.ts";
 import type { EngineEvents } from "../events/engine-events.ts";
 import type { ChildProcess } from "node:child_process";
 import { createRequire } from "node:module";
@@ -205,6 +206,13 @@ export class TaskHostPool {
     }, CLOSE_MS);
     await Promise.all(exits);
     clearTimeout(left);
+  }
+
+  /** The pool now (`Engine.processStatus()`). */
+  status(): TaskHostsStatus {
+    let busy = 0;
+    for (const host of this.#hosts) if (host.attempts.some((a) => a.started)) busy++;
+    return { part: "task-hosts", state: this.#closed ? { kind: "closed" } : { kind: "open" }, hosts: this.#hosts.size, busy, pending: this.#pending.length };
   }
 
   /** Hosts alive now (idle or busy). */
@@ -568,7 +576,6 @@ export class TaskHostPool {
   #onExit(host: Host, code: number | null, signal: NodeJS.Signals | null): void {
     this.#hosts.delete(host);
     this.#lastTail = host.stderrTail;
-    this.#o.events?.emit("host:exited", { pid: host.pid ?? host.child.pid ?? 0, code, signal, expected: host.killed || this.#closed, hosts: this.#hosts.size });
     if (!host.ready && !host.killed && this.#pending.length > 0 && !this.#closed) {
       // It never started: the first attempt waiting for a host fails, so a host that cannot start is not retried forever.
       const hosted = this.#pending.shift()!;
@@ -625,6 +632,11 @@ export class TaskHostPool {
     });
     child.on("exit", (code, signal) => {
       host.dead = true;
+      if (this.#o.events) {
+        let alive = 0;
+        for (const h of this.#hosts) if (!h.dead) alive++;
+        this.#o.events.emit("host:exited", { pid: host.pid ?? child.pid ?? 0, code, signal, expected: host.killed || this.#closed, hosts: alive });
+      }
       if (host.waitTimer) clearTimeout(host.waitTimer);
       signalGroup(child.pid, "SIGKILL");
       void Promise.race([drained, new Promise((r) => setTimeout(r, DRAIN_MS))]).then(() => this.#onExit(host, code, signal));

@@ -1,3 +1,4 @@
+import type { WorkerStatus } from "../events/process-status.ts";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { systemClock, type Clock } from "../../core/model/clock.ts";
@@ -139,6 +140,8 @@ export class Worker {
   readonly #results: Result[] = [];
   /** The loop is running and records results; before and after it, each is recorded on its own. */
   #loopRecords = false;
+  #state: WorkerStatus["state"] = { kind: "idle" };
+  #finished = 0;
 
   constructor(options: WorkerOptions) {
     this.#o = { leaseMs: DEFAULTS.workerLeaseMs, pollMs: 500, graceMs: DEFAULTS.workerGraceMs, ...options, prefetch: options.prefetch ?? 0, events: options.events ?? new EngineEvents() };
@@ -162,10 +165,20 @@ export class Worker {
    * claimable). On abort: no new claims; running attempts get the grace period, then are
    * cancelled and handed back without using up a try.
    */
+  /** What this worker is doing now (`Engine.processStatus()`). */
+  status(): WorkerStatus {
+    return {
+      part: "worker", workerId: this.#o.workerId, state: this.#state, concurrency: this.#o.concurrency,
+      running: this.#running, queued: this.#queued.length + this.#waiting, finished: this.#finished,
+    };
+  }
+
   async run(signal: AbortSignal, done?: () => Promise<boolean>): Promise<void> {
     const { store, clock } = this.#o;
+    this.#state = { kind: "running", since: clock.now() };
     const stopWatching = await subscribeToWork(store, this.#o.stateDir, () => this.#wake(), this.#o.workerId);
     const onAbort = () => {
+      this.#state = { kind: "stopping", since: clock.now() };
       this.#stopping = true; // a slot freed from now on starts nothing from the queue
       this.#wake();
     };
@@ -246,6 +259,7 @@ export class Worker {
       // Finished while stopping, with no claim after: the others take over what they made eligible.
       if (this.#finishesUntold) notifyWork(this.#o.stateDir);
       await store.removeWorker(this.#o.workerId).catch(() => {});
+      this.#state = { kind: "stopped" };
     }
     if (this.#failure) throw this.#failure;
   }
@@ -494,6 +508,7 @@ export class Worker {
       wakeLoop = !byLoop;
       if (!outcome) return; // the lease will run out and the attempt will be retried elsewhere
       if (!outcome.accepted) this.#o.events.emit("attempt:result-refused", { ...locator(claim), workerId: this.#o.workerId });
+      this.#finished++;
       this.#o.events.emit("attempt:finished", {
         ...locator(claim),
         workerId: this.#o.workerId,
