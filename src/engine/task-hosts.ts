@@ -5,6 +5,7 @@ import type { TaskCodeRunner } from "./executor/task-code-runner.ts";
 import type { PipelineCatalog } from "./project/catalog.ts";
 import { hostedRunner } from "./task-host/hosted-runner.ts";
 import { TaskHostPool } from "./task-host/pool.ts";
+import { codeOf } from "./project/code-of.ts";
 
 export interface TaskHostSettings {
   catalog: PipelineCatalog;
@@ -50,7 +51,7 @@ export class TaskHosts {
         logMaxBytes: s.logMaxBytes,
         secrets: s.secrets,
         events: s.events,
-        preload: () => catalog.pipelines().map((p) => catalog.fileOf(p.id)).filter((f): f is string => !!f),
+        preload: () => catalog.pipelines().map((p) => codeOf(p)?.bundle ?? catalog.fileOf(p.id)).filter((f): f is string => !!f),
       });
       const pool = this.#pool;
       catalog.onChange(() => pool.retire());

@@ -23,6 +23,7 @@ import { AUTO_PREFETCH_WINDOW, prefetchDepth, type Prefetch } from "../../core/p
 import { DEFAULTS } from "../project/defaults.ts";
 import { EngineEvents } from "../events/engine-events.ts";
 import type { AttemptLocator } from "../events/event-map.ts";
+import { codeMissingFinish, PinnedCode } from "./pinned-code.ts";
 
 export interface WorkerOptions {
   store: Store;
@@ -142,6 +143,8 @@ export class Worker {
   #loopRecords = false;
   #state: WorkerStatus["state"] = { kind: "idle" };
   #finished = 0;
+  /** The code each attempt's run is pinned to. */
+  readonly #pinned: PinnedCode;
 
   constructor(options: WorkerOptions) {
     this.#o = { leaseMs: DEFAULTS.workerLeaseMs, pollMs: 500, graceMs: DEFAULTS.workerGraceMs, ...options, prefetch: options.prefetch ?? 0, events: options.events ?? new EngineEvents() };
@@ -150,6 +153,7 @@ export class Worker {
     this.#runner = options.runner ?? inlineRunner;
     this.#logDir = join(options.stateDir, "logs");
     this.#scratchDir = join(options.stateDir, "tmp");
+    this.#pinned = new PinnedCode(options.projectDir ?? process.cwd());
   }
 
   #pipeline(id: string): Pipeline | undefined {
@@ -461,11 +465,15 @@ export class Worker {
     // The loop claims for the freed slot: woken, unless it recorded the result (and claimed) itself.
     let wakeLoop = true;
     const work = (async () => {
-      const pipeline = this.#pipeline(claim.pipelineId);
+      const loaded = this.#pipeline(claim.pipelineId);
+      const pipeline = loaded && (await this.#pinned.pipelineFor(claim, loaded));
       let finish: AttemptFinish;
       if (!pipeline) {
         // Claimed before a reload dropped it: not ours to judge; someone who has it runs it.
         finish = this.#handBack(claim, `pipeline ${claim.pipelineId} is not loaded by worker ${this.#o.workerId}`);
+      } else if (typeof pipeline === "string") {
+        // Told with the attempt's result (`attempt:finished`, a DefinitionError naming why).
+        finish = codeMissingFinish(claim, pipeline, { ...this.#o, logMaxBytes: this.#o.logMaxBytes });
       } else {
         finish = await executeAttempt(pipeline, claim, {
           clock: this.#o.clock,
