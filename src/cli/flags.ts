@@ -63,3 +63,12 @@ export function collect(value: string, previous: string[]): string[] {
 export function flagOf(argument: string): string {
   return `--${argument.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 }
+
+/** What a flag's value stands for, where a refusal should show how to type it. */
+const VALUE_HINTS: Readonly<Record<string, string>> = { openFrozen: '"<reason>"' };
+
+/** The flag as a user types it in answer to a refusal: `openFrozen` -> `--open-frozen "<reason>"`. */
+export function flagAsTyped(argument: string): string {
+  const hint = VALUE_HINTS[argument];
+  return hint ? `${flagOf(argument)} ${hint}` : flagOf(argument);
+}

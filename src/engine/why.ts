@@ -1,3 +1,6 @@
+import type { Pipeline } from "../core/pipeline/types.ts";
+import { formatInstant } from "../core/time/dates.ts";
+import type { Interval } from "../core/time/interval.ts";
 import type { Store, TaskInstanceRecord } from "../store/port.ts";
 
 export interface WhyContext {
@@ -48,6 +51,25 @@ export async function explainRun(ctx: WhyContext, runId: string, taskId?: string
     if (line) lines.push(`${task.taskId}: ${line}`);
   }
   if (lines.length === 0) lines.push(`run ${runId} is ${run.state}; nothing is holding it back`);
+  return lines;
+}
+
+/**
+ * Says in words why a run that does not exist yet is not there: its pipeline paused, its interval
+ * not due, the pipeline's run cap reached, no scheduler running.
+ */
+export async function explainMissingRun(store: Store, pipeline: Pipeline, runId: string, interval: Interval, now: number): Promise<string[]> {
+  const firesAt = pipeline.schedule.firesAt(interval);
+  const state = await store.pipelineState(pipeline.id, now);
+  const lines = [`run ${runId} does not exist yet`];
+  if (state.paused) lines.push(`pipeline ${pipeline.id} is paused${state.pausedNote ? `: ${state.pausedNote}` : ""}`);
+  if (firesAt > now) lines.push(`not due until ${formatInstant(firesAt, pipeline.schedule.timezone)}`);
+  const live = await store.listRuns({ pipelineId: pipeline.id, states: ["queued", "running"], limit: 1000 });
+  if (live.length >= pipeline.maxActiveRuns) {
+    lines.push(`run cap reached: ${live.length} of ${pipeline.maxActiveRuns} runs active (${live.slice(0, 5).map((r) => r.runId).join(", ")}${live.length > 5 ? ", ..." : ""})`);
+  }
+  const lead = await store.getLead("scheduler");
+  if (!lead || lead.expiresAt < now) lines.push("no scheduler is running: start a scheduler");
   return lines;
 }
 

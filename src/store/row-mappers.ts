@@ -1,6 +1,7 @@
 import type {
   ApiTokenRecord,
   ChangeEvent,
+  CodeVersionRecord,
   WatermarkRecord,
   AttemptRecord,
   AuditEntry,
@@ -127,6 +128,7 @@ export function rowMappers(decode: RowDecoding) {
       restateCount: r.restate_count ?? 0,
       restatedAt: r.restated_at ?? null,
       restateNote: r.restate_note ?? null,
+      codeVersion: r.code_version ?? null,
     };
   }
 
@@ -297,8 +299,16 @@ export function rowMappers(decode: RowDecoding) {
       trigger: r.trigger_kind,
       backfillId: r.backfill_id,
       readySince: r.waited_since === null || r.waited_since === undefined ? null : Number(r.waited_since),
+      codeVersion: r.code_version ?? null,
       mapKey: r.map_key ?? null,
       mapItem: r.map_item ?? null,
+    };
+  }
+
+  function toCodeVersion(r: Row): CodeVersionRecord {
+    return {
+      pipelineId: r.pipeline_id, codeVersion: r.code_version, graphVersion: r.graph_version, file: r.file, location: r.location,
+      packages: decode.json(r.packages), createdAt: Number(r.created_at), createdBy: r.created_by ?? null,
     };
   }
 
@@ -309,7 +319,7 @@ export function rowMappers(decode: RowDecoding) {
   return {
     toSkippedInterval, toWorker, toExpiredAttempt, toDatasetEvent, toFreshness, toFreshnessPublication, toOutboxAlert, toAuditEntry,
     toPipelineState, toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt,
-    toApiToken, toChangeEvent, toWatermark, toClaimedAttempt, toMappedInstance };
+    toApiToken, toChangeEvent, toWatermark, toClaimedAttempt, toCodeVersion, toMappedInstance };
 }
 
 /** A watermark is stored as text with its kind, the same in every adapter. */

@@ -168,6 +168,8 @@ function moduleOf(file: string): Promise<Record<string, unknown>> {
   if (!module) {
     // The compiled copies the worker made when it loaded the project (compiled here if they are
     // missing or stale): no loader thread in this process, unless a file cannot be followed.
+    // A pipeline's bundle (the code its run is pinned to) carries its source map, as the compiled copies do.
+    process.setSourceMapsEnabled(true);
     module = importTypeScript(file, projectDir);
     modules.set(file, module);
   }

@@ -20,6 +20,7 @@ import { ErrorClass } from "../../core/model/error-classes.ts";
 import { nextToStart } from "../../core/policy/prefetch-order.ts";
 import { AUTO_PREFETCH_WINDOW, prefetchDepth, type Prefetch } from "../../core/policy/prefetch-depth.ts";
 import { DEFAULTS } from "../project/defaults.ts";
+import { codeMissingFinish, PinnedCode } from "./pinned-code.ts";
 
 export interface WorkerOptions {
   store: Store;
@@ -153,6 +154,8 @@ export class Worker {
   readonly #results: Result[] = [];
   /** The loop is running and records results; before and after it, each is recorded on its own. */
   #loopRecords = false;
+  /** The code each attempt's run is pinned to. */
+  readonly #pinned: PinnedCode;
 
   constructor(options: WorkerOptions) {
     this.#o = { leaseMs: DEFAULTS.workerLeaseMs, pollMs: 500, graceMs: DEFAULTS.workerGraceMs, ...options, prefetch: options.prefetch ?? 0 };
@@ -161,6 +164,7 @@ export class Worker {
     this.#runner = options.runner ?? inlineRunner;
     this.#logDir = join(options.stateDir, "logs");
     this.#scratchDir = join(options.stateDir, "tmp");
+    this.#pinned = new PinnedCode(options.projectDir ?? process.cwd());
   }
 
   #pipeline(id: string): Pipeline | undefined {
@@ -454,11 +458,15 @@ export class Worker {
     // The loop claims for the freed slot: woken, unless it recorded the result (and claimed) itself.
     let wakeLoop = true;
     const work = (async () => {
-      const pipeline = this.#pipeline(claim.pipelineId);
+      const loaded = this.#pipeline(claim.pipelineId);
+      const pipeline = loaded && (await this.#pinned.pipelineFor(claim, loaded));
       let finish: AttemptFinish;
       if (!pipeline) {
         // Claimed before a reload dropped it: not ours to judge; someone who has it runs it.
         finish = this.#handBack(claim, `pipeline ${claim.pipelineId} is not loaded by worker ${this.#o.workerId}`);
+      } else if (typeof pipeline === "string") {
+        this.#o.log?.(pipeline);
+        finish = codeMissingFinish(claim, pipeline, { ...this.#o, logMaxBytes: this.#o.logMaxBytes });
       } else {
         finish = await executeAttempt(pipeline, claim, {
           clock: this.#o.clock,

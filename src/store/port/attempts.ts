@@ -115,6 +115,8 @@ export interface ClaimedAttempt {
   backfillId: string | null;
   /** When the task instance became ready to claim (queued, or its retry due): its queue wait ends with the claim. */
   readySince: number | null;
+  /** The code version (bundle) the run is pinned to, null for a run made without one: the attempt runs that code. */
+  codeVersion: string | null;
   /** A mapped instance's key and item (JSON text), from its task's list; null for any other task instance. */
   mapKey: string | null;
   mapItem: string | null;

@@ -1,3 +1,4 @@
+import type { CodeVersionRecord } from "../port.ts";
 import type { RecordFrozenPeriods, RecordedFrozenPeriods } from "../port.ts";
 import { watermarkValue } from "../row-mappers.ts";
 import type { ExternalDatasetEvent, ExternalDatasetEventRecorded, NewExternalDatasetEvent } from "../port.ts";
@@ -170,6 +171,10 @@ export class PostgresStore extends PostgresReads implements Store {
     });
   }
 
+  async saveCodeVersion(v: CodeVersionRecord): Promise<void> {
+    await this.db.idempotent("insertCodeVersion", [v.pipelineId, v.codeVersion, v.graphVersion, v.file, v.location, JSON.stringify(v.packages), v.createdAt, v.createdBy]);
+  }
+
   async createRunIfAbsent(run: NewRun): Promise<{ run: RunRecord; created: boolean }> {
     return this.#announcing(this.db.tx(async (tx) => {
       if (run.cursor !== undefined) {
@@ -178,7 +183,7 @@ export class PostgresStore extends PostgresReads implements Store {
       }
       const inserted = await tx.first("insertRun", [
         run.runId, run.pipelineId, run.intervalStart, run.intervalEnd, run.businessDate, run.trigger,
-        run.triggeredBy, run.reason, run.graphVersion, JSON.stringify(run.params), run.createdAt, run.backfillId ?? null,
+        run.triggeredBy, run.reason, run.graphVersion, JSON.stringify(run.params), run.createdAt, run.backfillId ?? null, run.codeVersion ?? null,
       ]);
       if (!inserted) {
         const existing = (await tx.first("selectRun", [run.runId])) ??

@@ -25,10 +25,15 @@ export const SQL = {
     ON CONFLICT DO NOTHING`,
   selectPipelineVersion: `SELECT * FROM pipeline_versions WHERE pipeline_id = $1 AND version = $2`,
 
+  insertCodeVersion: `
+    INSERT INTO code_versions (pipeline_id, code_version, graph_version, file, location, packages, created_at, created_by)
+    VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8) ON CONFLICT DO NOTHING`,
+  selectCodeVersion: `SELECT * FROM code_versions WHERE pipeline_id = $1 AND code_version = $2`,
+
   insertRun: `
     INSERT INTO runs (run_id, pipeline_id, interval_start, interval_end, business_date, state, trigger_kind,
-                      triggered_by, reason, graph_version, params, created_at, backfill_id)
-    VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10::jsonb, $11, $12)
+                      triggered_by, reason, graph_version, params, created_at, backfill_id, code_version)
+    VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10::jsonb, $11, $12, $13)
     ON CONFLICT DO NOTHING
     RETURNING *`,
   selectRun: `SELECT * FROM runs WHERE run_id = $1`,
@@ -189,7 +194,7 @@ export const SQL = {
       )
     )
     SELECT i.*, r.pipeline_id, r.interval_start, r.interval_end, r.business_date, r.graph_version, r.params,
-           r.trigger_kind, r.backfill_id
+           r.trigger_kind, r.backfill_id, r.code_version
     FROM instances i JOIN runs r ON r.run_id = i.run_id
     ORDER BY i.attempt_id`,
   renewLease: `
@@ -313,7 +318,7 @@ export const SQL = {
     UPDATE task_instances SET state = $10, next_try_at = $11, reason = $12, ended_at = $13
     WHERE run_id = $8 AND task_id = $9`,
   /**
-   * Fan-out (migration 25). A list arrives as arrays (keys, positions, items, states) in chunks:
+   * Fan-out (migration 26). A list arrives as arrays (keys, positions, items, states) in chunks:
    * one statement per chunk, never one per item. Instances take their tries, pool, slots and
    * priority from their mapped task's row.
    */
@@ -791,14 +796,14 @@ export const STATE_COPY = {
   tables: [
     "pipeline_versions", "task_edges", "pipelines", "runs", "task_instances", "attempts", "audit_log",
     "skipped_intervals", "pools", "dataset_events", "dataset_waits", "backfills", "backfill_items",
-    "freshness", "freshness_history", "incidents", "alert_outbox", "watermarks", "api_tokens", "frozen_periods",
+    "freshness", "freshness_history", "incidents", "alert_outbox", "watermarks", "api_tokens", "frozen_periods", "code_versions",
   ],
   /** Emptied before a forced copy: every table of the target's state. */
   cleared: [
     "pipeline_versions", "task_edges", "pipelines", "runs", "task_instances", "attempts", "audit_log",
     "skipped_intervals", "pools", "dataset_events", "dataset_waits", "backfills", "backfill_items",
     "freshness", "freshness_history", "incidents", "alert_outbox", "watermarks", "workers", "leases",
-    "api_tokens", "change_events", "frozen_periods",
+    "api_tokens", "change_events", "frozen_periods", "code_versions",
   ],
   /** The change feed's triggers stand aside: copied history is not a change anybody watches. */
   quietFeed: `SET LOCAL idem.copying = 'on'`,

@@ -593,6 +593,28 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
   },
   {
     version: 25,
+    name: "a run keeps its code: each run names the code version (bundle) it runs, and the bundles are indexed",
+    sql: `
+      -- The content hash of the pipeline file's bundle the run was created with (null: a run made
+      -- before bundles, or of a pipeline with no file); every attempt of the run loads that bundle.
+      ALTER TABLE runs ADD COLUMN code_version TEXT;
+      -- Where each bundle was stored and what it was built from; the bundle itself is a file
+      -- (the state directory, or the config's \`bundles\` directory every worker reads).
+      CREATE TABLE code_versions (
+        pipeline_id   TEXT NOT NULL,
+        code_version  TEXT NOT NULL,
+        graph_version TEXT NOT NULL,
+        file          TEXT NOT NULL,
+        location      TEXT NOT NULL,
+        packages      TEXT NOT NULL,
+        created_at    INTEGER NOT NULL,
+        created_by    TEXT,
+        PRIMARY KEY (pipeline_id, code_version)
+      );
+    `,
+  },
+  {
+    version: 26,
     name: "fan-out: a mapped task's instances, one per key, and the counts its own row keeps of them",
     sql: `
       -- A mapped instance is a task instance whose identity is (run, task, key): its task_id is

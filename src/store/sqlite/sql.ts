@@ -7,7 +7,7 @@ import { ErrorClass } from "../../core/model/error-classes.ts";
  */
 const CANDIDATE = `t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots, t.priority, t.started_at, r.pipeline_id,
     (r.backfill_id IS NOT NULL OR r.trigger_kind = 'restate') AS background, r.state AS run_state, r.interval_start, r.interval_end,
-    r.business_date, r.graph_version, r.params, r.trigger_kind, r.backfill_id, t.map_key, t.map_item`;
+    r.business_date, r.graph_version, r.params, r.trigger_kind, r.backfill_id, r.code_version, t.map_key, t.map_item`;
 
 /**
  * Every SQL statement of the SQLite adapter, in one place. Each is prepared once.
@@ -25,11 +25,16 @@ export const SQL = {
   insertEdge: `INSERT INTO task_edges (graph_version, parent, child) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`,
   selectPipelineVersion: `SELECT * FROM pipeline_versions WHERE pipeline_id = ? AND version = ?`,
 
+  insertCodeVersion: `
+    INSERT INTO code_versions (pipeline_id, code_version, graph_version, file, location, packages, created_at, created_by)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+  selectCodeVersion: `SELECT * FROM code_versions WHERE pipeline_id = ? AND code_version = ?`,
+
   insertRun: `
     INSERT INTO runs (run_id, pipeline_id, interval_start, interval_end, business_date, state, trigger_kind,
-                      triggered_by, reason, graph_version, params, created_at, backfill_id)
+                      triggered_by, reason, graph_version, params, created_at, backfill_id, code_version)
     VALUES (@runId, @pipelineId, @intervalStart, @intervalEnd, @businessDate, 'queued', @trigger,
-            @triggeredBy, @reason, @graphVersion, @params, @createdAt, @backfillId)
+            @triggeredBy, @reason, @graphVersion, @params, @createdAt, @backfillId, @codeVersion)
     ON CONFLICT DO NOTHING`,
   selectRun: `SELECT * FROM runs WHERE run_id = ?`,
   selectRunByInterval: `SELECT * FROM runs WHERE pipeline_id = ? AND interval_start = ? AND interval_end = ?`,
@@ -134,7 +139,7 @@ export const SQL = {
     WHERE run_id = ? AND state IN ('up_for_retry', 'up_for_reschedule')`,
 
   /**
-   * Fan-out (migration 25). A list arrives as JSON arrays of [key, position, item, state] in
+   * Fan-out (migration 26). A list arrives as JSON arrays of [key, position, item, state] in
    * chunks: one statement per chunk, never one per item. Instances take their tries, pool,
    * slots and priority from their mapped task's row.
    */

@@ -1,3 +1,4 @@
+import type { CodeVersionRecord } from "../port.ts";
 import type { RecordFrozenPeriods, RecordedFrozenPeriods } from "../port.ts";
 import { watermarkValue } from "../row-mappers.ts";
 import type { ExternalDatasetEvent, ExternalDatasetEventRecorded, NewExternalDatasetEvent } from "../port.ts";
@@ -82,6 +83,10 @@ export class SqliteStore extends SqliteReads implements Store {
     }).immediate();
   }
 
+  async saveCodeVersion(v: CodeVersionRecord): Promise<void> {
+    this.q.insertCodeVersion.run(v.pipelineId, v.codeVersion, v.graphVersion, v.file, v.location, JSON.stringify(v.packages), v.createdAt, v.createdBy);
+  }
+
   async createRunIfAbsent(run: NewRun): Promise<{ run: RunRecord; created: boolean }> {
     return this.db.transaction(() => {
       const { cursor, ...fields } = run;
@@ -89,7 +94,7 @@ export class SqliteStore extends SqliteReads implements Store {
         this.q.insertPipelineState.run(run.pipelineId, run.createdAt);
         this.q.advanceCursor.run(cursor, cursor, run.pipelineId);
       }
-      const inserted = this.q.insertRun.run({ ...fields, backfillId: fields.backfillId ?? null, params: JSON.stringify(run.params) });
+      const inserted = this.q.insertRun.run({ ...fields, backfillId: fields.backfillId ?? null, codeVersion: fields.codeVersion ?? null, params: JSON.stringify(run.params) });
       if (inserted.changes === 0) {
         const existing = (this.q.selectRun.get(run.runId) ??
           this.q.selectRunByInterval.get(run.pipelineId, run.intervalStart, run.intervalEnd)) as Row;
