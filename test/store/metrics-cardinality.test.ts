@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ProcessFactsHub } from "../../src/engine/metrics/process-facts.ts";
+import { EngineEvents } from "../../src/engine/events/engine-events.ts";
 import { prometheusMetrics } from "../../src/engine/metrics/prometheus.ts";
 import { storeFacts, UNRESOLVED_STATES } from "../../src/engine/metrics/store-facts.ts";
 import { INCIDENT_KINDS } from "../../src/core/model/incidents.ts";
@@ -21,7 +21,7 @@ import { dropSchema, freshSchema, openPgStore, queryPg, testPostgresUrl } from "
 const STORE_SERIES = PIPELINES * (2 + 4 + 2 + 6) + PIPELINES * (1 + 1 + 4) + INCIDENT_KINDS.length * UNRESOLVED_STATES.length + /* (none)'s queue and age */ 2 + /* store up, read time */ 2;
 
 async function seriesOf(store: Store): Promise<string[]> {
-  const metrics = prometheusMetrics({ facts: new ProcessFactsHub(), storeFacts: () => storeFacts(store, pipelines, NOW), taskHostsAlive: () => 0 });
+  const metrics = prometheusMetrics({ events: new EngineEvents(), storeFacts: () => storeFacts(store, pipelines, NOW), taskHostsAlive: () => 0 });
   try {
     const { text } = await metrics.scrape();
     const storeNames = /^idem_(store_|runs|task_instances|queued_|pool_|promise_|incidents_|backfill|lease_)/;
