@@ -20,6 +20,7 @@ import type {
   PipelineState,
   RunRecord,
   TaskInstanceRecord,
+  MappedInstanceRecord,
 } from "./port.ts";
 
 export type Row = Record<string, any>;
@@ -146,6 +147,19 @@ export function rowMappers(decode: RowDecoding) {
       reason: r.reason,
       startedAt: r.started_at,
       endedAt: r.ended_at,
+    };
+  }
+
+  function toMappedInstance(r: Row): MappedInstanceRecord {
+    return {
+      taskId: r.task_id,
+      key: r.map_key,
+      position: Number(r.map_position),
+      item: r.map_item,
+      state: r.state,
+      tryNumber: r.try_number,
+      reason: r.reason,
+      summary: r.summary === null || r.summary === undefined ? null : JSON.parse(r.summary),
     };
   }
 
@@ -286,6 +300,8 @@ export function rowMappers(decode: RowDecoding) {
       backfillId: r.backfill_id,
       readySince: r.waited_since === null || r.waited_since === undefined ? null : Number(r.waited_since),
       codeVersion: r.code_version ?? null,
+      mapKey: r.map_key ?? null,
+      mapItem: r.map_item ?? null,
     };
   }
 
@@ -303,7 +319,7 @@ export function rowMappers(decode: RowDecoding) {
   return {
     toSkippedInterval, toWorker, toExpiredAttempt, toDatasetEvent, toFreshness, toFreshnessPublication, toOutboxAlert, toAuditEntry,
     toPipelineState, toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt,
-    toApiToken, toChangeEvent, toWatermark, toClaimedAttempt, toCodeVersion };
+    toApiToken, toChangeEvent, toWatermark, toClaimedAttempt, toCodeVersion, toMappedInstance };
 }
 
 /** A watermark is stored as text with its kind, the same in every adapter. */

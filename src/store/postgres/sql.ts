@@ -186,7 +186,7 @@ export const SQL = {
           started_at = coalesce(t.started_at, $7)
       FROM started s
       WHERE t.run_id = s.run_id AND t.task_id = s.task_id
-      RETURNING t.run_id, t.task_id, t.max_tries, t.started_at, s.attempt_id, s.try_number, s.log_path
+      RETURNING t.run_id, t.task_id, t.max_tries, t.started_at, t.map_key, t.map_item, s.attempt_id, s.try_number, s.log_path
     ), starting_runs AS (
       -- whoever holds a run's row is busy with it; a claim does not wait (nor deadlock) for that
       UPDATE runs SET state = 'running', started_at = coalesce(started_at, $7)
@@ -319,6 +319,65 @@ export const SQL = {
     )
     UPDATE task_instances SET state = $10, next_try_at = $11, reason = $12, ended_at = $13
     WHERE run_id = $8 AND task_id = $9`,
+  /**
+   * Fan-out (migration 26). A list arrives as arrays (keys, positions, items, states) in chunks:
+   * one statement per chunk, never one per item. Instances take their tries, pool, slots and
+   * priority from their mapped task's row.
+   */
+  mapExistingKeys: `SELECT map_key, state FROM task_instances WHERE run_id = $1 AND map_task = $2`,
+  mapInsert: `
+    INSERT INTO task_instances (run_id, task_id, state, max_tries, trigger_rule, pool, slots, priority, queued_at, from_backfill,
+                                map_task, map_key, map_position, map_item)
+    SELECT t.run_id, t.task_id || '[' || j.key || ']', j.state, t.max_tries - t.try_number + 1, t.trigger_rule, t.pool, t.slots,
+           t.priority, CASE WHEN j.state = 'queued' THEN $3::bigint END, t.from_backfill, t.task_id, j.key, j.position, j.item
+    FROM task_instances t, unnest($4::text[], $5::int[], $6::text[], $7::text[]) AS j(key, position, item, state)
+    WHERE t.run_id = $1 AND t.task_id = $2`,
+  mapResetKept: `
+    UPDATE task_instances i
+    SET state = j.state, map_position = j.position, map_item = j.item, max_tries = i.try_number + $8::int, next_try_at = NULL,
+        reason = NULL, current_attempt_id = NULL, queued_at = CASE WHEN j.state = 'queued' THEN $3::bigint END,
+        started_at = NULL, ended_at = NULL
+    FROM unnest($4::text[], $5::int[], $6::text[], $7::text[]) AS j(key, position, item, state)
+    WHERE i.run_id = $1 AND i.map_task = $2 AND i.map_key = j.key`,
+  mapRemove: `
+    UPDATE task_instances SET state = 'removed', reason = $4, next_try_at = NULL, ended_at = $3
+    WHERE run_id = $1 AND map_task = $2 AND map_key = ANY($5::text[])`,
+  mapRecount: `
+    UPDATE task_instances SET state = 'scheduled', reason = NULL, ended_at = NULL, map_max_active = $3,
+      map_live = (SELECT count(*) FROM task_instances m WHERE m.run_id = $1 AND m.map_task = $2
+                  AND m.state IN ('scheduled', 'queued', 'running', 'up_for_retry', 'up_for_reschedule')),
+      map_failing = (SELECT count(*) FROM task_instances m WHERE m.run_id = $1 AND m.map_task = $2
+                     AND m.state IN ('failed', 'upstream_failed')),
+      map_total = (SELECT count(*) FROM task_instances m WHERE m.run_id = $1 AND m.map_task = $2 AND m.state <> 'removed')
+    WHERE run_id = $1 AND task_id = $2`,
+  /** The mapped task's row, locked: instances of one mapped task ending at once take turns here. */
+  mapCounts: `
+    SELECT state, map_live, map_failing, map_total, map_max_active FROM task_instances
+    WHERE run_id = $1 AND task_id = $2 FOR UPDATE`,
+  /** maxActive: an instance ended, so the first held one (by position) is queued. */
+  mapReleaseHeld: `
+    UPDATE task_instances SET state = 'queued', queued_at = $3
+    WHERE run_id = $1 AND task_id = (
+      SELECT task_id FROM task_instances
+      WHERE run_id = $1 AND map_task = $2 AND state = 'scheduled' AND map_task IS NOT NULL
+      ORDER BY map_position LIMIT 1 FOR UPDATE SKIP LOCKED)`,
+  mapSettle: `
+    UPDATE task_instances SET state = $3, reason = $4, ended_at = $5
+    WHERE run_id = $1 AND task_id = $2 AND state = 'scheduled'`,
+  /** A mapped task's first step: its attempt ends as a success; its task instance is then written by mapRecount. */
+  endExpansionAttempt: `
+    UPDATE attempts SET state = 'success', ended_at = $2, exit_code = $3, summary = $4, lease_expires_at = NULL
+    WHERE attempt_id = $1`,
+  pageMappedInstances: `
+    SELECT i.task_id, i.map_key, i.map_position, i.map_item, i.state, i.try_number, i.reason,
+           (SELECT a.summary FROM attempts a WHERE a.run_id = i.run_id AND a.task_id = i.task_id AND a.state = 'success'
+            ORDER BY a.try_number DESC LIMIT 1) AS summary
+    FROM task_instances i
+    WHERE i.run_id = $1 AND i.map_task = $2 AND i.map_key > $3
+      AND ($4::text IS NULL OR starts_with(i.map_key, $4::text))
+      AND ($5::text[] IS NULL OR i.state = ANY($5::text[]))
+    ORDER BY i.map_key
+    LIMIT $6`,
   /** Dataset events are numbered in commit order for readers; see lockDatasetEventsForRead. */
   lockDatasetEventsForWrite: `SELECT pg_advisory_xact_lock_shared(hashtextextended($1, 0))`,
   lockDatasetEventsForRead: `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`,
