@@ -426,7 +426,7 @@ export class Engine {
       const { recoverDeadHolders } = await import("./worker/dead-holders.ts");
       await recoverDeadHolders(this.store, now, { runId: run.runId });
       await refusalsTranslated(
-        () => this.store.rerun({ runId: run.runId, graphVersion: pipeline.version, tasks: taskInstancesOf(pipeline), params, at: now }),
+        () => this.store.rerun({ runId: run.runId, graphVersion: pipeline.version, tasks: taskInstancesOf(pipeline), params, at: now, resume: run.state === "queued" || run.state === "running" }),
         { pipeline: pipelineId },
       );
     }

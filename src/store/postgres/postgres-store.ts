@@ -239,7 +239,7 @@ export class PostgresStore extends PostgresReads implements Store {
       const waiting = await tx.rows("waitingTasksWithParents", [request.runId, graphVersion, plan.reset]);
       progress.settleEach(plan.reset, waitingTasks(waiting), request.at);
       this.#sendSettlements(tx, request.runId, progress);
-      void tx.send("requestExternalCancels", [request.runId, request.restate ? "restated: the run runs again" : "cleared: the task runs again"]);
+      if (!request.resume) void tx.send("requestExternalCancels", [request.runId, request.restate ? "restated: the run runs again" : "cleared: the task runs again"]);
       await this.#finishRunIfDone(tx, request.runId, request.at, true);
       return toRun((await tx.first("selectRun", [request.runId]))!);
     }, { once: true }));

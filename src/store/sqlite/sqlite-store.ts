@@ -141,7 +141,7 @@ export class SqliteStore extends SqliteReads implements Store {
       const waiting = q.waitingTasksWithParents.all({ runId: request.runId, graphVersion, taskIds: JSON.stringify(plan.reset) }) as Row[];
       progress.settleEach(plan.reset, waitingTasks(waiting), request.at);
       this.#decideDownstream(request.runId, graphVersion, progress);
-      q.requestExternalCancels.run(request.restate ? "restated: the run runs again" : "cleared: the task runs again", request.runId);
+      if (!request.resume) q.requestExternalCancels.run(request.restate ? "restated: the run runs again" : "cleared: the task runs again", request.runId);
       this.#finishRunIfDone(request.runId, request.at);
       return toRun(q.selectRun.get(request.runId) as Row);
     }).immediate();

@@ -40,7 +40,11 @@ export function externalJobsContract(h: Harness): void {
       await store.finishAttempt(finish(a!, { outcome: "rescheduled", retryAt: T0 + 60_000 }));
       // Between polls the task instance still waits on its job; a clear of it does not.
       expect(await store.externalJobsToCancel(["p"], 10)).toEqual([]);
-      await store.rerun({ runId: "p@2026-09-01", graphVersion: "v1", tasks: tasksOf(["a", "b", "c", "d"], [["a", "b"], ["b", "c"], ["a", "d"]]), taskIds: ["a"], params: {}, at: T0 + 2_000 });
+      const tasks = tasksOf(["a", "b", "c", "d"], [["a", "b"], ["b", "c"], ["a", "d"]]);
+      // A rerun that resumes a run whose process died (`idem run` again) keeps the job: the task reattaches.
+      await store.rerun({ runId: "p@2026-09-01", graphVersion: "v1", tasks, taskIds: ["a"], params: {}, at: T0 + 1_500, resume: true });
+      expect((await store.externalJobOf("p@2026-09-01", "a")).job).toMatchObject({ state: "open" });
+      await store.rerun({ runId: "p@2026-09-01", graphVersion: "v1", tasks, taskIds: ["a"], params: {}, at: T0 + 2_000 });
       const [requested] = await store.externalJobsToCancel(["p"], 10);
       expect(requested).toMatchObject({ jobId: recorded.jobId, state: "cancel_requested", note: "cleared: the task runs again" });
       expect(await store.externalJobsToCancel(["other"], 10)).toEqual([]);
