@@ -2,7 +2,7 @@
 // runs: see lazy.ts. Nothing below may import the engine, a store, a driver or the data plane.
 import { Command, CommanderError } from "commander";
 import { ArgumentError, DataError, DefinitionError, DefinitionErrors, IdemError, StoreUnavailableError, UsageError } from "../core/model/errors.ts";
-import { flagOf } from "./flags.ts";
+import { flagAsTyped } from "./flags.ts";
 import { registerInspectCommands } from "./commands/inspect.ts";
 import { registerRunCommand } from "./commands/run.ts";
 import { registerValidateCommand } from "./commands/validate.ts";
@@ -92,7 +92,7 @@ async function report(error: unknown, verbose: boolean): Promise<number> {
   } else {
     // The engine names arguments and remedies in its words; the user typed flags and commands.
     const message =
-      error instanceof ArgumentError ? error.describe(flagOf)
+      error instanceof ArgumentError ? error.describe(flagAsTyped)
       : error instanceof IdemError ? error.withRemedy(remedyAsCommand)
       : error instanceof Error ? error.message
       : String(error);

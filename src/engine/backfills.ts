@@ -5,7 +5,7 @@ import type { Pipeline } from "../core/pipeline/types.ts";
 import { describeFrozen, frozenPeriodOf, type FrozenPeriod } from "../core/policy/frozen.ts";
 import type { Clock } from "../core/model/clock.ts";
 import { addDays, parseBusinessDate, startOfDay } from "../core/time/dates.ts";
-import type { AuditEntry, BackfillProgress, BackfillRecord, NewBackfillItem, Store } from "../store/port.ts";
+import type { AuditEntry, BackfillItem, BackfillProgress, BackfillRecord, NewBackfillItem, Store } from "../store/port.ts";
 import { defaultActor, tellAudit, type Acting } from "./acting.ts";
 import { estimateBackfill, type BackfillEstimate } from "./backfill/estimate.ts";
 import { IN_THE_FUTURE, planBackfill, rangesOf, type Reprocess } from "./backfill/plan.ts";
@@ -131,6 +131,12 @@ export class Backfills {
     const backfill = await this.#e.store.getBackfill(backfillId);
     if (!backfill) throw new NotFoundError("backfill", `unknown backfill "${backfillId}"`);
     return { ...backfill, progress: await this.#e.store.backfillProgress(backfillId) };
+  }
+
+  /** A backfill's plan, one item per business date, in execution order. */
+  async items(backfillId: string): Promise<BackfillItem[]> {
+    await this.status(backfillId);
+    return this.#e.store.backfillItems(backfillId);
   }
 
   async control(backfillId: string, action: "pause" | "resume" | "cancel", request: Acting = {}): Promise<BackfillRecord> {

@@ -1,69 +1,70 @@
-import { existsSync, readFileSync } from "node:fs";
-import { open, type FileHandle } from "node:fs/promises";
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { Clock } from "../core/model/clock.ts";
 import type { Prefetch } from "../core/policy/prefetch-depth.ts";
-import { ArgumentError, ConflictError, DefinitionError, NotFoundError, UsageError } from "../core/model/errors.ts";
+import { NotFoundError } from "../core/model/errors.ts";
 import type { Params, Pipeline } from "../core/pipeline/types.ts";
-import { assertDeclaredParams } from "../core/pipeline/params.ts";
-import { formatInstant, parseBusinessDate, parseInstant } from "../core/time/dates.ts";
-import { isValidId } from "../core/model/ids.ts";
 import type { Interval } from "../core/time/interval.ts";
-import { SeveralIntervalsOnDate } from "../core/time/base.ts";
 import type { Due } from "../core/time/timetable.ts";
 import type {
-  AttemptRecord, AuditEntry, BackfillProgress, Incident, BackfillRecord, ClaimedAttempt, PipelineState, PoolUsage,
-  RunRecord, Store, TaskInstanceRecord, BackfillItem, TokenRole, DatasetEvent, WatermarkRecord, WorkerRecord,
+  AlertRecord, AlertState, AttemptRecord, AuditEntry, BackfillItem, BackfillProgress, BackfillRecord, DatasetEvent, PipelineState,
+  PoolUsage, RunRecord, Store, TaskInstanceRecord, TaskStateCell, TokenRole, WatermarkRecord, WorkerRecord,
 } from "../store/port.ts";
 import type { RunState, TriggerKind } from "../core/model/states.ts";
+import type { FrozenPeriod } from "../core/policy/frozen.ts";
+import type { Acting } from "./acting.ts";
+import type { EngineContext } from "./engine-context.ts";
 import { ApiTokens, type TokenInfo } from "./tokens.ts";
 import { Pages, type Page } from "./pages.ts";
 import { Backfills, type BackfillPlan, type BackfillRequest } from "./backfills.ts";
-export type { BackfillPlan, BackfillRequest } from "./backfills.ts";
-import { defaultActor, tellAudit, type Acting } from "./acting.ts";
+import { IncidentActions, type IncidentAcknowledgeRequest, type IncidentView } from "./incidents.ts";
+import { FrozenPeriods } from "./frozen-periods.ts";
+import { intervalBetween, intervalForDate } from "./intervals.ts";
+import { RunReads } from "./run-reads.ts";
+import { AttemptLogs, type LogRange } from "./attempt-logs.ts";
+import { RunActions } from "./run-actions.ts";
+import { RunHere, type RunRequest, type RunResult } from "./run-here.ts";
+import { Scheduling } from "./scheduling.ts";
+import { Pools } from "./pools.ts";
+import { Datasets, type DatasetInfo } from "./datasets.ts";
+import { Watermarks } from "./watermarks.ts";
+import { Watch, type WatchSettings } from "./watch.ts";
+import { InstallationHealth, type Health } from "./health.ts";
+import { TaskHosts } from "./task-hosts.ts";
+import type { DatasetEventRequest, EmittedDatasetEvent, WebhookRefusal } from "./external-events.ts";
+import { ChangeFeed } from "./changes/change-feed.ts";
+import type { Watchdog } from "./freshness/watchdog.ts";
+import type { CheckerHealth, FreshnessReport } from "./freshness/report.ts";
+import type { RestateEstimate } from "./backfill/restate-estimate.ts";
+import type { ExpectedRun } from "./scheduler/ledger.ts";
+import { notifyScheduler, notifyWork } from "./worker/wakeup.ts";
+import type { ConnectionConfig, ResolvedDatasetWebhook } from "./project/config.ts";
+import { PipelineCatalog, type BrokenFile } from "./project/catalog.ts";
+import { withheldVariables } from "./executor/command-env.ts";
+import type { TaskCodeRunner } from "./executor/task-code-runner.ts";
+import { SecretMasker } from "./secrets/masker.ts";
+import type { LongLivedOptions, ProcessParts, ProcessSettings, WorkerRequest } from "./processes.ts";
+import { SchedulerStart } from "./scheduler/scheduler-start.ts";
+import { EngineEvents } from "./events/engine-events.ts";
+import type { ProcessStatus } from "./events/process-status.ts";
+import { RunTraces } from "./tracing/run-traces.ts";
+import { tracingEnabled } from "./tracing/trace-ids.ts";
+import { storeFacts, type StoreFacts } from "./metrics/store-facts.ts";
+import type { EngineMetrics } from "./metrics/prometheus.ts";
+import { DEFAULTS } from "./project/defaults.ts";
 
 export type { Acting } from "./acting.ts";
 export { defaultActor } from "./acting.ts";
 export type { Page } from "./pages.ts";
 export type { TokenInfo } from "./tokens.ts";
-import { ChangeFeed } from "./changes/change-feed.ts";
-import { refusalsTranslated } from "./records/store-refusals.ts";
-import type { AlertRecord, AlertState, TaskStateCell } from "../store/port.ts";
-import { expectedRuns, recentIntervalsFrom, type ExpectedRun } from "./scheduler/ledger.ts";
-import { Watchdog } from "./freshness/watchdog.ts";
-import { explainRun } from "./why.ts";
-import { assertIntervalEnded } from "./manual-runs.ts";
-import { estimateRestatement, type RestateEstimate } from "./backfill/restate-estimate.ts";
-import { notifyScheduler, notifyWork } from "./worker/wakeup.ts";
-import { datasetWebhookRefusal, emitDatasetEvent, type DatasetEventRequest, type EmittedDatasetEvent, type WebhookRefusal } from "./external-events.ts";
-export type { DatasetEventRequest, EmittedDatasetEvent, WebhookRefusal } from "./external-events.ts";
-import { checkerHealth, freshnessReport, type CheckerHealth, type FreshnessReport } from "./freshness/report.ts";
-import { describeFrozen, frozenPeriodOf, type FrozenPeriod } from "../core/policy/frozen.ts";
-import { reachable } from "../core/graph/dag.ts";
-import { newRun, saveVersion, taskInstancesOf } from "./records/pipeline-records.ts";
-import { FROZEN_CHANGE_ACTION, recordFrozenPeriods } from "./records/frozen-records.ts";
-import type { ConnectionConfig, NotifierConfig, ResolvedDatasetWebhook } from "./project/config.ts";
-import { AlertDispatcher } from "./freshness/alert-dispatcher.ts";
-import { missingNotifierVariable } from "./freshness/notifiers/index.ts";
-import type { AlertRoute } from "../core/policy/alert-routing.ts";
-import type { DigestPolicy, FailingPolicy } from "../core/policy/alert-delivery.ts";
-import { PipelineCatalog, type BrokenFile } from "./project/catalog.ts";
-import { TaskHostPool } from "./task-host/pool.ts";
-import { taskProcessEnvironment, withheldVariables } from "./executor/command-env.ts";
-import type { TaskCodeRunner } from "./executor/task-code-runner.ts";
-import { hostedRunner } from "./task-host/hosted-runner.ts";
-import { SecretMasker } from "./secrets/masker.ts";
-import type { LongLivedOptions, ProcessParts, ProcessSettings, WorkerRequest } from "./processes.ts";
-import { SchedulerStart } from "./scheduler/scheduler-start.ts";
-import { IncidentActions, type IncidentAcknowledgeRequest, type IncidentView } from "./incidents.ts";
+export type { BackfillPlan, BackfillRequest } from "./backfills.ts";
 export type { IncidentView } from "./incidents.ts";
-import { attemptEndedFact, ProcessFactsHub } from "./metrics/process-facts.ts";
-import { RunTraces } from "./tracing/run-traces.ts";
-import { tracingEnabled } from "./tracing/trace-ids.ts";
-import { storeFacts, WORKER_ALIVE_MS, type StoreFacts } from "./metrics/store-facts.ts";
-import type { EngineMetrics } from "./metrics/prometheus.ts";
-import { DEFAULTS } from "./project/defaults.ts";
+export type { DatasetEventRequest, EmittedDatasetEvent, WebhookRefusal } from "./external-events.ts";
+export type { RunRequest, RunResult } from "./run-here.ts";
+export type { LogRange } from "./attempt-logs.ts";
+export type { DatasetInfo } from "./datasets.ts";
+export type { WatchSettings } from "./watch.ts";
+export type { Health } from "./health.ts";
 
 export interface EngineOptions {
   store: Store;
@@ -113,122 +114,103 @@ export interface EngineOptions {
   datasetWebhook?: ResolvedDatasetWebhook | null;
 }
 
-export interface WatchSettings {
-  notifiers?: Readonly<Record<string, NotifierConfig>>;
-  /** Who hears of incidents neither a promise nor a route names notifiers for. */
-  defaultNotify?: readonly string[];
-  /** Rules choosing notifiers by pipeline, dataset, owner, severity and kind. */
-  routes?: readonly AlertRoute[];
-  /** Bursts to one notifier become one digest; null: never. Default 5 messages per 60 s. */
-  digest?: DigestPolicy | null;
-  /** When a notifier that keeps failing is an incident. Default 3 failures in a row or 10 minutes. */
-  failing?: FailingPolicy;
-  /** The UI's address, for links in alerts. */
-  uiUrl?: string | null;
-  /** The config file, named when a notifier's variable is missing. */
-  configFile?: string | null;
-  /** How often the checker passes. Default 15 s. */
-  intervalMs?: number;
-  /** The "did not run" and "scheduler down" grace. Default 10 minutes. */
-  graceMs?: number;
-  /** The checker counts as dead when its last pass is older than this. Default 60 s. */
-  staleMs?: number;
-}
-
-export interface RunRequest {
-  /** Who asked: a flag, else IDEM_USER, else the OS user. */
-  actor?: string;
-  reason?: string;
-  /** Overrides of the pipeline's params for this run. */
-  params?: Params;
-  concurrency?: number;
-  /** Run a frozen business date anyway; the reason is recorded. */
-  openFrozen?: string;
-  cancel?: AbortSignal;
-  onAttempt?: (claim: ClaimedAttempt, outcome: { taskState: string | null; errorMessage: string | null }) => void;
-  /** Look at the pipeline files this often while the run runs, as workers do (`reloadMs`). */
-  reloadMs?: number;
-}
-
-export interface Health {
-  /** "ok"; "degraded" when pipeline files did not load; the checker's status when it is not alive. */
-  status: "ok" | "degraded" | CheckerHealth["status"];
-  checker: CheckerHealth;
-  brokenFiles: BrokenFile[];
-}
-
-export interface RunResult {
-  run: RunRecord;
-  /** False when the run already existed and was run again. */
-  created: boolean;
-  tasks: TaskInstanceRecord[];
-}
-
 /**
  * What every surface (CLI, HTTP, UI) calls. It translates intentions into store operations and
- * executions; it never reads the wall clock itself.
+ * executions; it never reads the wall clock itself. Each concern lives in a role file of its own
+ * (run actions, reads, scheduling, pools, datasets, the watch, health, ...); this class builds
+ * them from its options and delegates to them, one line per operation.
  */
 export class Engine {
   readonly store: Store;
   readonly clock: Clock;
   readonly stateDir: string;
   readonly catalog: PipelineCatalog;
-  readonly #pipelinesLoaded: boolean;
-  readonly #projectDir: string;
   readonly #options: EngineOptions;
-  #pool: TaskHostPool | null = null;
-  /** What this process's scheduler and workers measure of their own work (the metrics listen). */
-  readonly facts = new ProcessFactsHub();
+  /** What this process's scheduler, workers, task hosts, watchdog and server do (logs, metrics, traces listen). */
+  readonly events = new EngineEvents();
+  /** The long-running parts running in this process now (scheduler, workers, watchdog), for `processStatus`. */
+  readonly #live = new Set<{ status(): ProcessStatus }>();
   /** Spans of the runs this process ends and the attempts it records: only with an OTLP endpoint set. */
   readonly #traces: RunTraces | null;
   #metrics: Promise<EngineMetrics> | null = null;
-  readonly #random: () => number;
-  readonly #frozen: readonly FrozenPeriod[];
   readonly connections: Record<string, ConnectionConfig>;
-  readonly #watch: WatchSettings;
   readonly workerId: string;
   readonly masker: SecretMasker;
   /** Variables of this process that task processes do not inherit (see command-env.ts). */
   readonly withheldEnv: readonly string[];
   #changeFeed: ChangeFeed | null = null;
+  readonly #schedulerStart = new SchedulerStart();
+  readonly #taskHosts: TaskHosts;
   readonly #tokens: ApiTokens;
   readonly #pages: Pages;
+  readonly #frozen: FrozenPeriods;
   readonly #backfills: Backfills;
-  readonly #schedulerStart = new SchedulerStart();
   readonly #incidents: IncidentActions;
+  readonly #runReads: RunReads;
+  readonly #logs: AttemptLogs;
+  readonly #runActions: RunActions;
+  readonly #runHere: RunHere;
+  readonly #scheduling: Scheduling;
+  readonly #pools: Pools;
+  readonly #datasets: Datasets;
+  readonly #watermarks: Watermarks;
+  readonly #watch: Watch;
+  readonly #health: InstallationHealth;
 
   constructor(options: EngineOptions) {
     this.masker = new SecretMasker(options.secrets ?? []);
     this.#traces = tracingEnabled(process.env) ? new RunTraces((runId) => this.store.getRun(runId)) : null;
-    if (this.#traces) this.facts.subscribe(this.#traces);
+    this.#traces?.follow(this.events);
     this.withheldEnv = withheldVariables(process.env, options.stateUrl ?? null);
     this.store = options.store;
     this.clock = options.clock;
     this.stateDir = options.stateDir;
     this.catalog = options.catalog ?? PipelineCatalog.of(options.pipelines ?? []);
-    this.#pipelinesLoaded = options.pipelines !== undefined || options.catalog !== undefined;
     this.#options = options;
-    this.#projectDir = options.projectDir ?? process.cwd();
-    this.#random = options.random ?? Math.random;
-    this.#frozen = options.frozen ?? [];
     this.connections = options.connections ?? {};
-    this.#watch = options.watch ?? {};
     this.workerId = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
+    const projectDir = options.projectDir ?? process.cwd();
+    const context: EngineContext = {
+      store: this.store,
+      clock: this.clock,
+      stateDir: this.stateDir,
+      catalog: this.catalog,
+      pipelinesLoaded: options.pipelines !== undefined || options.catalog !== undefined,
+      pipeline: (id) => this.pipeline(id),
+      audit: (actor, action, pipeline, runId, taskId, reason, details) =>
+        this.store.appendAudit({ at: this.clock.now(), actor, action, pipelineId: pipeline.id, runId, taskId, reason, graphVersion: pipeline.version, details }),
+      announce: () => {
+        notifyWork(this.stateDir);
+        notifyScheduler(this.stateDir);
+      },
+    };
+    this.#taskHosts = new TaskHosts({
+      catalog: this.catalog, projectDir, withheldEnv: this.withheldEnv, memoryMb: options.taskMemoryMb, logMaxBytes: options.logMaxBytes ?? null, secrets: options.secrets ?? [],
+      events: this.events,
+    });
     this.#tokens = new ApiTokens(this.store, this.clock);
     this.#pages = new Pages(this.store, (id) => this.pipeline(id));
     this.#incidents = new IncidentActions(this.store, this.clock);
+    this.#frozen = new FrozenPeriods(context, options.frozen);
     this.#backfills = new Backfills({
-      store: this.store,
-      clock: this.clock,
-      pipeline: (id) => this.pipeline(id),
-      frozenPeriods: (id) => this.frozenPeriods(id),
-      recordVersion: async (pipeline, actor, at) => {
-        await saveVersion(this.store, pipeline, at, actor);
-        await this.#recordProjectFrozen(actor, at);
-      },
-      audit: (...entry) => this.#audit(...entry),
-      announce: () => this.#announce(),
+      ...context,
+      frozenPeriods: (id) => this.#frozen.of(id),
+      recordVersion: (pipeline, actor, at) => this.#frozen.recordVersion(pipeline, actor, at),
     });
+    this.#runReads = new RunReads(context, this.#pages);
+    this.#logs = new AttemptLogs(context, this.#runReads);
+    this.#runActions = new RunActions(context, this.#frozen, this.#runReads);
+    this.#runHere = new RunHere(context, this.#frozen, {
+      workerId: this.workerId, concurrency: this.settings.concurrency, workerLeaseMs: options.workerLeaseMs, reloadMs: options.reloadMs, projectDir,
+      random: options.random ?? Math.random, frozen: this.#frozen.project, connections: this.connections, logMaxBytes: options.logMaxBytes,
+      masker: this.masker, withheldEnv: this.withheldEnv, events: this.events, taskRunner: (size) => this.taskRunner(size),
+    });
+    this.#watch = new Watch(context, options.watch ?? {}, { workerId: this.workerId, masker: this.masker, events: this.events, schedulerStart: this.#schedulerStart });
+    this.#scheduling = new Scheduling(context, this.#frozen, this.#watch.graceMs);
+    this.#pools = new Pools(context);
+    this.#datasets = new Datasets(context, this.#pages, options.datasetWebhook ?? null);
+    this.#watermarks = new Watermarks(context);
+    this.#health = new InstallationHealth(context, this.#watch.staleMs);
   }
 
   pipelines(): Pipeline[] {
@@ -254,42 +236,28 @@ export class Engine {
     return this.catalog.brokenFiles();
   }
 
+  /** Ends the task hosts (they would end with this process anyway), and the store when the engine opened it. */
+  async close(): Promise<void> {
+    await this.#metrics?.then((metrics) => metrics.close(), () => undefined);
+    await this.#traces?.shutdown();
+    await this.#taskHosts.close();
+    if (this.#options.ownsStore) await this.store.close();
+  }
+
+  // --- the long-running processes, built from the engine's config (processes.ts) -----------------
+
   /**
    * Where task code runs: long-lived task hosts for pipelines loaded from files (started on
    * first use, at most `size`), this process for pipelines that exist only in memory.
    */
   taskRunner(size: number): TaskCodeRunner {
-    if (!this.#pool) {
-      this.#pool = new TaskHostPool({
-        size,
-        cwd: this.#projectDir,
-        env: taskProcessEnvironment(process.env, this.withheldEnv),
-        memoryMb: this.#options.taskMemoryMb,
-        logMaxBytes: this.#options.logMaxBytes ?? null,
-        secrets: this.#options.secrets ?? [],
-        preload: () => this.catalog.pipelines().map((p) => this.catalog.fileOf(p.id)).filter((f): f is string => !!f),
-      });
-      const pool = this.#pool;
-      this.catalog.onChange(() => pool.retire());
-    }
-    return hostedRunner(this.#pool, (id) => this.catalog.fileOf(id));
+    return this.#taskHosts.runner(size);
   }
 
   /** Starts task hosts ahead of the first attempt (after taskRunner). */
   warmTaskHosts(count: number): void {
-    if (this.catalog.pipelines().some((p) => this.catalog.fileOf(p.id))) this.#pool?.warm(count);
+    this.#taskHosts.warm(count);
   }
-
-  /** Ends the task hosts (they would end with this process anyway), and the store when the engine opened it. */
-  async close(): Promise<void> {
-    await this.#metrics?.then((metrics) => metrics.close(), () => undefined);
-    await this.#traces?.shutdown();
-    await this.#pool?.close();
-    this.#pool = null;
-    if (this.#options.ownsStore) await this.store.close();
-  }
-
-  // --- the long-running processes, built from the engine's config ---------------------------
 
   /** The config's numbers for the scheduler and workers. */
   get settings(): ProcessSettings {
@@ -304,21 +272,18 @@ export class Engine {
    * Runs `body` as a long-lived process in the role given (scheduler, worker, serve, dev), until
    * `signal`: the config's pools exist, pipeline files are reloaded every `reloadMs`, a watchdog runs.
    */
-  async runLongLived(role: string, signal: AbortSignal, body: () => Promise<void>, log: (line: string) => void, options: LongLivedOptions = {}): Promise<void> {
-    const { runLongLived } = await import("./processes.ts");
-    await runLongLived(this.#processParts(), role, signal, body, log, options);
+  async runLongLived(role: string, signal: AbortSignal, body: () => Promise<void>, options: LongLivedOptions = {}): Promise<void> {
+    await (await import("./processes.ts")).runLongLived(this.#processParts(), role, signal, body, options);
   }
 
   /** Runs this process's scheduler until `signal`: it leads, or stands by while another leads. */
-  async runScheduler(signal: AbortSignal, log?: (line: string) => void): Promise<void> {
-    const { runScheduler } = await import("./processes.ts");
-    await runScheduler(this.#processParts(), signal, log);
+  async runScheduler(signal: AbortSignal): Promise<void> {
+    await (await import("./processes.ts")).runScheduler(this.#processParts(), signal);
   }
 
   /** Runs a worker as the config says (flags may override concurrency and grace) until `signal`. */
   async runWorker(signal: AbortSignal, request: WorkerRequest = {}): Promise<void> {
-    const { runWorker } = await import("./processes.ts");
-    await runWorker(this.#processParts(), signal, request);
+    await (await import("./processes.ts")).runWorker(this.#processParts(), signal, request);
   }
 
   /**
@@ -327,22 +292,33 @@ export class Engine {
    * scheduler is live: it runs the backfill.
    */
   async runBackfillHere(backfillId: string, maxActiveRuns: number, signal: AbortSignal): Promise<{ done: Promise<void> } | null> {
-    const { runBackfillHere } = await import("./processes.ts");
-    return runBackfillHere(this.#processParts(), backfillId, maxActiveRuns, signal);
+    return (await import("./processes.ts")).runBackfillHere(this.#processParts(), backfillId, maxActiveRuns, signal);
   }
 
   #processParts(): ProcessParts {
     return {
-      store: this.store, clock: this.clock, stateDir: this.stateDir, projectDir: this.#projectDir, catalog: this.catalog,
-      frozen: this.#frozen, connections: this.connections, masker: this.masker, withheldEnv: this.withheldEnv, workerId: this.workerId,
+      store: this.store, clock: this.clock, stateDir: this.stateDir, projectDir: this.#options.projectDir ?? process.cwd(), catalog: this.catalog,
+      frozen: this.#frozen.project, connections: this.connections, masker: this.masker, withheldEnv: this.withheldEnv, workerId: this.workerId,
       settings: this.settings,
       taskRunner: (size) => this.taskRunner(size),
       warmTaskHosts: (count) => this.warmTaskHosts(count),
-      watchdog: (role, log) => this.watchdog(role, log),
-      facts: this.facts,
+      watchdog: (role) => this.watchdog(role),
+      events: this.events,
+      live: (part) => {
+        this.#live.add(part);
+        return () => this.#live.delete(part);
+      },
       schedulerStart: this.#schedulerStart,
     };
   }
+
+  /** What each long-running part of this process is doing now: its state and counts (health and metrics read it). */
+  processStatus(): ProcessStatus[] {
+    const hosts = this.#taskHosts.status();
+    return [...[...this.#live].map((part) => part.status()), ...(hosts ? [hosts] : [])];
+  }
+
+  // --- metrics -----------------------------------------------------------------------------------
 
   /** The installation's durable facts, read from the store now: what /metrics shows of it. */
   async storeFacts(): Promise<StoreFacts> {
@@ -356,53 +332,21 @@ export class Engine {
    */
   metrics(): Promise<EngineMetrics> {
     this.#metrics ??= import("./metrics/prometheus.ts").then(({ prometheusMetrics }) =>
-      prometheusMetrics({ facts: this.facts, storeFacts: () => this.storeFacts(), taskHostsAlive: () => this.#pool?.size ?? 0 }),
+      prometheusMetrics({ events: this.events, storeFacts: () => this.storeFacts(), taskHostsAlive: () => this.#taskHosts.alive }),
     );
     return this.#metrics;
   }
 
+  // --- intervals and runs in this process (run-here.ts) --------------------------------------------
+
   /** The interval a business date names under the pipeline's schedule. */
   intervalForDate(pipelineId: string, date: string): Interval {
-    const pipeline = this.pipeline(pipelineId);
-    let businessDate: string;
-    try {
-      businessDate = parseBusinessDate(date);
-    } catch (error) {
-      throw new ArgumentError("date", () => (error as Error).message, { pipeline: pipelineId });
-    }
-    try {
-      return pipeline.schedule.intervalForDate(businessDate);
-    } catch (error) {
-      if (error instanceof SeveralIntervalsOnDate) {
-        const { schedule, count } = error;
-        throw new ArgumentError("date", (n) => `${schedule}: ${count} intervals start on ${businessDate}; give ${n("start")} and ${n("end")} instead of ${n("date")}`, { pipeline: pipelineId });
-      }
-      throw new ArgumentError("date", () => (error as Error).message, { pipeline: pipelineId });
-    }
+    return intervalForDate(this.pipeline(pipelineId), date);
   }
 
   /** An interval given by its bounds (for schedules that are not daily). */
   intervalBetween(pipelineId: string, start: string, end: string): Interval {
-    const pipeline = this.pipeline(pipelineId);
-    const tz = pipeline.schedule.timezone;
-    let startMs: number;
-    let endMs: number;
-    try {
-      startMs = parseInstant(start, tz);
-      endMs = parseInstant(end, tz);
-    } catch (error) {
-      throw new UsageError((error as Error).message, { pipeline: pipelineId });
-    }
-    if (endMs <= startMs) throw new ArgumentError("end", (n) => `${n("end")} ${end} is not after ${n("start")} ${start}`, { pipeline: pipelineId });
-    const atStart = pipeline.schedule.intervalAt(startMs);
-    if (pipeline.schedule.kind !== "manual" && (atStart.start !== startMs || atStart.end !== endMs)) {
-      throw new UsageError(
-        `${start}..${end} is not an interval of the schedule (${pipeline.schedule.describe()}); the interval there is ` +
-          `${new Date(atStart.start).toISOString()}..${new Date(atStart.end).toISOString()}`,
-        { pipeline: pipelineId },
-      );
-    }
-    return { ...atStart, start: startMs, end: endMs };
+    return intervalBetween(this.pipeline(pipelineId), start, end);
   }
 
   /**
@@ -410,308 +354,109 @@ export class Engine {
    * creates the run; a later call for the same interval runs that same run again.
    */
   async runInterval(pipelineId: string, interval: Interval, request: RunRequest = {}): Promise<RunResult> {
-    const pipeline = this.pipeline(pipelineId);
-    assertDeclaredParams(pipeline, request.params);
-    this.#assertOwned(pipeline, interval);
-    const now = this.clock.now();
-    assertIntervalEnded(pipeline, interval, now);
-    this.#assertNotFrozen(pipeline, interval.businessDate, request.openFrozen);
-    const actor = request.actor ?? defaultActor();
-    await saveVersion(this.store, pipeline, now, actor);
-    await this.#recordProjectFrozen(actor, now);
-    const params = request.params ?? {};
-    const { run, created } = await this.store.createRunIfAbsent(newRun(pipeline, interval, { trigger: "manual", triggeredBy: actor, reason: request.reason ?? null, params }, now));
-    if (!created) {
-      // A previous `idem run` of this run killed on this host left attempts no one renews: they are lost now, not in a lease.
-      const { recoverDeadHolders } = await import("./worker/dead-holders.ts");
-      await recoverDeadHolders(this.store, now, { runId: run.runId });
-      await refusalsTranslated(
-        () => this.store.rerun({ runId: run.runId, graphVersion: pipeline.version, tasks: taskInstancesOf(pipeline), params, at: now, resume: run.state === "queued" || run.state === "running" }),
-        { pipeline: pipelineId },
-      );
-    }
-    await this.store.appendAudit({
-      at: now,
-      actor,
-      action: created ? "trigger" : "rerun",
-      pipelineId: pipeline.id,
-      runId: run.runId,
-      reason: request.reason ?? null,
-      graphVersion: pipeline.version,
-      details: { businessDate: interval.businessDate, params, ...(request.openFrozen ? { openFrozen: request.openFrozen } : {}) },
-    });
-    // the executor loads only for a command that runs an interval (`idem run`), not for every engine
-    const { executeRun } = await import("./worker/execute-run.ts");
-    // Like a worker: each attempt runs the task's code as its file says when it starts.
-    const reloadMs = request.reloadMs ?? this.#options.reloadMs;
-    const reload = reloadMs ? setInterval(() => void this.catalog.refresh().catch(() => {}), reloadMs) : null;
-    const finished = await executeRun({
-      store: this.store,
-      pipeline,
-      catalog: this.catalog,
-      runId: run.runId,
-      clock: this.clock,
-      stateDir: this.stateDir,
-      workerId: this.workerId,
-      concurrency: request.concurrency ?? this.settings.concurrency,
-      leaseMs: this.#options.workerLeaseMs,
-      defaultCwd: this.#projectDir,
-      cancel: request.cancel,
-      random: this.#random,
-      frozen: this.#frozen,
-      connections: this.connections,
-      onAttempt: (claim, outcome) => {
-        this.facts.attemptEnded(attemptEndedFact(claim, outcome));
-        request.onAttempt?.(claim, outcome);
-      },
-      runner: this.taskRunner(request.concurrency ?? this.settings.concurrency),
-      logMaxBytes: this.#options.logMaxBytes,
-      masker: this.masker,
-      withheldEnv: this.withheldEnv,
-    }).finally(() => reload && clearInterval(reload));
-    return { run: finished, created, tasks: inTaskOrder(pipeline, await this.store.listTaskInstances(run.runId)) };
+    return this.#runHere.run(pipelineId, interval, request);
   }
 
   async runForDate(pipelineId: string, date: string, request: RunRequest = {}): Promise<RunResult> {
     return this.runInterval(pipelineId, this.intervalForDate(pipelineId, date), request);
   }
 
+  // --- reads of runs, task instances, attempts and their logs (run-reads.ts, attempt-logs.ts) ------
+
   async runs(pipelineId: string, limit = 50): Promise<RunRecord[]> {
-    if (this.#pipelinesLoaded) this.pipeline(pipelineId);
-    return this.store.listRuns({ pipelineId, limit });
+    return this.#runReads.runs(pipelineId, limit);
   }
 
   async run(runId: string): Promise<RunRecord> {
-    const run = await this.store.getRun(runId);
-    if (!run) throw new NotFoundError("run", `unknown run "${runId}" (run ids look like shop_orders@2026-09-01)`);
-    return run;
+    return this.#runReads.run(runId);
   }
 
   /** A run's task instances, in the pipeline's task order when the pipeline is loaded. */
   async taskInstances(runId: string): Promise<TaskInstanceRecord[]> {
-    const run = await this.run(runId);
-    const tasks = await this.store.listTaskInstances(runId);
-    const pipeline = this.catalog.get(run.pipelineId);
-    return pipeline ? inTaskOrder(pipeline, tasks) : tasks;
+    return this.#runReads.taskInstances(runId);
   }
 
   async attempts(runId: string, taskId?: string): Promise<AttemptRecord[]> {
-    await this.run(runId);
-    return this.store.listAttempts(runId, taskId);
+    return this.#runReads.attempts(runId, taskId);
+  }
+
+  /**
+   * One page of a pipeline's runs, newest business date first. `after` is the interval start of
+   * the last run of the previous page; `next` is the same for this page, null on the last one.
+   */
+  async runsPage(
+    pipelineId: string,
+    query: { states?: readonly RunState[]; triggers?: readonly TriggerKind[]; fromDate?: string; toDate?: string; limit: number; after?: number },
+  ): Promise<Page<RunRecord, number>> {
+    return this.#runReads.runsPage(pipelineId, query);
+  }
+
+  /**
+   * A grid: the pipeline's runs whose business dates lie in [fromDate, toDate] (newest first, at
+   * most `limit`) and all their task instances, in two queries.
+   */
+  async taskGrid(pipelineId: string, range: { fromDate: string; toDate: string; limit?: number }): Promise<{ runs: RunRecord[]; tasks: TaskInstanceRecord[] }> {
+    return this.#runReads.taskGrid(pipelineId, range);
+  }
+
+  /** The task instances of several runs at once (a grid's cells). */
+  async taskInstancesOfRuns(runIds: readonly string[]): Promise<TaskInstanceRecord[]> {
+    return this.#runReads.taskInstancesOfRuns(runIds);
+  }
+
+  /** Only the state of each task instance of these runs (a grid's cells), in one query. */
+  async taskStatesOfRuns(runIds: readonly string[]): Promise<TaskStateCell[]> {
+    return this.#runReads.taskStatesOfRuns(runIds);
+  }
+
+  /** A run's audit trail, newest first (every restatement and refusal, clear, mark, ...); `actions` narrows it. */
+  async runAudit(runId: string, query: { actions?: readonly string[]; limit?: number } = {}): Promise<AuditEntry[]> {
+    return this.#runReads.runAudit(runId, query);
+  }
+
+  async audit(query: { pipelineId?: string; limit?: number } = {}): Promise<AuditEntry[]> {
+    return this.#runReads.audit(query);
+  }
+
+  /** One page of the audit log, newest first; `from` and `to` are instants or dates (a date is midnight UTC). */
+  async auditPage(query: { pipelineId?: string; actor?: string; action?: string; from?: string; to?: string; limit: number; after?: number }): Promise<Page<AuditEntry, number>> {
+    return this.#runReads.auditPage(query);
   }
 
   /** The log of one attempt (the given try, or the latest) as text: for small logs and tests. */
   async log(runId: string, taskId: string, tryNumber?: number): Promise<{ attempt: AttemptRecord; text: string }> {
-    const { attempt } = await this.logOf(runId, taskId, tryNumber);
-    return { attempt, text: existsSync(attempt.logPath) ? readFileSync(attempt.logPath, "utf8") : "" };
+    return this.#logs.text(runId, taskId, tryNumber);
   }
 
   /** Which attempt's log to show (the given try, or the latest), and where it is. */
   async logOf(runId: string, taskId: string, tryNumber?: number): Promise<{ attempt: AttemptRecord; path: string }> {
-    const attempts = await this.attempts(runId, taskId);
-    if (attempts.length === 0) {
-      const tasks = await this.store.listTaskInstances(runId);
-      if (!tasks.some((t) => t.taskId === taskId)) throw new NotFoundError("task", `run ${runId} has no task "${taskId}"`);
-      throw new NotFoundError("attempt", `task ${taskId} of run ${runId} has not run yet`);
-    }
-    const attempt = tryNumber === undefined ? attempts.at(-1)! : attempts.find((a) => a.tryNumber === tryNumber);
-    if (!attempt) {
-      throw new NotFoundError("attempt", `task ${taskId} of run ${runId} has no try ${tryNumber} (tries: ${attempts.map((a) => a.tryNumber).join(", ")})`);
-    }
-    return { attempt, path: attempt.logPath };
+    return this.#logs.of(runId, taskId, tryNumber);
   }
 
   /** Whether an attempt is still running: `idem logs --follow` reads on while it is. */
   async attemptRunning(runId: string, taskId: string, attemptId: number): Promise<boolean> {
-    const attempts = await this.store.listAttempts(runId, taskId);
-    return attempts.find((a) => a.attemptId === attemptId)?.state === "running";
-  }
-
-  /** The next `count` runs the schedule will create after now. */
-  /** What a scheduler starting now will do for each pipeline, one line each: catch-up and next fire (`scheduler/outlook.ts`). */
-  async schedulerOutlook(): Promise<string[]> {
-    const { schedulerOutlook } = await import("./scheduler/outlook.ts");
-    const env = { store: this.store, preview: (id: string, n: number) => this.preview(id, n), frozenPeriods: (id: string) => this.frozenPeriods(id) };
-    return schedulerOutlook(env, this.catalog.pipelines(), this.clock.now());
-  }
-
-  preview(pipelineId: string, count: number): Due[] {
-    const pipeline = this.pipeline(pipelineId);
-    const from = Math.max(this.clock.now(), pipeline.start === null ? -Infinity : pipeline.start - 1);
-    // The interval containing start - 1 ends after start: it fires after `from`, but is not owned.
-    const owned = (d: Due) => (pipeline.start === null || d.interval.start >= pipeline.start) && (pipeline.end === null || d.interval.start < pipeline.end);
-    return pipeline.schedule.preview(from, count + 1).filter(owned).slice(0, count);
-  }
-
-  /** What the pipeline's `restate` window adds to each scheduled interval, from recent durations; null without one. */
-  async restateEstimate(pipelineId: string): Promise<RestateEstimate | null> {
-    const pipeline = this.pipeline(pipelineId);
-    if (!pipeline.restate) return null;
-    const pools = new Map((await this.store.listPools()).map((p) => [p.name, p.slots]));
-    return estimateRestatement(pipeline, await this.store.taskDurations(pipeline.id, 100), pools);
+    return this.#logs.running(runId, taskId, attemptId);
   }
 
   /**
-   * A manual action changed work or scheduling: the workers and the scheduler of this state
-   * directory look now (a run or backfill to start, a run ended by hand) instead of at their
-   * next poll or tick. PostgreSQL stores also notify every machine from the writes themselves.
+   * Bytes [offset, offset + length) of one attempt's log, with the file's size now and whether
+   * the attempt has ended (so a reader knows the log can still grow).
    */
-  #announce(): void {
-    notifyWork(this.stateDir);
-    notifyScheduler(this.stateDir);
+  async logRange(runId: string, taskId: string, tryNumber: number, range: { offset: number; length: number }): Promise<LogRange> {
+    return this.#logs.range(runId, taskId, tryNumber, range);
   }
 
-  async pause(pipelineId: string, request: { note?: string } & Acting = {}): Promise<PipelineState> {
-    return this.#setPaused(pipelineId, true, request);
+  /** This process's reader of the store's change feed, shared by every listener. */
+  changeFeed(): ChangeFeed {
+    this.#changeFeed ??= new ChangeFeed(this.store, this.clock, this.events);
+    return this.#changeFeed;
   }
 
-  async unpause(pipelineId: string, request: { note?: string } & Acting = {}): Promise<PipelineState> {
-    return this.#setPaused(pipelineId, false, request);
-  }
-
-  async #setPaused(pipelineId: string, paused: boolean, request: { note?: string } & Acting): Promise<PipelineState> {
-    const pipeline = this.pipeline(pipelineId);
-    const actor = request.actor ?? defaultActor();
-    const at = this.clock.now();
-    const state = await this.store.setPaused({ pipelineId, paused, note: request.note ?? null, actor, at });
-    notifyScheduler(this.stateDir);
-    tellAudit(request, await this.store.appendAudit({
-      at, actor, action: paused ? "pause" : "unpause", pipelineId, reason: request.note ?? null, graphVersion: pipeline.version,
-    }));
-    return state;
-  }
-
-  /** The ledger of expected runs over [from, to), default the last `limit` intervals that fired. */
-  async expected(pipelineId: string, range: { from?: string; to?: string; limit?: number } = {}): Promise<ExpectedRun[]> {
-    const pipeline = this.pipeline(pipelineId);
-    const now = this.clock.now();
-    const tz = pipeline.schedule.timezone;
-    const parse = (value: string, argument: "from" | "to") => {
-      try {
-        return parseInstant(value, tz);
-      } catch (error) {
-        throw new ArgumentError(argument, (n) => `${n(argument)}: ${(error as Error).message}`, { pipeline: pipelineId });
-      }
-    };
-    const to = range.to ? parse(range.to, "to") : (pipeline.schedule.nextDue(now)?.interval.start ?? now);
-    const from = range.from ? parse(range.from, "from") : recentIntervalsFrom(pipeline, to, pipeline.start ?? -Infinity, range.limit ?? 30);
-    return expectedRuns(this.store, pipeline, { from, to }, now, { graceMs: this.#watch.graceMs ?? DEFAULTS.didNotRunGraceMs });
-  }
-
-  async pools(): Promise<PoolUsage[]> {
-    return this.store.listPools();
-  }
-
-  async setPool(name: string, slots: number, request: { description?: string } & Acting = {}): Promise<void> {
-    if (!isValidId(name)) throw new UsageError(`invalid pool name ${JSON.stringify(name)}`);
-    if (!Number.isInteger(slots) || slots < 0) throw new ArgumentError("slots", (n) => `${n("slots")} ${slots}: expected a whole number >= 0`);
-    const at = this.clock.now();
-    await this.store.setPool({ name, slots, description: request.description ?? null, at });
-    tellAudit(request, await this.store.appendAudit({ at, actor: request.actor ?? defaultActor(), action: "pool-set", pipelineId: null, reason: request.reason ?? null, details: { pool: name, slots } }));
-  }
-
-  async deletePool(name: string, request: Acting = {}): Promise<void> {
-    if (!(await this.store.deletePool(name))) throw new NotFoundError("pool", `no pool named "${name}"`);
-    tellAudit(request, await this.store.appendAudit({ at: this.clock.now(), actor: request.actor ?? defaultActor(), action: "pool-delete", pipelineId: null, reason: request.reason ?? null, details: { pool: name } }));
-  }
-
-  /** Why a run (or one task of it) is not running, in words; also for a run that does not exist yet. */
-  async why(runId: string, taskId?: string): Promise<string[]> {
-    const now = this.clock.now();
-    const tz = (id: string) => this.catalog.get(id)?.schedule.timezone ?? "UTC";
-    const run = await this.store.getRun(runId);
-    const pipelineId = runId.includes("@") ? runId.slice(0, runId.indexOf("@")) : runId;
-    if (!run) return this.#whyNoRun(runId, pipelineId, now);
-    return explainRun(
-      {
-        store: this.store,
-        now,
-        workerAliveMs: WORKER_ALIVE_MS,
-        maxActiveTasks: this.catalog.get(run.pipelineId)?.maxActiveTasks,
-        formatTime: (ms) => formatInstant(ms, tz(run.pipelineId)),
-      },
-      runId,
-      taskId,
-    );
-  }
-
-  async #whyNoRun(runId: string, pipelineId: string, now: number): Promise<string[]> {
-    const pipeline = this.pipeline(pipelineId);
-    const date = runId.slice(runId.indexOf("@") + 1);
-    const interval = this.intervalForDate(pipelineId, date);
-    const firesAt = pipeline.schedule.firesAt(interval);
-    const state = await this.store.pipelineState(pipelineId, now);
-    const lines = [`run ${runId} does not exist yet`];
-    if (state.paused) lines.push(`pipeline ${pipelineId} is paused${state.pausedNote ? `: ${state.pausedNote}` : ""}`);
-    if (firesAt > now) lines.push(`not due until ${formatInstant(firesAt, pipeline.schedule.timezone)}`);
-    const live = await this.store.listRuns({ pipelineId, states: ["queued", "running"], limit: 1000 });
-    if (live.length >= pipeline.maxActiveRuns) {
-      lines.push(`run cap reached: ${live.length} of ${pipeline.maxActiveRuns} runs active (${live.slice(0, 5).map((r) => r.runId).join(", ")}${live.length > 5 ? ", ..." : ""})`);
-    }
-    const lead = await this.store.getLead("scheduler");
-    if (!lead || lead.expiresAt < now) lines.push("no scheduler is running: start a scheduler");
-    return lines;
-  }
-
-  /** Frozen periods that apply to the pipeline: its own and the project's. */
-  frozenPeriods(pipelineId: string): FrozenPeriod[] {
-    return [...this.pipeline(pipelineId).frozen, ...this.#frozen];
-  }
-
-  /** The frozen periods of a pipeline, each with where it is declared, and the recorded changes to them, newest first. */
-  async frozenReport(pipelineId: string, limit = 10): Promise<{ periods: (FrozenPeriod & { declaredIn: "pipeline" | "project" })[]; changes: AuditEntry[] }> {
-    const pipeline = this.pipeline(pipelineId);
-    const now = this.clock.now();
-    await saveVersion(this.store, pipeline, now, defaultActor());
-    await this.#recordProjectFrozen(defaultActor(), now);
-    const [own, project] = await Promise.all([
-      this.store.pageAudit({ pipelineId, action: FROZEN_CHANGE_ACTION, limit }),
-      this.store.pageAudit({ action: FROZEN_CHANGE_ACTION, limit: limit * 5 }),
-    ]);
-    const changes = [...own, ...project.filter((e) => e.pipelineId === null)].sort((a, b) => b.id - a.id).slice(0, limit);
-    return {
-      periods: [
-        ...pipeline.frozen.map((p) => ({ ...p, declaredIn: "pipeline" as const })),
-        ...this.#frozen.map((p) => ({ ...p, declaredIn: "project" as const })),
-      ],
-      changes,
-    };
-  }
-
-  /** Records a change of the project's frozen periods, when this engine was given them (from idem.config.ts). */
-  async #recordProjectFrozen(actor: string, at: number): Promise<void> {
-    if (this.#options.frozen === undefined) return;
-    await recordFrozenPeriods(this.store, { pipelineId: null, periods: this.#frozen, graphVersion: null, actor, at });
-  }
-
-  #assertNotFrozen(pipeline: Pipeline, businessDate: string, openFrozen: string | undefined): void {
-    const frozen = frozenPeriodOf(this.frozenPeriods(pipeline.id), businessDate);
-    if (frozen && !openFrozen) {
-      throw new ArgumentError("openFrozen", (n) => `${businessDate} is ${describeFrozen(frozen)}; give ${n("openFrozen")} "<reason>" to run it anyway`, { pipeline: pipeline.id });
-    }
-  }
-
-  // --- operator actions: every one is audited ----------------------------------------------
+  // --- operator actions on runs: every one is audited (run-actions.ts) -----------------------------
 
   /** A manual run for an interval, left to the scheduler's workers (`idem run` runs it here instead). */
   async trigger(pipelineId: string, date: string, request: { openFrozen?: string; params?: Params } & Acting = {}): Promise<RunRecord> {
-    const pipeline = this.pipeline(pipelineId);
-    assertDeclaredParams(pipeline, request.params);
-    const interval = this.intervalForDate(pipelineId, date);
-    this.#assertOwned(pipeline, interval);
-    const now = this.clock.now();
-    assertIntervalEnded(pipeline, interval, now);
-    this.#assertNotFrozen(pipeline, interval.businessDate, request.openFrozen);
-    const actor = request.actor ?? defaultActor();
-    await saveVersion(this.store, pipeline, now, actor);
-    await this.#recordProjectFrozen(actor, now);
-    const { run, created } = await this.store.createRunIfAbsent(
-      newRun(pipeline, interval, { trigger: "manual", triggeredBy: actor, reason: request.reason ?? null, params: request.params }, now),
-    );
-    if (!created) throw new ConflictError(`run ${run.runId} already exists (${run.state})`, { pipeline: pipelineId }, { action: "clear-run", runId: run.runId });
-    tellAudit(request, await this.#audit(actor, "trigger", pipeline, run.runId, null, request.reason ?? null, { businessDate: interval.businessDate, openFrozen: request.openFrozen }));
-    this.#announce();
-    return run;
+    return this.#runActions.trigger(pipelineId, date, request);
   }
 
   /**
@@ -720,68 +465,86 @@ export class Engine {
    */
   async clear(
     runId: string,
-    request: { taskId?: string; downstream?: boolean; upstream?: boolean; failedOnly?: boolean; reason: string; openFrozen?: string } & Acting,
+    request: { taskId?: string; downstream?: boolean; upstream?: boolean; failedOnly?: boolean; reason: string; openFrozen?: string; code?: string } & Acting,
   ): Promise<TaskInstanceRecord[]> {
-    const run = await this.run(runId);
-    const pipeline = this.pipeline(run.pipelineId);
-    const tasks = await this.store.listTaskInstances(runId);
-    let chosen = new Set(tasks.map((t) => t.taskId));
-    if (request.taskId) {
-      if (!chosen.has(request.taskId)) throw new NotFoundError("task", `run ${runId} has no task "${request.taskId}"`);
-      const nodes = [...pipeline.tasks.values()];
-      chosen = new Set([
-        request.taskId,
-        ...(request.downstream ? reachable(nodes, request.taskId, "downstream") : []),
-        ...(request.upstream ? reachable(nodes, request.taskId, "upstream") : []),
-      ].filter((id) => chosen.has(id)));
-    }
-    if (request.failedOnly) {
-      const failed = new Set(tasks.filter((t) => t.state === "failed" || t.state === "upstream_failed").map((t) => t.taskId));
-      chosen = new Set([...chosen].filter((id) => failed.has(id)));
-    }
-    if (chosen.size === 0) throw new UsageError(`nothing to clear in run ${runId}${request.failedOnly ? " (no failed task)" : ""}`);
-    this.#assertNotFrozen(pipeline, run.businessDate, request.openFrozen);
-    const actor = request.actor ?? defaultActor();
-    await refusalsTranslated(() => this.store.rerun({
-      runId, graphVersion: run.graphVersion, tasks: taskInstancesOf(pipeline), taskIds: [...chosen],
-      params: run.params, at: this.clock.now(),
-    }));
-    tellAudit(request, await this.#audit(actor, "clear", pipeline, runId, request.taskId ?? null, request.reason, {
-      tasks: [...chosen], downstream: !!request.downstream, upstream: !!request.upstream, failedOnly: !!request.failedOnly,
-      ...(request.openFrozen ? { openFrozen: request.openFrozen } : {}),
-    }));
-    this.#announce();
-    return this.taskInstances(runId);
+    return this.#runActions.clear(runId, request);
   }
 
   async skip(runId: string, taskId: string, request: { reason: string } & Acting): Promise<TaskInstanceRecord> {
-    const run = await this.run(runId);
-    const actor = request.actor ?? defaultActor();
-    const ti = await refusalsTranslated(() => this.store.skipTask({ runId, taskId, reason: `skipped by ${actor}: ${request.reason}`, at: this.clock.now() }));
-    tellAudit(request, await this.#audit(actor, "skip", this.pipeline(run.pipelineId), runId, taskId, request.reason, {}));
-    this.#announce();
-    return ti;
+    return this.#runActions.skip(runId, taskId, request);
   }
 
   async mark(runId: string, taskId: string, request: { state: "success" | "failed"; reason: string } & Acting): Promise<TaskInstanceRecord> {
-    const run = await this.run(runId);
-    const actor = request.actor ?? defaultActor();
-    const ti = await refusalsTranslated(() => this.store.markTask({ runId, taskId, state: request.state, reason: request.reason, at: this.clock.now() }));
-    tellAudit(request, await this.#audit(actor, `mark-${request.state}`, this.pipeline(run.pipelineId), runId, taskId, request.reason, {}));
-    this.#announce();
-    return ti;
+    return this.#runActions.mark(runId, taskId, request);
   }
 
-  async audit(query: { pipelineId?: string; limit?: number } = {}): Promise<AuditEntry[]> {
-    if (query.pipelineId && this.#pipelinesLoaded) this.pipeline(query.pipelineId);
-    return this.store.listAudit(query);
+  // --- the schedule: pause, preview, the ledger, why (scheduling.ts) -------------------------------
+
+  async pause(pipelineId: string, request: { note?: string } & Acting = {}): Promise<PipelineState> {
+    return this.#scheduling.setPaused(pipelineId, true, request);
   }
 
-  async #audit(actor: string, action: string, pipeline: Pipeline, runId: string | null, taskId: string | null, reason: string | null, details: Record<string, unknown>): Promise<AuditEntry> {
-    return this.store.appendAudit({ at: this.clock.now(), actor, action, pipelineId: pipeline.id, runId, taskId, reason, graphVersion: pipeline.version, details });
+  async unpause(pipelineId: string, request: { note?: string } & Acting = {}): Promise<PipelineState> {
+    return this.#scheduling.setPaused(pipelineId, false, request);
   }
 
-  // --- backfills ------------------------------------------------------------------------------
+  /** The pipeline's scheduling state (paused, by whom, the schedule cursor). */
+  async pipelineState(pipelineId: string): Promise<PipelineState> {
+    return this.#scheduling.state(pipelineId);
+  }
+
+  /** The next `count` runs the schedule will create after now. */
+  preview(pipelineId: string, count: number): Due[] {
+    return this.#scheduling.preview(pipelineId, count);
+  }
+
+  /** What a scheduler starting now will do for each pipeline, one line each: catch-up and next fire (`scheduler/outlook.ts`). */
+  async schedulerOutlook(): Promise<string[]> {
+    return this.#scheduling.outlook();
+  }
+
+  /** What the pipeline's `restate` window adds to each scheduled interval, from recent durations; null without one. */
+  async restateEstimate(pipelineId: string): Promise<RestateEstimate | null> {
+    return this.#scheduling.restateEstimate(pipelineId);
+  }
+
+  /** The ledger of expected runs over [from, to), default the last `limit` intervals that fired. */
+  async expected(pipelineId: string, range: { from?: string; to?: string; limit?: number } = {}): Promise<ExpectedRun[]> {
+    return this.#scheduling.expected(pipelineId, range);
+  }
+
+  /** Why a run (or one task of it) is not running, in words; also for a run that does not exist yet. */
+  async why(runId: string, taskId?: string): Promise<string[]> {
+    return this.#scheduling.why(runId, taskId);
+  }
+
+  // --- frozen periods (frozen-periods.ts) ----------------------------------------------------------
+
+  /** Frozen periods that apply to the pipeline: its own and the project's. */
+  frozenPeriods(pipelineId: string): FrozenPeriod[] {
+    return this.#frozen.of(pipelineId);
+  }
+
+  /** The frozen periods of a pipeline, each with where it is declared, and the recorded changes to them, newest first. */
+  async frozenReport(pipelineId: string, limit = 10): Promise<{ periods: (FrozenPeriod & { declaredIn: "pipeline" | "project" })[]; changes: AuditEntry[] }> {
+    return this.#frozen.report(pipelineId, limit);
+  }
+
+  // --- pools (pools.ts) ----------------------------------------------------------------------------
+
+  async pools(): Promise<PoolUsage[]> {
+    return this.#pools.list();
+  }
+
+  async setPool(name: string, slots: number, request: { description?: string } & Acting = {}): Promise<void> {
+    return this.#pools.set(name, slots, request);
+  }
+
+  async deletePool(name: string, request: Acting = {}): Promise<void> {
+    return this.#pools.delete(name, request);
+  }
+
+  // --- backfills (backfills.ts) --------------------------------------------------------------------
 
   async planBackfill(pipelineId: string, request: BackfillRequest): Promise<BackfillPlan> {
     return this.#backfills.plan(pipelineId, request);
@@ -800,18 +563,54 @@ export class Engine {
     return this.#backfills.status(backfillId);
   }
 
+  /** A backfill's plan, one item per business date, in execution order. */
+  async backfillItems(backfillId: string): Promise<BackfillItem[]> {
+    return this.#backfills.items(backfillId);
+  }
+
   async controlBackfill(backfillId: string, action: "pause" | "resume" | "cancel", request: Acting = {}): Promise<BackfillRecord> {
     return this.#backfills.control(backfillId, action, request);
   }
 
-  /** Per promised dataset: newest published date, its status against the deadline, the last days; and whether the checker lives. */
-  async freshness(days = 7): Promise<FreshnessReport> {
-    return freshnessReport(this.store, this.pipelines(), this.clock.now(), this.#watch.staleMs ?? DEFAULTS.checkerStaleMs, days);
+  // --- datasets and watermarks (datasets.ts, watermarks.ts) ----------------------------------------
+
+  /** Datasets the loaded pipelines name: who produces and publishes each, who waits on it, its promise. */
+  datasets(): DatasetInfo[] {
+    return this.#datasets.list();
   }
 
-  /** Who runs the checker, how fresh its last pass is, and whether a scheduler leads. */
-  async health(): Promise<CheckerHealth> {
-    return checkerHealth(this.store, this.clock.now(), this.#watch.staleMs ?? DEFAULTS.checkerStaleMs);
+  /** A producer outside idem says a dataset is ready for a business date; data triggers take it as a publication. */
+  async emitDatasetEvent(dataset: string, request: DatasetEventRequest): Promise<EmittedDatasetEvent> {
+    return this.#datasets.emit(dataset, request);
+  }
+
+  /** Why a signed dataset webhook request is refused (no webhook, no secret, a signature that does not hold), or null. */
+  datasetWebhookRefusal(request: { signature: string | undefined; body: string }): WebhookRefusal | null {
+    return this.#datasets.webhookRefusal(request);
+  }
+
+  async datasetEventsPage(query: { dataset?: string; limit: number; after?: number }): Promise<Page<DatasetEvent, number>> {
+    return this.#datasets.eventsPage(query);
+  }
+
+  /** Saved watermarks of incremental loads, by pipeline then task. */
+  async watermarks(pipelineId?: string): Promise<WatermarkRecord[]> {
+    return this.#watermarks.list(pipelineId);
+  }
+
+  /**
+   * Sets a task's watermark by hand (to reload from an earlier point, say), audited; refused
+   * while a live run still has that task to finish. The value keeps the saved one's type.
+   */
+  async setWatermark(pipelineId: string, taskId: string, text: string, request: { reason: string; actor?: string }): Promise<{ previous: string | number | null; value: string | number }> {
+    return this.#watermarks.set(pipelineId, taskId, text, request);
+  }
+
+  // --- the watch: freshness, the watchdog, alerts and incidents (watch.ts, incidents.ts) -----------
+
+  /** Per promised dataset: newest published date, its status against the deadline, the last days; and whether the checker lives. */
+  async freshness(days = 7): Promise<FreshnessReport> {
+    return this.#watch.freshness(days);
   }
 
   /**
@@ -819,67 +618,30 @@ export class Engine {
    * serve`) runs one, and the checker lease lets one pass at a time. `role` names the process
    * for `idem health` ("worker", "serve").
    */
-  watchdog(role: string, log?: (line: string) => void): Watchdog {
-    const notifiers = this.#notifiers();
-    const missing = missingNotifierVariable(notifiers, process.env);
-    if (missing) throw new DefinitionError(missing, { file: this.#watch.configFile ?? "idem.config.ts" });
-    const watch = this.#watch;
-    return new Watchdog({
-      store: this.store,
-      clock: this.clock,
-      pipelines: () => this.pipelines(),
-      holder: `${role} ${this.workerId}`,
-      notifiers,
-      defaultNotify: watch.defaultNotify ?? ["log"],
-      routes: watch.routes ?? [],
-      schedulerStarting: () => this.#schedulerStart.pending,
-      ...(watch.digest === undefined ? {} : { digest: watch.digest }),
-      ...(watch.failing === undefined ? {} : { failing: watch.failing }),
-      ...(watch.uiUrl === undefined ? {} : { uiUrl: watch.uiUrl }),
-      ...(watch.intervalMs === undefined ? {} : { intervalMs: watch.intervalMs }),
-      ...(watch.graceMs === undefined ? {} : { graceMs: watch.graceMs }),
-      // A notifier's refusal may quote what it was sent, a secret included.
-      ...(log ? { log: (line: string) => log(this.masker.mask(line)) } : {}),
-    });
+  watchdog(role: string): Watchdog {
+    return this.#watch.watchdog(role);
   }
 
   /**
    * Sends a test message through the notifier `name`, as an alert goes (`idem alerts test`):
    * its kind when it went out; an error naming the notifier and the cause when it did not.
    */
-  async testNotifier(name: string, log: (line: string) => void = () => {}): Promise<{ notifier: string; kind: string }> {
-    const notifiers = this.#notifiers();
-    if (!notifiers[name]) throw new UsageError(`no notifier named ${JSON.stringify(name)} (known: ${Object.keys(notifiers).join(", ")})`);
-    const missing = missingNotifierVariable({ [name]: notifiers[name] }, process.env);
-    if (missing) throw new DefinitionError(missing, { file: this.#watch.configFile ?? "idem.config.ts" });
-    const dispatcher = new AlertDispatcher({
-      store: this.store, clock: this.clock, notifiers, log: (line) => log(this.masker.mask(line)), uiUrl: this.#watch.uiUrl ?? null,
-    });
-    try {
-      const { kind } = await dispatcher.sendTest(name);
-      return { notifier: name, kind };
-    } catch (error) {
-      throw new Error(this.masker.mask(`notifier ${name} failed: ${(error as Error).message}`));
-    }
+  async testNotifier(name: string): Promise<{ notifier: string; kind: string }> {
+    return this.#watch.testNotifier(name);
   }
 
-  #notifiers(): Record<string, NotifierConfig> {
-    return { log: { log: true }, ...this.#watch.notifiers };
-  }
-
-  /**
-   * Is this installation healthy: the scheduler's checker alive, and every pipeline file loaded?
-   * Every surface (CLI, HTTP) shows this; `brokenFiles` are those this process sees.
-   */
-  async installationHealth(): Promise<Health> {
-    const checker = await this.health();
-    const brokenFiles = this.brokenFiles();
-    return { status: checker.status === "ok" ? (brokenFiles.length ? "degraded" : "ok") : checker.status, checker, brokenFiles };
+  /** A page of alerts queued for incidents, newest first: notifier, open or resolve, queued / failed / sent, tries, last error. */
+  async alertsPage(query: { pipelineId?: string; incidentKey?: string; state?: AlertState; limit: number; after?: number }): Promise<Page<AlertRecord, number>> {
+    return this.#pages.alerts(query);
   }
 
   /** Incidents, newest first, each with its state now (open, acknowledged, resolved). */
   async incidents(query: { open?: boolean; limit?: number } = {}): Promise<IncidentView[]> {
-    return (await this.store.listIncidents(query)).map((i) => this.#incidents.view(i));
+    return this.#incidents.list(query);
+  }
+
+  async incidentsPage(query: { open?: boolean; limit: number; after?: { openedAt: number; key: string } }): Promise<Page<IncidentView, { openedAt: number; key: string }>> {
+    return this.#incidents.viewPage(await this.#pages.incidents(query));
   }
 
   async incident(key: string): Promise<IncidentView> {
@@ -896,44 +658,32 @@ export class Engine {
     return this.#incidents.resolve(key, request);
   }
 
-  /** Saved watermarks of incremental loads, by pipeline then task. */
-  async watermarks(pipelineId?: string): Promise<WatermarkRecord[]> {
-    if (pipelineId !== undefined && this.#pipelinesLoaded) this.pipeline(pipelineId);
-    return this.store.listWatermarks(pipelineId);
+  // --- health: the checker, the scheduler's lease, workers (health.ts) -----------------------------
+
+  /** Who runs the checker, how fresh its last pass is, and whether a scheduler leads. */
+  async health(): Promise<CheckerHealth> {
+    return this.#health.checker();
   }
 
   /**
-   * Sets a task's watermark by hand (to reload from an earlier point, say), audited; refused
-   * while a live run still has that task to finish. The value keeps the saved one's type: a
-   * number stays a number.
+   * Is this installation healthy: the scheduler's checker alive, and every pipeline file loaded?
+   * Every surface (CLI, HTTP) shows this; `brokenFiles` are those this process sees.
    */
-  async setWatermark(pipelineId: string, taskId: string, text: string, request: { reason: string; actor?: string }): Promise<{ previous: string | number | null; value: string | number }> {
-    const pipeline = this.pipeline(pipelineId);
-    if (!pipeline.tasks.has(taskId)) {
-      throw new UsageError(`pipeline ${pipelineId} has no task "${taskId}": a watermark belongs to the task that loads incrementally (tasks: ${[...pipeline.tasks.keys()].join(", ")})`);
-    }
-    const current = await this.store.getWatermark(pipelineId, taskId);
-    const numeric = text.trim() !== "" && Number.isFinite(Number(text));
-    if (typeof current === "number" && !numeric) throw new UsageError(`watermark ${pipelineId} ${taskId} is a number (${current}); ${JSON.stringify(text)} is not one`);
-    const value = typeof current === "number" || (current === null && numeric) ? Number(text) : text;
-    const result = await this.store.setWatermarkByHand({ pipelineId, taskId, value, at: this.clock.now() });
-    if (!result.set) {
-      throw new UsageError(`run ${result.liveRunId} is live and has ${taskId} still to finish, so it owns the watermark: set it once that run is done`, { pipeline: pipelineId });
-    }
-    await this.#audit(request.actor ?? defaultActor(), "watermark-set", pipeline, null, taskId, request.reason, { previous: result.previous, value });
-    return { previous: result.previous, value };
+  async installationHealth(): Promise<Health> {
+    return this.#health.installation();
   }
 
-  #assertOwned(pipeline: Pipeline, interval: Interval): void {
-    if (pipeline.start !== null && interval.start < pipeline.start) {
-      throw new UsageError(`${interval.businessDate} is before the pipeline's start (${pipeline.definition.start === null ? "" : new Date(pipeline.start).toISOString()})`, { pipeline: pipeline.id });
-    }
-    if (pipeline.end !== null && interval.start >= pipeline.end) {
-      throw new UsageError(`${interval.businessDate} is after the pipeline's end`, { pipeline: pipeline.id });
-    }
+  /** Workers that have sent a heartbeat, with whether they look alive now. */
+  async workers(): Promise<(WorkerRecord & { alive: boolean })[]> {
+    return this.#health.workers();
   }
 
-  // --- API tokens: the HTTP surface's credentials ----------------------------------------------
+  /** Who holds the scheduler's leader lease, and whether it is current. */
+  async leadership(): Promise<{ holder: string; term: number; expiresAt: number; renewedAt: number; current: boolean } | null> {
+    return this.#health.leadership();
+  }
+
+  // --- API tokens: the HTTP surface's credentials (tokens.ts) --------------------------------------
 
   /** A new token; the secret is returned this once and only its hash is stored. */
   async createToken(request: { name: string; role: TokenRole } & Acting): Promise<{ token: TokenInfo; secret: string }> {
@@ -956,182 +706,4 @@ export class Engine {
   async verifyToken(secret: string): Promise<{ name: string; role: TokenRole; hash: string } | null> {
     return this.#tokens.verify(secret);
   }
-
-  // --- reads for the HTTP surface ----------------------------------------------------------------
-
-  /** This process's reader of the store's change feed, shared by every listener. */
-  changeFeed(log?: (line: string) => void): ChangeFeed {
-    this.#changeFeed ??= new ChangeFeed(this.store, this.clock, log);
-    return this.#changeFeed;
-  }
-
-  /**
-   * One page of a pipeline's runs, newest business date first. `after` is the interval start of
-   * the last run of the previous page; `next` is the same for this page, null on the last one.
-   */
-  async runsPage(
-    pipelineId: string,
-    query: { states?: readonly RunState[]; triggers?: readonly TriggerKind[]; fromDate?: string; toDate?: string; limit: number; after?: number },
-  ): Promise<Page<RunRecord, number>> {
-    return this.#pages.runs(pipelineId, query);
-  }
-
-  /** A backfill's plan, one item per business date, in execution order. */
-  async backfillItems(backfillId: string): Promise<BackfillItem[]> {
-    await this.backfillStatus(backfillId);
-    return this.store.backfillItems(backfillId);
-  }
-
-  /**
-   * A grid: the pipeline's runs whose business dates lie in [fromDate, toDate] (newest first, at
-   * most `limit`) and all their task instances, in two queries.
-   */
-  async taskGrid(pipelineId: string, range: { fromDate: string; toDate: string; limit?: number }): Promise<{ runs: RunRecord[]; tasks: TaskInstanceRecord[] }> {
-    const { items: runs } = await this.runsPage(pipelineId, { fromDate: range.fromDate, toDate: range.toDate, limit: range.limit ?? 1000 });
-    return { runs, tasks: await this.store.taskInstancesOfRuns(runs.map((r) => r.runId)) };
-  }
-
-  /** The task instances of several runs at once (a grid's cells). */
-  async taskInstancesOfRuns(runIds: readonly string[]): Promise<TaskInstanceRecord[]> {
-    return this.store.taskInstancesOfRuns(runIds);
-  }
-
-  /** Only the state of each task instance of these runs (a grid's cells), in one query. */
-  async taskStatesOfRuns(runIds: readonly string[]): Promise<TaskStateCell[]> {
-    return this.store.taskStatesOfRuns(runIds);
-  }
-
-  /** One page of the audit log, newest first; `from` and `to` are instants or dates (a date is midnight UTC). */
-  async auditPage(query: { pipelineId?: string; actor?: string; action?: string; from?: string; to?: string; limit: number; after?: number }): Promise<Page<AuditEntry, number>> {
-    return this.#pages.audit(query);
-  }
-
-  async incidentsPage(query: { open?: boolean; limit: number; after?: { openedAt: number; key: string } }): Promise<Page<IncidentView, { openedAt: number; key: string }>> {
-    const page = await this.#pages.incidents(query);
-    return { ...page, items: page.items.map((i) => this.#incidents.view(i)) };
-  }
-
-  /** A page of alerts queued for incidents, newest first: notifier, open or resolve, queued / failed / sent, tries, last error. */
-  async alertsPage(query: { pipelineId?: string; incidentKey?: string; state?: AlertState; limit: number; after?: number }): Promise<Page<AlertRecord, number>> {
-    return this.#pages.alerts(query);
-  }
-
-  /** A run's audit trail, newest first (every restatement and refusal, clear, mark, ...); `actions` narrows it. */
-  async runAudit(runId: string, query: { actions?: readonly string[]; limit?: number } = {}): Promise<AuditEntry[]> {
-    await this.run(runId);
-    return this.store.auditOfRun({ runId, actions: query.actions, limit: query.limit ?? 100 });
-  }
-
-  async datasetEventsPage(query: { dataset?: string; limit: number; after?: number }): Promise<Page<DatasetEvent, number>> {
-    return this.#pages.datasetEvents(query);
-  }
-
-  /** A producer outside idem says a dataset is ready for a business date; data triggers take it as a publication. */
-  async emitDatasetEvent(dataset: string, request: DatasetEventRequest): Promise<EmittedDatasetEvent> {
-    const environment = {
-      store: this.store, clock: this.clock, knownDatasets: () => this.datasets().map((d) => d.name), wakeScheduler: () => notifyScheduler(this.stateDir),
-    };
-    return emitDatasetEvent(environment, dataset, request);
-  }
-
-  /** Why a signed dataset webhook request is refused (no webhook, no secret, a signature that does not hold), or null. */
-  datasetWebhookRefusal(request: { signature: string | undefined; body: string }): WebhookRefusal | null {
-    return datasetWebhookRefusal(this.#options.datasetWebhook ?? null, { ...request, now: this.clock.now(), environment: process.env });
-  }
-
-  /** Datasets the loaded pipelines name: who produces and publishes each, who waits on it, its promise. */
-  datasets(): DatasetInfo[] {
-    const byName = new Map<string, DatasetInfo>();
-    const entry = (name: string) => {
-      let found = byName.get(name);
-      if (!found) byName.set(name, (found = { name, producedBy: [], publishedBy: [], triggers: [], promisedBy: [] }));
-      return found;
-    };
-    for (const pipeline of this.pipelines()) {
-      for (const task of pipeline.tasks.values()) {
-        for (const d of task.produces) entry(d).producedBy.push({ pipelineId: pipeline.id, taskId: task.id });
-        if (task.publishes) entry(task.publishes).publishedBy.push({ pipelineId: pipeline.id, taskId: task.id });
-      }
-      for (const d of pipeline.triggerOn) entry(d).triggers.push(pipeline.id);
-      for (const promise of pipeline.promises) entry(promise.dataset).promisedBy.push(pipeline.id);
-    }
-    return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
-  }
-
-  /** Workers that have sent a heartbeat, with whether they look alive now. */
-  async workers(): Promise<(WorkerRecord & { alive: boolean })[]> {
-    const now = this.clock.now();
-    return (await this.store.listWorkers()).map((w) => ({ ...w, alive: now - w.lastSeen < WORKER_ALIVE_MS }));
-  }
-
-  /** Who holds the scheduler's leader lease, and whether it is current. */
-  async leadership(): Promise<{ holder: string; term: number; expiresAt: number; renewedAt: number; current: boolean } | null> {
-    const lead = await this.store.getLead("scheduler");
-    if (!lead) return null;
-    return { holder: lead.holder, term: lead.term, expiresAt: lead.expiresAt, renewedAt: lead.renewedAt, current: lead.expiresAt >= this.clock.now() };
-  }
-
-  /** The pipeline's scheduling state (paused, by whom, the schedule cursor). */
-  async pipelineState(pipelineId: string): Promise<PipelineState> {
-    this.pipeline(pipelineId);
-    return this.store.pipelineState(pipelineId, this.clock.now());
-  }
-
-  /**
-   * Bytes [offset, offset + length) of one attempt's log, with the file's size now and whether
-   * the attempt has ended (so a reader knows the log can still grow).
-   */
-  async logRange(runId: string, taskId: string, tryNumber: number, range: { offset: number; length: number }): Promise<LogRange> {
-    const attempts = await this.attempts(runId, taskId);
-    const attempt = attempts.find((a) => a.tryNumber === tryNumber);
-    if (!attempt) {
-      if (attempts.length === 0 && !(await this.store.listTaskInstances(runId)).some((t) => t.taskId === taskId)) {
-        throw new NotFoundError("task", `run ${runId} has no task "${taskId}"`);
-      }
-      throw new NotFoundError("attempt", `task ${taskId} of run ${runId} has no try ${tryNumber}${attempts.length ? ` (tries: ${attempts.map((a) => a.tryNumber).join(", ")})` : " (it has not run yet)"}`);
-    }
-    const ended = attempt.state !== "running";
-    let file: FileHandle;
-    try {
-      file = await open(attempt.logPath, "r");
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return { attempt, size: 0, offset: range.offset, bytes: Buffer.alloc(0), ended };
-      throw error;
-    }
-    try {
-      const size = (await file.stat()).size;
-      const length = Math.max(0, Math.min(range.length, size - range.offset));
-      const bytes = Buffer.alloc(length);
-      if (length > 0) await file.read(bytes, 0, length, range.offset);
-      return { attempt, size, offset: range.offset, bytes, ended };
-    } finally {
-      await file.close();
-    }
-  }
-}
-
-export interface DatasetInfo {
-  name: string;
-  producedBy: { pipelineId: string; taskId: string }[];
-  publishedBy: { pipelineId: string; taskId: string }[];
-  /** Pipelines that get a run when it is produced. */
-  triggers: string[];
-  /** Pipelines that promise its freshness. */
-  promisedBy: string[];
-}
-
-export interface LogRange {
-  attempt: AttemptRecord;
-  /** The log file's size in bytes at the time of reading. */
-  size: number;
-  offset: number;
-  bytes: Buffer;
-  /** The attempt has ended: the log will not grow. */
-  ended: boolean;
-}
-
-function inTaskOrder(pipeline: Pipeline, tasks: TaskInstanceRecord[]): TaskInstanceRecord[] {
-  const order = [...pipeline.tasks.keys()];
-  const rank = (id: string) => (order.indexOf(id) + 1 || order.length + 1);
-  return [...tasks].sort((a, b) => rank(a.taskId) - rank(b.taskId) || a.taskId.localeCompare(b.taskId));
 }

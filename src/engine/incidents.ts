@@ -5,6 +5,7 @@ import type { IncidentView } from "./freshness/report.ts";
 import type { FreshnessStore, Incident } from "../store/port.ts";
 import { defaultActor, tellAudit, type Acting } from "./acting.ts";
 import { refusalsTranslated } from "./records/store-refusals.ts";
+import type { Page } from "./pages.ts";
 
 export interface IncidentAcknowledgeRequest {
   reason: string;
@@ -32,6 +33,16 @@ export class IncidentActions {
 
   view(incident: Incident): IncidentView {
     return { ...incident, state: incidentState(incident, this.#clock.now()) };
+  }
+
+  /** Incidents, newest first, each with its state now (open, acknowledged, resolved). */
+  async list(query: { open?: boolean; limit?: number }): Promise<IncidentView[]> {
+    return (await this.#store.listIncidents(query)).map((i) => this.view(i));
+  }
+
+  /** A page of incidents, each with its state now. */
+  viewPage<Cursor>(page: Page<Incident, Cursor>): Page<IncidentView, Cursor> {
+    return { ...page, items: page.items.map((i) => this.view(i)) };
   }
 
   async get(key: string): Promise<IncidentView> {

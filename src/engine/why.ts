@@ -1,3 +1,6 @@
+import type { Pipeline } from "../core/pipeline/types.ts";
+import { formatInstant } from "../core/time/dates.ts";
+import type { Interval } from "../core/time/interval.ts";
 import type { Store, TaskInstanceRecord } from "../store/port.ts";
 
 export interface WhyContext {
@@ -51,6 +54,25 @@ export async function explainRun(ctx: WhyContext, runId: string, taskId?: string
   return lines;
 }
 
+/**
+ * Says in words why a run that does not exist yet is not there: its pipeline paused, its interval
+ * not due, the pipeline's run cap reached, no scheduler running.
+ */
+export async function explainMissingRun(store: Store, pipeline: Pipeline, runId: string, interval: Interval, now: number): Promise<string[]> {
+  const firesAt = pipeline.schedule.firesAt(interval);
+  const state = await store.pipelineState(pipeline.id, now);
+  const lines = [`run ${runId} does not exist yet`];
+  if (state.paused) lines.push(`pipeline ${pipeline.id} is paused${state.pausedNote ? `: ${state.pausedNote}` : ""}`);
+  if (firesAt > now) lines.push(`not due until ${formatInstant(firesAt, pipeline.schedule.timezone)}`);
+  const live = await store.listRuns({ pipelineId: pipeline.id, states: ["queued", "running"], limit: 1000 });
+  if (live.length >= pipeline.maxActiveRuns) {
+    lines.push(`run cap reached: ${live.length} of ${pipeline.maxActiveRuns} runs active (${live.slice(0, 5).map((r) => r.runId).join(", ")}${live.length > 5 ? ", ..." : ""})`);
+  }
+  const lead = await store.getLead("scheduler");
+  if (!lead || lead.expiresAt < now) lines.push("no scheduler is running: start a scheduler");
+  return lines;
+}
+
 async function explainTask(
   ctx: WhyContext,
   task: TaskInstanceRecord,
@@ -70,6 +92,7 @@ async function explainTask(
     }
     case "skipped":
     case "upstream_failed":
+    case "removed":
       return `${task.state.replace("_", " ")}${task.reason ? `: ${task.reason}` : ""}`;
     case "scheduled": {
       const waiting = upstream

@@ -20,6 +20,7 @@ import type { TokenStore } from "./port/tokens.ts";
 import type { ChangeFeedStore } from "./port/changes.ts";
 import type { HistoryReads } from "./port/history.ts";
 import type { MetricReads } from "./port/metrics.ts";
+import type { MappingReads } from "./port/mapping.ts";
 import type { ExternalJobStore } from "./port/external-jobs.ts";
 
 export * from "./port/runs.ts";
@@ -36,6 +37,7 @@ export * from "./port/tokens.ts";
 export * from "./port/changes.ts";
 export * from "./port/history.ts";
 export * from "./port/metrics.ts";
+export * from "./port/mapping.ts";
 export * from "./port/external-jobs.ts";
 
 export interface Store
@@ -53,6 +55,7 @@ export interface Store
     ChangeFeedStore,
     HistoryReads,
     MetricReads,
+    MappingReads,
     ExternalJobStore {
   /** Brings the schema to the latest version. Safe to call on every start. */
   migrate(): Promise<void>;

@@ -362,7 +362,7 @@ describe("the web UI in Chromium", () => {
     await form.locator("input[name=openFrozen]").evaluate((input: HTMLInputElement) => input.removeAttribute("required"));
     await form.locator("button[type=submit]").click();
     await page.waitForSelector("#flash.bad");
-    expect(await page.textContent("#flash")).toContain(`Refused: pipeline ${WAREHOUSE}: ${date} is frozen ${FROZEN.from}..${FROZEN.to} by ${FROZEN.owner}: ${FROZEN.reason}; give a reason for opening the frozen period`);
+    expect(await page.textContent("#flash")).toContain(`Refused: pipeline ${WAREHOUSE}: ${date} is frozen ${FROZEN.from}..${FROZEN.to} by ${FROZEN.owner}: ${FROZEN.reason}; give a reason for opening the frozen period to run it anyway`);
     expect(await page.textContent("h1 .b")).toBe("failed");
     await page.locator("form[action$='/clear'] input[name=reason]").first().fill("duplicates removed at the source");
     await page.locator("form[action$='/clear'] input[name=openFrozen]").first().fill("finance agreed on the phone (ticket FIN-311)");

@@ -188,7 +188,7 @@ describe("operator actions", () => {
   it("refuse a frozen date for a manual run unless it is opened with a reason", async () => {
     await openSales();
     await expect(h.engine.runForDate("sales", "2026-09-10")).rejects.toThrow(
-      'pipeline sales: 2026-09-10 is frozen 2026-09-08..2026-09-14 by finance: week closed by finance; give openFrozen "<reason>" to run it anyway',
+      'pipeline sales: 2026-09-10 is frozen 2026-09-08..2026-09-14 by finance: week closed by finance; give openFrozen to run it anyway',
     );
     await expect(h.engine.trigger("sales", "2026-09-10")).rejects.toThrow(/frozen/);
     const opened = await h.engine.runForDate("sales", "2026-09-10", { openFrozen: "restatement approved by finance", actor: "cfo" });

@@ -72,7 +72,7 @@ describe("clearing a run of a frozen date", () => {
     h = await ScheduleHarness.open([sales([SEPTEMBER_WEEK])], "2026-09-20T12:00:00Z");
     await h.engine.trigger("sales", "2026-09-10", { openFrozen: "first load of the week", reason: "load it", actor: "ana" });
     await expect(h.engine.clear("sales@2026-09-10", { reason: "again", actor: "ana" })).rejects.toThrow(
-      'pipeline sales: 2026-09-10 is frozen 2026-09-08..2026-09-14 by finance: week closed; give openFrozen "<reason>" to run it anyway',
+      'pipeline sales: 2026-09-10 is frozen 2026-09-08..2026-09-14 by finance: week closed; give openFrozen to run it anyway',
     );
     expect((await h.engine.audit({ pipelineId: "sales", limit: 10 })).filter((e) => e.action === "clear")).toEqual([]);
     const tasks = await h.engine.clear("sales@2026-09-10", { reason: "again", openFrozen: "finance agreed (ticket 82)", actor: "ana" });

@@ -11,6 +11,7 @@ interface RunOptions {
   end?: string;
   param: string[];
   reason?: string;
+  code?: string;
   concurrency?: number;
   json?: boolean;
   now?: number;
@@ -22,14 +23,15 @@ export function run(cli: Cli, pipelineId: string, options: RunOptions) {
     const result = await engine.runInterval(pipelineId, interval, {
       actor,
       reason: options.reason,
+      code: options.code,
       params: parseParams(options.param),
       concurrency: options.concurrency,
       onAttempt: options.json
         ? undefined
-        : (claim, outcome) =>
+        : (attempt) =>
             console.log(
-              `  ${claim.taskId.padEnd(24)} try ${claim.tryNumber}  ${outcome.taskState}` +
-                (outcome.errorMessage ? `  ${outcome.errorMessage}` : ""),
+              `  ${attempt.taskId.padEnd(24)} try ${attempt.tryNumber}  ${attempt.taskState}` +
+                (attempt.errorMessage ? `  ${attempt.errorMessage}` : ""),
             ),
     });
     if (options.json) printJson(result);

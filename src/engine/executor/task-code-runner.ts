@@ -9,6 +9,7 @@ import { runFunctionTask } from "./run-function.ts";
 import { buildContext } from "./task-context.ts";
 import { unhandledKind } from "../../core/pipeline/kind.ts";
 import { runExternalCall, type ExternalCall } from "./external-call.ts";
+import { expansionCode, isExpansion } from "./map-expansion.ts";
 
 export interface TaskCodeCall {
   pipeline: Pipeline;
@@ -59,7 +60,7 @@ export const inlineRunner: TaskCodeRunner = {
     const connections = new AttemptConnections(request.connections);
     try {
       return await runFunctionTask({
-        fn: taskCode(request.task, request.projectDir, request.external),
+        fn: taskCode(request.task, request.projectDir, request.claim.mapKey, request.external),
         context: buildContext(request.pipeline, request.claim, request.log, request.projectFrozen, request.watermarks, request.upstream, connections, request.traceparent),
         timeoutMs: request.timeoutMs,
         graceMs: request.graceMs,
@@ -78,10 +79,11 @@ type TaskCode = (ctx: Omit<TaskContext, "signal"> & { signal?: AbortSignal }) =>
  * sensor's check, a SQL task's statements, a command's argv (built by its function, if it has one),
  * an external task's step.
  */
-export function taskCode(task: TaskDefinition, projectDir: string, external?: ExternalCall): TaskCode {
+export function taskCode(task: TaskDefinition, projectDir: string, mapKey: string | null, external?: ExternalCall): TaskCode {
   switch (task.kind) {
     case "function":
-      return task.run as TaskCode;
+      // A mapped task's own task instance finds and expands its list; its instances run `run`.
+      return isExpansion(task, mapKey) ? expansionCode(task) : (task.run as TaskCode);
     case "sensor":
       return async (ctx) => ({ met: (await task.sensor(ctx as TaskContext)) === true });
     case "sql":

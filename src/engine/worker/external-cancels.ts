@@ -1,12 +1,14 @@
 import { dirname, join } from "node:path";
 import type { Clock } from "../../core/model/clock.ts";
 import { attemptLogPath } from "../../core/model/log-path.ts";
+import { parseMappedTaskId, taskOfInstance } from "../../core/policy/fan-out.ts";
 import type { Pipeline, WatermarkAccess } from "../../core/pipeline/types.ts";
 import type { ClaimedAttempt, ExternalJobRecord, ExternalJobStore, RunStore } from "../../store/port.ts";
 import { AttemptLog } from "../executor/attempt-log.ts";
 import { EXTERNAL_STEP_TIMEOUT_MS } from "../executor/kinds/external.ts";
 import type { TaskCodeRunner } from "../executor/task-code-runner.ts";
 import type { SecretMasker } from "../secrets/masker.ts";
+import type { EngineEvents } from "../events/engine-events.ts";
 
 export interface ExternalCancels {
   store: ExternalJobStore & Pick<RunStore, "getRun">;
@@ -18,7 +20,7 @@ export interface ExternalCancels {
   projectDir: string;
   watermarks: WatermarkAccess;
   masker?: SecretMasker;
-  log?: (line: string) => void;
+  events: EngineEvents;
 }
 
 /** At most this many jobs a pass cancels; the next pass takes the rest. */
@@ -38,15 +40,19 @@ export async function cancelRequestedJobs(o: ExternalCancels): Promise<number> {
     try {
       if (await cancelOne(o, job)) cancelled++;
     } catch (error) {
-      o.log?.(`cancelling ${job.adapter} job ${job.handle} of ${job.runId} ${job.taskId} failed: ${(error as Error).message}; trying again later`);
+      o.events.emit("external-job:cancel-failed", { ...named(job), error: (error as Error).message });
     }
   }
   return cancelled;
 }
 
+function named(job: ExternalJobRecord) {
+  return { runId: job.runId, taskId: job.taskId, adapter: job.adapter, handle: job.handle };
+}
+
 async function cancelOne(o: ExternalCancels, job: ExternalJobRecord): Promise<boolean> {
   const pipeline = o.pipeline(job.pipelineId);
-  const task = pipeline?.tasks.get(job.taskId);
+  const task = pipeline ? taskOfInstance(pipeline.tasks, job.taskId) : undefined;
   const run = await o.store.getRun(job.runId);
   if (!pipeline || !task || task.kind !== "external" || !run) return false;
   // The cancel runs as a step of no attempt: its id is the job's, negated, so it never meets a real one.
@@ -54,6 +60,7 @@ async function cancelOne(o: ExternalCancels, job: ExternalJobRecord): Promise<bo
     attemptId: -job.jobId, runId: job.runId, pipelineId: job.pipelineId, taskId: job.taskId, tryNumber: job.tryNumber, maxTries: job.tryNumber,
     intervalStart: run.intervalStart, intervalEnd: run.intervalEnd, businessDate: run.businessDate, graphVersion: run.graphVersion,
     params: run.params, logPath: "", leaseExpiresAt: 0, firstStartedAt: job.submittedAt, trigger: run.trigger, backfillId: run.backfillId, readySince: null,
+    codeVersion: run.codeVersion, mapKey: parseMappedTaskId(job.taskId)?.key ?? null, mapItem: null,
   };
   const path = join(dirname(attemptLogPath(o.logDir, job.runId, job.taskId, job.tryNumber)), `cancel-job-${job.jobId}.log`);
   const log = new AttemptLog(path, o.clock, { masker: o.masker });
@@ -67,11 +74,12 @@ async function cancelOne(o: ExternalCancels, job: ExternalJobRecord): Promise<bo
     if (result.outcome !== "success") {
       const why = result.outcome === "failed" ? result.errorMessage : result.outcome;
       log.line("ERROR", `cancel failed: ${why}`);
-      o.log?.(`cancelling ${job.adapter} job ${job.handle} of ${job.runId} ${job.taskId} failed: ${why}; trying again later`);
+      o.events.emit("external-job:cancel-failed", { ...named(job), error: why });
       return false;
     }
     const ended = await o.store.endExternalJob({ jobId: job.jobId, state: "cancelled", at: o.clock.now(), note: null, by: null });
     log.line("INFO", ended ? "cancelled" : "cancelled; another process had recorded it first");
+    if (ended) o.events.emit("external-job:cancelled", { ...named(job), note: job.note });
     return ended;
   } finally {
     log.close();

@@ -64,6 +64,40 @@ export function runsContract(h: Harness): void {
       expect(await store.getPipelineVersion("p", "nope")).toBeNull();
     });
 
+    it("indexes each code version once, and a run pinned to one carries it to every claim of its attempts", async () => {
+      const record = {
+        pipelineId: "p", codeVersion: "c0ffee", graphVersion: "v1", file: "pipelines/p.ts", location: "/shared/bundles",
+        packages: { idem: "0.1.0" }, createdAt: T0, createdBy: "scheduler",
+      };
+      await store.saveCodeVersion(record);
+      await store.saveCodeVersion({ ...record, location: "/elsewhere", createdAt: T0 + 1 });
+      expect(await store.getCodeVersion("p", "c0ffee")).toEqual(record);
+      expect(await store.getCodeVersion("p", "nope")).toBeNull();
+      expect(await store.getCodeVersion("other", "c0ffee")).toBeNull();
+      await saveGraph();
+      const { run } = await store.createRunIfAbsent(newRun({ codeVersion: "c0ffee", tasks: tasksOf(["a"]) }));
+      expect(run.codeVersion).toBe("c0ffee");
+      expect((await store.getRun(run.runId))?.codeVersion).toBe("c0ffee");
+      const [attempt] = await claim();
+      expect(attempt).toMatchObject({ taskId: "a", codeVersion: "c0ffee" });
+      await store.createRunIfAbsent(newRun({ businessDate: "2026-09-02", tasks: tasksOf(["a"]) }));
+      expect((await store.getRun("p@2026-09-02"))?.codeVersion).toBeNull();
+    });
+
+    it("keeps a run's code version through a rerun, and moves it with its graph when the rerun names one, even for some tasks only", async () => {
+      await saveGraph();
+      await store.createRunIfAbsent(newRun({ codeVersion: "c1", tasks: tasksOf(["a", "b"], [["a", "b"]]) }));
+      for (const attempt of await claim()) await store.finishAttempt(finish(attempt));
+      const tasks = tasksOf(["a", "b"], [["a", "b"]]);
+      const kept = await store.rerun({ runId: "p@2026-09-01", graphVersion: "v1", tasks, taskIds: ["a"], params: {}, at: T0 + 1 });
+      expect(kept).toMatchObject({ codeVersion: "c1", graphVersion: "v1" });
+      for (const attempt of await claim()) await store.finishAttempt(finish(attempt));
+      const moved = await store.rerun({ runId: "p@2026-09-01", graphVersion: "v2", codeVersion: "c2", tasks, taskIds: ["b"], params: {}, at: T0 + 2 });
+      expect(moved).toMatchObject({ codeVersion: "c2", graphVersion: "v2" });
+      const [b] = await claim();
+      expect(b).toMatchObject({ taskId: "b", codeVersion: "c2", graphVersion: "v2" });
+    });
+
     describe("running a run again", () => {
       async function runToEnd() {
         for (let i = 0; i < 3; i++) for (const attempt of await claim()) await store.finishAttempt(finish(attempt));

@@ -42,7 +42,7 @@ export async function externalAttempt(task: ExternalTask, attempt: KindAttempt):
   }
 
   if (job === null) {
-    const key = externalJobKey({ pipelineId: claim.pipelineId, businessDate: claim.businessDate, taskId: claim.taskId, submission: submissions + 1 });
+    const key = externalJobKey({ pipelineId: claim.pipelineId, businessDate: claim.businessDate, taskId: claim.taskId, mapKey: claim.mapKey, submission: submissions + 1 });
     log.line("INFO", `submitting ${task.external.adapter ?? "custom"} job under key ${key}`);
     const submitted = await step({ op: "submit", key });
     if (submitted.outcome !== "success") return submitted;

@@ -1,0 +1,121 @@
+import { ArgumentError, ConflictError, NotFoundError, UsageError } from "../core/model/errors.ts";
+import { cannotSurvive, parseCodeChoice, rerunCode } from "./code-choice.ts";
+import { pinnedCode } from "./project/pinned-code.ts";
+import type { Params } from "../core/pipeline/types.ts";
+import { assertDeclaredParams } from "../core/pipeline/params.ts";
+import { reachable } from "../core/graph/dag.ts";
+import type { RunRecord, TaskInstanceRecord } from "../store/port.ts";
+import { defaultActor, tellAudit, type Acting } from "./acting.ts";
+import type { EngineContext } from "./engine-context.ts";
+import type { FrozenPeriods } from "./frozen-periods.ts";
+import { assertOwned, intervalForDate } from "./intervals.ts";
+import { assertIntervalEnded } from "./manual-runs.ts";
+import { newRun, taskInstancesOf } from "./records/pipeline-records.ts";
+import { refusalsTranslated } from "./records/store-refusals.ts";
+import type { RunReads } from "./run-reads.ts";
+
+type Context = Pick<EngineContext, "store" | "clock" | "pipeline" | "audit" | "announce">;
+
+/** An operator's actions on runs and task instances: trigger, clear, skip, mark. Every one is audited and wakes the scheduler and workers. */
+export class RunActions {
+  readonly #e: Context;
+  readonly #frozen: FrozenPeriods;
+  readonly #runs: RunReads;
+
+  constructor(context: Context, frozen: FrozenPeriods, runs: RunReads) {
+    this.#e = context;
+    this.#frozen = frozen;
+    this.#runs = runs;
+  }
+
+  /** A manual run for an interval, left to the scheduler's workers (running it in this process is `RunHere`). */
+  async trigger(pipelineId: string, date: string, request: { openFrozen?: string; params?: Params } & Acting): Promise<RunRecord> {
+    const { store, clock } = this.#e;
+    const pipeline = this.#e.pipeline(pipelineId);
+    assertDeclaredParams(pipeline, request.params);
+    const interval = intervalForDate(pipeline, date);
+    assertOwned(pipeline, interval);
+    const now = clock.now();
+    assertIntervalEnded(pipeline, interval, now);
+    this.#frozen.assertNotFrozen(pipeline, interval.businessDate, request.openFrozen);
+    const actor = request.actor ?? defaultActor();
+    await this.#frozen.recordVersion(pipeline, actor, now);
+    const { run, created } = await store.createRunIfAbsent(
+      newRun(pipeline, interval, { trigger: "manual", triggeredBy: actor, reason: request.reason ?? null, params: request.params }, now),
+    );
+    if (!created) throw new ConflictError(`run ${run.runId} already exists (${run.state})`, { pipeline: pipelineId }, { action: "clear-run", runId: run.runId });
+    tellAudit(request, await this.#e.audit(actor, "trigger", pipeline, run.runId, null, request.reason ?? null, { businessDate: interval.businessDate, openFrozen: request.openFrozen }));
+    this.#e.announce();
+    return run;
+  }
+
+  /**
+   * Runs task instances again, keeping their history and continuing their try numbers: one
+   * task (and, optionally, what is downstream or upstream of it), only the failed ones, or all.
+   */
+  async clear(
+    runId: string,
+    request: { taskId?: string; downstream?: boolean; upstream?: boolean; failedOnly?: boolean; reason: string; openFrozen?: string; code?: string } & Acting,
+  ): Promise<TaskInstanceRecord[]> {
+    const { store, clock } = this.#e;
+    const run = await this.#runs.run(runId);
+    const loaded = this.#e.pipeline(run.pipelineId);
+    // Same code by default: a clear runs again what the run ran.
+    const code = await rerunCode(run, loaded, parseCodeChoice(request.code, "same"));
+    const pipeline = code.pipeline;
+    const tasks = await store.listTaskInstances(runId);
+    let chosen = new Set(tasks.map((t) => t.taskId));
+    if (request.taskId) {
+      if (!chosen.has(request.taskId)) throw new NotFoundError("task", `run ${runId} has no task "${request.taskId}"`);
+      const nodes = [...pipeline.tasks.values()];
+      chosen = new Set([
+        request.taskId,
+        ...(request.downstream ? reachable(nodes, request.taskId, "downstream") : []),
+        ...(request.upstream ? reachable(nodes, request.taskId, "upstream") : []),
+      ].filter((id) => chosen.has(id)));
+    }
+    if (request.failedOnly) {
+      const failed = new Set(tasks.filter((t) => t.state === "failed" || t.state === "upstream_failed").map((t) => t.taskId));
+      chosen = new Set([...chosen].filter((id) => failed.has(id)));
+    }
+    if (chosen.size === 0) throw new UsageError(`nothing to clear in run ${runId}${request.failedOnly ? " (no failed task)" : ""}`);
+    if (code.move) {
+      const own = run.codeVersion === null ? null : await pinnedCode.pipelineFor(run, loaded);
+      const reasons = cannotSurvive(tasks, typeof own === "string" ? null : own, pipeline, chosen);
+      if (reasons.length > 0) {
+        throw new ArgumentError("code", (n) => `run ${runId} cannot move to the latest code (${code.to ?? "unbundled"}): ${reasons.join("; ")}; ${n("code")} same finishes it on its own code (${code.from ?? "none"})`);
+      }
+    }
+    this.#frozen.assertNotFrozen(pipeline, run.businessDate, request.openFrozen);
+    const actor = request.actor ?? defaultActor();
+    await refusalsTranslated(() => store.rerun({
+      runId, graphVersion: code.move ? pipeline.version : run.graphVersion, tasks: taskInstancesOf(pipeline), taskIds: [...chosen],
+      params: run.params, at: clock.now(), ...(code.move ?? {}),
+    }));
+    tellAudit(request, await this.#e.audit(actor, "clear", loaded, runId, request.taskId ?? null, request.reason, {
+      code: { choice: code.choice, from: code.from, to: code.to },
+      tasks: [...chosen], downstream: !!request.downstream, upstream: !!request.upstream, failedOnly: !!request.failedOnly,
+      ...(request.openFrozen ? { openFrozen: request.openFrozen } : {}),
+    }));
+    this.#e.announce();
+    return this.#runs.taskInstances(runId);
+  }
+
+  async skip(runId: string, taskId: string, request: { reason: string } & Acting): Promise<TaskInstanceRecord> {
+    const run = await this.#runs.run(runId);
+    const actor = request.actor ?? defaultActor();
+    const ti = await refusalsTranslated(() => this.#e.store.skipTask({ runId, taskId, reason: `skipped by ${actor}: ${request.reason}`, at: this.#e.clock.now() }));
+    tellAudit(request, await this.#e.audit(actor, "skip", this.#e.pipeline(run.pipelineId), runId, taskId, request.reason, {}));
+    this.#e.announce();
+    return ti;
+  }
+
+  async mark(runId: string, taskId: string, request: { state: "success" | "failed"; reason: string } & Acting): Promise<TaskInstanceRecord> {
+    const run = await this.#runs.run(runId);
+    const actor = request.actor ?? defaultActor();
+    const ti = await refusalsTranslated(() => this.#e.store.markTask({ runId, taskId, state: request.state, reason: request.reason, at: this.#e.clock.now() }));
+    tellAudit(request, await this.#e.audit(actor, `mark-${request.state}`, this.#e.pipeline(run.pipelineId), runId, taskId, request.reason, {}));
+    this.#e.announce();
+    return ti;
+  }
+}
