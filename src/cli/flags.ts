@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from "commander";
+import { InvalidArgumentError, Option, type Command } from "commander";
 
 /*
  * Parsers for numeric flags, given to commander with the option (`.option("--limit <n>", "how
@@ -71,4 +71,17 @@ const VALUE_HINTS: Readonly<Record<string, string>> = { openFrozen: '"<reason>"'
 export function flagAsTyped(argument: string): string {
   const hint = VALUE_HINTS[argument];
   return hint ? `${flagOf(argument)} ${hint}` : flagOf(argument);
+}
+
+/** How a long-running process logs (`--log-format`, `--log-level`), as `daemon.ts` takes them. */
+export interface LogFlags {
+  logFormat: "pretty" | "json";
+  logLevel: "debug" | "info" | "warn" | "error";
+}
+
+/** `--log-format pretty|json` and `--log-level`: every long-running command declares them. */
+export function withLogFlags(command: Command): Command {
+  return command
+    .addOption(new Option("--log-format <format>", "the process's log on stdout: pretty (a line of text each) or json (a JSON object a line, for a log pipeline)").choices(["pretty", "json"]).default("pretty"))
+    .addOption(new Option("--log-level <level>", "the least level written: debug (every attempt, tick and request), info, warn or error").choices(["debug", "info", "warn", "error"]).default("info"));
 }

@@ -37,7 +37,7 @@ export interface OpenProjectOptions {
 export async function openProject(config: ResolvedConfig, options: OpenProjectOptions): Promise<Engine> {
   const clock = options.clock ?? systemClock;
   const catalog = options.pipelines
-    ? await (await import("./project/catalog.ts")).PipelineCatalog.load(config.pipelinePaths, config.rootDir, options.importModule, await pipelineCheck(config))
+    ? await (await import("./project/catalog.ts")).PipelineCatalog.load(config.pipelinePaths, config.rootDir, await pinnedImporter(config, options.importModule), await pipelineCheck(config))
     : undefined;
   const [{ openStore }, { Engine }, { reportingStore, storeUnavailable }, { maskedStore }, { SecretMasker }] = await Promise.all([
     import("../store/open-store.ts"), import("./engine.ts"), import("../store/unavailable.ts"),
@@ -94,6 +94,15 @@ export async function loadProjectPipelines(config: ResolvedConfig, importModule?
   return loadPipelines(config.pipelinePaths, config.rootDir, importModule, (pipeline) => [
     ...runnable(pipeline), ...undeclaredPoolProblems(pipeline, pools), ...unknownNotifierProblems(pipeline, notifiers),
   ]);
+}
+
+/**
+ * Pipeline files imported as their stored bundles, so that a run created here is pinned to the
+ * code it was created with (docs/code-versions.md).
+ */
+async function pinnedImporter(config: ResolvedConfig, importModule: ModuleImporter | undefined): Promise<ModuleImporter> {
+  const [{ bundledImporter }, { CodeLibrary }] = await Promise.all([import("./project/bundled-importer.ts"), import("./project/code-library.ts")]);
+  return bundledImporter(new CodeLibrary(config.bundleDir, config.rootDir), importModule);
 }
 
 /** Where the state lives: IDEM_STATE_URL, else the config's `state`, else `<stateDir>/state.db`. */

@@ -45,7 +45,8 @@ import type { TaskCodeRunner } from "./executor/task-code-runner.ts";
 import { SecretMasker } from "./secrets/masker.ts";
 import type { LongLivedOptions, ProcessParts, ProcessSettings, WorkerRequest } from "./processes.ts";
 import { SchedulerStart } from "./scheduler/scheduler-start.ts";
-import { ProcessFactsHub } from "./metrics/process-facts.ts";
+import { EngineEvents } from "./events/engine-events.ts";
+import type { ProcessStatus } from "./events/process-status.ts";
 import { RunTraces } from "./tracing/run-traces.ts";
 import { tracingEnabled } from "./tracing/trace-ids.ts";
 import { storeFacts, type StoreFacts } from "./metrics/store-facts.ts";
@@ -125,8 +126,10 @@ export class Engine {
   readonly stateDir: string;
   readonly catalog: PipelineCatalog;
   readonly #options: EngineOptions;
-  /** What this process's scheduler and workers measure of their own work (the metrics listen). */
-  readonly facts = new ProcessFactsHub();
+  /** What this process's scheduler, workers, task hosts, watchdog and server do (logs, metrics, traces listen). */
+  readonly events = new EngineEvents();
+  /** The long-running parts running in this process now (scheduler, workers, watchdog), for `processStatus`. */
+  readonly #live = new Set<{ status(): ProcessStatus }>();
   /** Spans of the runs this process ends and the attempts it records: only with an OTLP endpoint set. */
   readonly #traces: RunTraces | null;
   #metrics: Promise<EngineMetrics> | null = null;
@@ -157,7 +160,7 @@ export class Engine {
   constructor(options: EngineOptions) {
     this.masker = new SecretMasker(options.secrets ?? []);
     this.#traces = tracingEnabled(process.env) ? new RunTraces((runId) => this.store.getRun(runId)) : null;
-    if (this.#traces) this.facts.subscribe(this.#traces);
+    this.#traces?.follow(this.events);
     this.withheldEnv = withheldVariables(process.env, options.stateUrl ?? null);
     this.store = options.store;
     this.clock = options.clock;
@@ -183,6 +186,7 @@ export class Engine {
     };
     this.#taskHosts = new TaskHosts({
       catalog: this.catalog, projectDir, withheldEnv: this.withheldEnv, memoryMb: options.taskMemoryMb, logMaxBytes: options.logMaxBytes ?? null, secrets: options.secrets ?? [],
+      events: this.events,
     });
     this.#tokens = new ApiTokens(this.store, this.clock);
     this.#pages = new Pages(this.store, (id) => this.pipeline(id));
@@ -199,9 +203,9 @@ export class Engine {
     this.#runHere = new RunHere(context, this.#frozen, {
       workerId: this.workerId, concurrency: this.settings.concurrency, workerLeaseMs: options.workerLeaseMs, reloadMs: options.reloadMs, projectDir,
       random: options.random ?? Math.random, frozen: this.#frozen.project, connections: this.connections, logMaxBytes: options.logMaxBytes,
-      masker: this.masker, withheldEnv: this.withheldEnv, facts: this.facts, taskRunner: (size) => this.taskRunner(size),
+      masker: this.masker, withheldEnv: this.withheldEnv, events: this.events, taskRunner: (size) => this.taskRunner(size),
     });
-    this.#watch = new Watch(context, options.watch ?? {}, { workerId: this.workerId, masker: this.masker, schedulerStart: this.#schedulerStart });
+    this.#watch = new Watch(context, options.watch ?? {}, { workerId: this.workerId, masker: this.masker, events: this.events, schedulerStart: this.#schedulerStart });
     this.#scheduling = new Scheduling(context, this.#frozen, this.#watch.graceMs);
     this.#pools = new Pools(context);
     this.#datasets = new Datasets(context, this.#pages, options.datasetWebhook ?? null);
@@ -268,13 +272,13 @@ export class Engine {
    * Runs `body` as a long-lived process in the role given (scheduler, worker, serve, dev), until
    * `signal`: the config's pools exist, pipeline files are reloaded every `reloadMs`, a watchdog runs.
    */
-  async runLongLived(role: string, signal: AbortSignal, body: () => Promise<void>, log: (line: string) => void, options: LongLivedOptions = {}): Promise<void> {
-    await (await import("./processes.ts")).runLongLived(this.#processParts(), role, signal, body, log, options);
+  async runLongLived(role: string, signal: AbortSignal, body: () => Promise<void>, options: LongLivedOptions = {}): Promise<void> {
+    await (await import("./processes.ts")).runLongLived(this.#processParts(), role, signal, body, options);
   }
 
   /** Runs this process's scheduler until `signal`: it leads, or stands by while another leads. */
-  async runScheduler(signal: AbortSignal, log?: (line: string) => void): Promise<void> {
-    await (await import("./processes.ts")).runScheduler(this.#processParts(), signal, log);
+  async runScheduler(signal: AbortSignal): Promise<void> {
+    await (await import("./processes.ts")).runScheduler(this.#processParts(), signal);
   }
 
   /** Runs a worker as the config says (flags may override concurrency and grace) until `signal`. */
@@ -298,10 +302,20 @@ export class Engine {
       settings: this.settings,
       taskRunner: (size) => this.taskRunner(size),
       warmTaskHosts: (count) => this.warmTaskHosts(count),
-      watchdog: (role, log) => this.watchdog(role, log),
-      facts: this.facts,
+      watchdog: (role) => this.watchdog(role),
+      events: this.events,
+      live: (part) => {
+        this.#live.add(part);
+        return () => this.#live.delete(part);
+      },
       schedulerStart: this.#schedulerStart,
     };
+  }
+
+  /** What each long-running part of this process is doing now: its state and counts (health and metrics read it). */
+  processStatus(): ProcessStatus[] {
+    const hosts = this.#taskHosts.status();
+    return [...[...this.#live].map((part) => part.status()), ...(hosts ? [hosts] : [])];
   }
 
   // --- metrics -----------------------------------------------------------------------------------
@@ -318,7 +332,7 @@ export class Engine {
    */
   metrics(): Promise<EngineMetrics> {
     this.#metrics ??= import("./metrics/prometheus.ts").then(({ prometheusMetrics }) =>
-      prometheusMetrics({ facts: this.facts, storeFacts: () => this.storeFacts(), taskHostsAlive: () => this.#taskHosts.alive }),
+      prometheusMetrics({ events: this.events, storeFacts: () => this.storeFacts(), taskHostsAlive: () => this.#taskHosts.alive }),
     );
     return this.#metrics;
   }
@@ -433,8 +447,8 @@ export class Engine {
   }
 
   /** This process's reader of the store's change feed, shared by every listener. */
-  changeFeed(log?: (line: string) => void): ChangeFeed {
-    this.#changeFeed ??= new ChangeFeed(this.store, this.clock, log);
+  changeFeed(): ChangeFeed {
+    this.#changeFeed ??= new ChangeFeed(this.store, this.clock, this.events);
     return this.#changeFeed;
   }
 
@@ -604,16 +618,16 @@ export class Engine {
    * serve`) runs one, and the checker lease lets one pass at a time. `role` names the process
    * for `idem health` ("worker", "serve").
    */
-  watchdog(role: string, log?: (line: string) => void): Watchdog {
-    return this.#watch.watchdog(role, log);
+  watchdog(role: string): Watchdog {
+    return this.#watch.watchdog(role);
   }
 
   /**
    * Sends a test message through the notifier `name`, as an alert goes (`idem alerts test`):
    * its kind when it went out; an error naming the notifier and the cause when it did not.
    */
-  async testNotifier(name: string, log: (line: string) => void = () => {}): Promise<{ notifier: string; kind: string }> {
-    return this.#watch.testNotifier(name, log);
+  async testNotifier(name: string): Promise<{ notifier: string; kind: string }> {
+    return this.#watch.testNotifier(name);
   }
 
   /** A page of alerts queued for incidents, newest first: notifier, open or resolve, queued / failed / sent, tries, last error. */

@@ -1,12 +1,13 @@
+import type { ProcessStatus } from "./events/process-status.ts";
 import { randomBytes } from "node:crypto";
 import type { Prefetch } from "../core/policy/prefetch-depth.ts";
 import { hostname } from "node:os";
 import type { Clock } from "../core/model/clock.ts";
 import type { FrozenPeriod } from "../core/policy/frozen.ts";
-import type { ClaimedAttempt, Store } from "../store/port.ts";
+import type { Store } from "../store/port.ts";
 import type { TaskCodeRunner } from "./executor/task-code-runner.ts";
 import type { Watchdog } from "./freshness/watchdog.ts";
-import { attemptEndedFact, type ProcessFacts } from "./metrics/process-facts.ts";
+import type { EngineEvents } from "./events/engine-events.ts";
 import type { ConnectionConfig } from "./project/config.ts";
 import type { PipelineCatalog } from "./project/catalog.ts";
 import { BACKFILL_ONLY_HOLDER, schedulerPresence } from "./scheduler/presence.ts";
@@ -32,9 +33,11 @@ export interface ProcessParts {
   settings: ProcessSettings;
   taskRunner(size: number): TaskCodeRunner;
   warmTaskHosts(count: number): void;
-  watchdog(role: string, log?: (line: string) => void): Watchdog;
-  /** Where the scheduler and workers tell what they did (the metrics listen). */
-  facts: ProcessFacts;
+  watchdog(role: string): Watchdog;
+  /** Where the scheduler, workers and the long-lived frame tell what they do (logs, metrics, traces listen). */
+  events: EngineEvents;
+  /** Counts a running part in the process's status (`Engine.processStatus()`); returns the function that takes it out. */
+  live(part: { status(): ProcessStatus }): () => void;
   /** Whether this process's own scheduler has yet to try the lead (its watchdog waits for it). */
   schedulerStart: SchedulerStart;
 }
@@ -65,13 +68,10 @@ export interface WorkerRequest {
   graceMs?: number;
   /** Work on this backfill's runs only. */
   backfillId?: string;
-  log?: (line: string) => void;
-  onAttempt?: (claim: ClaimedAttempt, outcome: { taskState: string | null; errorMessage: string | null }) => void;
 }
 
 /** A scheduler as the config says; `backfillsOnly` advances backfills and creates no scheduled run. */
-export function buildScheduler(parts: ProcessParts, holder: string, options: { log?: (line: string) => void; backfillsOnly?: boolean }): Scheduler {
-  const log = options.log;
+export function buildScheduler(parts: ProcessParts, holder: string, options: { backfillsOnly?: boolean }): Scheduler {
   return new Scheduler({
     store: parts.store,
     clock: parts.clock,
@@ -82,12 +82,8 @@ export function buildScheduler(parts: ProcessParts, holder: string, options: { l
     frozen: parts.frozen,
     onWork: () => notifyWork(parts.stateDir),
     ...(options.backfillsOnly ? { scope: "backfills" as const } : {}),
-    onTick: (tick) => parts.facts.tickEnded(tick),
-    ...(log ? { log } : {}),
-    onLeadChange: (leader: boolean, leaderHolder: string) => {
-      parts.schedulerStart.tried();
-      log?.(leader ? `scheduler ${holder} leads` : `scheduler ${holder} stands by (leader: ${leaderHolder})`);
-    },
+    events: parts.events,
+    onLeadChange: () => parts.schedulerStart.tried(),
   });
 }
 
@@ -122,32 +118,34 @@ export function buildWorker(parts: ProcessParts, request: WorkerRequest): Worker
         return Object.fromEntries(catalog.pipelines().map((p) => [p.id, p.maxActiveTasks]));
       },
     },
-    ...(request.log ? { log: request.log } : {}),
-    onClaimed: (claim, claimedAt) => {
-      if (claim.readySince !== null) parts.facts.attemptClaimed({ pipelineId: claim.pipelineId, taskId: claim.taskId, queueWaitMs: Math.max(0, claimedAt - claim.readySince) });
-    },
-    onAttempt: (claim, outcome) => {
-      parts.facts.attemptEnded(attemptEndedFact(claim, outcome));
-      request.onAttempt?.(claim, outcome);
-    },
+    events: parts.events,
   });
 }
 
 /** Runs this process's scheduler until `signal`: it leads or stands by under the leader lease. */
-export async function runScheduler(parts: ProcessParts, signal: AbortSignal, log?: (line: string) => void): Promise<void> {
+export async function runScheduler(parts: ProcessParts, signal: AbortSignal): Promise<void> {
   const holder = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
-  const scheduler = buildScheduler(parts, holder, { log });
-  log?.(`scheduler ${holder}: ${parts.catalog.pipelines().length} pipeline(s)`);
-  await scheduler.run(signal, { subscribe: (wake) => subscribeToScheduling(parts.store, parts.stateDir, wake) });
+  const scheduler = buildScheduler(parts, holder, {});
+  parts.events.emit("scheduler:started", { holder, pipelines: parts.catalog.pipelines().length });
+  await whileLive(parts, scheduler, () => scheduler.run(signal, { subscribe: (wake) => subscribeToScheduling(parts.store, parts.stateDir, wake) }));
 }
 
 /** Runs a worker until `signal`, then lets running attempts finish for the grace period. */
 export async function runWorker(parts: ProcessParts, signal: AbortSignal, request: WorkerRequest): Promise<void> {
   const worker = buildWorker(parts, request);
   const prefetch = request.prefetch ?? parts.settings.prefetch;
-  request.log?.(`worker ${parts.workerId}: concurrency ${request.concurrency ?? parts.settings.concurrency}${prefetch ? `, prefetch ${prefetch}` : ""}`);
+  parts.events.emit("worker:started", { workerId: parts.workerId, concurrency: request.concurrency ?? parts.settings.concurrency, prefetch });
   parts.warmTaskHosts(1);
-  await worker.run(signal);
+  await whileLive(parts, worker, () => worker.run(signal));
+}
+
+async function whileLive(parts: ProcessParts, part: { status(): ProcessStatus }, body: () => Promise<void>): Promise<void> {
+  const gone = parts.live(part);
+  try {
+    await body();
+  } finally {
+    gone();
+  }
 }
 
 /**
@@ -178,23 +176,24 @@ export interface LongLivedOptions {
  * (one process at a time holds its lease), all while `body` runs and until `signal`.
  */
 export async function runLongLived(
-  parts: ProcessParts, role: string, signal: AbortSignal, body: () => Promise<void>, log: (line: string) => void, options: LongLivedOptions = {},
+  parts: ProcessParts, role: string, signal: AbortSignal, body: () => Promise<void>, options: LongLivedOptions = {},
 ): Promise<void> {
   if (options.startsScheduler) parts.schedulerStart.expect();
-  for (const broken of parts.catalog.brokenFiles()) log(`pipeline file not loaded, its pipelines do not run: ${broken.message}`);
+  for (const broken of parts.catalog.brokenFiles()) parts.events.emit("pipeline-file:broken", { message: broken.message });
   const stop = new AbortController();
   const onAbort = () => stop.abort();
   signal.addEventListener("abort", onAbort, { once: true });
   if (signal.aborted) stop.abort();
-  const reloading = watchPipelineFiles(parts, stop.signal, log);
+  const reloading = watchPipelineFiles(parts, stop.signal);
   try {
     await parts.store.ensurePools(Object.entries(parts.settings.pools).map(([name, slots]) => ({ name, slots })), parts.clock.now());
-    const watchdog = parts.watchdog(role, log).run(stop.signal);
+    const watchdog = parts.watchdog(role);
+    const running = whileLive(parts, watchdog, () => watchdog.run(stop.signal));
     try {
       await body();
     } finally {
       stop.abort();
-      await watchdog;
+      await running;
     }
   } finally {
     stop.abort();
@@ -205,10 +204,10 @@ export async function runLongLived(
 
 /**
  * Looks at the pipeline files every `reloadMs`: added, changed and removed files take effect
- * without a restart. A file that breaks stops only its own pipelines, and says so in the log.
+ * without a restart. A file that breaks stops only its own pipelines, and says so (`pipeline-file:broken`).
  */
-async function watchPipelineFiles(parts: ProcessParts, signal: AbortSignal, log: (line: string) => void): Promise<void> {
-  const { catalog, clock } = parts;
+async function watchPipelineFiles(parts: ProcessParts, signal: AbortSignal): Promise<void> {
+  const { catalog, clock, events } = parts;
   const every = parts.settings.reloadMs;
   if (every === null) return;
   let broken = new Set(catalog.brokenFiles().map((b) => b.message));
@@ -220,7 +219,7 @@ async function watchPipelineFiles(parts: ProcessParts, signal: AbortSignal, log:
     try {
       changed = await catalog.refresh();
     } catch (error) {
-      log(`reloading pipeline files failed: ${(error as Error).message}`);
+      events.emit("pipelines:reload-failed", { error: (error as Error).message });
       continue;
     }
     if (!changed) continue;
@@ -228,11 +227,10 @@ async function watchPipelineFiles(parts: ProcessParts, signal: AbortSignal, log:
     const added = [...after.keys()].filter((id) => !before.has(id));
     const removed = [...before.keys()].filter((id) => !after.has(id));
     const updated = [...after.keys()].filter((id) => before.has(id) && before.get(id) !== after.get(id));
-    log(`pipeline files reloaded: ${after.size} pipeline(s)` +
-      (added.length ? `; added ${added.join(", ")}` : "") + (updated.length ? `; changed ${updated.join(", ")}` : "") + (removed.length ? `; removed ${removed.join(", ")}` : ""));
+    events.emit("pipelines:reloaded", { pipelines: after.size, added, changed: updated, removed });
     const now = new Set(catalog.brokenFiles().map((b) => b.message));
-    for (const message of now) if (!broken.has(message)) log(`pipeline file not loaded, its pipelines do not run: ${message}`);
-    for (const message of broken) if (!now.has(message)) log(`pipeline file fixed: ${message.split(":")[0]}`);
+    for (const message of now) if (!broken.has(message)) events.emit("pipeline-file:broken", { message });
+    for (const message of broken) if (!now.has(message)) events.emit("pipeline-file:fixed", { file: message.split(":")[0]! });
     broken = now;
   }
 }

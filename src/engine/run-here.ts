@@ -2,14 +2,15 @@ import type { Params } from "../core/pipeline/types.ts";
 import { assertDeclaredParams } from "../core/pipeline/params.ts";
 import type { Interval } from "../core/time/interval.ts";
 import type { FrozenPeriod } from "../core/policy/frozen.ts";
-import type { ClaimedAttempt, RunRecord, TaskInstanceRecord } from "../store/port.ts";
+import type { RunRecord, TaskInstanceRecord } from "../store/port.ts";
 import { defaultActor } from "./acting.ts";
 import type { EngineContext } from "./engine-context.ts";
 import type { TaskCodeRunner } from "./executor/task-code-runner.ts";
 import type { FrozenPeriods } from "./frozen-periods.ts";
 import { assertOwned } from "./intervals.ts";
 import { assertIntervalEnded } from "./manual-runs.ts";
-import { attemptEndedFact, type ProcessFactsHub } from "./metrics/process-facts.ts";
+import type { EngineEvents } from "./events/engine-events.ts";
+import type { AttemptFinished } from "./events/event-map.ts";
 import type { ConnectionConfig } from "./project/config.ts";
 import { newRun, taskInstancesOf } from "./records/pipeline-records.ts";
 import { refusalsTranslated } from "./records/store-refusals.ts";
@@ -26,7 +27,8 @@ export interface RunRequest {
   /** Run a frozen business date anyway; the reason is recorded. */
   openFrozen?: string;
   cancel?: AbortSignal;
-  onAttempt?: (claim: ClaimedAttempt, outcome: { taskState: string | null; errorMessage: string | null }) => void;
+  /** Told of each attempt of this run once its result is recorded. */
+  onAttempt?: (attempt: AttemptFinished) => void;
   /** Look at the pipeline files this often while the run runs, as workers do (`reloadMs`). */
   reloadMs?: number;
 }
@@ -54,7 +56,7 @@ export interface RunHereSettings {
   logMaxBytes: number | null | undefined;
   masker: SecretMasker;
   withheldEnv: readonly string[];
-  facts: ProcessFactsHub;
+  events: EngineEvents;
   taskRunner(size: number): TaskCodeRunner;
 }
 
@@ -113,6 +115,8 @@ export class RunHere {
     // Like a worker: each attempt runs the task's code as its file says when it starts.
     const reloadMs = request.reloadMs ?? s.reloadMs;
     const reload = reloadMs ? setInterval(() => void catalog.refresh().catch(() => {}), reloadMs) : null;
+    const onAttempt = request.onAttempt;
+    const stopTelling = onAttempt ? s.events.on("attempt:finished", (attempt) => attempt.runId === run.runId && onAttempt(attempt)) : () => {};
     const finished = await executeRun({
       store,
       pipeline,
@@ -128,15 +132,15 @@ export class RunHere {
       random: s.random,
       frozen: s.frozen,
       connections: s.connections,
-      onAttempt: (claim, outcome) => {
-        s.facts.attemptEnded(attemptEndedFact(claim, outcome));
-        request.onAttempt?.(claim, outcome);
-      },
+      events: s.events,
       runner: s.taskRunner(request.concurrency ?? s.concurrency),
       logMaxBytes: s.logMaxBytes,
       masker: s.masker,
       withheldEnv: s.withheldEnv,
-    }).finally(() => reload && clearInterval(reload));
+    }).finally(() => {
+      if (reload) clearInterval(reload);
+      stopTelling();
+    });
     return { run: finished, created, tasks: inTaskOrder(pipeline, await store.listTaskInstances(run.runId)) };
   }
 }

@@ -1,8 +1,11 @@
+import type { EngineEvents } from "./events/engine-events.ts";
+import type { TaskHostsStatus } from "./events/process-status.ts";
 import { taskProcessEnvironment } from "./executor/command-env.ts";
 import type { TaskCodeRunner } from "./executor/task-code-runner.ts";
 import type { PipelineCatalog } from "./project/catalog.ts";
 import { hostedRunner } from "./task-host/hosted-runner.ts";
 import { TaskHostPool } from "./task-host/pool.ts";
+import { codeOf } from "./project/code-of.ts";
 
 export interface TaskHostSettings {
   catalog: PipelineCatalog;
@@ -14,6 +17,8 @@ export interface TaskHostSettings {
   memoryMb: number | undefined;
   logMaxBytes: number | null;
   secrets: readonly string[];
+  /** Where hosts starting and exiting are told. */
+  events: EngineEvents;
 }
 
 /** This process's task hosts: started on first use, retired when the pipeline files change, ended with the engine. */
@@ -45,12 +50,18 @@ export class TaskHosts {
         memoryMb: s.memoryMb,
         logMaxBytes: s.logMaxBytes,
         secrets: s.secrets,
-        preload: () => catalog.pipelines().map((p) => catalog.fileOf(p.id)).filter((f): f is string => !!f),
+        events: s.events,
+        preload: () => catalog.pipelines().map((p) => codeOf(p)?.bundle ?? catalog.fileOf(p.id)).filter((f): f is string => !!f),
       });
       const pool = this.#pool;
       catalog.onChange(() => pool.retire());
     }
     return hostedRunner(this.#pool, (id) => catalog.fileOf(id));
+  }
+
+  /** The pool's status, once it exists. */
+  status(): TaskHostsStatus | null {
+    return this.#pool?.status() ?? null;
   }
 
   /** Starts task hosts ahead of the first attempt (after `runner`). */

@@ -10,6 +10,7 @@ import type { NotifierConfig } from "./project/config.ts";
 import { DEFAULTS } from "./project/defaults.ts";
 import type { SchedulerStart } from "./scheduler/scheduler-start.ts";
 import type { SecretMasker } from "./secrets/masker.ts";
+import type { EngineEvents } from "./events/engine-events.ts";
 
 export interface WatchSettings {
   notifiers?: Readonly<Record<string, NotifierConfig>>;
@@ -33,10 +34,11 @@ export interface WatchSettings {
   staleMs?: number;
 }
 
-/** What the watch takes of this process: who it is, what it masks, whether its scheduler is starting. */
+/** What the watch takes of this process: who it is, what it masks, where it tells, whether its scheduler is starting. */
 export interface WatchProcess {
   workerId: string;
   masker: SecretMasker;
+  events: EngineEvents;
   schedulerStart: SchedulerStart;
 }
 
@@ -72,12 +74,12 @@ export class Watch {
    * serve`) runs one, and the checker lease lets one pass at a time. `role` names the process
    * for `idem health` ("worker", "serve").
    */
-  watchdog(role: string, log?: (line: string) => void): Watchdog {
+  watchdog(role: string): Watchdog {
     const notifiers = this.#notifiers();
     const missing = missingNotifierVariable(notifiers, process.env);
     if (missing) throw new DefinitionError(missing, { file: this.#settings.configFile ?? "idem.config.ts" });
     const watch = this.#settings;
-    const { masker, schedulerStart, workerId } = this.#process;
+    const { events, schedulerStart, workerId } = this.#process;
     return new Watchdog({
       store: this.#e.store,
       clock: this.#e.clock,
@@ -92,8 +94,7 @@ export class Watch {
       ...(watch.uiUrl === undefined ? {} : { uiUrl: watch.uiUrl }),
       ...(watch.intervalMs === undefined ? {} : { intervalMs: watch.intervalMs }),
       ...(watch.graceMs === undefined ? {} : { graceMs: watch.graceMs }),
-      // A notifier's refusal may quote what it was sent, a secret included.
-      ...(log ? { log: (line: string) => log(masker.mask(line)) } : {}),
+      events,
     });
   }
 
@@ -101,14 +102,14 @@ export class Watch {
    * Sends a test message through the notifier `name`, as an alert goes (`idem alerts test`):
    * its kind when it went out; an error naming the notifier and the cause when it did not.
    */
-  async testNotifier(name: string, log: (line: string) => void): Promise<{ notifier: string; kind: string }> {
+  async testNotifier(name: string): Promise<{ notifier: string; kind: string }> {
     const notifiers = this.#notifiers();
-    const { masker } = this.#process;
+    const { masker, events } = this.#process;
     if (!notifiers[name]) throw new UsageError(`no notifier named ${JSON.stringify(name)} (known: ${Object.keys(notifiers).join(", ")})`);
     const missing = missingNotifierVariable({ [name]: notifiers[name] }, process.env);
     if (missing) throw new DefinitionError(missing, { file: this.#settings.configFile ?? "idem.config.ts" });
     const dispatcher = new AlertDispatcher({
-      store: this.#e.store, clock: this.#e.clock, notifiers, log: (line) => log(masker.mask(line)), uiUrl: this.#settings.uiUrl ?? null,
+      store: this.#e.store, clock: this.#e.clock, notifiers, events, uiUrl: this.#settings.uiUrl ?? null,
     });
     try {
       const { kind } = await dispatcher.sendTest(name);

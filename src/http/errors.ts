@@ -18,7 +18,7 @@ const FIELD_OF: Record<NotFoundError["what"], string> = {
 };
 
 /** Status and problem document for an error the engine raised; anything unexpected is a 500 and logged. */
-export function problemFor(c: Context, error: unknown, log: (line: string) => void): Response {
+export function problemFor(c: Context, error: unknown, unexpected: (failure: string) => void): Response {
   if (error instanceof FieldError) return problem(c, error.status, error.message, { field: error.field });
   if (error instanceof NotFoundError) return problem(c, 404, error.message, { field: FIELD_OF[error.what] });
   if (error instanceof ConflictError) return problem(c, 409, error.message);
@@ -26,6 +26,6 @@ export function problemFor(c: Context, error: unknown, log: (line: string) => vo
   if (error instanceof ArgumentError) return problem(c, 422, error.message, { field: error.argument });
   if (error instanceof UsageError || error instanceof DefinitionError) return problem(c, 422, error.message);
   if (error instanceof HTTPException) return problem(c, error.status as ContentfulStatusCode, error.message);
-  log(`${c.req.method} ${c.req.path}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  unexpected(error instanceof Error ? (error.stack ?? error.message) : String(error));
   return problem(c, 500, "internal error (see the server's log)");
 }

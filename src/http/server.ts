@@ -13,7 +13,6 @@ export interface ServeOptions {
   port: number;
   /** Extra host names the Host header may carry (a reverse proxy's public name). */
   allowHosts?: readonly string[];
-  log?: (line: string) => void;
   /** The OS user who acts when nobody logged in (loopback only, no token). */
   localUser: string;
   /** See `AppDeps.credentialRecheckMs`. */
@@ -61,7 +60,7 @@ export async function startServer(engine: Engine, options: ServeOptions): Promis
     localUser: loopback ? options.localUser : null,
     credentialRecheckMs: options.credentialRecheckMs,
   };
-  const app = buildApp(deps, { log: options.log });
+  const app = buildApp(deps);
   const server = await new Promise<Server>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: options.host, port: options.port }) as Server;
     s.once("listening", () => resolve(s));

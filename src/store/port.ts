@@ -20,6 +20,7 @@ import type { TokenStore } from "./port/tokens.ts";
 import type { ChangeFeedStore } from "./port/changes.ts";
 import type { HistoryReads } from "./port/history.ts";
 import type { MetricReads } from "./port/metrics.ts";
+import type { MappingReads } from "./port/mapping.ts";
 
 export * from "./port/runs.ts";
 export * from "./port/attempts.ts";
@@ -35,6 +36,7 @@ export * from "./port/tokens.ts";
 export * from "./port/changes.ts";
 export * from "./port/history.ts";
 export * from "./port/metrics.ts";
+export * from "./port/mapping.ts";
 
 export interface Store
   extends RunStore,
@@ -50,7 +52,8 @@ export interface Store
     TokenStore,
     ChangeFeedStore,
     HistoryReads,
-    MetricReads {
+    MetricReads,
+    MappingReads {
   /** Brings the schema to the latest version. Safe to call on every start. */
   migrate(): Promise<void>;
   close(): Promise<void>;

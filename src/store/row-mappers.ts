@@ -1,6 +1,7 @@
 import type {
   ApiTokenRecord,
   ChangeEvent,
+  CodeVersionRecord,
   WatermarkRecord,
   AttemptRecord,
   AuditEntry,
@@ -19,6 +20,7 @@ import type {
   PipelineState,
   RunRecord,
   TaskInstanceRecord,
+  MappedInstanceRecord,
 } from "./port.ts";
 
 export type Row = Record<string, any>;
@@ -126,6 +128,7 @@ export function rowMappers(decode: RowDecoding) {
       restateCount: r.restate_count ?? 0,
       restatedAt: r.restated_at ?? null,
       restateNote: r.restate_note ?? null,
+      codeVersion: r.code_version ?? null,
     };
   }
 
@@ -144,6 +147,19 @@ export function rowMappers(decode: RowDecoding) {
       reason: r.reason,
       startedAt: r.started_at,
       endedAt: r.ended_at,
+    };
+  }
+
+  function toMappedInstance(r: Row): MappedInstanceRecord {
+    return {
+      taskId: r.task_id,
+      key: r.map_key,
+      position: Number(r.map_position),
+      item: r.map_item,
+      state: r.state,
+      tryNumber: r.try_number,
+      reason: r.reason,
+      summary: r.summary === null || r.summary === undefined ? null : JSON.parse(r.summary),
     };
   }
 
@@ -283,6 +299,16 @@ export function rowMappers(decode: RowDecoding) {
       trigger: r.trigger_kind,
       backfillId: r.backfill_id,
       readySince: r.waited_since === null || r.waited_since === undefined ? null : Number(r.waited_since),
+      codeVersion: r.code_version ?? null,
+      mapKey: r.map_key ?? null,
+      mapItem: r.map_item ?? null,
+    };
+  }
+
+  function toCodeVersion(r: Row): CodeVersionRecord {
+    return {
+      pipelineId: r.pipeline_id, codeVersion: r.code_version, graphVersion: r.graph_version, file: r.file, location: r.location,
+      packages: decode.json(r.packages), createdAt: Number(r.created_at), createdBy: r.created_by ?? null,
     };
   }
 
@@ -293,7 +319,7 @@ export function rowMappers(decode: RowDecoding) {
   return {
     toSkippedInterval, toWorker, toExpiredAttempt, toDatasetEvent, toFreshness, toFreshnessPublication, toOutboxAlert, toAuditEntry,
     toPipelineState, toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt,
-    toApiToken, toChangeEvent, toWatermark, toClaimedAttempt };
+    toApiToken, toChangeEvent, toWatermark, toClaimedAttempt, toCodeVersion, toMappedInstance };
 }
 
 /** A watermark is stored as text with its kind, the same in every adapter. */

@@ -10,11 +10,11 @@ describe("the worker's attempt lines", () => {
     const writes: string[] = [];
     let now = Date.UTC(2026, 8, 1, 12, 0, 0);
     const lines = new AttemptLines((text) => writes.push(text), () => now);
-    for (let i = 1; i <= 25; i++) lines.attempt(claim(i), success);
-    lines.attempt(claim(26), { taskState: "up_for_retry", errorMessage: "TaskFailed: boom" });
+    for (let i = 1; i <= 25; i++) lines.attempt({ ...claim(i), ...success });
+    lines.attempt({ ...claim(26), taskState: "up_for_retry", errorMessage: "TaskFailed: boom" });
     expect(writes).toEqual([]); // gathered, not one write per attempt
     now += 1_000; // the next second: listed again from its first success
-    lines.attempt(claim(27), success);
+    lines.attempt({ ...claim(27), ...success });
     lines.close();
     expect(writes).toHaveLength(1);
     const out = writes[0]!.trimEnd().split("\n").map((l) => l.slice("2026-09-01T12:00:00.000Z ".length));

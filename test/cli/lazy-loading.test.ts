@@ -51,6 +51,13 @@ describe("what a command loads", () => {
     expect([...staticGraph("src/engine/metrics/prometheus.ts").packages]).toContain("prom-client");
   });
 
+  it("pino loads only in a long-running process that logs JSON: nothing imports it statically but the process log", () => {
+    for (const entry of ["src/cli/actions/daemon.ts", "src/cli/actions/daemons.ts", "src/cli/actions/serve.ts", "src/cli/actions/run.ts", "src/engine/engine.ts", "src/http/server.ts"]) {
+      expect([...staticGraph(entry).packages], entry).not.toContain("pino");
+    }
+    expect(readFileSync(join(repo, "src/engine/logging/process-log.ts"), "utf8")).toMatch(/await import\("pino"\)/);
+  });
+
   it("OpenTelemetry loads only with the first span, and spans are written only while an OTLP endpoint is set", () => {
     const otel = (entry: string) => [...staticGraph(entry).packages].filter((p) => p.startsWith("@opentelemetry/"));
     for (const entry of ["src/cli/actions/run.ts", "src/cli/actions/daemon.ts", "src/cli/actions/daemons.ts", "src/cli/actions/serve.ts", "src/engine/engine.ts", "src/engine/tracing/run-traces.ts", "src/engine/task-host/host-main.ts", "src/engine/executor/execute-attempt.ts"]) {

@@ -1,4 +1,5 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { eventLines } from "../../src/engine/events/event-lines.ts";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { NotFoundError } from "../../src/core/model/errors.ts";
@@ -113,8 +114,8 @@ describe("the engine as the composition root (openProject)", () => {
     writeProject(`reloadMs: 100`, { "days.ts": DAYS });
     engine = await openProject(await loadConfig(project), { pipelines: true });
     const stop = new AbortController();
-    const lines: string[] = [];
-    const running = engine.runLongLived("dev", stop.signal, () => Promise.all([engine!.runScheduler(stop.signal, (l) => lines.push(l)), engine!.runWorker(stop.signal, { concurrency: 2 })]).then(() => undefined), (l) => lines.push(l));
+    const lines = eventLines(engine.events);
+    const running = engine.runLongLived("dev", stop.signal, () => Promise.all([engine!.runScheduler(stop.signal), engine!.runWorker(stop.signal, { concurrency: 2 })]).then(() => undefined));
     try {
       const run = await until("a successful run of days", async () => (await engine!.runs("days", 5)).find((r) => r.state === "success"));
       expect(run.trigger).toBe("schedule");
@@ -135,13 +136,13 @@ describe("the engine as the composition root (openProject)", () => {
     // Yesterday's scheduler: its lease lapsed a day ago.
     await engine.store.tryLead({ role: "scheduler", holder: "host:1:yesterday", now: Date.now() - 86_400_000, ttlMs: 15_000 });
     const stop = new AbortController();
-    const lines: string[] = [];
+    const lines = eventLines(engine.events);
     const body = async () => {
       // The watchdog has passed once before this process's scheduler starts.
       await until("the watchdog's first pass", () => lines.find((l) => / checks promises$/.test(l)));
-      await engine!.runScheduler(stop.signal, (l) => lines.push(l));
+      await engine!.runScheduler(stop.signal);
     };
-    const running = engine.runLongLived("dev", stop.signal, body, (l) => lines.push(l), { startsScheduler: true });
+    const running = engine.runLongLived("dev", stop.signal, body, { startsScheduler: true });
     try {
       await until("the scheduler to lead", () => lines.find((l) => /^scheduler \S+ leads$/.test(l)));
       expect(await engine.incidents({})).toEqual([]);

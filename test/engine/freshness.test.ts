@@ -1,3 +1,4 @@
+import { eventsLoggedTo } from "../support/events.ts";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -65,9 +66,9 @@ function shop(retries = 0) {
 async function open(retries = 0) {
   Object.assign(state, { failUntilFixed: false, fixed: false, empty: false, difference: 0 });
   h = await ScheduleHarness.open([shop(retries)], "2026-09-01T00:00:00Z");
-  const checker = new FreshnessChecker({ store: h.store, pipelines: h.pipelines, defaultNotify: ["hook"], log: (l) => logs.push(l) });
+  const checker = new FreshnessChecker({ store: h.store, pipelines: h.pipelines, defaultNotify: ["hook"], events: eventsLoggedTo(logs) });
   const env = { HOOK_URL: hookUrl };
-  const dispatcher = new AlertDispatcher({ store: h.store, clock: h.clock, notifiers: { hook: { webhook: { url: "$HOOK_URL" } } }, log: (l) => logs.push(l), env, retryMs: 60_000 });
+  const dispatcher = new AlertDispatcher({ store: h.store, clock: h.clock, notifiers: { hook: { webhook: { url: "$HOOK_URL" } } }, events: eventsLoggedTo(logs), env, retryMs: 60_000 });
   /** Moves the clock, runs what is due, checks promises and delivers alerts. */
   const at = async (iso: string) => {
     await h.at(iso);

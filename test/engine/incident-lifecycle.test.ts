@@ -1,3 +1,5 @@
+import { eventsLoggedTo } from "../support/events.ts";
+import { EngineEvents } from "../../src/engine/events/engine-events.ts";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -46,7 +48,7 @@ function shop(start: string) {
 async function open(start: string, now: string) {
   h = await ScheduleHarness.open([shop(start)], now);
   const checker = new FreshnessChecker({ store: h.store, pipelines: h.pipelines, defaultNotify: ["hook"] });
-  const dispatcher = new AlertDispatcher({ store: h.store, clock: h.clock, notifiers: { hook: { webhook: { url: hookUrl } } }, log: () => {} });
+  const dispatcher = new AlertDispatcher({ store: h.store, clock: h.clock, notifiers: { hook: { webhook: { url: hookUrl } } }, events: new EngineEvents() });
   const check = async () => {
     await checker.check(h.clock.now());
     await dispatcher.deliverDue();
@@ -125,7 +127,7 @@ describe("incidents that end", () => {
     h = await ScheduleHarness.open([bothTold], "2026-09-01T00:00:00Z");
     const logged: string[] = [];
     const checker = new FreshnessChecker({ store: h.store, pipelines: h.pipelines });
-    const dispatcher = new AlertDispatcher({ store: h.store, clock: h.clock, notifiers: { hook: { webhook: { url: hookUrl } }, ops: { log: true } }, log: (line) => logged.push(line) });
+    const dispatcher = new AlertDispatcher({ store: h.store, clock: h.clock, notifiers: { hook: { webhook: { url: hookUrl } }, ops: { log: true } }, events: eventsLoggedTo(logged) });
     const check = async () => {
       const result = await checker.check(h.clock.now());
       await dispatcher.deliverDue();

@@ -118,12 +118,12 @@ describe("/metrics' text", () => {
   it("shows the store's facts with bounded labels, and what the process measured", async () => {
     await seeded();
     const metrics = await h.engine.metrics();
-    h.engine.facts.attemptClaimed({ pipelineId: "stock", taskId: "count", queueWaitMs: 40_000 });
-    h.engine.facts.attemptEnded({
-      pipelineId: "stock", taskId: "count", runId: "r1", businessDate: "2024-01-01", tryNumber: 1,
-      taskState: "success", runState: null, startedAt: 0, endedAt: 2_500, outcome: "success", errorClass: null, errorMessage: null, durationMs: 2_500,
+    const attempt = { pipelineId: "stock", taskId: "count", runId: "r1", businessDate: "2024-01-01", tryNumber: 1, workerId: "w1" };
+    h.engine.events.emit("attempt:claimed", { ...attempt, claimedAt: 40_000, queueWaitMs: 40_000 });
+    h.engine.events.emit("attempt:finished", {
+      ...attempt, taskState: "success", runState: null, startedAt: 0, endedAt: 2_500, outcome: "success", errorClass: null, errorMessage: null, durationMs: 2_500,
     });
-    h.engine.facts.tickEnded({ leader: true, durationMs: 4, lagMs: 1_500 });
+    h.engine.events.emit("scheduler:tick", { holder: "s1", leader: true, durationMs: 4, lagMs: 1_500, runsCreated: 0, attemptsLost: 0 });
     const { contentType, text } = await metrics.scrape();
     expect(contentType).toMatch(/^text\/plain; version=0\.0\.4/);
     const lines = text.split("\n");

@@ -1,3 +1,4 @@
+import { eventsLoggedTo } from "../support/events.ts";
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server } from "node:http";
@@ -71,7 +72,7 @@ afterEach(async () => {
 
 function dispatcher(options: Partial<DispatcherOptions> & Pick<DispatcherOptions, "notifiers">): AlertDispatcher {
   return new AlertDispatcher({
-    store, clock, log: (l) => logs.push(l), retryMs: 1_000, uiUrl: "https://idem.example.com",
+    store, clock, events: eventsLoggedTo(logs), retryMs: 1_000, uiUrl: "https://idem.example.com",
     env: { SLACK_URL: `${base}${SLACK_PATH}`, PD_KEY: ROUTING_KEY, HOOK_SECRET: SIGNING_SECRET, SMTP_USER: "alerts", SMTP_PASSWORD, PD_URL: `${base}/v2/enqueue` },
     traits: ({ kind, pipelineId }) => ({ severity: kind === "sla_missed" ? "critical" : "error", owner: pipelineId?.startsWith("sales") ? "finance" : null }),
     ...options,

@@ -1,3 +1,4 @@
+import { eventsLoggedTo } from "../support/events.ts";
 import { afterEach, describe, expect, it } from "vitest";
 import { pipeline } from "../../src/core/pipeline/define.ts";
 import { daily } from "../../src/core/time/index.ts";
@@ -27,7 +28,7 @@ describe("a scheduler whose state store is out of reach", () => {
     }) as Store;
     const logs: string[] = [];
     const stop = new AbortController();
-    const scheduler = new Scheduler({ store: flaky, clock: h.clock, pipelines: [p], holder: "s1", tickMs: 1_500, log: (line) => logs.push(line) });
+    const scheduler = new Scheduler({ store: flaky, clock: h.clock, pipelines: [p], holder: "s1", tickMs: 1_500, events: eventsLoggedTo(logs) });
     const running = scheduler.run(stop.signal);
     try {
       for (const deadline = Date.now() + 10_000; (await h.store.listRuns({ pipelineId: "orders" })).length === 0; ) {

@@ -3,6 +3,8 @@ import { join, resolve } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { importTypeScript } from "../../src/engine/project/typescript-cache.ts";
 import { TaskHostPool } from "../../src/engine/task-host/pool.ts";
+import { EngineEvents } from "../../src/engine/events/engine-events.ts";
+import type { EngineEventMap } from "../../src/engine/events/event-map.ts";
 import type { AttemptResult } from "../../src/engine/executor/attempt-result.ts";
 
 const repo = resolve(import.meta.dirname, "../..");
@@ -26,6 +28,7 @@ export const p = pipeline("p", {}, {
   slow: { run: async () => { while (!existsSync(${JSON.stringify(join(dir, "release"))})) await sleep(20); return { pid: process.pid }; } },
   // The same without ever yielding its event loop: a busy loop.
   spin: { run: () => { while (!existsSync(${JSON.stringify(join(dir, "release"))})); return { pid: process.pid }; } },
+  die: { run: () => process.exit(3) },
 });
 `);
   version = ((await importTypeScript(file, dir)).p as { version: string }).version;
@@ -37,19 +40,19 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function newPool(size: number, idleHostMs?: number): TaskHostPool {
-  pool = new TaskHostPool({ size, cwd: dir, logMaxBytes: null, secrets: [], preload: () => [file], ...(idleHostMs ? { idleHostMs } : {}) });
+function newPool(size: number, idleHostMs?: number, events?: EngineEvents): TaskHostPool {
+  pool = new TaskHostPool({ size, cwd: dir, logMaxBytes: null, secrets: [], preload: () => [file], ...(idleHostMs ? { idleHostMs } : {}), ...(events ? { events } : {}) });
   return pool;
 }
 
-function call(taskId: "instant" | "medium" | "slow" | "spin"): Promise<AttemptResult> {
+function call(taskId: "instant" | "medium" | "slow" | "spin" | "die"): Promise<AttemptResult> {
   const attemptId = nextId++;
   return pool!.call({
     file, version,
     claim: {
-      attemptId, runId: "p@2026-09-01", pipelineId: "p", taskId, tryNumber: 1, maxTries: 1, intervalStart: Date.UTC(2026, 8, 1),
+      codeVersion: null, attemptId, runId: "p@2026-09-01", pipelineId: "p", taskId, tryNumber: 1, maxTries: 1, intervalStart: Date.UTC(2026, 8, 1),
       intervalEnd: Date.UTC(2026, 8, 2), businessDate: "2026-09-01", graphVersion: version, params: {}, logPath: join(dir, `${attemptId}.log`),
-      leaseExpiresAt: 0, firstStartedAt: 0, trigger: "manual", backfillId: null, readySince: null,
+      leaseExpiresAt: 0, firstStartedAt: 0, trigger: "manual", backfillId: null, readySince: null, mapKey: null, mapItem: null,
     },
     projectFrozen: [], watermarks: { get: async () => null, save: async () => {} }, connections: {}, upstream: {}, traceparent: null, projectDir: dir,
     timeoutMs: null, graceMs: 1_000,
@@ -80,6 +83,23 @@ async function until(what: string, check: () => boolean, ms = 20_000): Promise<v
 }
 
 describe("how many task hosts a pool starts", () => {
+  it("tells each host that starts and exits: one that dies under its task unexpectedly, one it stops on close as expected", async () => {
+    const events = new EngineEvents();
+    const started: EngineEventMap["host:started"][] = [];
+    const exited: EngineEventMap["host:exited"][] = [];
+    events.on("host:started", (h) => started.push(h));
+    events.on("host:exited", (h) => exited.push(h));
+    const p = newPool(1, undefined, events);
+    expect(await call("die")).toMatchObject({ outcome: "failed", errorClass: "TaskCrashed" });
+    expect(exited).toEqual([expect.objectContaining({ pid: started[0]!.pid, expected: false, hosts: 0 })]);
+    expect(await call("instant")).toMatchObject({ outcome: "success" });
+    expect(started).toHaveLength(2);
+    expect(p.status()).toMatchObject({ part: "task-hosts", state: { kind: "open" }, hosts: 1, busy: 0, pending: 0 });
+    await p.close();
+    expect(exited.slice(1)).toEqual([expect.objectContaining({ pid: started[1]!.pid, expected: true })]);
+    expect(p.status()).toMatchObject({ state: { kind: "closed" } });
+  });
+
   it("gives a burst of instant attempts to the host it has, one running and four in its list, and starts no other", async () => {
     const p = await warmPool(4);
     const results = await Promise.all(Array.from({ length: 5 }, () => call("instant")));

@@ -1,3 +1,4 @@
+import { eventsLoggedTo } from "../support/events.ts";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -15,8 +16,8 @@ const GRACE = 10 * 60_000;
 const london = (at = "02:00") => daily({ at, timezone: "Europe/London" });
 const noop = () => {};
 
-function watchdog(holder = "worker w1", pipelines = h.pipelines, log?: (line: string) => void) {
-  return new Watchdog({ store: h.store, clock: h.clock, pipelines, holder, notifiers: {}, defaultNotify: [], intervalMs: 15_000, graceMs: GRACE, ...(log ? { log } : {}) });
+function watchdog(holder = "worker w1", pipelines = h.pipelines) {
+  return new Watchdog({ store: h.store, clock: h.clock, pipelines, holder, notifiers: {}, defaultNotify: [], intervalMs: 15_000, graceMs: GRACE });
 }
 
 async function incidents() {
@@ -112,7 +113,7 @@ describe("the watchdog", () => {
     await h.store.openIncident({ key: "k1", kind: "did_not_run", dataset: null, pipelineId: null, businessDate: null, runId: null, message: "it's $(true) broken; rm -rf /", notify: ["page"], at: h.clock.now() });
     const logs: string[] = [];
     const dispatcher = new AlertDispatcher({
-      store: h.store, clock: h.clock, log: (l) => logs.push(l), env: { PATH: process.env.PATH, OUT: out },
+      store: h.store, clock: h.clock, events: eventsLoggedTo(logs), env: { PATH: process.env.PATH, OUT: out },
       notifiers: { page: { command: ["bash", "-c", 'echo "$IDEM_ALERT_EVENT $IDEM_ALERT_KEY $IDEM_ALERT_MESSAGE" >> "$OUT"'] } },
     });
     expect(await dispatcher.deliverDue()).toBe(1);

@@ -1,3 +1,4 @@
+import { eventsLoggedTo } from "../support/events.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -31,7 +32,7 @@ async function project(p: Pipeline, overrides: Parameters<typeof tasksOf>[2] = {
 
 function startWorker(store: Store, dir: string, p: Pipeline, options: Partial<WorkerOptions>) {
   const logs: string[] = [];
-  const worker = new Worker({ store, clock: systemClock, pipelines: [p], stateDir: dir, workerId: "w1", concurrency: 1, pollMs: 20, log: (l) => logs.push(l), ...options });
+  const worker = new Worker({ store, clock: systemClock, pipelines: [p], stateDir: dir, workerId: "w1", concurrency: 1, pollMs: 20, events: eventsLoggedTo(logs), ...options });
   const stop = new AbortController();
   const running = worker.run(stop.signal);
   return { logs, stop: async () => (stop.abort(), await running), running };

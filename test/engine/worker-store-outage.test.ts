@@ -1,3 +1,4 @@
+import { eventsLoggedTo } from "../support/events.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -48,7 +49,7 @@ async function workOne(failures: number, leaseMs: number) {
   await opened.store.createRunIfAbsent(newRun({ graphVersion: p.version, tasks: tasksOf(["a"]), createdAt: Date.now() }));
   const failing = finishFailing(opened.store, failures);
   const logs: string[] = [];
-  const worker = new Worker({ store: failing.store, clock: systemClock, pipelines: [p], stateDir: dir, workerId: "w1", concurrency: 1, pollMs: 20, leaseMs, log: (l) => logs.push(l) });
+  const worker = new Worker({ store: failing.store, clock: systemClock, pipelines: [p], stateDir: dir, workerId: "w1", concurrency: 1, pollMs: 20, leaseMs, events: eventsLoggedTo(logs) });
   const stop = new AbortController();
   const running = worker.run(stop.signal);
   const deadline = Date.now() + 10_000;

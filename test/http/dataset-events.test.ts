@@ -35,7 +35,7 @@ async function serve(webhook: { secretEnv: string; toleranceMs: number } | null 
   const engine = webhook
     ? new Engine({ store: h.store, clock: h.clock, stateDir: join(h.dir, ".idem"), pipelines: [consumer], datasetWebhook: webhook })
     : h.engine;
-  server = await startServer(engine, { host: "127.0.0.1", port: 0, localUser: "ana", log: () => {} });
+  server = await startServer(engine, { host: "127.0.0.1", port: 0, localUser: "ana" });
   return server;
 }
 

@@ -34,7 +34,7 @@ afterEach(async () => {
 });
 
 async function serve(credentialRecheckMs?: number): Promise<RunningServer> {
-  server = await startServer(h.engine, { host: "127.0.0.1", port: 0, localUser: "ana", log: () => {}, credentialRecheckMs });
+  server = await startServer(h.engine, { host: "127.0.0.1", port: 0, localUser: "ana", credentialRecheckMs });
   return server;
 }
 
@@ -139,7 +139,7 @@ describe("the events stream", () => {
     const other = new PostgresStore({ connectionString: process.env.IDEM_TEST_PG_URL!, schema: (h.store as PostgresStore).schema, poolSize: 2 });
     await other.migrate();
     const engine = new Engine({ store: other, clock: h.clock, stateDir: h.dir, pipelines: [sales] });
-    const second = await startServer(engine, { host: "127.0.0.1", port: 0, localUser: "ana", log: () => {} });
+    const second = await startServer(engine, { host: "127.0.0.1", port: 0, localUser: "ana" });
     try {
       const headers = { authorization: `Bearer ${token}` };
       const listener = await SseClient.open(`${second.url}/api/v1/events`, headers);

@@ -7,6 +7,7 @@ import { systemClock, type Clock } from "../../src/core/model/clock.ts";
 import { serveHealth } from "../../src/cli/actions/daemon.ts";
 import { openProject } from "../../src/engine/compose.ts";
 import type { Engine } from "../../src/engine/engine.ts";
+import type { ProcessLog } from "../../src/engine/logging/process-log.ts";
 import { loadConfig } from "../../src/engine/project/config.ts";
 import { call, testApp } from "../support/http.ts";
 import { makeProject, removeProject, repo } from "../support/processes.ts";
@@ -17,6 +18,9 @@ const T0 = Date.parse("2026-09-03T03:00:00Z");
 const GOOD = `import { pipeline, daily } from "idem";
 export const good = pipeline("good", { schedule: daily({ at: "02:00", timezone: "UTC" }), start: "2026-09-01" }, { load: { run: () => {} } });
 `;
+
+/** A daemon's log that writes nothing: only the answers matter here. */
+const QUIET: ProcessLog = { format: "pretty", enabled: () => false, write: () => {}, follow: () => () => {} };
 
 let cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -31,7 +35,7 @@ afterEach(async () => {
  */
 async function answers(engine: Engine, project: string, now: number) {
   const app = testApp(engine, "tester");
-  const server = await serveHealth(engine, 0);
+  const server = await serveHealth(engine, 0, QUIET);
   try {
     const serve = await call(app, "/health");
     const api = await call(app, "/api/v1/health");

@@ -1,3 +1,5 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { processHarness, queryState } from "../support/processes.ts";
 
@@ -19,8 +21,15 @@ function summaries(project: string): Record<string, { loaderThreads: number; exe
   return Object.fromEntries(rows.map((r) => [r.task_id, JSON.parse(r.summary)]));
 }
 
+/** A pipeline file whose import is computed at run time: it cannot be bundled. */
+const Q_FILE = `import { pipeline } from "idem";
+const path = ["..", "lib", "helper.ts"].join("/");
+const { probe } = await import(path);
+export const q = pipeline("q", {}, { computed: { run: () => probe() } });
+`;
+
 describe("a task host's boot", () => {
-  it("imports the compiled copies of a project's TypeScript with no loader thread, and its stacks name the .ts file and line", () => {
+  it("imports a pipeline file as its bundle (compiled with the modules it imports) with no loader thread, and its stacks name the .ts files and lines", () => {
     const project = harness.create({
       "idem.config.ts": `import { defineConfig } from "idem";\nexport default defineConfig({});\n`,
       "lib/where.ts": `export const probe = ${probe};\n`,
@@ -43,20 +52,30 @@ export const p = pipeline("p", {}, {
     expect(imported!.where).toMatch(/lib\/where\.ts:4:\d+/);
   });
 
-  it("loads tsx, then, only for a file whose imports cannot be followed, and runs its tasks as before", () => {
+  it("bundles a template import of local files whole, and loads tsx, then, only for a file whose import is computed at run time", () => {
     const project = harness.create({
       "idem.config.ts": `import { defineConfig } from "idem";\nexport default defineConfig({});\n`,
       "lib/helper.ts": `export const probe = ${probe};\n`,
       "pipelines/p.ts": `import { pipeline } from "idem";
 const name = "helper";
 const { probe } = await import(\`../lib/\${name}.ts\`);
-export const p = pipeline("p", {}, { computed: { run: () => probe() } });
+export const p = pipeline("p", {}, { templated: { run: () => probe() } });
 `,
     });
-    const run = harness.cli("run", "p", "--date", "2026-09-01");
-    expect(run.status, run.stderr).toBe(0);
-    const { computed } = summaries(project);
+    // One at a time: a host preloads every pipeline file of the project, and q's would load tsx.
+    for (const id of ["p", "q"]) {
+      if (id === "q") writeFileSync(join(project, "pipelines/q.ts"), Q_FILE);
+      const run = harness.cli("run", id, "--date", "2026-09-01");
+      expect(run.status, run.stderr).toBe(0);
+    }
+    const { templated, computed } = summaries(project);
+    expect(templated!.loaderThreads).toBe(0);
+    expect(templated!.where).toMatch(/lib\/helper\.ts:4:\d+/);
     expect(computed!.loaderThreads).toBe(1);
     expect(computed!.where).toMatch(/lib\/helper\.ts:4:\d+/);
+    // A file that cannot be bundled runs as before: its runs name no code version.
+    expect(queryState<{ pipeline_id: string; pinned: number }>(project, "SELECT pipeline_id, code_version IS NOT NULL AS pinned FROM runs ORDER BY pipeline_id")).toEqual([
+      { pipeline_id: "p", pinned: 1 }, { pipeline_id: "q", pinned: 0 },
+    ]);
   });
 });

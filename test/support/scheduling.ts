@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from "node:fs";
+import { EngineEvents } from "../../src/engine/events/engine-events.ts";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Pipeline } from "../../src/core/pipeline/types.ts";
@@ -55,6 +56,7 @@ export class ScheduleHarness {
   /** Runs what is eligible now; returns how many attempts ran. */
   async work(concurrency = 4): Promise<number> {
     let ran = 0;
+    const events = new EngineEvents();
     const worker = new Worker({
       store: this.store,
       clock: this.clock,
@@ -63,8 +65,9 @@ export class ScheduleHarness {
       workerId: "worker-1",
       concurrency,
       limits: { maxActiveTasks: Object.fromEntries(this.pipelines.map((p) => [p.id, p.maxActiveTasks])) },
-      onAttempt: () => void ran++,
+      events,
     });
+    events.on("attempt:finished", () => void ran++);
     await worker.run(new AbortController().signal, async () => true);
     return ran;
   }

@@ -1,4 +1,11 @@
-import type { ClaimedAttempt } from "../../store/port.ts";
+/** What a line tells of an attempt whose result was recorded (the engine's `attempt:finished`). */
+export interface AttemptLine {
+  runId: string;
+  taskId: string;
+  tryNumber: number;
+  taskState: string | null;
+  errorMessage: string | null;
+}
 
 /** Successes listed one by one in a second; beyond, they are counted into one line for that second. */
 export const SUCCESS_LINES_PER_SECOND = 10;
@@ -28,10 +35,10 @@ export class AttemptLines {
     this.#now = now;
   }
 
-  attempt(claim: ClaimedAttempt, outcome: { taskState: string | null; errorMessage: string | null }): void {
+  attempt(attempt: AttemptLine): void {
     const now = this.#now();
     if (now - this.#secondStart >= 1_000) this.#endSecond(now);
-    if (outcome.taskState === "success" && !outcome.errorMessage) {
+    if (attempt.taskState === "success" && !attempt.errorMessage) {
       if (this.#listed >= SUCCESS_LINES_PER_SECOND) {
         this.#unlisted++;
         this.#secondTimer ??= setTimeout(() => this.#endSecond(this.#now()), this.#secondStart + 1_000 - now).unref();
@@ -39,7 +46,7 @@ export class AttemptLines {
       }
       this.#listed++;
     }
-    this.#add(now, `${claim.runId} ${claim.taskId} try ${claim.tryNumber}: ${outcome.taskState}${outcome.errorMessage ? ` (${outcome.errorMessage})` : ""}`);
+    this.#add(now, `${attempt.runId} ${attempt.taskId} try ${attempt.tryNumber}: ${attempt.taskState}${attempt.errorMessage ? ` (${attempt.errorMessage})` : ""}`);
   }
 
   /** Writes what is waiting now (the worker stops). */

@@ -1,42 +1,50 @@
 import { createServer, type Server } from "node:http";
 import type { Engine } from "../../engine/engine.ts";
+import type { ProcessLog } from "../../engine/logging/process-log.ts";
 import { publicHealth } from "../../http/health-body.ts";
+import type { LogFlags } from "../flags.ts";
 import type { Cli } from "../lazy.ts";
 import { openEngine } from "../project.ts";
 import type { TestClock } from "../test-clock.ts";
 
 /**
  * A long-running process (the engine adds the watchdog, pipeline reloads and pools: see
- * `Engine.runLongLived`); here only the signals that stop it and the optional health endpoint.
- * `role` names the process for `idem health`.
+ * `Engine.runLongLived`); here only the signals that stop it, its log (the engine's events as
+ * `--log-format` and `--log-level` say) and the optional health endpoint. `role` names the
+ * process for `idem health` and in each JSON log line. `ownAttemptLines`: the body writes the
+ * attempts' lines itself in the pretty format (a worker's `AttemptLines`).
  */
 export async function daemon(
   cli: Cli,
-  body: (engine: Engine, signal: AbortSignal) => Promise<void>,
-  options: { role: string; healthPort?: number; clock?: TestClock; startsScheduler?: boolean },
+  body: (engine: Engine, signal: AbortSignal, log: ProcessLog) => Promise<void>,
+  options: { role: string; log: LogFlags; healthPort?: number; clock?: TestClock; startsScheduler?: boolean; ownAttemptLines?: boolean },
 ): Promise<void> {
   const { role, healthPort } = options;
   const port = healthPort ?? null;
   const engine = await openEngine(cli.global, { pipelines: true, clock: options.clock });
+  const { openProcessLog } = await import("../../engine/logging/process-log.ts");
+  const log = await openProcessLog({ format: options.log.logFormat, level: options.log.logLevel, role, id: engine.workerId, masker: engine.masker });
+  const unfollow = log.follow(engine.events, options.ownAttemptLines && log.format === "pretty" ? ["attempt:finished"] : []);
   const stop = new AbortController();
   const onSignal = (name: string) => {
     if (stop.signal.aborted) return;
-    log(`${name}: stopping`);
+    log.write("info", `${name}: stopping`);
     stop.abort();
   };
   process.on("SIGTERM", () => onSignal("SIGTERM"));
   process.on("SIGINT", () => onSignal("SIGINT"));
   try {
-    const server = port === null ? null : await serveHealth(engine, port);
+    const server = port === null ? null : await serveHealth(engine, port, log);
     try {
       // Whatever ends the body (an error included) stops the rest of the process with it.
-      await engine.runLongLived(role, stop.signal, () => body(engine, stop.signal).finally(() => stop.abort()), log, { startsScheduler: options.startsScheduler ?? false });
+      await engine.runLongLived(role, stop.signal, () => body(engine, stop.signal, log).finally(() => stop.abort()), { startsScheduler: options.startsScheduler ?? false });
     } finally {
       server?.close();
     }
   } finally {
     stop.abort();
     await engine.close();
+    unfollow();
   }
 }
 
@@ -46,7 +54,7 @@ export async function daemon(
  * in Prometheus' text format (docs/observability.md); like /health, on 127.0.0.1 only and with
  * no token.
  */
-export async function serveHealth(engine: Engine, port: number): Promise<Server> {
+export async function serveHealth(engine: Engine, port: number, log: ProcessLog): Promise<Server> {
   const metrics = await engine.metrics();
   const server = createServer((request, response) => {
     if (request.url === "/metrics") {
@@ -71,10 +79,6 @@ export async function serveHealth(engine: Engine, port: number): Promise<Server>
   await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
   const address = server.address();
   const shown = `http://127.0.0.1:${typeof address === "object" && address ? address.port : port}`;
-  log(`health on ${shown}/health, metrics on ${shown}/metrics`);
+  log.write("info", `health on ${shown}/health, metrics on ${shown}/metrics`);
   return server;
-}
-
-export function log(line: string): void {
-  process.stdout.write(`${new Date().toISOString()} ${line}\n`);
 }

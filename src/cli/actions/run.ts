@@ -26,10 +26,10 @@ export function run(cli: Cli, pipelineId: string, options: RunOptions) {
       concurrency: options.concurrency,
       onAttempt: options.json
         ? undefined
-        : (claim, outcome) =>
+        : (attempt) =>
             console.log(
-              `  ${claim.taskId.padEnd(24)} try ${claim.tryNumber}  ${outcome.taskState}` +
-                (outcome.errorMessage ? `  ${outcome.errorMessage}` : ""),
+              `  ${attempt.taskId.padEnd(24)} try ${attempt.tryNumber}  ${attempt.taskState}` +
+                (attempt.errorMessage ? `  ${attempt.errorMessage}` : ""),
             ),
     });
     if (options.json) printJson(result);

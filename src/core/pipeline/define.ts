@@ -15,9 +15,12 @@ import { hashCanonicalJson } from "./canonical-json.ts";
 import { currentDefinitionSink, type InvalidPipeline } from "./definition-sink.ts";
 import { defaultsProblems, pipelineOptionProblems, POLICY_KEYS, TASK_KIND_KEYS, TASK_KINDS, taskKeyProblems } from "./option-keys.ts";
 import { unhandledKind } from "./kind.ts";
+import { DEFAULT_MAX_ITEMS } from "../policy/fan-out.ts";
 import type {
   CatchupPolicy,
   CommandTask,
+  FunctionTaskSpec,
+  TaskMap,
   Params,
   Pipeline,
   PipelineOptions,
@@ -301,7 +304,7 @@ function resolveTask<P extends Params>(id: string, spec: TaskSpec<string, P>, de
   // made by `{ ...base, more }` a hidden class of its own (about 400 bytes a task, kept).
   switch (kind) {
     case "function":
-      return Object.assign(base, { kind, run: (spec as { run: FunctionTask["run"] }).run });
+      return Object.assign(base, { kind, run: (spec as { run: FunctionTask["run"] }).run, map: resolveMap(spec as FunctionTaskSpec<string, P>, base.upstream, problem) });
     case "sql":
       return Object.assign(base, { kind }, resolveSql(spec as SqlTaskSpec<string>, problem));
     case "sensor":
@@ -311,6 +314,29 @@ function resolveTask<P extends Params>(id: string, spec: TaskSpec<string, P>, de
     default:
       return unhandledKind(kind);
   }
+}
+
+function resolveMap<P extends Params>(spec: FunctionTaskSpec<string, P>, upstream: readonly string[], problem: Report): TaskMap | null {
+  const map = spec.map;
+  if (map === undefined) return null;
+  if (!map || typeof map !== "object") {
+    problem("map must be an object: { items, key?, maxItems?, maxActive? }", "map");
+    return null;
+  }
+  const unknown = Object.keys(map).filter((k) => !["items", "key", "maxItems", "maxActive"].includes(k));
+  if (unknown.length) problem(`map: unknown option ${unknown.map((k) => JSON.stringify(k)).join(", ")} (items, key, maxItems, maxActive)`, "map");
+  const items = map.items as TaskMap["items"] | undefined;
+  if (typeof items !== "function") {
+    if (!items || typeof items !== "object" || typeof items.task !== "string" || typeof items.field !== "string") {
+      problem("map.items must be a function of the context or { task, field }: an upstream task's summary field", "map");
+    } else if (!upstream.includes(items.task)) {
+      problem(`map.items reads task ${items.task}'s summary: add ${JSON.stringify(items.task)} to after`, "map");
+    }
+  }
+  if (map.key !== undefined && typeof map.key !== "function") problem("map.key must be a function of an item returning its key", "map");
+  const maxItems = positiveInt(map.maxItems, DEFAULT_MAX_ITEMS, "map.maxItems", (m) => problem(m, "map"));
+  const maxActive = map.maxActive === undefined ? null : positiveInt(map.maxActive, 1, "map.maxActive", (m) => problem(m, "map"));
+  return { items: items as TaskMap["items"], key: map.key ?? null, maxItems, maxActive };
 }
 
 function resolveSensor<P extends Params>(sensor: Extract<TaskSpec<string, P>, { sensor: unknown }>, problem: Report): Pick<SensorTask, "sensor" | "sensorPolicy"> {
@@ -446,7 +472,8 @@ function describeTask(task: TaskDefinition): Record<string, unknown> {
   };
   switch (task.kind) {
     case "function":
-      return { ...head, ...tail };
+      // A task that is not mapped says nothing of it: graph versions made before fan-out stay as they were.
+      return task.map ? { ...head, ...tail, map: describeMap(task.map) } : { ...head, ...tail };
     case "command":
       return {
         ...head,
@@ -471,6 +498,15 @@ function describeTask(task: TaskDefinition): Record<string, unknown> {
     default:
       return unhandledKind(task);
   }
+}
+
+function describeMap(map: TaskMap): Record<string, unknown> {
+  return {
+    items: typeof map.items === "function" ? "<function>" : { task: map.items.task, field: map.items.field },
+    key: map.key ? "<function>" : undefined,
+    maxItems: map.maxItems,
+    maxActive: map.maxActive ?? undefined,
+  };
 }
 
 const DATASET_NAME = /^[A-Za-z_][A-Za-z0-9_.\/-]{0,199}$/;

@@ -19,7 +19,7 @@ const COMMON_TASK_KEYS = ["id", "after", "description", "killGrace", "produces",
 
 /** The key that makes a task of each kind, and the keys only that kind takes. */
 export const TASK_KIND_KEYS: Record<TaskKind, { marker: string; own: readonly string[] }> = {
-  function: { marker: "run", own: ["run"] },
+  function: { marker: "run", own: ["run", "map"] },
   command: { marker: "command", own: ["command", "cwd", "env", "dataErrorExitCodes"] },
   sensor: { marker: "sensor", own: ["sensor", "pokeInterval", "pokeBackoff", "maxPokeInterval", "sensorTimeout", "softFail", "mode"] },
   sql: { marker: "sql", own: ["sql", "connection", "check"] },

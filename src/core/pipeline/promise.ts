@@ -95,11 +95,24 @@ function minutesOf(t: RelativeTime): number {
   return t.days * 1440 + h * 60 + m;
 }
 
+/**
+ * Instants already computed: a scrape, the checker and the reports ask the same few dates of every
+ * promise again and again, and each costs zone arithmetic. Bounded: emptied when full.
+ */
+const instants = new Map<string, number>();
+const INSTANTS_KEPT = 50_000;
+
 /** The instant a relative time falls on for business date D, in the zone (gaps shift forward). */
 export function instantFor(t: RelativeTime, businessDate: string, timezone: string): number {
-  return Temporal.PlainDate.from(businessDate)
+  const key = `${t.days} ${t.time} ${businessDate} ${timezone}`;
+  const known = instants.get(key);
+  if (known !== undefined) return known;
+  const instant = Temporal.PlainDate.from(businessDate)
     .add({ days: t.days })
     .toZonedDateTime({ timeZone: timezone, plainTime: Temporal.PlainTime.from(t.time) }).epochMilliseconds;
+  if (instants.size >= INSTANTS_KEPT) instants.clear();
+  instants.set(key, instant);
+  return instant;
 }
 
 function ruleCheck(rule: CompletenessRule, where: string): (summary: Record<string, unknown>) => true | string {

@@ -70,6 +70,13 @@ export interface TaskContext<P extends Params = Params, U extends Record<string,
   traceparent: string | null;
   /** End this attempt as skipped, with a reason shown everywhere the task is shown. */
   skip(reason: string): never;
+  /**
+   * A mapped instance's key (stable across reruns, backfills and restatements: name what it
+   * writes by it), or null for a task that is not mapped. `taskId` stays the task's id.
+   */
+  mapKey: string | null;
+  /** A mapped instance's item, as its list gave it (JSON); undefined for a task that is not mapped. */
+  item: unknown;
 }
 
 export type Params = Record<string, unknown>;
@@ -132,6 +139,34 @@ interface TaskSpecBase<K extends string> extends TaskPolicyInput {
 export interface FunctionTaskSpec<K extends string, P extends Params> extends TaskSpecBase<K> {
   // A method, so that a function typed for its upstream (TaskContext<P, { load: ... }>) fits.
   run(ctx: TaskContext<P>): Promise<Summary | void> | Summary | void;
+  /** Run once per item of a list found when the task becomes eligible (fan-out): see docs/mapping.md. */
+  map?: MapSpec<K, P>;
+}
+
+/**
+ * Fan-out: one mapped instance of the task per item, each with its own attempts, retries,
+ * timeout, pool slots, log, summary and state, known by a stable key.
+ */
+export interface MapSpec<K extends string, P extends Params> {
+  /**
+   * The list: a function of the context, called when the task becomes eligible, or a field of
+   * an upstream task's summary (`{ task: "list_files", field: "files" }`; the task must be in `after`).
+   */
+  items: ((ctx: TaskContext<P>) => readonly unknown[] | Promise<readonly unknown[]>) | { task: NoInfer<K>; field: string };
+  /** An item's key; without one, each item must be a string, which is its own key. */
+  key?: (item: any) => string;
+  /** More items than this fail the task with a data error, expanding none. Default 100,000. */
+  maxItems?: number;
+  /** At most this many instances of the task live at once (queued, running or waiting to retry); the rest wait in list order. */
+  maxActive?: number;
+}
+
+/** A mapped task's list, resolved. */
+export interface TaskMap {
+  items: ((ctx: TaskContext<any>) => readonly unknown[] | Promise<readonly unknown[]>) | { task: string; field: string };
+  key: ((item: any) => string) | null;
+  maxItems: number;
+  maxActive: number | null;
 }
 
 /**
@@ -226,6 +261,8 @@ interface TaskBase {
 export interface FunctionTask extends TaskBase {
   kind: "function";
   run: TaskFunction<any>;
+  /** Fan-out: null for a task that runs once per run. */
+  map: TaskMap | null;
 }
 
 export interface CommandTask extends TaskBase {

@@ -15,9 +15,8 @@ export function parseBusinessDate(s: string): string {
     throw new DefinitionError(`bad date ${show(s)} (expected YYYY-MM-DD)`);
   }
   const [year, month, day] = s.split("-").map(Number) as [number, number, number];
-  try {
-    Temporal.PlainDate.from({ year, month, day }, { overflow: "reject" });
-  } catch {
+  const date = utcDate(year, month, day);
+  if (date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day) {
     throw new DefinitionError(`bad date ${show(s)}: not a calendar date (expected YYYY-MM-DD)`);
   }
   return s;
@@ -50,9 +49,17 @@ export function toZoned(ms: number, timezone: string): Temporal.ZonedDateTime {
   return Temporal.Instant.fromEpochMilliseconds(ms).toZonedDateTimeISO(timezone);
 }
 
+/** Per zone, the last local date asked and the instants it spans: most asks fall in it again. */
+const lastDates = new Map<string, { date: string; from: number; to: number }>();
+
 /** The local calendar date (YYYY-MM-DD) of an instant in a zone. */
 export function localDate(ms: number, timezone: string): string {
-  return toZoned(ms, timezone).toPlainDate().toString();
+  const last = lastDates.get(timezone);
+  if (last && ms >= last.from && ms < last.to) return last.date;
+  const date = toZoned(ms, timezone).toPlainDate().toString();
+  if (lastDates.size >= 1_000) lastDates.clear();
+  lastDates.set(timezone, { date, from: startOfDay(date, timezone), to: startOfDay(addDays(date, 1), timezone) });
+  return date;
 }
 
 const startCache = new Map<string, number>();
@@ -118,7 +125,23 @@ export function parseInstant(s: string, timezone: string): number {
 export function addDays(date: string, n: number): string {
   parseBusinessDate(date);
   if (!Number.isInteger(n)) throw new RangeError(`addDays: ${n} is not a whole number of days`);
-  return Temporal.PlainDate.from(date).add({ days: n }).toString();
+  const [year, month, day] = date.split("-").map(Number) as [number, number, number];
+  const sum = utcDate(year, month, day + n);
+  const y = sum.getUTCFullYear();
+  // Beyond four-digit years Temporal's signed, six-digit form is the one it has always given.
+  if (y < 0 || y > 9999) return Temporal.PlainDate.from(date).add({ days: n }).toString();
+  return `${String(y).padStart(4, "0")}-${String(sum.getUTCMonth() + 1).padStart(2, "0")}-${String(sum.getUTCDate()).padStart(2, "0")}`;
+}
+
+/**
+ * A calendar date as a UTC instant, days past the month's end rolling over. Plain Date arithmetic:
+ * the scrape, the checker and the planners step through dates often, and Temporal's cost adds up.
+ * setUTCFullYear, unlike Date.UTC, leaves years 0-99 as they are.
+ */
+function utcDate(year: number, month: number, day: number): Date {
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  return date;
 }
 
 /** Every date from `from` to `to`, both included; empty when `to` is before `from`. */

@@ -1,3 +1,4 @@
+import { EngineEvents } from "../events/engine-events.ts";
 import type { Clock } from "../../core/model/clock.ts";
 import type { ChangeEvent, ChangeFeedStore } from "../../store/port.ts";
 
@@ -38,12 +39,12 @@ export class ChangeFeed {
   #again: number | null = null;
   #unwatch: (() => Promise<void>) | null = null;
   #watching: Promise<void> | null = null;
-  #log: (line: string) => void;
+  readonly #events: EngineEvents;
 
-  constructor(store: ChangeFeedStore, clock: Clock, log: (line: string) => void = () => {}) {
+  constructor(store: ChangeFeedStore, clock: Clock, events: EngineEvents = new EngineEvents()) {
     this.#store = store;
     this.#clock = clock;
-    this.#log = log;
+    this.#events = events;
   }
 
   /**
@@ -110,7 +111,7 @@ export class ChangeFeed {
     this.#timer = setTimeout(() => {
       this.#timer = null;
       this.#pumping = this.#pump()
-        .catch((error) => this.#log(`change feed: ${(error as Error).message}`))
+        .catch((error) => this.#events.emit("change-feed:failed", { error: (error as Error).message, reading: true }))
         .finally(() => {
           this.#pumping = null;
           if (this.#subscribers.size === 0) return;
@@ -161,7 +162,7 @@ export class ChangeFeed {
       try {
         subscriber.onChanges(batch);
       } catch (error) {
-        this.#log(`change feed subscriber: ${(error as Error).message}`);
+        this.#events.emit("change-feed:failed", { error: (error as Error).message, reading: false });
       }
     }
   }

@@ -16,6 +16,8 @@ import { NO_SECRETS, type SecretMasker } from "../secrets/masker.ts";
 import { watermarksForRun } from "./watermarks.ts";
 import { attemptTraceparent, tracingEnabled } from "../tracing/trace-ids.ts";
 import { ErrorClass } from "../../core/model/error-classes.ts";
+import { taskOfInstance } from "../../core/policy/fan-out.ts";
+import { expansionFinish, isExpansion } from "./map-expansion.ts";
 
 /**
  * Whether the task's whole attempt is one call of the runner (a function or SQL task), so it can
@@ -23,7 +25,7 @@ import { ErrorClass } from "../../core/model/error-classes.ts";
  * own in the worker: they are started only into a free slot.
  */
 export function waitsInRunner(pipeline: Pipeline, taskId: string): boolean {
-  const task = pipeline.tasks.get(taskId);
+  const task = taskOfInstance(pipeline.tasks, taskId);
   if (!task) return false;
   switch (task.kind) {
     case "function":
@@ -43,7 +45,7 @@ export async function executeAttempt(
   claim: ClaimedAttempt,
   env: AttemptEnvironment,
 ): Promise<AttemptFinish> {
-  const task = pipeline.tasks.get(claim.taskId);
+  const task = taskOfInstance(pipeline.tasks, claim.taskId);
   const log = new AttemptLog(claim.logPath, env.clock, { maxBytes: env.logMaxBytes ?? null, masker: env.masker });
   let result: AttemptResult;
   try {
@@ -141,6 +143,10 @@ function toFinish(
   };
   if (result.outcome === "rescheduled") {
     return { ...base, outcome: "rescheduled", retryAt: result.pokeAt, exitCode: null, errorClass: null, errorMessage: null, summary: serializeOk(result.summary), skipReason: null };
+  }
+  if (result.outcome === "success" && task && isExpansion(task, claim.mapKey)) {
+    const expanded = expansionFinish(task, result.summary);
+    if (expanded) return { ...base, outcome: "success", exitCode: result.exitCode, errorClass: null, errorMessage: null, skipReason: null, ...expanded };
   }
   if (result.outcome !== "failed") {
     const summary = serializeSummary(result.summary);

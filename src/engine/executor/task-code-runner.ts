@@ -8,6 +8,7 @@ import type { AttemptResult } from "./attempt-result.ts";
 import { runFunctionTask } from "./run-function.ts";
 import { buildContext } from "./task-context.ts";
 import { unhandledKind } from "../../core/pipeline/kind.ts";
+import { expansionCode, isExpansion } from "./map-expansion.ts";
 
 export interface TaskCodeCall {
   pipeline: Pipeline;
@@ -56,7 +57,7 @@ export const inlineRunner: TaskCodeRunner = {
     const connections = new AttemptConnections(request.connections);
     try {
       return await runFunctionTask({
-        fn: taskCode(request.task, request.projectDir),
+        fn: taskCode(request.task, request.projectDir, request.claim.mapKey),
         context: buildContext(request.pipeline, request.claim, request.log, request.projectFrozen, request.watermarks, request.upstream, connections, request.traceparent),
         timeoutMs: request.timeoutMs,
         graceMs: request.graceMs,
@@ -74,10 +75,11 @@ type TaskCode = (ctx: Omit<TaskContext, "signal"> & { signal?: AbortSignal }) =>
  * The task's code, the same in this process and in a task host: a function task's function, a
  * sensor's check, a SQL task's statements, a command's argv (built by its function, if it has one).
  */
-export function taskCode(task: TaskDefinition, projectDir: string): TaskCode {
+export function taskCode(task: TaskDefinition, projectDir: string, mapKey: string | null): TaskCode {
   switch (task.kind) {
     case "function":
-      return task.run as TaskCode;
+      // A mapped task's own task instance finds and expands its list; its instances run `run`.
+      return isExpansion(task, mapKey) ? expansionCode(task) : (task.run as TaskCode);
     case "sensor":
       return async (ctx) => ({ met: (await task.sensor(ctx as TaskContext)) === true });
     case "sql":

@@ -1,3 +1,4 @@
+import type { EngineEvents } from "../events/engine-events.ts";
 import type { Clock } from "../../core/model/clock.ts";
 import type { IncidentKind } from "../../core/model/incidents.ts";
 import { DEFAULT_SEVERITY } from "../../core/policy/alert-routing.ts";
@@ -14,7 +15,8 @@ export interface DispatcherOptions {
   store: FreshnessStore;
   clock: Clock;
   notifiers: Readonly<Record<string, NotifierConfig>>;
-  log: (line: string) => void;
+  /** Where failed deliveries (and the `log` notifier's alerts) are told. */
+  events: EngineEvents;
   /** First retry delay; doubles per failure up to maxRetryMs. */
   retryMs?: number;
   maxRetryMs?: number;
@@ -85,7 +87,7 @@ export class AlertDispatcher {
       try {
         await this.deliverDue();
       } catch (error) {
-        this.#o.log(`alert delivery: ${(error as Error).message}`);
+        this.#o.events.emit("alert:delivery-failed", { error: (error as Error).message });
       }
       await this.#o.clock.sleep(everyMs, signal);
     }
@@ -158,7 +160,7 @@ export class AlertDispatcher {
     for (const alert of alerts) {
       const wait = Math.min(this.#o.maxRetryMs, this.#o.retryMs * 2 ** alert.tries);
       await store.recordAlertDelivery(alert.id, { at: now, error: message, nextAttemptAt: now + wait });
-      this.#o.log(`alert ${alert.event} ${alert.incidentKey} to ${name} failed (${message}); retrying in ${Math.round(wait / 1000)}s`);
+      this.#o.events.emit("alert:retrying", { event: alert.event, incidentKey: alert.incidentKey, notifier: name, error: message, retryInMs: wait });
     }
     const record = afterDelivery(this.#records.get(name) ?? { failuresInARow: 0, failingSince: null }, false, now);
     this.#records.set(name, record);
@@ -170,7 +172,7 @@ export class AlertDispatcher {
       notify: others.length ? others : name === "log" ? [] : ["log"], at: now,
     });
     this.#mayBeFailing.add(name);
-    if (opened) this.#o.log(`incident notifier_failing:${name}: ${name} failed ${record.failuresInARow} time(s) in a row`);
+    if (opened) this.#o.events.emit("notifier:failing", { notifier: name, failures: record.failuresInARow });
   }
 
   async #succeeded(name: string, at: number): Promise<void> {
@@ -196,7 +198,7 @@ export class AlertDispatcher {
   }
 
   #context(name: string): NotifierContext {
-    return { name, env: this.#o.env, log: this.#o.log, now: this.#o.clock.now() };
+    return { name, env: this.#o.env, events: this.#o.events, now: this.#o.clock.now() };
   }
 
   /** The queued payload (the incident as the store recorded it) with its severity, owner and link. */

@@ -1,3 +1,4 @@
+import { EngineEvents } from "../events/engine-events.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
 import { instantFor, type FreshnessPromise } from "../../core/pipeline/promise.ts";
 import { addDays, formatInstant, localDate, startOfDay } from "../../core/time/dates.ts";
@@ -34,7 +35,8 @@ export interface CheckerOptions {
    * predecessor left (an hour ago, yesterday) says nothing about the one starting now.
    */
   schedulerStarting?: () => boolean;
-  log?: (line: string) => void;
+  /** Where incidents opened, resolved and snoozes ended are told. */
+  events?: EngineEvents;
 }
 
 /** A schedule that fires every few seconds is checked over its newest intervals only. */
@@ -53,7 +55,7 @@ export interface CheckResult {
  * the state store only, never the data. Incidents are keyed, so each alerts once.
  */
 export class FreshnessChecker {
-  readonly #o: Required<Omit<CheckerOptions, "log" | "schedulerStarting">> & Pick<CheckerOptions, "log" | "schedulerStarting">;
+  readonly #o: Required<Omit<CheckerOptions, "schedulerStarting">> & Pick<CheckerOptions, "schedulerStarting">;
   readonly #lead = new LeadMemory();
   /** When this checker first looked: "no scheduler ever" counts its grace from here. */
   #firstCheckAt: number | null = null;
@@ -63,7 +65,7 @@ export class FreshnessChecker {
   readonly #promiseSince = new Map<string, number>();
 
   constructor(options: CheckerOptions) {
-    this.#o = { lookbackDays: 7, didNotRunGraceMs: DEFAULTS.didNotRunGraceMs, defaultNotify: [], routes: [], ...options };
+    this.#o = { lookbackDays: 7, didNotRunGraceMs: DEFAULTS.didNotRunGraceMs, defaultNotify: [], routes: [], ...options, events: options.events ?? new EngineEvents() };
   }
 
   async check(now: number): Promise<CheckResult> {
@@ -91,7 +93,7 @@ export class FreshnessChecker {
     for (const open of await this.#o.store.listIncidents({ open: true, limit: 1000 })) {
       if (!reopenDue(open, now) || !(await this.#o.store.reopenIncident(open.key, now))) continue;
       result.reopened.push(open.key);
-      this.#o.log?.(`snooze of ${open.key} ended: still ${open.message}`);
+      this.#o.events.emit("incident:snooze-ended", { key: open.key, message: open.message });
     }
   }
 
@@ -285,7 +287,7 @@ export class FreshnessChecker {
     const incident = { ...named, notify };
     if (await this.#o.store.openIncident(incident)) {
       result.opened.push(incident.key);
-      this.#o.log?.(`incident ${incident.key}: ${incident.message}`);
+      this.#o.events.emit("incident:opened", { key: incident.key, pipelineId: incident.pipelineId, message: incident.message });
     }
   }
 
@@ -293,7 +295,7 @@ export class FreshnessChecker {
   async #resolve(result: CheckResult, key: string, now: number, resolution: string): Promise<boolean> {
     if (!(await this.#o.store.resolveIncident(key, now, resolution))) return false;
     result.resolved.push(key);
-    this.#o.log?.(`resolved ${key}: ${resolution}`);
+    this.#o.events.emit("incident:resolved", { key, resolution });
     return true;
   }
 }

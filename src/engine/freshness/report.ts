@@ -115,8 +115,9 @@ export async function promiseDays(store: FreshnessStore, pipeline: Pipeline, pro
   const from = addDays(today, -(days + promise.deadline.days));
   const rows = new Map((await store.listFreshness(promise.dataset, from, today)).map((r) => [r.businessDate, r]));
   const all: DayFreshness[] = [];
+  const firstDate = firstBusinessDate(pipeline);
   for (let date = from; date <= today; date = addDays(date, 1)) {
-    if (pipeline.start !== null && pipeline.schedule.intervalAt(pipeline.start).businessDate > date) continue;
+    if (firstDate !== null && firstDate > date) continue;
     const deadlineAt = instantFor(promise.deadline, date, promise.timezone);
     const sloAt = promise.slo ? instantFor(promise.slo, date, promise.timezone) : deadlineAt;
     const row = rows.get(date) ?? null;
@@ -124,6 +125,13 @@ export async function promiseDays(store: FreshnessStore, pipeline: Pipeline, pro
     all.push({ businessDate: date, status: dayStatus(row?.firstPublishedAt ?? null, sloAt, deadlineAt, now), publishedAt: row?.publishedAt ?? null, deadlineAt, emptyReason: row?.emptyReason ?? null });
   }
   return { rows, all };
+}
+
+/** A pipeline's first business date, once per pipeline object: each costs zone arithmetic. */
+const firstDates = new WeakMap<Pipeline, string | null>();
+function firstBusinessDate(pipeline: Pipeline): string | null {
+  if (!firstDates.has(pipeline)) firstDates.set(pipeline, pipeline.start === null ? null : pipeline.schedule.intervalAt(pipeline.start).businessDate);
+  return firstDates.get(pipeline)!;
 }
 
 function dayStatus(publishedAt: number | null, sloAt: number, deadlineAt: number, now: number): DayStatus {

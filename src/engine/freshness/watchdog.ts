@@ -1,3 +1,5 @@
+import type { WatchdogStatus } from "../events/process-status.ts";
+import { EngineEvents } from "../events/engine-events.ts";
 import type { Clock } from "../../core/model/clock.ts";
 import type { Pipeline } from "../../core/pipeline/types.ts";
 import { FreshnessChecker, type CheckerStore, type CheckResult } from "./checker.ts";
@@ -38,7 +40,8 @@ export interface WatchdogOptions {
   leaseMs?: number;
   /** How often alerts are delivered while this process holds the checker lease. Default 1 s. */
   deliverEveryMs?: number;
-  log?: (line: string) => void;
+  /** Where the watchdog, its checker and its alert dispatcher tell what they do. */
+  events?: EngineEvents;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -49,29 +52,36 @@ export interface WatchdogOptions {
  * The lease is renewed only at the start of each pass, so its heartbeat is the last pass's time.
  */
 export class Watchdog {
-  readonly #o: WatchdogOptions & { intervalMs: number; leaseMs: number; deliverEveryMs: number };
+  readonly #o: WatchdogOptions & { intervalMs: number; leaseMs: number; deliverEveryMs: number; events: EngineEvents };
   readonly #checker: FreshnessChecker;
   readonly #dispatcher: AlertDispatcher;
   #leaseUntil = -Infinity;
+  #state: WatchdogStatus["state"] = { kind: "idle" };
+  #lastPassAt: number | null = null;
 
   constructor(options: WatchdogOptions) {
     const intervalMs = options.intervalMs ?? DEFAULTS.checkerIntervalMs;
-    this.#o = { deliverEveryMs: 1_000, leaseMs: 3 * intervalMs, ...options, intervalMs };
-    const log = options.log ?? (() => {});
+    const events = options.events ?? new EngineEvents();
+    this.#o = { deliverEveryMs: 1_000, leaseMs: 3 * intervalMs, ...options, intervalMs, events };
     this.#checker = new FreshnessChecker({
-      store: options.store, pipelines: options.pipelines, defaultNotify: options.defaultNotify ?? [], routes: options.routes ?? [], log,
+      store: options.store, pipelines: options.pipelines, defaultNotify: options.defaultNotify ?? [], routes: options.routes ?? [], events,
       ...(options.graceMs === undefined ? {} : { didNotRunGraceMs: options.graceMs }),
       ...(options.schedulerStarting ? { schedulerStarting: options.schedulerStarting } : {}),
     });
     const { pipelines } = options;
     this.#dispatcher = new AlertDispatcher({
-      store: options.store, clock: options.clock, notifiers: options.notifiers, log, defaultNotify: options.defaultNotify ?? ["log"],
+      store: options.store, clock: options.clock, notifiers: options.notifiers, events, defaultNotify: options.defaultNotify ?? ["log"],
       traits: (incident) => incidentTraits(incident, typeof pipelines === "function" ? pipelines() : pipelines),
       ...(options.env ? { env: options.env } : {}),
       ...(options.uiUrl === undefined ? {} : { uiUrl: options.uiUrl }),
       ...(options.digest === undefined ? {} : { digest: options.digest }),
       ...(options.failing === undefined ? {} : { failing: options.failing }),
     });
+  }
+
+  /** What this watchdog is doing now (`Engine.processStatus()`). */
+  status(): WatchdogStatus {
+    return { part: "watchdog", holder: this.#o.holder, state: this.#state, lastPassAt: this.#lastPassAt };
   }
 
   /** Takes (or keeps) the checker lease and, when this process holds it, checks everything once. */
@@ -81,10 +91,14 @@ export class Watchdog {
     const lead = await store.tryLead({ role: CHECKER_ROLE, holder, now, ttlMs: leaseMs });
     if (!lead.leader) {
       this.#leaseUntil = -Infinity;
+      this.#state = { kind: "standing-by", checker: lead.holder };
       return { leader: false, holder: lead.holder, result: null };
     }
     this.#leaseUntil = lead.expiresAt;
-    return { leader: true, holder, result: await this.#checker.check(now) };
+    const result = await this.#checker.check(now);
+    if (this.#state.kind !== "checking") this.#state = { kind: "checking", since: now };
+    this.#lastPassAt = now;
+    return { leader: true, holder, result };
   }
 
   /** Delivers due alerts if this process holds the checker lease; returns how many went out. */
@@ -94,7 +108,7 @@ export class Watchdog {
 
   /** Passes every interval and delivers alerts in between, until `signal` aborts; then lets the lease go. */
   async run(signal: AbortSignal): Promise<void> {
-    const { clock, intervalMs, deliverEveryMs, log } = this.#o;
+    const { clock, intervalMs, deliverEveryMs, events, holder } = this.#o;
     let nextPassAt = -Infinity;
     let leading: boolean | null = null;
     try {
@@ -103,17 +117,23 @@ export class Watchdog {
           if (clock.now() >= nextPassAt) {
             nextPassAt = clock.now() + intervalMs;
             const pass = await this.pass();
-            if (pass.leader !== leading) log?.(pass.leader ? `watchdog ${this.#o.holder} checks promises` : `watchdog ${this.#o.holder} stands by (checker: ${pass.holder})`);
+            if (pass.leader !== leading) {
+              if (pass.leader) events.emit("lease:won", { role: "checker", holder });
+              else events.emit("lease:lost", { role: "checker", holder, leader: pass.holder });
+            }
             leading = pass.leader;
           }
           await this.deliver();
         } catch (error) {
           // A store out of reach for a while must not end the watchdog: try again at the next beat.
-          log?.(`watchdog: ${(error as Error).message}`);
+          const message = (error as Error).message;
+          if (this.#state.kind !== "failing") this.#state = { kind: "failing", since: clock.now(), error: message };
+          events.emit("watchdog:failed", { holder, error: message });
         }
         await clock.sleep(Math.min(deliverEveryMs, Math.max(0, nextPassAt - clock.now())), signal);
       }
     } finally {
+      this.#state = { kind: "stopped" };
       await this.#o.store.resignLead(CHECKER_ROLE, this.#o.holder).catch(() => {});
     }
   }

@@ -1,5 +1,6 @@
-import { Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import type { ProcessFactsHub } from "./process-facts.ts";
+import { Gauge, Registry, collectDefaultMetrics } from "prom-client";
+import type { EngineEvents } from "../events/engine-events.ts";
+import { PROCESS_METRICS } from "./process/index.ts";
 import type { StoreFacts } from "./store-facts.ts";
 
 /** A process's metrics, in Prometheus' text exposition format. */
@@ -10,18 +11,16 @@ export interface EngineMetrics {
 }
 
 export interface MetricSources {
-  facts: ProcessFactsHub;
+  /** The process's events, which its own metrics (`process/`) subscribe to. */
+  events: EngineEvents;
   storeFacts(): Promise<StoreFacts>;
   taskHostsAlive(): number;
 }
 
-const ATTEMPT_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 1800, 3600, 7200];
-const TICK_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
-
 /**
  * The metrics of one process on a registry of its own. The store's facts are gauges set from one
  * reading of the store per scrape (scrapes take turns, so two never mix their readings); the
- * process's own facts are histograms fed as they happen. docs/observability.md lists them all.
+ * process's own facts are histograms fed by the engine's events as they happen (`process/`). docs/observability.md lists them all.
  */
 export function prometheusMetrics(sources: MetricSources): EngineMetrics {
   const registry = new Registry();
@@ -48,44 +47,7 @@ export function prometheusMetrics(sources: MetricSources): EngineMetrics {
     leaseCurrent: gauge("idem_lease_current", "1 while the role's lease (or a worker's heartbeat) is current, 0 when it lapsed", ["role"]),
   };
   const taskHosts = gauge("idem_task_hosts", "Task hosts alive in this process (the processes that run task code)", []);
-  const attempts = new Histogram<"pipeline" | "task" | "state">({
-    name: "idem_attempt_duration_seconds",
-    help: "How long attempts' task code ran in this worker, by pipeline, task and the task instance's state after it",
-    labelNames: ["pipeline", "task", "state"],
-    buckets: ATTEMPT_BUCKETS,
-    registers: [registry],
-  });
-  const ticks = new Histogram<"leader">({
-    name: "idem_scheduler_tick_duration_seconds",
-    help: "How long this process's scheduler ticks took, by whether it led",
-    labelNames: ["leader"],
-    buckets: TICK_BUCKETS,
-    registers: [registry],
-  });
-
-  const queueWait = new Histogram<"pipeline" | "task">({
-    name: "idem_queue_wait_seconds",
-    help: "How long attempts waited from ready (queued, or their retry due) until this worker claimed them, by pipeline and task",
-    labelNames: ["pipeline", "task"],
-    buckets: ATTEMPT_BUCKETS,
-    registers: [registry],
-  });
-  const tickLag = new Histogram<"leader">({
-    name: "idem_scheduler_tick_lag_seconds",
-    help: "How late this process's scheduler ticks began after the time the tick before asked for, by whether it led",
-    labelNames: ["leader"],
-    buckets: TICK_BUCKETS,
-    registers: [registry],
-  });
-
-  const unsubscribe = sources.facts.subscribe({
-    attemptClaimed: (f) => queueWait.observe({ pipeline: f.pipelineId, task: f.taskId }, f.queueWaitMs / 1000),
-    attemptEnded: (f) => attempts.observe({ pipeline: f.pipelineId, task: f.taskId, state: f.taskState ?? "unknown" }, f.durationMs / 1000),
-    tickEnded: (f) => {
-      ticks.observe({ leader: String(f.leader) }, f.durationMs / 1000);
-      tickLag.observe({ leader: String(f.leader) }, f.lagMs / 1000);
-    },
-  });
+  const unsubscribe = PROCESS_METRICS.map((metric) => metric(registry, sources.events));
 
   const setStoreFacts = (facts: StoreFacts | null) => {
     for (const g of Object.values(store)) g.reset();
@@ -139,7 +101,7 @@ export function prometheusMetrics(sources: MetricSources): EngineMetrics {
       return next;
     },
     close: () => {
-      unsubscribe();
+      for (const off of unsubscribe) off();
     },
   };
 }

@@ -82,6 +82,12 @@ export interface IdemConfig {
   state?: string;
   /** Pipeline files or folders of them. Default `pipelines`. */
   pipelines?: string | string[];
+  /**
+   * Where the bundles of pipeline files are kept (the code each run is pinned to, see
+   * docs/code-versions.md): a directory every worker can read, for many machines. Default
+   * `<stateDir>/bundles`.
+   */
+  bundles?: string;
   /** Task instances of one run that may run at once in `idem run`, and per worker. Default 4. */
   concurrency?: number;
   /**
@@ -156,6 +162,8 @@ export interface ResolvedConfig {
   /** The store's location as given (a SQLite path made absolute), if the config names one. */
   state: string | undefined;
   pipelinePaths: string[];
+  /** Where pipeline bundles are stored (`bundles`, else `<stateDir>/bundles`). */
+  bundleDir: string;
   concurrency: number;
   prefetch: number | "auto";
   parallelism: number | undefined;
@@ -211,6 +219,7 @@ const configSchema: Check = exactly({
   stateDir: text,
   state: text,
   pipelines: oneOf(text, listOf(text, 1)),
+  bundles: text,
   concurrency: wholeNumber(1),
   prefetch: wholeNumberOr(0, "auto"),
   parallelism: wholeNumber(1),
@@ -297,6 +306,7 @@ export async function loadConfig(cwd: string, explicitFile?: string, importModul
       ? config.state
       : resolve(rootDir, config.state.replace(/^sqlite:(\/\/)?/i, "")),
     pipelinePaths: (Array.isArray(pipelines) ? pipelines : [pipelines]).map((p) => resolve(rootDir, p)),
+    bundleDir: config.bundles === undefined ? join(resolve(rootDir, config.stateDir ?? ".idem"), "bundles") : resolve(rootDir, config.bundles),
     concurrency: config.concurrency ?? DEFAULTS.concurrency,
     prefetch: config.prefetch ?? "auto",
     parallelism: config.parallelism,

@@ -4,6 +4,7 @@ import type { Params, Pipeline } from "../../core/pipeline/types.ts";
 import type { Interval } from "../../core/time/interval.ts";
 import type { NewRun, NewTaskInstance, RunStore, SchedulingStore } from "../../store/port.ts";
 import { recordFrozenPeriods } from "./frozen-records.ts";
+import { codeOf } from "../project/code-of.ts";
 
 /**
  * What the store needs to know of a pipeline's tasks to create or reset a run's instances.
@@ -55,6 +56,7 @@ export function newRun(
     intervalEnd: interval.end,
     businessDate: interval.businessDate,
     graphVersion: pipeline.version,
+    codeVersion: codeOf(pipeline)?.codeVersion ?? null,
     trigger: origin.trigger,
     triggeredBy: origin.triggeredBy,
     reason: origin.reason,
@@ -65,7 +67,7 @@ export function newRun(
 }
 
 /**
- * Records the pipeline's graph version (a no-op when the store already has it) and, when its
+ * Records the pipeline's graph version and its code version (no-ops when the store has them) and, when its
  * frozen periods differ from those last recorded, the change in the audit log.
  */
 export async function saveVersion(store: RunStore & SchedulingStore, pipeline: Pipeline, at: number, actor: string): Promise<void> {
@@ -76,5 +78,12 @@ export async function saveVersion(store: RunStore & SchedulingStore, pipeline: P
     edges: [...pipeline.tasks.values()].flatMap((t) => t.upstream.map((parent) => ({ parent, child: t.id }))),
     createdAt: at,
   });
+  const code = codeOf(pipeline);
+  if (code) {
+    await store.saveCodeVersion({
+      pipelineId: pipeline.id, codeVersion: code.codeVersion, graphVersion: pipeline.version, file: code.file,
+      location: code.location, packages: code.packages, createdAt: at, createdBy: actor,
+    });
+  }
   await recordFrozenPeriods(store, { pipelineId: pipeline.id, periods: pipeline.frozen, graphVersion: pipeline.version, actor, at });
 }

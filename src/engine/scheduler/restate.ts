@@ -7,6 +7,7 @@ import type { Interval } from "../../core/time/interval.ts";
 import type { RunRecord, Store } from "../../store/port.ts";
 import { refusalOf } from "../records/store-refusals.ts";
 import { taskInstancesOf } from "../records/pipeline-records.ts";
+import type { EngineEvents } from "../events/engine-events.ts";
 
 export interface RestateEnvironment {
   store: Store;
@@ -14,7 +15,7 @@ export interface RestateEnvironment {
   frozen: readonly FrozenPeriod[];
   /** Records the pipeline's graph version before a run is reset to it. */
   saveVersion: (pipeline: Pipeline) => Promise<void>;
-  log?: (line: string) => void;
+  events: EngineEvents;
 }
 
 /**
@@ -79,14 +80,14 @@ async function restate(env: RestateEnvironment, pipeline: Pipeline, run: RunReco
     restate: { triggeredBy: "scheduler", reason, endedBefore: firesAt },
   }));
   if (refused !== null) {
-    env.log?.(`${run.runId}: not restated: ${refused}`);
+    env.events.emit("restate:refused", { pipelineId: pipeline.id, runId: run.runId, reason: `not restated: ${refused}` });
     return 0;
   }
   await store.appendAudit({
     at: now, actor: "scheduler", action: "restate", pipelineId: pipeline.id, runId: run.runId, reason, graphVersion: pipeline.version,
     details: { businessDate: run.businessDate, after: head.businessDate, restatement: run.restateCount + 1, tasks: taskIds ?? "all" },
   });
-  env.log?.(`restating ${run.runId} after ${head.businessDate} (restatement ${run.restateCount + 1})`);
+  env.events.emit("restate:started", { pipelineId: pipeline.id, runId: run.runId, businessDate: run.businessDate, after: head.businessDate, restatement: run.restateCount + 1 });
   return 1;
 }
 
@@ -96,5 +97,5 @@ async function refuse(env: RestateEnvironment, pipeline: Pipeline, head: Interva
     at: now, actor: "scheduler", action: "restate-refused", pipelineId: pipeline.id, runId: decision.runId, reason: decision.why,
     graphVersion: pipeline.version, details: { businessDate: decision.businessDate, after: head.businessDate },
   });
-  env.log?.(`${decision.runId}: ${decision.why}`);
+  env.events.emit("restate:refused", { pipelineId: pipeline.id, runId: decision.runId, reason: decision.why });
 }

@@ -1,3 +1,4 @@
+import type { SchedulerStatus } from "../events/process-status.ts";
 import type { Clock } from "../../core/model/clock.ts";
 import { runIdFor } from "../../core/model/run-id.ts";
 import { Backoff } from "../../core/policy/backoff.ts";
@@ -13,6 +14,7 @@ import { groupDatasetEvents } from "../../core/policy/data-trigger.ts";
 import { nextDueOf } from "./next-due.ts";
 import { restateTrailingWindow, type RestateEnvironment } from "./restate.ts";
 import { DEFAULTS } from "../project/defaults.ts";
+import { EngineEvents } from "../events/engine-events.ts";
 
 export interface SchedulerOptions {
   store: Store;
@@ -25,7 +27,8 @@ export interface SchedulerOptions {
   /** Longest sleep between ticks. Default 1 s. */
   tickMs?: number;
   random?: () => number;
-  log?: (line: string) => void;
+  /** Where it tells what it does (runs created, ticks, the lead taken or lost, ...). */
+  events?: EngineEvents;
   /** Called when runs were created or attempts handed back, to wake workers. */
   onWork?: () => void;
   /** Frozen periods of the project; with each pipeline's own, their intervals get no scheduled run. */
@@ -39,11 +42,6 @@ export interface SchedulerOptions {
    * with who leads: logs follow the lease, not the end of a long tick.
    */
   onLeadChange?: (leader: boolean, leaderHolder: string) => void;
-  /**
-   * Told after each tick that did not fail: whether this scheduler led, how long the tick took,
-   * and how late it began after the time the tick before asked for (ms, on the clock).
-   */
-  onTick?: (tick: { leader: boolean; durationMs: number; lagMs: number }) => void;
 }
 
 export interface TickResult {
@@ -65,20 +63,22 @@ const MAX_LATEST_SCAN = 20_000;
  * interval, a cursor that only moves forward), so a deposed leader cannot create a twin.
  */
 export class Scheduler {
-  readonly #o: Required<Omit<SchedulerOptions, "log" | "onWork" | "catalog" | "onLeadChange" | "onTick">> &
-    Pick<SchedulerOptions, "log" | "onWork" | "catalog" | "onLeadChange" | "onTick">;
+  readonly #o: Required<Omit<SchedulerOptions, "onWork" | "catalog" | "onLeadChange">> & Pick<SchedulerOptions, "onWork" | "catalog" | "onLeadChange">;
   #leading: boolean | null = null;
+  #state: SchedulerStatus["state"] = { kind: "idle" };
+  #ticks = 0;
+  #lastTickAt: number | null = null;
   readonly #savedVersions = new Set<string>();
   /** The project's frozen periods are recorded once per scheduler, when it was given them. */
   #projectFrozenToRecord: boolean;
 
   constructor(options: SchedulerOptions) {
-    this.#o = { leaseTtlMs: DEFAULTS.schedulerLeaseMs, tickMs: DEFAULTS.schedulerTickMs, random: Math.random, scope: "all", ...options, frozen: options.frozen ?? [] };
+    this.#o = { leaseTtlMs: DEFAULTS.schedulerLeaseMs, tickMs: DEFAULTS.schedulerTickMs, random: Math.random, scope: "all", ...options, frozen: options.frozen ?? [], events: options.events ?? new EngineEvents() };
     this.#projectFrozenToRecord = options.frozen !== undefined;
   }
 
   get #restateEnvironment(): RestateEnvironment {
-    return { store: this.#o.store, frozen: this.#o.frozen, log: this.#o.log, saveVersion: (p) => this.#saveVersionOnce(p, this.#o.clock.now()) };
+    return { store: this.#o.store, frozen: this.#o.frozen, events: this.#o.events, saveVersion: (p) => this.#saveVersionOnce(p, this.#o.clock.now()) };
   }
 
   async #saveVersionOnce(pipeline: Pipeline, now: number): Promise<void> {
@@ -111,9 +111,20 @@ export class Scheduler {
     return lostTo === null ? result : { ...result, leader: false, leaderHolder: lostTo };
   }
 
+  /** What this scheduler is doing now (`Engine.processStatus()`). */
+  status(): SchedulerStatus {
+    return { part: "scheduler", holder: this.#o.holder, state: this.#state, ticks: this.#ticks, lastTickAt: this.#lastTickAt };
+  }
+
   #noteLead(leader: boolean, leaderHolder: string): void {
+    if (leader === this.#leading && this.#state.kind !== "failing" && this.#state.kind !== "starting") return;
+    const now = this.#o.clock.now();
+    this.#state = leader ? { kind: "leading", since: now } : { kind: "standing-by", leader: leaderHolder, since: now };
     if (leader === this.#leading) return;
     this.#leading = leader;
+    const { holder, events } = this.#o;
+    if (leader) events.emit("lease:won", { role: "scheduler", holder });
+    else events.emit("lease:lost", { role: "scheduler", holder, leader: leaderHolder });
     this.#o.onLeadChange?.(leader, leaderHolder);
   }
 
@@ -135,7 +146,7 @@ export class Scheduler {
             if (!lead.leader) lostTo ??= lead.holder;
             this.#noteLead(lead.leader, lead.holder);
           },
-          (error) => this.#o.log?.(`renewing the scheduler lease failed: ${(error as Error).message}`),
+          (error) => this.#o.events.emit("lease:renewal-failed", { role: "scheduler", holder, error: (error as Error).message }),
         ),
       );
     }, Math.max(50, leaseTtlMs / 3));
@@ -189,6 +200,7 @@ export class Scheduler {
     // as long as it runs (a steady pause: a tick is cheap, and the store may be back any moment).
     let failing: Backoff | null = null;
     let dueAt: number | null = null;
+    this.#state = { kind: "starting" };
     try {
       while (!signal.aborted) {
         wokenDuringTick = false;
@@ -196,11 +208,18 @@ export class Scheduler {
         try {
           const began = this.#o.clock.now();
           result = await this.tick();
-          this.#o.onTick?.({ leader: result.leader, durationMs: this.#o.clock.now() - began, lagMs: dueAt === null ? 0 : Math.max(0, began - dueAt) });
+          this.#o.events.emit("scheduler:tick", {
+            holder: this.#o.holder, leader: result.leader, durationMs: this.#o.clock.now() - began, lagMs: dueAt === null ? 0 : Math.max(0, began - dueAt),
+            runsCreated: result.runsCreated, attemptsLost: result.attemptsLost,
+          });
           dueAt = result.nextTickAt;
           failing = null;
+          this.#ticks++;
+          this.#lastTickAt = began;
         } catch (error) {
-          this.#o.log?.(`tick failed, trying again: ${(error as Error).message}`);
+          const message = (error as Error).message;
+          if (this.#state.kind !== "failing") this.#state = { kind: "failing", since: this.#o.clock.now(), error: message };
+          this.#o.events.emit("scheduler:tick-failed", { holder: this.#o.holder, error: message });
           const pauseMs = Math.min(this.#o.tickMs, 2_000);
           failing ??= new Backoff({ firstMs: pauseMs, maxMs: pauseMs, withinMs: Infinity, clock: this.#o.clock, signal });
           await failing.again();
@@ -218,6 +237,7 @@ export class Scheduler {
         signal.removeEventListener("abort", onAbort);
       }
     } finally {
+      this.#state = { kind: "stopped" };
       unsubscribe?.();
       await this.#o.store.resignLead("scheduler", this.#o.holder);
     }
@@ -253,7 +273,7 @@ export class Scheduler {
           at: now,
           cursor: passed.at(-1)!.end,
         });
-        this.#o.log?.(`${pipeline.id}: skipped ${passed.length} interval(s) by catch-up policy "latest"`);
+        this.#o.events.emit("intervals:skipped", { pipelineId: pipeline.id, count: passed.length, newest: newest.interval.businessDate });
       }
       return created + (await this.#createRun(pipeline, newest.interval, now, "schedule", "scheduler", null));
     }
@@ -313,7 +333,7 @@ export class Scheduler {
     const { created } = await this.#o.store.createRunIfAbsent(
       newRun(pipeline, interval, { trigger, triggeredBy, reason, cursor: trigger === "schedule" ? interval.end : undefined }, now),
     );
-    if (created) this.#o.log?.(`created run ${runIdFor(pipeline.id, interval)} (${trigger})`);
+    if (created) this.#o.events.emit("run:created", { pipelineId: pipeline.id, runId: runIdFor(pipeline.id, interval), businessDate: interval.businessDate, trigger });
     return created ? 1 : 0;
   }
 
@@ -340,7 +360,7 @@ export class Scheduler {
         const progress = await store.backfillProgress(backfill.backfillId);
         const state = progress.failed > 0 ? "failed" : "completed";
         await store.setBackfillState(backfill.backfillId, state, now);
-        this.#o.log?.(`backfill ${backfill.backfillId} ${state}: ${progress.succeeded} succeeded, ${progress.failed} failed`);
+        this.#o.events.emit("backfill:ended", { backfillId: backfill.backfillId, pipelineId: backfill.pipelineId, state, succeeded: progress.succeeded, failed: progress.failed });
       }
     }
     return started;
@@ -351,7 +371,7 @@ export class Scheduler {
     const selected = backfill.taskIds ? new Set(backfill.taskIds) : null;
     const existing = await store.getRun(item.runId);
     if (existing && (existing.state === "queued" || existing.state === "running")) {
-      this.#o.log?.(`backfill ${backfill.backfillId}: ${item.runId} is already ${existing.state}; left alone`);
+      this.#o.events.emit("backfill:run-left", { backfillId: backfill.backfillId, pipelineId: pipeline.id, runId: item.runId, state: existing.state });
       return 0;
     }
     await this.#saveVersionOnce(pipeline, now);
@@ -373,7 +393,7 @@ export class Scheduler {
         backfill: { backfillId: backfill.backfillId, triggeredBy: backfill.actor, reason: backfill.reason },
       });
     }
-    this.#o.log?.(`backfill ${backfill.backfillId}: started ${item.runId} (${item.action})`);
+    this.#o.events.emit("backfill:run-started", { backfillId: backfill.backfillId, pipelineId: pipeline.id, runId: item.runId, businessDate: item.businessDate, action: item.action });
     return 1;
   }
 
@@ -387,7 +407,10 @@ export class Scheduler {
       const outcome = await store.loseAttempt({ attemptId: expired.attemptId, now, retryAt });
       if (outcome.accepted) {
         lost++;
-        this.#o.log?.(`${expired.runId} ${expired.taskId} try ${expired.tryNumber}: lost (worker ${expired.workerId} stopped renewing its lease); now ${outcome.taskState}`);
+        this.#o.events.emit("attempt:lost", {
+          pipelineId: expired.pipelineId, runId: expired.runId, taskId: expired.taskId, tryNumber: expired.tryNumber,
+          workerId: expired.workerId, taskState: outcome.taskState,
+        });
       }
     }
     return lost;

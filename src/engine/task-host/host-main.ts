@@ -20,6 +20,7 @@ import { SecretMasker } from "../secrets/masker.ts";
 import { importTypeScript } from "../project/typescript-cache.ts";
 import { BUSY_AFTER_MS, type AttemptToRun, type FromHost, type ToHost } from "./protocol.ts";
 import { ErrorClass } from "../../core/model/error-classes.ts";
+import { taskOfInstance } from "../../core/policy/fan-out.ts";
 
 // First, before any task code: the worker asked this host to yield the CPU to it (see pool.ts).
 const nice = Number(process.argv.find((a) => a.startsWith("--nice="))?.slice("--nice=".length) ?? 0);
@@ -167,6 +168,8 @@ function moduleOf(file: string): Promise<Record<string, unknown>> {
   if (!module) {
     // The compiled copies the worker made when it loaded the project (compiled here if they are
     // missing or stale): no loader thread in this process, unless a file cannot be followed.
+    // A pipeline's bundle (the code its run is pinned to) carries its source map, as the compiled copies do.
+    process.setSourceMapsEnabled(true);
     module = importTypeScript(file, projectDir);
     modules.set(file, module);
   }
@@ -185,7 +188,7 @@ async function pipelineIn(message: AttemptToRun): Promise<Pipeline | string> {
 }
 
 async function call(pipeline: Pipeline, message: AttemptToRun, log: AttemptLog, signal: AbortSignal): Promise<AttemptResult> {
-  const task = pipeline.tasks.get(message.claim.taskId);
+  const task = taskOfInstance(pipeline.tasks, message.claim.taskId);
   if (!task) return { outcome: "failed", errorClass: ErrorClass.DefinitionChanged, errorMessage: `pipeline ${pipeline.id} has no task ${message.claim.taskId} now`, retryable: true, exitCode: null };
   const connections = new AttemptConnections(message.connections);
   try {
@@ -200,7 +203,7 @@ async function call(pipeline: Pipeline, message: AttemptToRun, log: AttemptLog, 
     const inherited = process.env.TRACEPARENT;
     if (message.traceparent !== null) process.env.TRACEPARENT = message.traceparent;
     try {
-      return success(await taskCode(task, message.projectDir)(context));
+      return success(await taskCode(task, message.projectDir, message.claim.mapKey)(context));
     } finally {
       clearTimeout(busy);
       codeMs = performance.now() - start;

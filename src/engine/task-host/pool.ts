@@ -1,3 +1,5 @@
+import type { TaskHostsStatus } from "../events/process-status.ts";
+import type { EngineEvents } from "../events/engine-events.ts";
 import type { ChildProcess } from "node:child_process";
 import { createRequire } from "node:module";
 import { extname } from "node:path";
@@ -27,7 +29,8 @@ export interface TaskHostPoolOptions {
   memoryMb?: number;
   logMaxBytes: number | null;
   secrets: readonly string[];
-  log?: (line: string) => void;
+  /** Where hosts starting and exiting are told. */
+  events?: EngineEvents;
   /** Pipeline files a new host imports at once, so its first attempt does not wait for them. */
   preload?: () => readonly string[];
 }
@@ -203,6 +206,13 @@ export class TaskHostPool {
     }, CLOSE_MS);
     await Promise.all(exits);
     clearTimeout(left);
+  }
+
+  /** The pool now (`Engine.processStatus()`). */
+  status(): TaskHostsStatus {
+    let busy = 0;
+    for (const host of this.#hosts) if (host.attempts.some((a) => a.started)) busy++;
+    return { part: "task-hosts", state: this.#closed ? { kind: "closed" } : { kind: "open" }, hosts: this.#hosts.size, busy, pending: this.#pending.length };
   }
 
   /** Hosts alive now (idle or busy). */
@@ -610,6 +620,7 @@ export class TaskHostPool {
         if (files.length) this.#message(host, { type: "preload", files });
         host.ready = true;
         host.idleSince = this.#lastReadyAt = Date.now();
+        this.#o.events?.emit("host:started", { pid: message.pid, hosts: this.#hosts.size });
         this.#sweepIdle();
         this.#dispatch();
       }
@@ -621,6 +632,11 @@ export class TaskHostPool {
     });
     child.on("exit", (code, signal) => {
       host.dead = true;
+      if (this.#o.events) {
+        let alive = 0;
+        for (const h of this.#hosts) if (!h.dead) alive++;
+        this.#o.events.emit("host:exited", { pid: host.pid ?? child.pid ?? 0, code, signal, expected: host.killed || this.#closed, hosts: alive });
+      }
       if (host.waitTimer) clearTimeout(host.waitTimer);
       signalGroup(child.pid, "SIGKILL");
       void Promise.race([drained, new Promise((r) => setTimeout(r, DRAIN_MS))]).then(() => this.#onExit(host, code, signal));

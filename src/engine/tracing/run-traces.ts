@@ -1,4 +1,5 @@
-import type { AttemptEnded, ProcessFacts } from "../metrics/process-facts.ts";
+import type { EngineEvents } from "../events/engine-events.ts";
+import type { AttemptFinished } from "../events/event-map.ts";
 import type { RunRecord } from "../../store/port.ts";
 import type { EndedSpan, OtelExport } from "./otel-export.ts";
 
@@ -8,7 +9,7 @@ import type { EndedSpan, OtelExport } from "./otel-export.ts";
  * process that records the end writes it). No span is held open, so a run of hours, or one
  * whose worker was killed, costs nothing until it ends. The SDK loads with the first span.
  */
-export class RunTraces implements ProcessFacts {
+export class RunTraces {
   readonly #getRun: (runId: string) => Promise<RunRecord | null>;
   readonly #env: NodeJS.ProcessEnv;
   #export: Promise<OtelExport> | null = null;
@@ -20,10 +21,12 @@ export class RunTraces implements ProcessFacts {
     this.#env = env;
   }
 
-  attemptClaimed(): void {}
-  tickEnded(): void {}
+  /** Writes a span for each attempt the process records (`attempt:finished`); returns the unsubscribe. */
+  follow(events: EngineEvents): () => void {
+    return events.on("attempt:finished", (fact) => this.attemptEnded(fact));
+  }
 
-  attemptEnded(fact: AttemptEnded): void {
+  attemptEnded(fact: AttemptFinished): void {
     // A sensor's poke that found its condition unmet is no attempt's end: it pokes again.
     if (fact.outcome === "rescheduled" && fact.errorClass === null) return;
     this.#track(this.#writeAttempt(fact));
@@ -35,7 +38,7 @@ export class RunTraces implements ProcessFacts {
     if (this.#export) await (await this.#export).shutdown().catch((error) => this.#warn(error));
   }
 
-  async #writeAttempt(fact: AttemptEnded): Promise<void> {
+  async #writeAttempt(fact: AttemptFinished): Promise<void> {
     const otel = await this.#otel();
     const failed = fact.errorClass !== null;
     otel.write({

@@ -6,7 +6,7 @@ import { DEFAULTS } from "../project/defaults.ts";
 
 /** The worker's own options that a run in this process passes through unchanged. */
 type PassedToWorker = "store" | "clock" | "stateDir" | "workerId" | "concurrency" | "leaseMs" | "random" | "frozen"
-  | "connections" | "runner" | "logMaxBytes" | "masker" | "withheldEnv" | "catalog" | "onAttempt";
+  | "connections" | "runner" | "logMaxBytes" | "masker" | "withheldEnv" | "catalog" | "events";
 
 export interface ExecuteRunOptions extends Pick<WorkerOptions, PassedToWorker> {
   pipeline: Pipeline;

@@ -1,3 +1,4 @@
+import type { WorkerStatus } from "../events/process-status.ts";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { systemClock, type Clock } from "../../core/model/clock.ts";
@@ -20,6 +21,9 @@ import { ErrorClass } from "../../core/model/error-classes.ts";
 import { nextToStart } from "../../core/policy/prefetch-order.ts";
 import { AUTO_PREFETCH_WINDOW, prefetchDepth, type Prefetch } from "../../core/policy/prefetch-depth.ts";
 import { DEFAULTS } from "../project/defaults.ts";
+import { EngineEvents } from "../events/engine-events.ts";
+import type { AttemptLocator } from "../events/event-map.ts";
+import { codeMissingFinish, PinnedCode } from "./pinned-code.ts";
 
 export interface WorkerOptions {
   store: Store;
@@ -55,11 +59,8 @@ export interface WorkerOptions {
   frozen?: readonly FrozenPeriod[];
   /** The project's named connections (idem.config.ts), for SQL tasks and `ctx.connection`. */
   connections?: Record<string, ConnectionConfig>;
-  log?: (line: string) => void;
-  /** An attempt was claimed, at `claimedAt` (its queue wait ran from `claim.readySince` until then). */
-  onClaimed?: (claim: ClaimedAttempt, claimedAt: number) => void;
-  /** An attempt's result was recorded: the task instance's state after it, and how long its task code ran (ms). */
-  onAttempt?: (claim: ClaimedAttempt, outcome: AttemptOutcome) => void;
+  /** Where it tells what it does: attempts claimed, started, finished, handed back; what failed. */
+  events?: EngineEvents;
   /** Where task code runs. Default: in this process (only for pipelines with no file). */
   runner?: TaskCodeRunner;
   /** The pipelines as files say now: refreshed while the worker runs. Overrides `pipelines`. */
@@ -68,19 +69,6 @@ export interface WorkerOptions {
   masker?: SecretMasker;
   /** Variables commands do not inherit unless they name them (the state URL and password). */
   withheldEnv?: readonly string[];
-}
-
-export interface AttemptOutcome {
-  taskState: string | null;
-  runState: string | null;
-  errorMessage: string | null;
-  errorClass: string | null;
-  /** The finish as recorded: "success", "failed", "skipped" or "rescheduled". */
-  outcome: string;
-  /** The attempt's recorded start and end (epoch ms). */
-  startedAt: number;
-  endedAt: number;
-  durationMs: number;
 }
 
 /**
@@ -118,7 +106,7 @@ const HAND_BACK_DELAY_MS = 1_000;
  * holds a lease renewed by heartbeat; results are recorded fenced by the attempt id.
  */
 export class Worker {
-  readonly #o: WorkerOptions & { leaseMs: number; pollMs: number; graceMs: number; prefetch: Prefetch };
+  readonly #o: WorkerOptions & { leaseMs: number; pollMs: number; graceMs: number; prefetch: Prefetch; events: EngineEvents };
   readonly #pipelines: Map<string, Pipeline>;
   /** Attempts started and not yet recorded (task code running, or its result being recorded). */
   readonly #inFlight = new Map<number, Promise<void>>();
@@ -153,14 +141,19 @@ export class Worker {
   readonly #results: Result[] = [];
   /** The loop is running and records results; before and after it, each is recorded on its own. */
   #loopRecords = false;
+  #state: WorkerStatus["state"] = { kind: "idle" };
+  #finished = 0;
+  /** The code each attempt's run is pinned to. */
+  readonly #pinned: PinnedCode;
 
   constructor(options: WorkerOptions) {
-    this.#o = { leaseMs: DEFAULTS.workerLeaseMs, pollMs: 500, graceMs: DEFAULTS.workerGraceMs, ...options, prefetch: options.prefetch ?? 0 };
+    this.#o = { leaseMs: DEFAULTS.workerLeaseMs, pollMs: 500, graceMs: DEFAULTS.workerGraceMs, ...options, prefetch: options.prefetch ?? 0, events: options.events ?? new EngineEvents() };
     this.#watermarks = storeWatermarks(options.store, options.clock);
     this.#pipelines = new Map(options.pipelines.map((p) => [p.id, p]));
     this.#runner = options.runner ?? inlineRunner;
     this.#logDir = join(options.stateDir, "logs");
     this.#scratchDir = join(options.stateDir, "tmp");
+    this.#pinned = new PinnedCode(options.projectDir ?? process.cwd());
   }
 
   #pipeline(id: string): Pipeline | undefined {
@@ -176,10 +169,20 @@ export class Worker {
    * claimable). On abort: no new claims; running attempts get the grace period, then are
    * cancelled and handed back without using up a try.
    */
+  /** What this worker is doing now (`Engine.processStatus()`). */
+  status(): WorkerStatus {
+    return {
+      part: "worker", workerId: this.#o.workerId, state: this.#state, concurrency: this.#o.concurrency,
+      running: this.#running, queued: this.#queued.length + this.#waiting, finished: this.#finished,
+    };
+  }
+
   async run(signal: AbortSignal, done?: () => Promise<boolean>): Promise<void> {
     const { store, clock } = this.#o;
+    this.#state = { kind: "running", since: clock.now() };
     const stopWatching = await subscribeToWork(store, this.#o.stateDir, () => this.#wake(), this.#o.workerId);
     const onAbort = () => {
+      this.#state = { kind: "stopping", since: clock.now() };
       this.#stopping = true; // a slot freed from now on starts nothing from the queue
       this.#wake();
     };
@@ -219,7 +222,10 @@ export class Worker {
           for (const claim of claimed ?? []) {
             this.#leases.set(claim.attemptId, { stop: null, until: claim.leaseExpiresAt, waiting: false, claimedAt: request!.now });
             this.#queued.push(claim);
-            this.#o.onClaimed?.(claim, request!.now);
+            const claimedAt = request!.now;
+            this.#o.events.emit("attempt:claimed", {
+              ...locator(claim), workerId: this.#o.workerId, claimedAt, queueWaitMs: claim.readySince === null ? null : Math.max(0, claimedAt - claim.readySince),
+            });
           }
           this.#startQueued(false);
         }
@@ -257,6 +263,7 @@ export class Worker {
       // Finished while stopping, with no claim after: the others take over what they made eligible.
       if (this.#finishesUntold) notifyWork(this.#o.stateDir);
       await store.removeWorker(this.#o.workerId).catch(() => {});
+      this.#state = { kind: "stopped" };
     }
     if (this.#failure) throw this.#failure;
   }
@@ -274,7 +281,7 @@ export class Worker {
     try {
       together = await store.finishAndClaim({ finishes: results.map((r) => r.finish), claim: request });
     } catch (error) {
-      this.#o.log?.(`recording ${results.length} result(s) with a claim failed (${(error as Error).message}); recording them one by one`);
+      this.#o.events.emit("worker:store-failed", { workerId: this.#o.workerId, error: (error as Error).message, trouble: { kind: "finish-and-claim", results: results.length } });
       this.#recordEachAlone(results);
       return { claimed: undefined, untold: false };
     }
@@ -364,7 +371,7 @@ export class Worker {
     const reason = stopError(ErrorClass.Cancelled, "handed back before it started: the worker is shutting down");
     for (const lease of this.#leases.values()) if (lease.waiting) lease.stop?.abort(reason);
     if (queued.length === 0) return;
-    this.#o.log?.(`handing back ${queued.length} claimed attempt(s) that had not started`);
+    this.#o.events.emit("worker:handed-back", { workerId: this.#o.workerId, count: queued.length, notStarted: true });
     await Promise.all(queued.map(async (claim) => {
       const finish = this.#handedBack(claim, ErrorClass.Cancelled, "handed back before it started: the worker is shutting down", 0);
       await this.#retrying(`hand back ${claim.runId} ${claim.taskId}`, () => this.#o.store.finishAttempt(finish));
@@ -421,8 +428,11 @@ export class Worker {
     let running = how !== "ahead";
     let began = this.#o.clock.now();
     let ranMs = 0;
-    if (running) this.#running++;
-    else {
+    const started = () => this.#o.events.emit("attempt:started", { ...locator(claim), workerId: this.#o.workerId });
+    if (running) {
+      this.#running++;
+      started();
+    } else {
       this.#waiting++;
       lease.waiting = true;
     }
@@ -433,6 +443,7 @@ export class Worker {
       this.#running++;
       running = true;
       startedAt = began = this.#o.clock.now();
+      started();
     };
     // The slot frees when the task code returns, not once its result is recorded: the next
     // queued attempt starts at once, while the result is still being written.
@@ -454,11 +465,15 @@ export class Worker {
     // The loop claims for the freed slot: woken, unless it recorded the result (and claimed) itself.
     let wakeLoop = true;
     const work = (async () => {
-      const pipeline = this.#pipeline(claim.pipelineId);
+      const loaded = this.#pipeline(claim.pipelineId);
+      const pipeline = loaded && (await this.#pinned.pipelineFor(claim, loaded));
       let finish: AttemptFinish;
       if (!pipeline) {
         // Claimed before a reload dropped it: not ours to judge; someone who has it runs it.
         finish = this.#handBack(claim, `pipeline ${claim.pipelineId} is not loaded by worker ${this.#o.workerId}`);
+      } else if (typeof pipeline === "string") {
+        // Told with the attempt's result (`attempt:finished`, a DefinitionError naming why).
+        finish = codeMissingFinish(claim, pipeline, { ...this.#o, logMaxBytes: this.#o.logMaxBytes });
       } else {
         finish = await executeAttempt(pipeline, claim, {
           clock: this.#o.clock,
@@ -482,7 +497,7 @@ export class Worker {
       freeSlot();
       if (neverStarted && finish.errorClass === ErrorClass.LeaseLost) {
         // As a queued attempt whose lease went: nothing ran, nothing to record.
-        this.#o.log?.(`${claim.runId} ${claim.taskId} try ${claim.tryNumber}: not started, ${finish.errorMessage}`);
+        this.#o.events.emit("attempt:not-started", { ...locator(claim), workerId: this.#o.workerId, reason: finish.errorMessage ?? "its lease was lost" });
         return;
       }
       if (startedAt !== undefined) finish = { ...finish, startedAt };
@@ -492,7 +507,7 @@ export class Worker {
       } else if (finish.errorClass === ErrorClass.DefinitionChanged) {
         // The file changed between our load and the task host's: load it again, and let the
         // attempt run on the definition as it is now, without using up a try.
-        this.#o.log?.(`${claim.runId} ${claim.taskId}: ${finish.errorMessage}; handing it back and reloading`);
+        this.#o.events.emit("attempt:handed-back", { ...locator(claim), workerId: this.#o.workerId, reason: finish.errorMessage ?? "its definition changed", reloading: true });
         void this.#o.catalog?.refresh();
         finish = { ...finish, outcome: "rescheduled", retryAt: this.#o.clock.now() + HAND_BACK_DELAY_MS };
       }
@@ -500,8 +515,11 @@ export class Worker {
       const { outcome, byLoop } = await this.#record(claim, finish);
       wakeLoop = !byLoop;
       if (!outcome) return; // the lease will run out and the attempt will be retried elsewhere
-      if (!outcome.accepted) this.#o.log?.(`${claim.runId} ${claim.taskId} try ${claim.tryNumber}: result refused, the attempt is no longer ours`);
-      this.#o.onAttempt?.(claim, {
+      if (!outcome.accepted) this.#o.events.emit("attempt:result-refused", { ...locator(claim), workerId: this.#o.workerId });
+      this.#finished++;
+      this.#o.events.emit("attempt:finished", {
+        ...locator(claim),
+        workerId: this.#o.workerId,
         taskState: outcome.taskState,
         runState: outcome.runState,
         errorMessage: finish.errorMessage,
@@ -527,7 +545,7 @@ export class Worker {
 
   /** An attempt given back untouched: rescheduled, the same try, claimable again shortly. */
   #handBack(claim: ClaimedAttempt, why: string): AttemptFinish {
-    this.#o.log?.(`${claim.runId} ${claim.taskId}: ${why}; handing it back`);
+    this.#o.events.emit("attempt:handed-back", { ...locator(claim), workerId: this.#o.workerId, reason: why, reloading: false });
     return this.#handedBack(claim, ErrorClass.DefinitionChanged, why, HAND_BACK_DELAY_MS);
   }
 
@@ -542,10 +560,10 @@ export class Worker {
 
   async #drain(): Promise<void> {
     if (this.#inFlight.size === 0) return;
-    this.#o.log?.(`stopping: waiting up to ${this.#o.graceMs} ms for ${this.#inFlight.size} running attempt(s)`);
+    this.#o.events.emit("worker:stopping", { workerId: this.#o.workerId, graceMs: this.#o.graceMs, running: this.#inFlight.size });
     const settled = Promise.allSettled(this.#inFlight.values()).then(() => true);
     if (!(await Promise.race([settled, realSleep(this.#o.graceMs).then(() => false)]))) {
-      this.#o.log?.(`handing back ${this.#inFlight.size} attempt(s)`);
+      this.#o.events.emit("worker:handed-back", { workerId: this.#o.workerId, count: this.#inFlight.size, notStarted: false });
       const reason = stopError(ErrorClass.Cancelled, "cancelled: worker is shutting down");
       for (const lease of this.#leases.values()) lease.stop?.abort(reason);
       await settled;
@@ -562,7 +580,7 @@ export class Worker {
       // Real time, not the injected clock: the store is out of reach for real.
       return await retryWithBackoff(operation, { firstMs: 10, maxMs: 2_000, withinMs: this.#o.leaseMs, clock: systemClock, signal });
     } catch (error) {
-      this.#o.log?.(`${what} failed, giving up: ${(error as Error).message}`);
+      this.#o.events.emit("worker:store-failed", { workerId: this.#o.workerId, error: (error as Error).message, trouble: { kind: "gave-up", what } });
       return undefined;
     }
   }
@@ -578,7 +596,7 @@ export class Worker {
     try {
       await store.heartbeatWorker({ workerId, host: hostname(), pid: process.pid, concurrency: this.#o.concurrency, at: now });
     } catch (error) {
-      this.#o.log?.(`heartbeat failed: ${(error as Error).message}`);
+      this.#o.events.emit("worker:store-failed", { workerId, error: (error as Error).message, trouble: { kind: "heartbeat" } });
     }
     const held = [...this.#leases.keys()];
     if (held.length === 0) return;
@@ -587,7 +605,7 @@ export class Worker {
     try {
       renewed = new Set(await store.renewLeases(workerId, held, now + leaseMs));
     } catch (error) {
-      this.#o.log?.(`lease renewal of ${held.length} attempt(s) failed: ${(error as Error).message}`);
+      this.#o.events.emit("worker:store-failed", { workerId, error: (error as Error).message, trouble: { kind: "lease-renewal", attempts: held.length } });
     }
     for (const attemptId of held) {
       const lease = this.#leases.get(attemptId);
@@ -608,6 +626,10 @@ export class Worker {
     if (at === -1) return;
     const [claim] = this.#queued.splice(at, 1);
     this.#leases.delete(attemptId);
-    this.#o.log?.(`${claim!.runId} ${claim!.taskId} try ${claim!.tryNumber}: not started, ${why.replace("; stopped", "; dropped from the queue")}`);
+    this.#o.events.emit("attempt:not-started", { ...locator(claim!), workerId: this.#o.workerId, reason: why.replace("; stopped", "; dropped from the queue") });
   }
+}
+
+function locator(claim: ClaimedAttempt): AttemptLocator {
+  return { pipelineId: claim.pipelineId, runId: claim.runId, taskId: claim.taskId, tryNumber: claim.tryNumber, businessDate: claim.businessDate };
 }

@@ -1,5 +1,6 @@
 import type { ErrorClass } from "../../core/model/error-classes.ts";
 import type { RunState, TaskState, TriggerKind } from "../../core/model/states.ts";
+import type { MappedItem } from "../../core/policy/fan-out.ts";
 
 /**
  * Claims and leases: how a worker takes eligible task instances, keeps their leases, ends their
@@ -114,6 +115,11 @@ export interface ClaimedAttempt {
   backfillId: string | null;
   /** When the task instance became ready to claim (queued, or its retry due): its queue wait ends with the claim. */
   readySince: number | null;
+  /** The code version (bundle) the run is pinned to, null for a run made without one: the attempt runs that code. */
+  codeVersion: string | null;
+  /** A mapped instance's key and item (JSON text), from its task's list; null for any other task instance. */
+  mapKey: string | null;
+  mapItem: string | null;
 }
 
 export interface AttemptFinish {
@@ -143,6 +149,15 @@ export interface AttemptFinish {
    * the attempt's start, fenced like the rest of the finish.
    */
   startedAt?: number;
+  /**
+   * A mapped task's first step (outcome "success"): the list it expands to, from core's
+   * expandItems. Instead of settling, the task instance waits for its mapped instances, which
+   * are created (or, on a rerun, diffed by key: kept ones reset, added ones created, missing ones
+   * recorded as removed) in the same transaction; the first `maxActive` (by position) are queued,
+   * the rest held until one ends. It settles when they all have (core's mappedTaskEnd): at once,
+   * skipped, for an empty list.
+   */
+  map?: { items: readonly MappedItem[]; maxActive: number | null };
 }
 
 export interface FinishOutcome {

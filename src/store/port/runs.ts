@@ -10,6 +10,9 @@ export interface RunStore {
   /** Records a graph version and its edges; a no-op when the version is already known. */
   savePipelineVersion(version: NewPipelineVersion): Promise<void>;
   getPipelineVersion(pipelineId: string, version: string): Promise<PipelineVersionRecord | null>;
+  /** Indexes a pipeline's code version (its stored bundle); a no-op when the store already has it. */
+  saveCodeVersion(version: CodeVersionRecord): Promise<void>;
+  getCodeVersion(pipelineId: string, codeVersion: string): Promise<CodeVersionRecord | null>;
   /** The one way runs come to exist: at most one per (pipeline, interval), whoever asks. */
   createRunIfAbsent(run: NewRun): Promise<{ run: RunRecord; created: boolean }>;
   /**
@@ -35,6 +38,23 @@ export interface NewPipelineVersion {
   definition: Record<string, unknown>;
   edges: readonly { parent: string; child: string }[];
   createdAt: number;
+}
+
+/** A bundle of a pipeline file: the code a run pinned to it runs, wherever its attempts run. */
+export interface CodeVersionRecord {
+  pipelineId: string;
+  /** The content hash of the bundle (and of the versions of the packages it imports). */
+  codeVersion: string;
+  /** The graph version its pipeline has in this bundle. */
+  graphVersion: string;
+  /** The pipeline file it was built from, relative to the project. */
+  file: string;
+  /** The directory the bundle was stored in (`<codeVersion>.mjs` there). */
+  location: string;
+  /** The packages the bundle imports (left out of it), with their versions where the bundle was built. */
+  packages: Record<string, string>;
+  createdAt: number;
+  createdBy: string | null;
 }
 
 export interface PipelineVersionRecord {
@@ -66,6 +86,8 @@ export interface NewRun {
   intervalEnd: number;
   businessDate: string;
   graphVersion: string;
+  /** The code version (bundle) every attempt of the run loads; null: the pipeline as loaded when each attempt runs. */
+  codeVersion?: string | null;
   trigger: TriggerKind;
   triggeredBy: string | null;
   reason: string | null;
@@ -115,6 +137,8 @@ export interface RunRecord {
   restatedAt: number | null;
   /** Why the latest restatement the schedule wanted did not happen (a frozen period), if so. */
   restateNote: string | null;
+  /** The code version (bundle) the run's attempts load; null for a run made without one. */
+  codeVersion: string | null;
 }
 
 export interface TaskInstanceRecord {

@@ -615,4 +615,64 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
         UNIQUE (incident_key, event, notifier, occasion);
     `,
   },
+  {
+    version: 25,
+    name: "a run keeps its code: each run names the code version (bundle) it runs, and the bundles are indexed",
+    sql: `
+      -- The content hash of the pipeline file's bundle the run was created with (null: a run made
+      -- before bundles, or of a pipeline with no file); every attempt of the run loads that bundle.
+      ALTER TABLE runs ADD COLUMN code_version TEXT;
+      -- Where each bundle was stored and what it was built from; the bundle itself is a file
+      -- (the state directory, or the config's \`bundles\` directory every worker reads).
+      CREATE TABLE code_versions (
+        pipeline_id   TEXT NOT NULL,
+        code_version  TEXT NOT NULL,
+        graph_version TEXT NOT NULL,
+        file          TEXT NOT NULL,
+        location      TEXT NOT NULL,
+        packages      JSONB NOT NULL,
+        created_at    BIGINT NOT NULL,
+        created_by    TEXT,
+        PRIMARY KEY (pipeline_id, code_version)
+      );
+    `,
+  },
+  {
+    version: 26,
+    name: "fan-out: a mapped task's instances, one per key, and the counts its own row keeps of them",
+    sql: `
+      -- A mapped instance is a task instance whose identity is (run, task, key): its task_id is
+      -- core's mappedTaskId (task[key]; task ids hold no bracket), map_task and map_key say the
+      -- same in columns, and the partial unique index keeps one instance per key.
+      -- map_position orders the list as it came (maxActive releases held instances in it);
+      -- map_item is the item as JSON. On the mapped task's own row, once expanded: how many of
+      -- its instances are live, failing and not removed (core's mappedTaskEnd reads them), and
+      -- maxActive. A removed key's instance stays, in state 'removed'.
+      ALTER TABLE task_instances ADD COLUMN map_task TEXT COLLATE "C", ADD COLUMN map_key TEXT COLLATE "C",
+        ADD COLUMN map_position INTEGER, ADD COLUMN map_item TEXT, ADD COLUMN map_live INTEGER,
+        ADD COLUMN map_failing INTEGER, ADD COLUMN map_total INTEGER, ADD COLUMN map_max_active INTEGER;
+      CREATE UNIQUE INDEX task_instances_map_identity ON task_instances (run_id, map_task, map_key) WHERE map_task IS NOT NULL;
+      CREATE INDEX task_instances_map_held ON task_instances (run_id, map_task, map_position)
+        WHERE state = 'scheduled' AND map_task IS NOT NULL;
+      -- Whatever changes a mapped instance's state (a finish, a lost lease, a rerun, a hand)
+      -- keeps its mapped task's counts: a finish then reads one row to know whether the mapped
+      -- task has ended. A row trigger whose WHEN skips every task instance that is not mapped.
+      -- The sets are core's LIVE_TASK_STATES and FAILING_TASK_STATES.
+      CREATE FUNCTION task_instances_map_counts() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        UPDATE task_instances SET
+          map_live = map_live
+            + (NEW.state IN ('scheduled', 'queued', 'running', 'up_for_retry', 'up_for_reschedule'))::int
+            - (OLD.state IN ('scheduled', 'queued', 'running', 'up_for_retry', 'up_for_reschedule'))::int,
+          map_failing = map_failing + (NEW.state IN ('failed', 'upstream_failed'))::int - (OLD.state IN ('failed', 'upstream_failed'))::int,
+          map_total = map_total + (NEW.state <> 'removed')::int - (OLD.state <> 'removed')::int
+        WHERE run_id = NEW.run_id AND task_id = NEW.map_task;
+        RETURN NULL;
+      END
+      $fn$;
+      CREATE TRIGGER task_instances_map_counts AFTER UPDATE OF state ON task_instances
+        FOR EACH ROW WHEN (NEW.map_task IS NOT NULL AND NEW.state IS DISTINCT FROM OLD.state)
+        EXECUTE FUNCTION task_instances_map_counts();
+    `,
+  },
 ];

@@ -1,3 +1,4 @@
+import type { CodeVersionRecord } from "../port.ts";
 import type { RecordFrozenPeriods, RecordedFrozenPeriods } from "../port.ts";
 import { watermarkValue } from "../row-mappers.ts";
 import type { ExternalDatasetEvent, ExternalDatasetEventRecorded, NewExternalDatasetEvent } from "../port.ts";
@@ -6,6 +7,8 @@ import type { RunState, TaskState } from "../../core/model/states.ts";
 import { attemptLogPath } from "../../core/model/log-path.ts";
 import { planClaim } from "../../core/policy/claim-plan.ts";
 import { planRerun } from "../../core/policy/rerun-plan.ts";
+import { mappedTaskEnd, parseMappedTaskId, type MappedItem } from "../../core/policy/fan-out.ts";
+import { expansionWrites, REMOVED_REASON } from "../mapping-rows.ts";
 import { othersMayFindWork } from "../../core/policy/wake-others.ts";
 import { endTry, endTryKnown, nextTryNumber, reopenedByHand, runEnd, RunProgress, settleByHandRefusal, type TryEnd } from "../../core/policy/run-progress.ts";
 import { assertSummaryFits, claimCandidate, datasetWaits, isCurrentAttempt, waitingTasks, waitingTasksByParent } from "../decision-rows.ts";
@@ -168,6 +171,10 @@ export class PostgresStore extends PostgresReads implements Store {
     });
   }
 
+  async saveCodeVersion(v: CodeVersionRecord): Promise<void> {
+    await this.db.idempotent("insertCodeVersion", [v.pipelineId, v.codeVersion, v.graphVersion, v.file, v.location, JSON.stringify(v.packages), v.createdAt, v.createdBy]);
+  }
+
   async createRunIfAbsent(run: NewRun): Promise<{ run: RunRecord; created: boolean }> {
     return this.#announcing(this.db.tx(async (tx) => {
       if (run.cursor !== undefined) {
@@ -176,7 +183,7 @@ export class PostgresStore extends PostgresReads implements Store {
       }
       const inserted = await tx.first("insertRun", [
         run.runId, run.pipelineId, run.intervalStart, run.intervalEnd, run.businessDate, run.trigger,
-        run.triggeredBy, run.reason, run.graphVersion, JSON.stringify(run.params), run.createdAt, run.backfillId ?? null,
+        run.triggeredBy, run.reason, run.graphVersion, JSON.stringify(run.params), run.createdAt, run.backfillId ?? null, run.codeVersion ?? null,
       ]);
       if (!inserted) {
         const existing = (await tx.first("selectRun", [run.runId])) ??
@@ -384,6 +391,8 @@ export class PostgresStore extends PostgresReads implements Store {
     let madeEligible = [...current.values()].some((a) => a.pool !== null);
     const lastOfRun = new Map<string, number>();
     const retrying = new Set<string>();
+    // Runs where a mapped task ended with its last instance: read after it, like a late end.
+    const mappedSettled = new Set<string>();
     for (const [i, f] of finishes.entries()) {
       const a = current.get(f.attemptId);
       if (!a) continue;
@@ -391,6 +400,9 @@ export class PostgresStore extends PostgresReads implements Store {
       const end = endOf(f);
       if (end.state !== "up_for_retry") {
         run.progress.settled(a.task_id, end.state, f.now);
+        const mapped = await this.#mappedInstanceEnded(tx, a.run_id, a.task_id, f.now, run.progress);
+        if (mapped.released) madeEligible = true;
+        if (mapped.settled) mappedSettled.add(a.run_id);
         await this.#readDownstream(tx, a.run_id, run.graphVersion, run.progress);
       } else {
         run.progress.know(a.task_id, end.state);
@@ -405,7 +417,7 @@ export class PostgresStore extends PostgresReads implements Store {
     // settled a task without running it changed a run after it; such a run is read again, unless
     // the decisions show it live. When none is, COMMIT goes out with the writes.
     const changed = new Set(late.map((f) => current.get(f.attemptId)!.run_id as string));
-    for (const [runId, run] of runs) if (run.progress.settledWithoutRunning) changed.add(runId);
+    for (const [runId, run] of runs) if (run.progress.settledWithoutRunning || mappedSettled.has(runId)) changed.add(runId);
     const again = [...changed].filter((runId) => !retrying.has(runId) && !runs.get(runId)!.progress.keepsRunLive);
     const live = new Map<string, Row>(progressRows.map((p) => [p.run_id, p]));
     for (const runId of changed) live.delete(runId);
@@ -480,6 +492,7 @@ export class PostgresStore extends PostgresReads implements Store {
       if (nextTryAt <= f.now) announce(); // handed back: claimable now, by anyone
       return { accepted: true, taskState: "up_for_reschedule", runState: null };
     }
+    if (f.outcome === "success" && f.map) return this.#expand(tx, a!, f, f.map.items, f.map.maxActive, announce);
     return this.#endTry(tx, a!, f.outcome, f.outcome === "failed" && f.retryable ? f.retryAt : null, f.skipReason, f.now, (ti) =>
       void tx.send("endAttempt", [
         f.attemptId, f.outcome, f.now, f.exitCode, f.errorClass, f.errorMessage, f.summary,
@@ -512,11 +525,66 @@ export class PostgresStore extends PostgresReads implements Store {
     if (end.state !== "up_for_retry") {
       const progress = new RunProgress();
       progress.settled(a.task_id, end.state, now);
+      const { released } = await this.#mappedInstanceEnded(tx, a.run_id, a.task_id, now, progress);
       await this.#readDownstream(tx, a.run_id, a.graph_version, progress);
-      madeEligible = this.#sendSettlements(tx, a.run_id, progress);
+      madeEligible = this.#sendSettlements(tx, a.run_id, progress) || released;
     }
     const runState = await this.#finishRunIfDone(tx, a.run_id, now, madeEligible, announce);
     return { accepted: true, taskState: end.state, runState };
+  }
+
+  /**
+   * A mapped task's first step ended with its list: its instances are written (a rerun's list
+   * diffed by key with the instances the run has) in chunked statements, its counts set, and it
+   * waits for them, or settles at once when nothing is left to run (an empty list).
+   */
+  async #expand(tx: Tx, a: Row, f: AttemptFinish, items: readonly MappedItem[], maxActive: number | null, announce: () => void): Promise<FinishOutcome> {
+    const runId = a.run_id as string;
+    const taskId = a.task_id as string;
+    void tx.send("endExpansionAttempt", [f.attemptId, f.now, f.exitCode, f.summary]);
+    const existing = (await tx.rows("mapExistingKeys", [runId, taskId])).map((r) => ({ key: r.map_key as string, removed: r.state === "removed" }));
+    const writes = expansionWrites(existing, items, maxActive);
+    const columns = (rows: readonly (readonly [string, number, string, string])[]) =>
+      [rows.map((r) => r[0]), rows.map((r) => r[1]), rows.map((r) => r[2]), rows.map((r) => r[3])];
+    for (const rows of writes.insert) void tx.send("mapInsert", [runId, taskId, f.now, ...columns(rows)]);
+    const tries = a.max_tries - a.try_number + 1;
+    for (const rows of writes.reset) void tx.send("mapResetKept", [runId, taskId, f.now, ...columns(rows), tries]);
+    for (const keys of writes.removed) void tx.send("mapRemove", [runId, taskId, f.now, REMOVED_REASON, keys]);
+    void tx.send("mapRecount", [runId, taskId, maxActive]);
+    const progress = new RunProgress();
+    const settled = await this.#mappedTaskCheck(tx, runId, taskId, f.now, progress);
+    await this.#readDownstream(tx, runId, a.graph_version, progress);
+    const madeEligible = this.#sendSettlements(tx, runId, progress) || (settled === null && items.length > 0);
+    const runState = await this.#finishRunIfDone(tx, runId, f.now, madeEligible, announce);
+    return { accepted: true, taskState: settled ?? "scheduled", runState };
+  }
+
+  /**
+   * A mapped instance reached a final state (its end already sent): a held instance takes its
+   * place, and its mapped task may end: whether a held instance was queued, and whether the
+   * mapped task settled.
+   */
+  async #mappedInstanceEnded(tx: Tx, runId: string, taskId: string, at: number, progress: RunProgress): Promise<{ released: boolean; settled: boolean }> {
+    const mapped = parseMappedTaskId(taskId);
+    if (!mapped) return { released: false, settled: false };
+    const counts = await tx.first("mapCounts", [runId, mapped.taskId]);
+    let released = false;
+    if (counts?.map_max_active !== null && counts?.map_max_active !== undefined) {
+      released = (await tx.send("mapReleaseHeld", [runId, mapped.taskId, at])).rowCount === 1;
+    }
+    const settled = (await this.#mappedTaskCheck(tx, runId, mapped.taskId, at, progress)) !== null;
+    return { released, settled };
+  }
+
+  /** Settles a mapped task whose instances have all ended (core's mappedTaskEnd); its state, or null while it waits. */
+  async #mappedTaskCheck(tx: Tx, runId: string, taskId: string, at: number, progress: RunProgress): Promise<TaskState | null> {
+    const counts = await tx.first("mapCounts", [runId, taskId]);
+    if (!counts || counts.state !== "scheduled" || counts.map_total === null) return null;
+    const end = mappedTaskEnd({ live: Number(counts.map_live), failing: Number(counts.map_failing), total: Number(counts.map_total) });
+    if (!end) return null;
+    void tx.send("mapSettle", [runId, taskId, end.state, end.reason, at]);
+    progress.settled(taskId, end.state, at);
+    return end.state;
   }
 
   /** Reads the waiting children core's RunProgress asks for (the run is locked) until it has decided everything. */
@@ -713,8 +781,9 @@ export class PostgresStore extends PostgresReads implements Store {
       }
       const progress = new RunProgress();
       progress.settled(r.taskId, state, r.at);
+      const { released } = await this.#mappedInstanceEnded(tx, r.runId, r.taskId, r.at, progress);
       await this.#readDownstream(tx, r.runId, run.graph_version, progress);
-      const madeEligible = this.#sendSettlements(tx, r.runId, progress);
+      const madeEligible = this.#sendSettlements(tx, r.runId, progress) || released;
       void tx.send("reopenRun", [r.runId]);
       await this.#finishRunIfDone(tx, r.runId, r.at, madeEligible);
       return toTaskInstance((await tx.first("selectTaskInstance", [r.runId, r.taskId]))!);
@@ -967,7 +1036,7 @@ export class PostgresStore extends PostgresReads implements Store {
 
 /** Finishes that write more than an attempt's end (or that need the row first) go one by one, not in a group. */
 function recordedAlone(f: AttemptFinish): boolean {
-  return f.outcome === "rescheduled" || !!f.datasets?.length || !!f.publishes?.length;
+  return f.outcome === "rescheduled" || !!f.datasets?.length || !!f.publishes?.length || f.map !== undefined;
 }
 
 const { toAuditEntry, toPipelineState, toLeadership, toIncident, toBackfill, toRun, toTaskInstance, toApiToken, toClaimedAttempt } = mappers;

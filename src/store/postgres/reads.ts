@@ -1,3 +1,4 @@
+import type { CodeVersionRecord } from "../port.ts";
 import type { RunState } from "../../core/model/states.ts";
 import { backfillProgress } from "../../core/policy/backfill-progress.ts";
 import { durationsByTask, poolUsage, FAR } from "../decision-rows.ts";
@@ -9,7 +10,7 @@ import type {
 import { rowMappers, watermarkValue } from "../row-mappers.ts";
 import type { Transactions } from "./transaction.ts";
 import { toAlertRecord } from "../alert-rows.ts";
-import type { AlertPageQuery, AlertRecord, TaskStateCell } from "../port.ts";
+import type { AlertPageQuery, AlertRecord, MappedInstanceQuery, MappedInstanceRecord, TaskStateCell } from "../port.ts";
 import type { IncidentCount, PoolQueue, RunStateCount, TaskStateCount } from "../port.ts";
 import { toIncidentCount, toPoolQueue, toRunStateCount, toTaskStateCount } from "../metric-rows.ts";
 
@@ -17,7 +18,7 @@ import { toIncidentCount, toPoolQueue, toRunStateCount, toTaskStateCount } from 
 export const mappers = rowMappers({ bool: (v) => v === true, json: (v) => v });
 const {
   toSkippedInterval, toWorker, toExpiredAttempt, toDatasetEvent, toFreshness, toFreshnessPublication, toOutboxAlert, toAuditEntry,
-  toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt, toApiToken, toChangeEvent, toWatermark
+  toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt, toApiToken, toChangeEvent, toWatermark, toCodeVersion
 } = mappers;
 
 /**
@@ -31,6 +32,11 @@ export class PostgresReads {
   async getPipelineVersion(pipelineId: string, version: string): Promise<PipelineVersionRecord | null> {
     const row = await this.db.first("selectPipelineVersion", [pipelineId, version]);
     return row ? { pipelineId: row.pipeline_id, version: row.version, definition: row.definition, createdAt: row.created_at } : null;
+  }
+
+  async getCodeVersion(pipelineId: string, codeVersion: string): Promise<CodeVersionRecord | null> {
+    const row = await this.db.first("selectCodeVersion", [pipelineId, codeVersion]);
+    return row ? toCodeVersion(row) : null;
   }
 
   async countLiveRuns(pipelineId: string): Promise<number> {
@@ -197,6 +203,13 @@ export class PostgresReads {
   async changeBounds(): Promise<{ newest: number; oldest: number | null }> {
     const row = (await this.db.first("changeBounds"))!;
     return { newest: row.newest, oldest: row.oldest };
+  }
+
+  async pageMappedInstances(query: MappedInstanceQuery): Promise<MappedInstanceRecord[]> {
+    const rows = await this.db.rows("pageMappedInstances", [
+      query.runId, query.taskId, query.afterKey ?? "", query.keyPrefix ?? null, query.states ? [...query.states] : null, query.limit,
+    ]);
+    return rows.map(mappers.toMappedInstance);
   }
 
   async pageRuns(query: RunPageQuery): Promise<RunRecord[]> {

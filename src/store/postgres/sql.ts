@@ -25,10 +25,15 @@ export const SQL = {
     ON CONFLICT DO NOTHING`,
   selectPipelineVersion: `SELECT * FROM pipeline_versions WHERE pipeline_id = $1 AND version = $2`,
 
+  insertCodeVersion: `
+    INSERT INTO code_versions (pipeline_id, code_version, graph_version, file, location, packages, created_at, created_by)
+    VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8) ON CONFLICT DO NOTHING`,
+  selectCodeVersion: `SELECT * FROM code_versions WHERE pipeline_id = $1 AND code_version = $2`,
+
   insertRun: `
     INSERT INTO runs (run_id, pipeline_id, interval_start, interval_end, business_date, state, trigger_kind,
-                      triggered_by, reason, graph_version, params, created_at, backfill_id)
-    VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10::jsonb, $11, $12)
+                      triggered_by, reason, graph_version, params, created_at, backfill_id, code_version)
+    VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10::jsonb, $11, $12, $13)
     ON CONFLICT DO NOTHING
     RETURNING *`,
   selectRun: `SELECT * FROM runs WHERE run_id = $1`,
@@ -179,7 +184,7 @@ export const SQL = {
           started_at = coalesce(t.started_at, $7)
       FROM started s
       WHERE t.run_id = s.run_id AND t.task_id = s.task_id
-      RETURNING t.run_id, t.task_id, t.max_tries, t.started_at, s.attempt_id, s.try_number, s.log_path
+      RETURNING t.run_id, t.task_id, t.max_tries, t.started_at, t.map_key, t.map_item, s.attempt_id, s.try_number, s.log_path
     ), starting_runs AS (
       -- whoever holds a run's row is busy with it; a claim does not wait (nor deadlock) for that
       UPDATE runs SET state = 'running', started_at = coalesce(started_at, $7)
@@ -189,7 +194,7 @@ export const SQL = {
       )
     )
     SELECT i.*, r.pipeline_id, r.interval_start, r.interval_end, r.business_date, r.graph_version, r.params,
-           r.trigger_kind, r.backfill_id
+           r.trigger_kind, r.backfill_id, r.code_version
     FROM instances i JOIN runs r ON r.run_id = i.run_id
     ORDER BY i.attempt_id`,
   renewLease: `
@@ -312,6 +317,65 @@ export const SQL = {
     )
     UPDATE task_instances SET state = $10, next_try_at = $11, reason = $12, ended_at = $13
     WHERE run_id = $8 AND task_id = $9`,
+  /**
+   * Fan-out (migration 26). A list arrives as arrays (keys, positions, items, states) in chunks:
+   * one statement per chunk, never one per item. Instances take their tries, pool, slots and
+   * priority from their mapped task's row.
+   */
+  mapExistingKeys: `SELECT map_key, state FROM task_instances WHERE run_id = $1 AND map_task = $2`,
+  mapInsert: `
+    INSERT INTO task_instances (run_id, task_id, state, max_tries, trigger_rule, pool, slots, priority, queued_at, from_backfill,
+                                map_task, map_key, map_position, map_item)
+    SELECT t.run_id, t.task_id || '[' || j.key || ']', j.state, t.max_tries - t.try_number + 1, t.trigger_rule, t.pool, t.slots,
+           t.priority, CASE WHEN j.state = 'queued' THEN $3::bigint END, t.from_backfill, t.task_id, j.key, j.position, j.item
+    FROM task_instances t, unnest($4::text[], $5::int[], $6::text[], $7::text[]) AS j(key, position, item, state)
+    WHERE t.run_id = $1 AND t.task_id = $2`,
+  mapResetKept: `
+    UPDATE task_instances i
+    SET state = j.state, map_position = j.position, map_item = j.item, max_tries = i.try_number + $8::int, next_try_at = NULL,
+        reason = NULL, current_attempt_id = NULL, queued_at = CASE WHEN j.state = 'queued' THEN $3::bigint END,
+        started_at = NULL, ended_at = NULL
+    FROM unnest($4::text[], $5::int[], $6::text[], $7::text[]) AS j(key, position, item, state)
+    WHERE i.run_id = $1 AND i.map_task = $2 AND i.map_key = j.key`,
+  mapRemove: `
+    UPDATE task_instances SET state = 'removed', reason = $4, next_try_at = NULL, ended_at = $3
+    WHERE run_id = $1 AND map_task = $2 AND map_key = ANY($5::text[])`,
+  mapRecount: `
+    UPDATE task_instances SET state = 'scheduled', reason = NULL, ended_at = NULL, map_max_active = $3,
+      map_live = (SELECT count(*) FROM task_instances m WHERE m.run_id = $1 AND m.map_task = $2
+                  AND m.state IN ('scheduled', 'queued', 'running', 'up_for_retry', 'up_for_reschedule')),
+      map_failing = (SELECT count(*) FROM task_instances m WHERE m.run_id = $1 AND m.map_task = $2
+                     AND m.state IN ('failed', 'upstream_failed')),
+      map_total = (SELECT count(*) FROM task_instances m WHERE m.run_id = $1 AND m.map_task = $2 AND m.state <> 'removed')
+    WHERE run_id = $1 AND task_id = $2`,
+  /** The mapped task's row, locked: instances of one mapped task ending at once take turns here. */
+  mapCounts: `
+    SELECT state, map_live, map_failing, map_total, map_max_active FROM task_instances
+    WHERE run_id = $1 AND task_id = $2 FOR UPDATE`,
+  /** maxActive: an instance ended, so the first held one (by position) is queued. */
+  mapReleaseHeld: `
+    UPDATE task_instances SET state = 'queued', queued_at = $3
+    WHERE run_id = $1 AND task_id = (
+      SELECT task_id FROM task_instances
+      WHERE run_id = $1 AND map_task = $2 AND state = 'scheduled' AND map_task IS NOT NULL
+      ORDER BY map_position LIMIT 1 FOR UPDATE SKIP LOCKED)`,
+  mapSettle: `
+    UPDATE task_instances SET state = $3, reason = $4, ended_at = $5
+    WHERE run_id = $1 AND task_id = $2 AND state = 'scheduled'`,
+  /** A mapped task's first step: its attempt ends as a success; its task instance is then written by mapRecount. */
+  endExpansionAttempt: `
+    UPDATE attempts SET state = 'success', ended_at = $2, exit_code = $3, summary = $4, lease_expires_at = NULL
+    WHERE attempt_id = $1`,
+  pageMappedInstances: `
+    SELECT i.task_id, i.map_key, i.map_position, i.map_item, i.state, i.try_number, i.reason,
+           (SELECT a.summary FROM attempts a WHERE a.run_id = i.run_id AND a.task_id = i.task_id AND a.state = 'success'
+            ORDER BY a.try_number DESC LIMIT 1) AS summary
+    FROM task_instances i
+    WHERE i.run_id = $1 AND i.map_task = $2 AND i.map_key > $3
+      AND ($4::text IS NULL OR starts_with(i.map_key, $4::text))
+      AND ($5::text[] IS NULL OR i.state = ANY($5::text[]))
+    ORDER BY i.map_key
+    LIMIT $6`,
   /** Dataset events are numbered in commit order for readers; see lockDatasetEventsForRead. */
   lockDatasetEventsForWrite: `SELECT pg_advisory_xact_lock_shared(hashtextextended($1, 0))`,
   lockDatasetEventsForRead: `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`,
@@ -732,14 +796,14 @@ export const STATE_COPY = {
   tables: [
     "pipeline_versions", "task_edges", "pipelines", "runs", "task_instances", "attempts", "audit_log",
     "skipped_intervals", "pools", "dataset_events", "dataset_waits", "backfills", "backfill_items",
-    "freshness", "freshness_history", "incidents", "alert_outbox", "watermarks", "api_tokens", "frozen_periods",
+    "freshness", "freshness_history", "incidents", "alert_outbox", "watermarks", "api_tokens", "frozen_periods", "code_versions",
   ],
   /** Emptied before a forced copy: every table of the target's state. */
   cleared: [
     "pipeline_versions", "task_edges", "pipelines", "runs", "task_instances", "attempts", "audit_log",
     "skipped_intervals", "pools", "dataset_events", "dataset_waits", "backfills", "backfill_items",
     "freshness", "freshness_history", "incidents", "alert_outbox", "watermarks", "workers", "leases",
-    "api_tokens", "change_events", "frozen_periods",
+    "api_tokens", "change_events", "frozen_periods", "code_versions",
   ],
   /** The change feed's triggers stand aside: copied history is not a change anybody watches. */
   quietFeed: `SET LOCAL idem.copying = 'on'`,

@@ -1,3 +1,4 @@
+import type { CodeVersionRecord } from "../port.ts";
 import type Database from "better-sqlite3";
 import type { RunState } from "../../core/model/states.ts";
 import { backfillProgress } from "../../core/policy/backfill-progress.ts";
@@ -20,7 +21,7 @@ export type Statements = { [K in keyof typeof SQL]: Database.Statement };
 export const mappers = rowMappers({ bool: (v) => v === 1, json: (v) => (v === null ? null : JSON.parse(v as string)) });
 const {
   toSkippedInterval, toWorker, toExpiredAttempt, toDatasetEvent, toFreshness, toFreshnessPublication, toOutboxAlert, toAuditEntry,
-  toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt, toApiToken, toChangeEvent, toWatermark
+  toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt, toApiToken, toChangeEvent, toWatermark, toCodeVersion
 } = mappers;
 
 /**
@@ -40,6 +41,11 @@ export class SqliteReads {
     return row
       ? { pipelineId: row.pipeline_id, version: row.version, definition: JSON.parse(row.definition), createdAt: row.created_at }
       : null;
+  }
+
+  async getCodeVersion(pipelineId: string, codeVersion: string): Promise<CodeVersionRecord | null> {
+    const row = this.q.selectCodeVersion.get(pipelineId, codeVersion) as Row | undefined;
+    return row ? toCodeVersion(row) : null;
   }
 
   async countLiveRuns(pipelineId: string): Promise<number> {

@@ -7,7 +7,7 @@ import { ErrorClass } from "../../core/model/error-classes.ts";
  */
 const CANDIDATE = `t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots, t.priority, t.started_at, r.pipeline_id,
     (r.backfill_id IS NOT NULL OR r.trigger_kind = 'restate') AS background, r.state AS run_state, r.interval_start, r.interval_end,
-    r.business_date, r.graph_version, r.params, r.trigger_kind, r.backfill_id`;
+    r.business_date, r.graph_version, r.params, r.trigger_kind, r.backfill_id, r.code_version, t.map_key, t.map_item`;
 
 /**
  * Every SQL statement of the SQLite adapter, in one place. Each is prepared once.
@@ -25,11 +25,16 @@ export const SQL = {
   insertEdge: `INSERT INTO task_edges (graph_version, parent, child) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`,
   selectPipelineVersion: `SELECT * FROM pipeline_versions WHERE pipeline_id = ? AND version = ?`,
 
+  insertCodeVersion: `
+    INSERT INTO code_versions (pipeline_id, code_version, graph_version, file, location, packages, created_at, created_by)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+  selectCodeVersion: `SELECT * FROM code_versions WHERE pipeline_id = ? AND code_version = ?`,
+
   insertRun: `
     INSERT INTO runs (run_id, pipeline_id, interval_start, interval_end, business_date, state, trigger_kind,
-                      triggered_by, reason, graph_version, params, created_at, backfill_id)
+                      triggered_by, reason, graph_version, params, created_at, backfill_id, code_version)
     VALUES (@runId, @pipelineId, @intervalStart, @intervalEnd, @businessDate, 'queued', @trigger,
-            @triggeredBy, @reason, @graphVersion, @params, @createdAt, @backfillId)
+            @triggeredBy, @reason, @graphVersion, @params, @createdAt, @backfillId, @codeVersion)
     ON CONFLICT DO NOTHING`,
   selectRun: `SELECT * FROM runs WHERE run_id = ?`,
   selectRunByInterval: `SELECT * FROM runs WHERE pipeline_id = ? AND interval_start = ? AND interval_end = ?`,
@@ -132,6 +137,61 @@ export const SQL = {
   nextRetryAt: `
     SELECT min(next_try_at) AS at FROM task_instances
     WHERE run_id = ? AND state IN ('up_for_retry', 'up_for_reschedule')`,
+
+  /**
+   * Fan-out (migration 26). A list arrives as JSON arrays of [key, position, item, state] in
+   * chunks: one statement per chunk, never one per item. Instances take their tries, pool,
+   * slots and priority from their mapped task's row.
+   */
+  mapExistingKeys: `SELECT map_key, state FROM task_instances WHERE run_id = ? AND map_task = ?`,
+  mapInsert: `
+    INSERT INTO task_instances (run_id, task_id, state, max_tries, trigger_rule, pool, slots, priority, queued_at,
+                                map_task, map_key, map_position, map_item)
+    SELECT t.run_id, t.task_id || '[' || json_extract(j.value, '$[0]') || ']', json_extract(j.value, '$[3]'),
+           t.max_tries - t.try_number + 1, t.trigger_rule, t.pool, t.slots, t.priority,
+           CASE WHEN json_extract(j.value, '$[3]') = 'queued' THEN @at END,
+           t.task_id, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'), json_extract(j.value, '$[2]')
+    FROM task_instances t, json_each(@rows) j
+    WHERE t.run_id = @runId AND t.task_id = @taskId`,
+  mapResetKept: `
+    UPDATE task_instances AS i
+    SET state = json_extract(j.value, '$[3]'), map_position = json_extract(j.value, '$[1]'), map_item = json_extract(j.value, '$[2]'),
+        max_tries = i.try_number + @tries, next_try_at = NULL, reason = NULL, current_attempt_id = NULL,
+        queued_at = CASE WHEN json_extract(j.value, '$[3]') = 'queued' THEN @at END, started_at = NULL, ended_at = NULL
+    FROM json_each(@rows) j
+    WHERE i.run_id = @runId AND i.map_task = @taskId AND i.map_key = json_extract(j.value, '$[0]')`,
+  mapRemove: `
+    UPDATE task_instances SET state = 'removed', reason = @reason, next_try_at = NULL, ended_at = @at
+    WHERE run_id = @runId AND map_task = @taskId AND map_key IN (SELECT value FROM json_each(@keys))`,
+  mapRecount: `
+    UPDATE task_instances SET state = 'scheduled', reason = NULL, ended_at = NULL, map_max_active = @maxActive,
+      map_live = (SELECT count(*) FROM task_instances m WHERE m.run_id = @runId AND m.map_task = @taskId
+                  AND m.state IN ('scheduled', 'queued', 'running', 'up_for_retry', 'up_for_reschedule')),
+      map_failing = (SELECT count(*) FROM task_instances m WHERE m.run_id = @runId AND m.map_task = @taskId
+                     AND m.state IN ('failed', 'upstream_failed')),
+      map_total = (SELECT count(*) FROM task_instances m WHERE m.run_id = @runId AND m.map_task = @taskId AND m.state <> 'removed')
+    WHERE run_id = @runId AND task_id = @taskId`,
+  mapCounts: `SELECT state, map_live, map_failing, map_total, map_max_active FROM task_instances WHERE run_id = ? AND task_id = ?`,
+  /** maxActive: an instance ended, so the first held one (by position) is queued. */
+  mapReleaseHeld: `
+    UPDATE task_instances SET state = 'queued', queued_at = @at
+    WHERE run_id = @runId AND task_id = (
+      SELECT task_id FROM task_instances INDEXED BY task_instances_map_held
+      WHERE run_id = @runId AND map_task = @taskId AND state = 'scheduled' AND map_task IS NOT NULL
+      ORDER BY map_position LIMIT 1)`,
+  mapSettle: `
+    UPDATE task_instances SET state = @state, reason = @reason, ended_at = @at
+    WHERE run_id = @runId AND task_id = @taskId AND state = 'scheduled'`,
+  pageMappedInstances: `
+    SELECT i.task_id, i.map_key, i.map_position, i.map_item, i.state, i.try_number, i.reason,
+           (SELECT a.summary FROM attempts a WHERE a.run_id = i.run_id AND a.task_id = i.task_id AND a.state = 'success'
+            ORDER BY a.try_number DESC LIMIT 1) AS summary
+    FROM task_instances i
+    WHERE i.run_id = @runId AND i.map_task = @taskId AND i.map_key > @after
+      AND (@prefix IS NULL OR substr(i.map_key, 1, length(@prefix)) = @prefix)
+      AND (@states IS NULL OR i.state IN (SELECT value FROM json_each(@states)))
+    ORDER BY i.map_key
+    LIMIT +@limit`,
 
   selectAttempts: `SELECT * FROM attempts WHERE run_id = ? ORDER BY attempt_id`,
   selectAttemptsOfTask: `SELECT * FROM attempts WHERE run_id = ? AND task_id = ? ORDER BY attempt_id`,

@@ -1,3 +1,4 @@
+import type { CodeVersionRecord } from "../port.ts";
 import type { RecordFrozenPeriods, RecordedFrozenPeriods } from "../port.ts";
 import { watermarkValue } from "../row-mappers.ts";
 import type { ExternalDatasetEvent, ExternalDatasetEventRecorded, NewExternalDatasetEvent } from "../port.ts";
@@ -12,9 +13,11 @@ import {
   StoreConflictError, type AttemptFinish, type AuditEntry, type ClaimRequest,
   type ClaimedAttempt, type FinishOutcome, type FinishAndClaim, type FinishedAndClaimed, type NewAuditEntry, type NewPipelineVersion, type NewRun, type NewTaskInstance,
   type RerunRequest, type RunRecord, type Store, type TaskInstanceRecord, type PipelineState,
-  type PauseRequest, type SkipIntervalsRequest, type Leadership, type TaskActionRequest, type NewBackfill, type BackfillRecord, type BackfillState, type NewIncident, type Incident, type IncidentActionRequest, type AlertEvent, type NewApiToken, type ApiTokenRecord
+  type PauseRequest, type SkipIntervalsRequest, type MappedInstanceQuery, type MappedInstanceRecord, type Leadership, type TaskActionRequest, type NewBackfill, type BackfillRecord, type BackfillState, type NewIncident, type Incident, type IncidentActionRequest, type AlertEvent, type NewApiToken, type ApiTokenRecord
 } from "../port.ts";
 import { assertRestatable } from "../restatable.ts";
+import { expansionWrites, REMOVED_REASON } from "../mapping-rows.ts";
+import { mappedTaskEnd, parseMappedTaskId, type MappedItem } from "../../core/policy/fan-out.ts";
 import { openWalDatabase } from "../../sqlite/open-wal.ts";
 import { auditActionOf, decideIncidentAction, reopenDue, SYSTEM_ACTOR } from "../../core/policy/incident-lifecycle.ts";
 import { incidentAudit } from "../incident-audit.ts";
@@ -80,6 +83,10 @@ export class SqliteStore extends SqliteReads implements Store {
     }).immediate();
   }
 
+  async saveCodeVersion(v: CodeVersionRecord): Promise<void> {
+    this.q.insertCodeVersion.run(v.pipelineId, v.codeVersion, v.graphVersion, v.file, v.location, JSON.stringify(v.packages), v.createdAt, v.createdBy);
+  }
+
   async createRunIfAbsent(run: NewRun): Promise<{ run: RunRecord; created: boolean }> {
     return this.db.transaction(() => {
       const { cursor, ...fields } = run;
@@ -87,7 +94,7 @@ export class SqliteStore extends SqliteReads implements Store {
         this.q.insertPipelineState.run(run.pipelineId, run.createdAt);
         this.q.advanceCursor.run(cursor, cursor, run.pipelineId);
       }
-      const inserted = this.q.insertRun.run({ ...fields, backfillId: fields.backfillId ?? null, params: JSON.stringify(run.params) });
+      const inserted = this.q.insertRun.run({ ...fields, backfillId: fields.backfillId ?? null, codeVersion: fields.codeVersion ?? null, params: JSON.stringify(run.params) });
       if (inserted.changes === 0) {
         const existing = (this.q.selectRun.get(run.runId) ??
           this.q.selectRunByInterval.get(run.pipelineId, run.intervalStart, run.intervalEnd)) as Row;
@@ -309,6 +316,7 @@ export class SqliteStore extends SqliteReads implements Store {
       q.setTaskState.run("up_for_reschedule", f.retryAt ?? f.now, null, null, a.run_id, a.task_id);
       return { accepted: true, taskState: "up_for_reschedule", runState: null };
     }
+    if (f.outcome === "success" && f.map) return this.#expand(a, f.map.items, f.map.maxActive, f.now);
     return this.#endTry(a, f.outcome, f.outcome === "failed" && f.retryable ? f.retryAt : null, f.skipReason, f.now);
   }
 
@@ -319,9 +327,59 @@ export class SqliteStore extends SqliteReads implements Store {
     if (end.state !== "up_for_retry") {
       const progress = new RunProgress();
       progress.settled(a.task_id, end.state, now);
+      this.#mappedInstanceEnded(a.run_id, a.task_id, now, progress);
       this.#decideDownstream(a.run_id, a.graph_version, progress);
     }
     return { accepted: true, taskState: end.state, runState: this.#finishRunIfDone(a.run_id, now) };
+  }
+
+  /**
+   * A mapped task's first step ended with its list: its instances are written (a rerun's list
+   * diffed by key with the instances the run has) in chunked statements, its counts set, and it
+   * waits for them, or settles at once when nothing is left to run (an empty list).
+   */
+  #expand(a: Row, items: readonly MappedItem[], maxActive: number | null, now: number): FinishOutcome {
+    const q = this.q;
+    const scope = { runId: a.run_id as string, taskId: a.task_id as string };
+    const existing = (q.mapExistingKeys.all(scope.runId, scope.taskId) as Row[]).map((r) => ({ key: r.map_key as string, removed: r.state === "removed" }));
+    const writes = expansionWrites(existing, items, maxActive);
+    for (const rows of writes.insert) q.mapInsert.run({ ...scope, at: now, rows: JSON.stringify(rows) });
+    const tries = a.max_tries - a.try_number + 1;
+    for (const rows of writes.reset) q.mapResetKept.run({ ...scope, at: now, tries, rows: JSON.stringify(rows) });
+    for (const keys of writes.removed) q.mapRemove.run({ ...scope, at: now, reason: REMOVED_REASON, keys: JSON.stringify(keys) });
+    q.mapRecount.run({ ...scope, maxActive });
+    const progress = new RunProgress();
+    const settled = this.#mappedTaskCheck(scope.runId, scope.taskId, now, progress);
+    this.#decideDownstream(a.run_id, a.graph_version, progress);
+    return { accepted: true, taskState: settled ?? "scheduled", runState: this.#finishRunIfDone(a.run_id, now) };
+  }
+
+  /** A mapped instance reached a final state: a held instance takes its place, and its mapped task may end. */
+  #mappedInstanceEnded(runId: string, taskId: string, at: number, progress: RunProgress): void {
+    const mapped = parseMappedTaskId(taskId);
+    if (!mapped) return;
+    const counts = this.q.mapCounts.get(runId, mapped.taskId) as Row | undefined;
+    if (counts?.map_max_active !== null && counts?.map_max_active !== undefined) this.q.mapReleaseHeld.run({ runId, taskId: mapped.taskId, at });
+    this.#mappedTaskCheck(runId, mapped.taskId, at, progress);
+  }
+
+  /** Settles a mapped task whose instances have all ended (core's mappedTaskEnd); its state, or null while it waits. */
+  #mappedTaskCheck(runId: string, taskId: string, at: number, progress: RunProgress): TaskState | null {
+    const counts = this.q.mapCounts.get(runId, taskId) as Row | undefined;
+    if (!counts || counts.state !== "scheduled" || counts.map_total === null) return null;
+    const end = mappedTaskEnd({ live: counts.map_live, failing: counts.map_failing, total: counts.map_total });
+    if (!end) return null;
+    this.q.mapSettle.run({ runId, taskId, state: end.state, reason: end.reason, at });
+    progress.settled(taskId, end.state, at);
+    return end.state;
+  }
+
+  async pageMappedInstances(query: MappedInstanceQuery): Promise<MappedInstanceRecord[]> {
+    const rows = this.q.pageMappedInstances.all({
+      runId: query.runId, taskId: query.taskId, after: query.afterKey ?? "", prefix: query.keyPrefix ?? null,
+      states: query.states ? JSON.stringify(query.states) : null, limit: query.limit,
+    }) as Row[];
+    return rows.map(mappers.toMappedInstance);
   }
 
   /** Reads the waiting children core's RunProgress asks for until it has decided everything, then writes its decisions. */
@@ -489,6 +547,7 @@ export class SqliteStore extends SqliteReads implements Store {
       }
       const progress = new RunProgress();
       progress.settled(r.taskId, state, r.at);
+      this.#mappedInstanceEnded(r.runId, r.taskId, r.at, progress);
       this.#decideDownstream(r.runId, run.graph_version, progress);
       this.#finishRunIfDone(r.runId, r.at);
       return toTaskInstance(q.selectTaskInstance.get(r.runId, r.taskId) as Row);

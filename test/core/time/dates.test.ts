@@ -1,7 +1,10 @@
+import fc from "fast-check";
+import { Temporal } from "temporal-polyfill";
 import { describe, expect, it } from "vitest";
 import { DefinitionError } from "../../../src/core/model/errors.ts";
 import {
   addDays,
+  localDate,
   assertTimeZone,
   datesBetween,
   formatInstant,
@@ -92,6 +95,40 @@ describe("calendar arithmetic", () => {
     expect(addDays("2026-12-31", 1)).toBe("2027-01-01");
     expect(addDays("2026-03-01", -1)).toBe("2026-02-28");
     expect(addDays("2026-09-01", 0)).toBe("2026-09-01");
+  });
+
+  it("adds days as Temporal does, for any date and any count", () => {
+    fc.assert(fc.property(fc.date({ min: new Date("0001-01-01T00:00:00Z"), max: new Date("9999-12-31T00:00:00Z"), noInvalidDate: true }), fc.integer({ min: -800_000, max: 800_000 }), (instant, n) => {
+      const date = instant.toISOString().slice(0, 10);
+      expect(addDays(date, n)).toBe(Temporal.PlainDate.from(date).add({ days: n }).toString());
+    }), { numRuns: 2_000 });
+    expect(addDays("0001-01-01", -1)).toBe("0000-12-31");
+    expect(addDays("0099-12-31", 1)).toBe("0100-01-01");
+  });
+
+  it("accepts every calendar date and only those, as Temporal does", () => {
+    fc.assert(fc.property(fc.integer({ min: 0, max: 9999 }), fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 31 }), (year, month, day) => {
+      const text = `${String(year).padStart(4, "0")}-${String(month).padStart(2, "0")}-${String(day).padStart(2, "0")}`;
+      let exists = true;
+      try {
+        Temporal.PlainDate.from({ year, month, day }, { overflow: "reject" });
+      } catch {
+        exists = false;
+      }
+      if (exists) expect(parseBusinessDate(text)).toBe(text);
+      else expect(() => parseBusinessDate(text)).toThrow("not a calendar date");
+    }), { numRuns: 3_000 });
+  });
+
+  it("names an instant's local date as Temporal does, whatever instants were asked before", () => {
+    const zones = ["UTC", "Europe/Berlin", "America/Sao_Paulo", "Pacific/Apia", "Australia/Lord_Howe", "America/New_York"];
+    const around = Date.UTC(2011, 11, 29);
+    fc.assert(fc.property(fc.array(fc.tuple(fc.constantFrom(...zones), fc.integer({ min: -3 * 86_400_000, max: 400 * 86_400_000 })), { minLength: 1, maxLength: 40 }), (asks) => {
+      for (const [zone, offset] of asks) {
+        const ms = around + offset;
+        expect(localDate(ms, zone)).toBe(Temporal.Instant.fromEpochMilliseconds(ms).toZonedDateTimeISO(zone).toPlainDate().toString());
+      }
+    }), { numRuns: 300 });
   });
 
   it("lists dates between two dates, both included", () => {

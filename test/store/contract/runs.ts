@@ -64,6 +64,26 @@ export function runsContract(h: Harness): void {
       expect(await store.getPipelineVersion("p", "nope")).toBeNull();
     });
 
+    it("indexes each code version once, and a run pinned to one carries it to every claim of its attempts", async () => {
+      const record = {
+        pipelineId: "p", codeVersion: "c0ffee", graphVersion: "v1", file: "pipelines/p.ts", location: "/shared/bundles",
+        packages: { idem: "0.1.0" }, createdAt: T0, createdBy: "scheduler",
+      };
+      await store.saveCodeVersion(record);
+      await store.saveCodeVersion({ ...record, location: "/elsewhere", createdAt: T0 + 1 });
+      expect(await store.getCodeVersion("p", "c0ffee")).toEqual(record);
+      expect(await store.getCodeVersion("p", "nope")).toBeNull();
+      expect(await store.getCodeVersion("other", "c0ffee")).toBeNull();
+      await saveGraph();
+      const { run } = await store.createRunIfAbsent(newRun({ codeVersion: "c0ffee", tasks: tasksOf(["a"]) }));
+      expect(run.codeVersion).toBe("c0ffee");
+      expect((await store.getRun(run.runId))?.codeVersion).toBe("c0ffee");
+      const [attempt] = await claim();
+      expect(attempt).toMatchObject({ taskId: "a", codeVersion: "c0ffee" });
+      await store.createRunIfAbsent(newRun({ businessDate: "2026-09-02", tasks: tasksOf(["a"]) }));
+      expect((await store.getRun("p@2026-09-02"))?.codeVersion).toBeNull();
+    });
+
     describe("running a run again", () => {
       async function runToEnd() {
         for (let i = 0; i < 3; i++) for (const attempt of await claim()) await store.finishAttempt(finish(attempt));

@@ -12,8 +12,8 @@ const EVENT: Record<AlertView["event"], string> = { open: "OPEN", reopen: "SNOOZ
  */
 export const logNotifier: NotifierKindDefinition<NotifierSettings["log"]> = {
   variables: () => [],
-  async send(_settings, alert, { log }) {
-    log(`ALERT ${EVENT[alert.event]} ${alert.key}: ${causeOf(alert).split("\n")[0]}`);
+  async send(_settings, alert, { events }) {
+    events.emit("alert:logged", { event: EVENT[alert.event], key: alert.key, cause: causeOf(alert).split("\n")[0]! });
   },
   sendDigest: null,
 };

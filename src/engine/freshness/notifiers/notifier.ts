@@ -1,3 +1,4 @@
+import type { EngineEvents } from "../../events/engine-events.ts";
 import type { IncidentKind, Severity } from "../../../core/model/incidents.ts";
 import type { AlertEvent } from "../../../store/port.ts";
 
@@ -33,8 +34,8 @@ export interface NotifierContext {
   name: string;
   /** Where variables named by the settings are read, at each send. */
   env: NodeJS.ProcessEnv;
-  /** The watchdog's process log. */
-  log: (line: string) => void;
+  /** The watchdog's process's events: the `log` notifier's alert is one (`alert:logged`). */
+  events: EngineEvents;
   /** Now, on the engine's clock (a signature's timestamp). */
   now: number;
 }
