@@ -23,7 +23,8 @@ import { AUTO_PREFETCH_WINDOW, prefetchDepth, type Prefetch } from "../../core/p
 import { DEFAULTS } from "../project/defaults.ts";
 import { EngineEvents } from "../events/engine-events.ts";
 import type { AttemptLocator } from "../events/event-map.ts";
-import { codeMissingFinish, PinnedCode } from "./pinned-code.ts";
+import { codeMissingFinish } from "./code-missing.ts";
+import { pinnedCode } from "../project/pinned-code.ts";
 
 export interface WorkerOptions {
   store: Store;
@@ -143,8 +144,6 @@ export class Worker {
   #loopRecords = false;
   #state: WorkerStatus["state"] = { kind: "idle" };
   #finished = 0;
-  /** The code each attempt's run is pinned to. */
-  readonly #pinned: PinnedCode;
 
   constructor(options: WorkerOptions) {
     this.#o = { leaseMs: DEFAULTS.workerLeaseMs, pollMs: 500, graceMs: DEFAULTS.workerGraceMs, ...options, prefetch: options.prefetch ?? 0, events: options.events ?? new EngineEvents() };
@@ -153,7 +152,6 @@ export class Worker {
     this.#runner = options.runner ?? inlineRunner;
     this.#logDir = join(options.stateDir, "logs");
     this.#scratchDir = join(options.stateDir, "tmp");
-    this.#pinned = new PinnedCode(options.projectDir ?? process.cwd());
   }
 
   #pipeline(id: string): Pipeline | undefined {
@@ -466,7 +464,7 @@ export class Worker {
     let wakeLoop = true;
     const work = (async () => {
       const loaded = this.#pipeline(claim.pipelineId);
-      const pipeline = loaded && (await this.#pinned.pipelineFor(claim, loaded));
+      const pipeline = loaded && (await pinnedCode.pipelineFor(claim, loaded));
       let finish: AttemptFinish;
       if (!pipeline) {
         // Claimed before a reload dropped it: not ours to judge; someone who has it runs it.

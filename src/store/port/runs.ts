@@ -108,6 +108,11 @@ export interface RerunRequest {
   params: Record<string, unknown>;
   at: number;
   /**
+   * The run moves to this code version (null: none) and to `graphVersion` with it, also when only
+   * `taskIds` run again. Absent: the run keeps its code version.
+   */
+  codeVersion?: string | null;
+  /**
    * The schedule restating the run (its trailing window): refused unless the run has ended,
    * and ended before `endedBefore` (when the newer interval fired), so two schedulers or a
    * restart cannot restate it twice for one interval. The run's trigger becomes "restate" and

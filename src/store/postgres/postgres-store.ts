@@ -239,7 +239,9 @@ export class PostgresStore extends PostgresReads implements Store {
       if (request.restate) {
         void tx.send("markRestated", [request.runId, request.restate.triggeredBy, request.restate.reason, request.at]);
       }
-      const graphVersion = request.taskIds ? (run.graph_version as string) : request.graphVersion;
+      const moves = request.codeVersion !== undefined;
+      if (moves) void tx.send("repinRun", [request.runId, request.codeVersion, request.graphVersion]);
+      const graphVersion = request.taskIds && !moves ? (run.graph_version as string) : request.graphVersion;
       // Reset tasks whose upstream allows it become eligible now; the rest wait for their parents.
       const progress = new RunProgress();
       const waiting = await tx.rows("waitingTasksWithParents", [request.runId, graphVersion, plan.reset]);

@@ -47,6 +47,8 @@ export const SQL = {
     WHERE run_id = $1
     RETURNING *`,
   /** A rerun of some tasks only: the run is live again, with its graph version and params as they were. */
+  /** A run moved to other code (a rerun on the latest code): its graph moves with it. */
+  repinRun: `UPDATE runs SET code_version = $2, graph_version = $3 WHERE run_id = $1`,
   reopenRun: `
     UPDATE runs SET state = CASE WHEN state IN ('success', 'failed') THEN 'queued' ELSE state END, ended_at = NULL
     WHERE run_id = $1`,

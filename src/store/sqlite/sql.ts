@@ -45,6 +45,7 @@ export const SQL = {
   requeueRun: `
     UPDATE runs SET state = 'queued', ended_at = NULL, started_at = NULL, graph_version = ?, params = ?
     WHERE run_id = ?`,
+  repinRun: `UPDATE runs SET code_version = ?, graph_version = ? WHERE run_id = ?`,
   reopenRun: `
     UPDATE runs SET state = CASE WHEN state IN ('success', 'failed') THEN 'queued' ELSE state END, ended_at = NULL
     WHERE run_id = ?`,

@@ -141,7 +141,9 @@ export class SqliteStore extends SqliteReads implements Store {
         q.joinBackfill.run(request.backfill.backfillId, request.backfill.triggeredBy, request.backfill.reason, request.runId);
       }
       if (request.restate) q.markRestated.run(request.restate.triggeredBy, request.restate.reason, request.at, request.runId);
-      const graphVersion = request.taskIds ? (run.graph_version as string) : request.graphVersion;
+      const moves = request.codeVersion !== undefined;
+      if (moves) q.repinRun.run(request.codeVersion, request.graphVersion, request.runId);
+      const graphVersion = request.taskIds && !moves ? (run.graph_version as string) : request.graphVersion;
       // Reset tasks whose upstream allows it become eligible now; the rest wait for their parents.
       const progress = new RunProgress();
       const waiting = q.waitingTasksWithParents.all({ runId: request.runId, graphVersion, taskIds: JSON.stringify(plan.reset) }) as Row[];
