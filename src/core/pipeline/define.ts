@@ -31,6 +31,8 @@ import type {
   TaskPolicy,
   TaskPolicyInput,
   SqlTaskSpec,
+  ExternalTask,
+  ExternalTaskSpec,
   FunctionTask,
   TaskSpec,
 } from "./types.ts";
@@ -282,7 +284,7 @@ function resolveTask<P extends Params>(id: string, spec: TaskSpec<string, P>, de
   const problem = report;
   const kinds = TASK_KINDS.filter((kind) => (spec as unknown as Record<string, unknown>)[TASK_KIND_KEYS[kind].marker] !== undefined);
   if (kinds.length !== 1) {
-    report("needs exactly one of `run` (a function), `command` (an argv array), `sensor` (a condition) or `sql` (a statement or { file })", kinds.length ? TASK_KIND_KEYS[kinds[0]!].marker : "");
+    report("needs exactly one of `run` (a function), `command` (an argv array), `sensor` (a condition), `sql` (a statement or { file }) or `external` (a remote job: submit, poll, cancel)", kinds.length ? TASK_KIND_KEYS[kinds[0]!].marker : "");
     return null;
   }
   const kind = kinds[0]!;
@@ -317,9 +319,33 @@ function resolveTask<P extends Params>(id: string, spec: TaskSpec<string, P>, de
       return Object.assign(base, { kind }, resolveSensor(spec as Extract<TaskSpec<string, P>, { sensor: unknown }>, problem));
     case "command":
       return Object.assign(base, { kind }, resolveCommand(spec as Extract<TaskSpec<string, P>, { command: unknown }>, problem));
+    case "external":
+      return Object.assign(base, { kind }, resolveExternal(spec as ExternalTaskSpec<string, P>, problem));
     default:
       return unhandledKind(kind);
   }
+}
+
+function resolveExternal<P extends Params>(spec: ExternalTaskSpec<string, P>, problem: Report): Pick<ExternalTask, "external" | "externalPolicy"> {
+  const job = spec.external as unknown as Record<string, unknown> | null;
+  if (typeof job !== "object" || job === null) {
+    problem("`external` must be a job with `submit`, `poll` and `cancel` functions (a ready-made adapter: slurmJob, httpJob, sparkSubmitJob)", "external");
+  } else {
+    const missing = ["submit", "poll", "cancel"].filter((name) => typeof job[name] !== "function");
+    if (missing.length) problem(`\`external\` lacks ${missing.map((name) => `\`${name}\``).join(", ")}: a job needs submit(ctx, key), poll(handle) and cancel(handle) functions`, "external");
+  }
+  const pollIntervalMs = read(problem, "pollInterval", () => parseDuration(spec.pollInterval ?? "30s", "pollInterval"), 1);
+  if (pollIntervalMs === 0) problem("pollInterval must be more than 0", "pollInterval");
+  const pollBackoff = spec.pollBackoff ?? true;
+  if (typeof pollBackoff !== "boolean") problem(`pollBackoff must be true or false, not ${JSON.stringify(pollBackoff)}`, "pollBackoff");
+  return {
+    external: spec.external,
+    externalPolicy: {
+      pollIntervalMs,
+      pollBackoff,
+      maxPollIntervalMs: read(problem, "maxPollInterval", () => parseDuration(spec.maxPollInterval ?? "10m", "maxPollInterval"), 0),
+    },
+  };
 }
 
 function resolveMap<P extends Params>(spec: FunctionTaskSpec<string, P>, upstream: readonly string[], problem: Report): TaskMap | null {
@@ -495,6 +521,8 @@ function describeTask(task: TaskDefinition): Record<string, unknown> {
       };
     case "sensor":
       return { ...head, ...tail, sensorPolicy: task.sensorPolicy };
+    case "external":
+      return { ...head, ...tail, adapter: task.external.adapter ?? "custom", externalPolicy: task.externalPolicy };
     case "sql":
       return {
         ...head,

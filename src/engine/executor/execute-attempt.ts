@@ -12,6 +12,7 @@ import { functionAttempt } from "./kinds/function.ts";
 import type { KindAttempt } from "./kinds/kind-attempt.ts";
 import { sensorAttempt } from "./kinds/sensor.ts";
 import { sqlAttempt } from "./kinds/sql.ts";
+import { externalAttempt } from "./kinds/external.ts";
 import { NO_SECRETS, type SecretMasker } from "../secrets/masker.ts";
 import { watermarksForRun } from "./watermarks.ts";
 import { attemptTraceparent, tracingEnabled } from "../tracing/trace-ids.ts";
@@ -33,6 +34,7 @@ export function waitsInRunner(pipeline: Pipeline, taskId: string): boolean {
       return true;
     case "sensor":
     case "command":
+    case "external":
       return false;
     default:
       return unhandledKind(task);
@@ -101,10 +103,11 @@ async function runTask(
         upstream: options.upstream ? await readUpstream() : {},
         traceparent,
         projectDir: env.defaultCwd,
-        timeoutMs: task.policy.timeoutMs,
+        timeoutMs: options.timeoutMs === undefined ? task.policy.timeoutMs : options.timeoutMs,
         graceMs: task.killGraceMs,
         cancel: env.cancel,
         onStarted: env.onStarted,
+        ...(options.external === undefined ? {} : { external: options.external }),
       }),
   };
   switch (task.kind) {
@@ -116,6 +119,8 @@ async function runTask(
       return sqlAttempt(task, attempt);
     case "sensor":
       return sensorAttempt(task, attempt);
+    case "external":
+      return externalAttempt(task, attempt);
     default:
       return unhandledKind(task);
   }

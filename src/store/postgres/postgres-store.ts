@@ -1,6 +1,7 @@
 import type { CodeVersionRecord } from "../port.ts";
 import type { RecordFrozenPeriods, RecordedFrozenPeriods } from "../port.ts";
-import { watermarkValue } from "../row-mappers.ts";
+import { toExternalJob, watermarkValue } from "../row-mappers.ts";
+import type { EndExternalJob, ExternalJobRecord, NewExternalJob } from "../port.ts";
 import type { ExternalDatasetEvent, ExternalDatasetEventRecorded, NewExternalDatasetEvent } from "../port.ts";
 import pg from "pg";
 import type { RunState, TaskState } from "../../core/model/states.ts";
@@ -247,6 +248,7 @@ export class PostgresStore extends PostgresReads implements Store {
       const waiting = await tx.rows("waitingTasksWithParents", [request.runId, graphVersion, plan.reset]);
       progress.settleEach(plan.reset, waitingTasks(waiting), request.at);
       this.#sendSettlements(tx, request.runId, progress);
+      if (!request.resume) void tx.send("requestExternalCancels", [request.runId, request.restate ? "restated: the run runs again" : "cleared: the task runs again"]);
       await this.#finishRunIfDone(tx, request.runId, request.at, true);
       return toRun((await tx.first("selectRun", [request.runId]))!);
     }, { once: true }));
@@ -740,9 +742,11 @@ export class PostgresStore extends PostgresReads implements Store {
         return { accepted: false, taskState: (a?.ti_state as TaskState) ?? null, runState: null };
       }
       void tx.send("loseAttempt", [r.attemptId, r.now, `worker ${a!.worker_id} stopped renewing its lease: presumed dead`]);
-      return this.#endTry(tx, a!, "failed", r.retryAt, null, r.now, (ti) =>
+      const outcome = await this.#endTry(tx, a!, "failed", r.retryAt, null, r.now, (ti) =>
         void tx.send("setTaskState", [a!.run_id, a!.task_id, ti.state, ti.nextTryAt, ti.reason, ti.endedAt]),
       () => this.#notify(tx));
+      void tx.send("requestExternalCancels", [a!.run_id, "the task instance failed for good: its attempt was lost with no try left"]);
+      return outcome;
     }));
   }
 
@@ -813,6 +817,36 @@ export class PostgresStore extends PostgresReads implements Store {
     return this.#settleByHand(r, r.state, r.state === "success" ? null : `marked failed: ${r.reason}`);
   }
 
+  // --- external jobs ---------------------------------------------------------------------------
+
+  async recordExternalJob(job: NewExternalJob): Promise<ExternalJobRecord | null> {
+    return this.db.tx(async (tx) => {
+      const inserted = await tx.first("insertExternalJob", [job.attemptId, job.workerId, job.key, job.handle, job.adapter, job.link, job.at]);
+      return inserted ? toExternalJob((await tx.first("selectExternalJob", [inserted.job_id]))!) : null;
+    }, { once: true });
+  }
+
+  async externalJobOf(runId: string, taskId: string): Promise<{ job: ExternalJobRecord | null; submissions: number }> {
+    const row = await this.db.first("selectLiveExternalJob", [runId, taskId]);
+    return { job: row && row.job_id !== null ? toExternalJob(row) : null, submissions: Number(row?.submissions ?? 0) };
+  }
+
+  async endExternalJob(r: EndExternalJob): Promise<boolean> {
+    if (r.by) {
+      return (await this.db.idempotent("endExternalJobByAttempt", [r.jobId, r.state, r.at, r.note, r.by.attemptId, r.by.workerId])).rowCount === 1;
+    }
+    if (r.state !== "cancelled") return false;
+    return (await this.db.idempotent("endRequestedExternalJob", [r.jobId, r.state, r.at, r.note])).rowCount === 1;
+  }
+
+  async externalJobsToCancel(pipelineIds: readonly string[], limit: number): Promise<ExternalJobRecord[]> {
+    return (await this.db.rows("externalJobsToCancel", [pipelineIds, limit])).map(toExternalJob);
+  }
+
+  async listExternalJobs(runId: string, taskId?: string): Promise<ExternalJobRecord[]> {
+    return (await this.db.rows("listExternalJobs", [runId, taskId ?? null])).map(toExternalJob);
+  }
+
   async #settleByHand(r: TaskActionRequest, state: "success" | "failed" | "skipped", reason: string | null): Promise<TaskInstanceRecord> {
     return this.#announcing(this.db.tx(async (tx) => {
       const run = await tx.first("lockRun", [r.runId]);
@@ -836,6 +870,7 @@ export class PostgresStore extends PostgresReads implements Store {
       const { released } = await this.#mappedInstanceEnded(tx, r.runId, r.taskId, r.at, progress);
       const madeEligible = (await this.#decideAll(tx, r.runId, run.graph_version, progress)) || released;
       void tx.send("reopenRun", [r.runId]);
+      void tx.send("requestExternalCancels", [r.runId, `settled by hand as ${state}: ${r.reason}`]);
       await this.#finishRunIfDone(tx, r.runId, r.at, madeEligible);
       return toTaskInstance((await tx.first("selectTaskInstance", [r.runId, r.taskId]))!);
     }, { once: true }));
@@ -886,6 +921,7 @@ export class PostgresStore extends PostgresReads implements Store {
       for (const { run_id } of await tx.rows("selectLiveRunsOfBackfill", [backfillId])) {
         void tx.send("lockRun", [run_id]);
         void tx.send("skipWaitingOfRun", [run_id, reason, at]);
+        void tx.send("requestExternalCancels", [run_id, `backfill cancelled: ${reason}`]);
         // A cancelled run is not a success, whatever its remaining tasks say.
         if (!(await tx.first("runProgress", [run_id]))!.live) void tx.send("finishRun", [run_id, "failed", at]);
       }

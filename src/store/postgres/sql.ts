@@ -760,6 +760,43 @@ export const SQL = {
     GROUP BY r.pipeline_id, t.task_id, t.state`,
   metricQueuedByPool: `SELECT pool, count(*) AS n, min(queued_at) AS oldest FROM task_instances WHERE state = 'queued' GROUP BY pool`,
   metricOpenIncidents: `SELECT kind, pipeline_id, acknowledged_at IS NOT NULL AS acknowledged, ack_until, count(*) AS n FROM incidents WHERE resolved_at IS NULL GROUP BY kind, pipeline_id, acknowledged_at IS NOT NULL, ack_until`,
+  // --- external jobs: fenced like a finish (running, this worker's, the current attempt) ---
+  insertExternalJob: `
+    INSERT INTO external_jobs (run_id, task_id, attempt_id, try_number, job_key, handle, adapter, link, state, submitted_at)
+    SELECT a.run_id, a.task_id, a.attempt_id, a.try_number, $3, $4, $5, $6, 'open', $7
+    FROM attempts a JOIN task_instances t ON t.run_id = a.run_id AND t.task_id = a.task_id AND t.current_attempt_id = a.attempt_id
+    WHERE a.attempt_id = $1 AND a.worker_id = $2 AND a.state = 'running'
+    ON CONFLICT DO NOTHING
+    RETURNING job_id`,
+  selectExternalJob: `SELECT j.*, r.pipeline_id FROM external_jobs j JOIN runs r ON r.run_id = j.run_id WHERE j.job_id = $1`,
+  selectLiveExternalJob: `
+    SELECT j.*, r.pipeline_id, (SELECT count(*) FROM external_jobs c WHERE c.run_id = $1 AND c.task_id = $2)::int AS submissions
+    FROM runs r LEFT JOIN external_jobs j ON j.run_id = r.run_id AND j.task_id = $2 AND j.state IN ('open', 'cancel_requested')
+    WHERE r.run_id = $1`,
+  listExternalJobs: `
+    SELECT j.*, r.pipeline_id FROM external_jobs j JOIN runs r ON r.run_id = j.run_id
+    WHERE j.run_id = $1 AND ($2::text IS NULL OR j.task_id = $2) ORDER BY j.job_id`,
+  endExternalJobByAttempt: `
+    UPDATE external_jobs SET state = $2, ended_at = $3, note = $4
+    WHERE job_id = $1 AND state IN ('open', 'cancel_requested')
+      AND EXISTS (SELECT 1 FROM attempts a JOIN task_instances t
+                    ON t.run_id = a.run_id AND t.task_id = a.task_id AND t.current_attempt_id = a.attempt_id
+                  WHERE a.attempt_id = $5 AND a.worker_id = $6 AND a.state = 'running'
+                    AND a.run_id = external_jobs.run_id AND a.task_id = external_jobs.task_id)`,
+  endRequestedExternalJob: `
+    UPDATE external_jobs SET state = $2, ended_at = $3, note = coalesce($4, note)
+    WHERE job_id = $1 AND state = 'cancel_requested'`,
+  // A job is to be cancelled once its task instance no longer waits on it: not running an attempt,
+  // not between polls, not waiting for a retry that will reattach (a lost attempt).
+  requestExternalCancels: `
+    UPDATE external_jobs SET state = 'cancel_requested', note = $2
+    WHERE run_id = $1 AND state = 'open'
+      AND NOT EXISTS (SELECT 1 FROM task_instances t WHERE t.run_id = external_jobs.run_id AND t.task_id = external_jobs.task_id
+                        AND t.state IN ('running', 'up_for_reschedule', 'up_for_retry'))`,
+  externalJobsToCancel: `
+    SELECT j.*, r.pipeline_id FROM external_jobs j JOIN runs r ON r.run_id = j.run_id
+    WHERE j.state = 'cancel_requested' AND r.pipeline_id = ANY($1::text[])
+    ORDER BY j.job_id LIMIT $2`,
 } as const;
 
 export type StatementName = keyof typeof SQL;

@@ -546,4 +546,41 @@ export const SQL = {
   // Either partial index of queued rows would do; naming one keeps the plan from wandering.
   metricQueuedByPool: `SELECT pool, count(*) AS n, min(queued_at) AS oldest FROM task_instances INDEXED BY task_instances_queued WHERE state = 'queued' GROUP BY pool`,
   metricOpenIncidents: `SELECT kind, pipeline_id, acknowledged_at IS NOT NULL AS acknowledged, ack_until, count(*) AS n FROM incidents WHERE resolved_at IS NULL GROUP BY kind, pipeline_id, acknowledged_at IS NOT NULL, ack_until`,
+  // --- external jobs: fenced like a finish (running, this worker's, the current attempt) ---
+  insertExternalJob: `
+    INSERT INTO external_jobs (run_id, task_id, attempt_id, try_number, job_key, handle, adapter, link, state, submitted_at)
+    SELECT a.run_id, a.task_id, a.attempt_id, a.try_number, @key, @handle, @adapter, @link, 'open', @at
+    FROM attempts a JOIN task_instances t ON t.run_id = a.run_id AND t.task_id = a.task_id AND t.current_attempt_id = a.attempt_id
+    WHERE a.attempt_id = @attemptId AND a.worker_id = @workerId AND a.state = 'running'
+    ON CONFLICT DO NOTHING
+    RETURNING job_id`,
+  selectExternalJob: `SELECT j.*, r.pipeline_id FROM external_jobs j JOIN runs r ON r.run_id = j.run_id WHERE j.job_id = ?`,
+  selectLiveExternalJob: `
+    SELECT j.*, r.pipeline_id FROM external_jobs j JOIN runs r ON r.run_id = j.run_id
+    WHERE j.run_id = ? AND j.task_id = ? AND j.state IN ('open', 'cancel_requested')`,
+  countExternalJobs: `SELECT count(*) AS n FROM external_jobs WHERE run_id = ? AND task_id = ?`,
+  listExternalJobs: `
+    SELECT j.*, r.pipeline_id FROM external_jobs j JOIN runs r ON r.run_id = j.run_id
+    WHERE j.run_id = @runId AND (@taskId IS NULL OR j.task_id = @taskId) ORDER BY j.job_id`,
+  endExternalJobByAttempt: `
+    UPDATE external_jobs SET state = @state, ended_at = @at, note = @note
+    WHERE job_id = @jobId AND state IN ('open', 'cancel_requested')
+      AND EXISTS (SELECT 1 FROM attempts a JOIN task_instances t
+                    ON t.run_id = a.run_id AND t.task_id = a.task_id AND t.current_attempt_id = a.attempt_id
+                  WHERE a.attempt_id = @attemptId AND a.worker_id = @workerId AND a.state = 'running'
+                    AND a.run_id = external_jobs.run_id AND a.task_id = external_jobs.task_id)`,
+  endRequestedExternalJob: `
+    UPDATE external_jobs SET state = @state, ended_at = @at, note = coalesce(@note, note)
+    WHERE job_id = @jobId AND state = 'cancel_requested'`,
+  // A job is to be cancelled once its task instance no longer waits on it: not running an attempt,
+  // not between polls, not waiting for a retry that will reattach (a lost attempt).
+  requestExternalCancels: `
+    UPDATE external_jobs SET state = 'cancel_requested', note = ?
+    WHERE run_id = ? AND state = 'open'
+      AND NOT EXISTS (SELECT 1 FROM task_instances t WHERE t.run_id = external_jobs.run_id AND t.task_id = external_jobs.task_id
+                        AND t.state IN ('running', 'up_for_reschedule', 'up_for_retry'))`,
+  externalJobsToCancel: `
+    SELECT j.*, r.pipeline_id FROM external_jobs j INDEXED BY external_jobs_to_cancel JOIN runs r ON r.run_id = j.run_id
+    WHERE j.state = 'cancel_requested' AND r.pipeline_id IN (SELECT value FROM json_each(?))
+    ORDER BY j.job_id LIMIT +?`,
 } as const;

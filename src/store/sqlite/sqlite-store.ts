@@ -1,6 +1,7 @@
 import type { CodeVersionRecord } from "../port.ts";
 import type { RecordFrozenPeriods, RecordedFrozenPeriods } from "../port.ts";
-import { watermarkValue } from "../row-mappers.ts";
+import { toExternalJob, watermarkValue } from "../row-mappers.ts";
+import type { EndExternalJob, ExternalJobRecord, NewExternalJob } from "../port.ts";
 import type { ExternalDatasetEvent, ExternalDatasetEventRecorded, NewExternalDatasetEvent } from "../port.ts";
 import type Database from "better-sqlite3";
 import type { RunState, TaskState } from "../../core/model/states.ts";
@@ -149,6 +150,7 @@ export class SqliteStore extends SqliteReads implements Store {
       const waiting = q.waitingTasksWithParents.all({ runId: request.runId, graphVersion, taskIds: JSON.stringify(plan.reset) }) as Row[];
       progress.settleEach(plan.reset, waitingTasks(waiting), request.at);
       this.#decideDownstream(request.runId, graphVersion, progress);
+      if (!request.resume) q.requestExternalCancels.run(request.restate ? "restated: the run runs again" : "cleared: the task runs again", request.runId);
       this.#finishRunIfDone(request.runId, request.at);
       return toRun(q.selectRun.get(request.runId) as Row);
     }).immediate();
@@ -487,7 +489,9 @@ export class SqliteStore extends SqliteReads implements Store {
         return { accepted: false, taskState: (a?.ti_state as TaskState) ?? null, runState: null };
       }
       this.q.loseAttempt.run(r.now, `worker ${a!.worker_id} stopped renewing its lease: presumed dead`, r.attemptId);
-      return this.#endTry(a!, "failed", r.retryAt, null, r.now);
+      const outcome = this.#endTry(a!, "failed", r.retryAt, null, r.now);
+      this.q.requestExternalCancels.run("the task instance failed for good: its attempt was lost with no try left", a!.run_id);
+      return outcome;
     }).immediate();
   }
 
@@ -547,6 +551,37 @@ export class SqliteStore extends SqliteReads implements Store {
     }).immediate();
   }
 
+  async recordExternalJob(job: NewExternalJob): Promise<ExternalJobRecord | null> {
+    return this.db.transaction(() => {
+      const inserted = this.q.insertExternalJob.get(job) as Row | undefined;
+      return inserted ? toExternalJob(this.q.selectExternalJob.get(inserted.job_id) as Row) : null;
+    }).immediate();
+  }
+
+  async externalJobOf(runId: string, taskId: string): Promise<{ job: ExternalJobRecord | null; submissions: number }> {
+    return this.db.transaction(() => {
+      const row = this.q.selectLiveExternalJob.get(runId, taskId) as Row | undefined;
+      const { n } = this.q.countExternalJobs.get(runId, taskId) as Row;
+      return { job: row ? toExternalJob(row) : null, submissions: Number(n) };
+    })();
+  }
+
+  async endExternalJob(r: EndExternalJob): Promise<boolean> {
+    const values = { jobId: r.jobId, state: r.state, at: r.at, note: r.note };
+    const result = r.by
+      ? this.q.endExternalJobByAttempt.run({ ...values, attemptId: r.by.attemptId, workerId: r.by.workerId })
+      : r.state === "cancelled" ? this.q.endRequestedExternalJob.run(values) : { changes: 0 };
+    return result.changes === 1;
+  }
+
+  async externalJobsToCancel(pipelineIds: readonly string[], limit: number): Promise<ExternalJobRecord[]> {
+    return (this.q.externalJobsToCancel.all(JSON.stringify(pipelineIds), limit) as Row[]).map(toExternalJob);
+  }
+
+  async listExternalJobs(runId: string, taskId?: string): Promise<ExternalJobRecord[]> {
+    return (this.q.listExternalJobs.all({ runId, taskId: taskId ?? null }) as Row[]).map(toExternalJob);
+  }
+
   async skipTask(r: TaskActionRequest): Promise<TaskInstanceRecord> {
     return this.#settleByHand(r, "skipped", r.reason);
   }
@@ -581,6 +616,7 @@ export class SqliteStore extends SqliteReads implements Store {
       progress.settled(r.taskId, state, r.at);
       this.#mappedInstanceEnded(r.runId, r.taskId, r.at, progress);
       this.#decideDownstream(r.runId, run.graph_version, progress);
+      q.requestExternalCancels.run(`settled by hand as ${state}: ${r.reason}`, r.runId);
       this.#finishRunIfDone(r.runId, r.at);
       return toTaskInstance(q.selectTaskInstance.get(r.runId, r.taskId) as Row);
     }).immediate();
@@ -618,6 +654,7 @@ export class SqliteStore extends SqliteReads implements Store {
       q.setBackfillState.run("cancelled", at, "cancelled", at, backfillId);
       for (const { run_id } of q.selectLiveRunsOfBackfill.all(backfillId) as Row[]) {
         q.skipWaitingOfRun.run(reason, at, run_id);
+        q.requestExternalCancels.run(`backfill cancelled: ${reason}`, run_id);
         // A cancelled run is not a success, whatever its remaining tasks say.
         if (!this.#runProgress(run_id).live) q.finishRun.run("failed", at, run_id);
       }
