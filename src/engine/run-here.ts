@@ -102,7 +102,8 @@ export class RunHere {
       code = await rerunCode(run, pipeline, parseCodeChoice(request.code, "same"));
       const again = code.pipeline;
       await refusalsTranslated(
-        () => store.rerun({ runId: run.runId, graphVersion: again.version, tasks: taskInstancesOf(again), params, at: now, ...(code!.move ?? {}) }),
+        // A run its process left unfinished is resumed: its task instances reattach to their remote jobs.
+        () => store.rerun({ runId: run.runId, graphVersion: again.version, tasks: taskInstancesOf(again), params, at: now, resume: run.state === "queued" || run.state === "running", ...(code!.move ?? {}) }),
         { pipeline: pipelineId },
       );
     }

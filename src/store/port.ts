@@ -21,6 +21,7 @@ import type { ChangeFeedStore } from "./port/changes.ts";
 import type { HistoryReads } from "./port/history.ts";
 import type { MetricReads } from "./port/metrics.ts";
 import type { MappingReads } from "./port/mapping.ts";
+import type { ExternalJobStore } from "./port/external-jobs.ts";
 
 export * from "./port/runs.ts";
 export * from "./port/attempts.ts";
@@ -37,6 +38,7 @@ export * from "./port/changes.ts";
 export * from "./port/history.ts";
 export * from "./port/metrics.ts";
 export * from "./port/mapping.ts";
+export * from "./port/external-jobs.ts";
 
 export interface Store
   extends RunStore,
@@ -53,7 +55,8 @@ export interface Store
     ChangeFeedStore,
     HistoryReads,
     MetricReads,
-    MappingReads {
+    MappingReads,
+    ExternalJobStore {
   /** Brings the schema to the latest version. Safe to call on every start. */
   migrate(): Promise<void>;
   close(): Promise<void>;

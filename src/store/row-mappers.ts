@@ -21,6 +21,7 @@ import type {
   RunRecord,
   TaskInstanceRecord,
   MappedInstanceRecord,
+  ExternalJobRecord,
 } from "./port.ts";
 
 export type Row = Record<string, any>;
@@ -325,4 +326,24 @@ export function rowMappers(decode: RowDecoding) {
 /** A watermark is stored as text with its kind, the same in every adapter. */
 export function watermarkValue(row: Record<string, unknown>): string | number {
   return row.kind === "number" ? Number(row.value) : (row.value as string);
+}
+
+/** An external job's row, the same in both adapters (the handle is JSON text in both). */
+export function toExternalJob(r: Row): ExternalJobRecord {
+  return {
+    jobId: Number(r.job_id),
+    runId: r.run_id,
+    pipelineId: r.pipeline_id,
+    taskId: r.task_id,
+    attemptId: Number(r.attempt_id),
+    tryNumber: Number(r.try_number),
+    key: r.job_key,
+    handle: r.handle,
+    adapter: r.adapter,
+    link: r.link ?? null,
+    state: r.state,
+    submittedAt: Number(r.submitted_at),
+    endedAt: r.ended_at === null || r.ended_at === undefined ? null : Number(r.ended_at),
+    note: r.note ?? null,
+  };
 }

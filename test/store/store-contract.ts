@@ -5,6 +5,7 @@ import { auditContract } from "./contract/audit.ts";
 import { backfillsContract } from "./contract/backfills.ts";
 import { changesContract } from "./contract/changes.ts";
 import { datasetsContract } from "./contract/datasets.ts";
+import { externalJobsContract } from "./contract/external-jobs.ts";
 import { finishAndClaimContract } from "./contract/finish-and-claim.ts";
 import { freshnessContract } from "./contract/freshness.ts";
 import { contractHarness, portRoles, recording, storeRoles } from "./contract/harness.ts";
@@ -61,6 +62,7 @@ export function describeStoreContract(adapter: string, openStore: () => Promise<
     metricsContract(h);
     finishAndClaimContract(h);
     mappingContract(h);
+    externalJobsContract(h);
 
     it("calls every method of each role of the port in that role's block", () => {
       const uncalled = [...roles].flatMap(([role, methods]) => methods.filter((m) => !seen.has(`${role}.${m}`)).map((m) => `${role}.${m}`));

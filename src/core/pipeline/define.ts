@@ -31,6 +31,8 @@ import type {
   TaskPolicy,
   TaskPolicyInput,
   SqlTaskSpec,
+  ExternalTask,
+  ExternalTaskSpec,
   FunctionTask,
   TaskSpec,
 } from "./types.ts";
@@ -157,6 +159,12 @@ export function pipeline<P extends Params>(
     problem(graphProblem.message, graphProblem.task, graphProblem.task ? ["tasks", graphProblem.task, "after"] : undefined);
   }
 
+  for (const d of definitions) {
+    if (d.kind !== "function" || !d.map || typeof d.map.items === "function" || !("keysOf" in d.map.items)) continue;
+    const over = definitions.find((u) => u.id === (d.map!.items as { keysOf: string }).keysOf);
+    if (over && (over.kind !== "function" || !over.map)) problem(`map.items maps over task ${over.id}'s keys, and ${over.id} is not mapped`, d.id, ["tasks", d.id, "map"]);
+  }
+
   for (const promise of promises) {
     const publishers = definitions.filter((d) => d.publishes === promise.dataset).map((d) => d.id);
     if (publishers.length !== 1) {
@@ -276,7 +284,7 @@ function resolveTask<P extends Params>(id: string, spec: TaskSpec<string, P>, de
   const problem = report;
   const kinds = TASK_KINDS.filter((kind) => (spec as unknown as Record<string, unknown>)[TASK_KIND_KEYS[kind].marker] !== undefined);
   if (kinds.length !== 1) {
-    report("needs exactly one of `run` (a function), `command` (an argv array), `sensor` (a condition) or `sql` (a statement or { file })", kinds.length ? TASK_KIND_KEYS[kinds[0]!].marker : "");
+    report("needs exactly one of `run` (a function), `command` (an argv array), `sensor` (a condition), `sql` (a statement or { file }) or `external` (a remote job: submit, poll, cancel)", kinds.length ? TASK_KIND_KEYS[kinds[0]!].marker : "");
     return null;
   }
   const kind = kinds[0]!;
@@ -311,9 +319,33 @@ function resolveTask<P extends Params>(id: string, spec: TaskSpec<string, P>, de
       return Object.assign(base, { kind }, resolveSensor(spec as Extract<TaskSpec<string, P>, { sensor: unknown }>, problem));
     case "command":
       return Object.assign(base, { kind }, resolveCommand(spec as Extract<TaskSpec<string, P>, { command: unknown }>, problem));
+    case "external":
+      return Object.assign(base, { kind }, resolveExternal(spec as ExternalTaskSpec<string, P>, problem));
     default:
       return unhandledKind(kind);
   }
+}
+
+function resolveExternal<P extends Params>(spec: ExternalTaskSpec<string, P>, problem: Report): Pick<ExternalTask, "external" | "externalPolicy"> {
+  const job = spec.external as unknown as Record<string, unknown> | null;
+  if (typeof job !== "object" || job === null) {
+    problem("`external` must be a job with `submit`, `poll` and `cancel` functions (a ready-made adapter: slurmJob, httpJob, sparkSubmitJob)", "external");
+  } else {
+    const missing = ["submit", "poll", "cancel"].filter((name) => typeof job[name] !== "function");
+    if (missing.length) problem(`\`external\` lacks ${missing.map((name) => `\`${name}\``).join(", ")}: a job needs submit(ctx, key), poll(handle) and cancel(handle) functions`, "external");
+  }
+  const pollIntervalMs = read(problem, "pollInterval", () => parseDuration(spec.pollInterval ?? "30s", "pollInterval"), 1);
+  if (pollIntervalMs === 0) problem("pollInterval must be more than 0", "pollInterval");
+  const pollBackoff = spec.pollBackoff ?? true;
+  if (typeof pollBackoff !== "boolean") problem(`pollBackoff must be true or false, not ${JSON.stringify(pollBackoff)}`, "pollBackoff");
+  return {
+    external: spec.external,
+    externalPolicy: {
+      pollIntervalMs,
+      pollBackoff,
+      maxPollIntervalMs: read(problem, "maxPollInterval", () => parseDuration(spec.maxPollInterval ?? "10m", "maxPollInterval"), 0),
+    },
+  };
 }
 
 function resolveMap<P extends Params>(spec: FunctionTaskSpec<string, P>, upstream: readonly string[], problem: Report): TaskMap | null {
@@ -327,8 +359,11 @@ function resolveMap<P extends Params>(spec: FunctionTaskSpec<string, P>, upstrea
   if (unknown.length) problem(`map: unknown option ${unknown.map((k) => JSON.stringify(k)).join(", ")} (items, key, maxItems, maxActive)`, "map");
   const items = map.items as TaskMap["items"] | undefined;
   if (typeof items !== "function") {
-    if (!items || typeof items !== "object" || typeof items.task !== "string" || typeof items.field !== "string") {
-      problem("map.items must be a function of the context or { task, field }: an upstream task's summary field", "map");
+    if (items && typeof items === "object" && "keysOf" in items && typeof items.keysOf === "string") {
+      if (!upstream.includes(items.keysOf)) problem(`map.items maps over task ${items.keysOf}'s keys: add ${JSON.stringify(items.keysOf)} to after`, "map");
+      if (map.maxActive !== undefined) problem("map.maxActive does not go with keysOf: each key runs when its own upstream instance succeeds", "map");
+    } else if (!items || typeof items !== "object" || !("task" in items) || typeof items.task !== "string" || typeof items.field !== "string") {
+      problem("map.items must be a function of the context, { task, field } (an upstream task's summary field) or { keysOf } (a mapped task's keys)", "map");
     } else if (!upstream.includes(items.task)) {
       problem(`map.items reads task ${items.task}'s summary: add ${JSON.stringify(items.task)} to after`, "map");
     }
@@ -486,6 +521,8 @@ function describeTask(task: TaskDefinition): Record<string, unknown> {
       };
     case "sensor":
       return { ...head, ...tail, sensorPolicy: task.sensorPolicy };
+    case "external":
+      return { ...head, ...tail, adapter: task.external.adapter ?? "custom", externalPolicy: task.externalPolicy };
     case "sql":
       return {
         ...head,
@@ -502,7 +539,7 @@ function describeTask(task: TaskDefinition): Record<string, unknown> {
 
 function describeMap(map: TaskMap): Record<string, unknown> {
   return {
-    items: typeof map.items === "function" ? "<function>" : { task: map.items.task, field: map.items.field },
+    items: typeof map.items === "function" ? "<function>" : "keysOf" in map.items ? { keysOf: map.items.keysOf } : { task: map.items.task, field: map.items.field },
     key: map.key ? "<function>" : undefined,
     maxItems: map.maxItems,
     maxActive: map.maxActive ?? undefined,

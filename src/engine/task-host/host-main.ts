@@ -203,7 +203,7 @@ async function call(pipeline: Pipeline, message: AttemptToRun, log: AttemptLog, 
     const inherited = process.env.TRACEPARENT;
     if (message.traceparent !== null) process.env.TRACEPARENT = message.traceparent;
     try {
-      return success(await taskCode(task, message.projectDir, message.claim.mapKey)(context));
+      return success(await taskCode(task, message.projectDir, message.claim.mapKey, message.external)(context));
     } finally {
       clearTimeout(busy);
       codeMs = performance.now() - start;

@@ -119,6 +119,12 @@ export interface RerunRequest {
    * its restate count grows; its task instances are claimed after live runs', as a backfill's.
    */
   restate?: { triggeredBy: string; reason: string; endedBefore: number };
+  /**
+   * The rerun resumes a run whose process died (`idem run` again after a kill -9): a task
+   * instance that waited on a remote job reattaches to it. Otherwise a rerun asks to cancel the
+   * remote jobs of the task instances it resets.
+   */
+  resume?: boolean;
 }
 
 export interface RunRecord {

@@ -651,4 +651,45 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       END;
     `,
   },
+  {
+    version: 27,
+    name: "external jobs: the handle of a remote job, recorded before idem waits on it",
+    sql: `
+      -- One row per job submitted by an external task. A task instance waits on at most one job
+      -- at a time (open), or has one that waits to be cancelled because the task instance no
+      -- longer waits on it (a clear, a cancelled backfill): the partial unique index says so, and
+      -- a retry or a worker taking over reattaches to that row instead of submitting again.
+      CREATE TABLE external_jobs (
+        job_id       INTEGER PRIMARY KEY AUTOINCREMENT,
+        run_id       TEXT NOT NULL,
+        task_id      TEXT NOT NULL,
+        attempt_id   INTEGER NOT NULL,
+        try_number   INTEGER NOT NULL,
+        job_key      TEXT NOT NULL,
+        handle       TEXT NOT NULL,
+        adapter      TEXT NOT NULL,
+        link         TEXT,
+        state        TEXT NOT NULL,
+        submitted_at INTEGER NOT NULL,
+        ended_at     INTEGER,
+        note         TEXT
+      );
+      CREATE INDEX external_jobs_by_task ON external_jobs (run_id, task_id, job_id);
+      CREATE UNIQUE INDEX external_jobs_live ON external_jobs (run_id, task_id) WHERE state IN ('open', 'cancel_requested');
+      CREATE INDEX external_jobs_to_cancel ON external_jobs (job_id) WHERE state = 'cancel_requested';
+    `,
+  },
+  {
+    version: 28,
+    name: "fan-out by key: a mapped instance waiting for the instance of the same key upstream",
+    sql: `
+      -- A task mapped by key over another mapped task (items: { keysOf }) is expanded with it:
+      -- its instance of key k waits for the upstream instance of key k alone (map_parent, that
+      -- instance's task_id), so each key moves on as soon as its own upstream succeeds. The
+      -- partial index finds the instances waiting on one that settled.
+      ALTER TABLE task_instances ADD COLUMN map_parent TEXT;
+      CREATE INDEX task_instances_map_waiting ON task_instances (run_id, map_parent)
+        WHERE state = 'scheduled' AND map_parent IS NOT NULL;
+    `,
+  },
 ];

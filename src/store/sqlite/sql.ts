@@ -60,7 +60,8 @@ export const SQL = {
     UPDATE task_instances
     SET state = 'scheduled', max_tries = try_number + @maxTries, next_try_at = NULL, reason = NULL,
         trigger_rule = @triggerRule, pool = @pool, slots = @slots, priority = @priority,
-        current_attempt_id = NULL, queued_at = NULL, started_at = NULL, ended_at = NULL
+        current_attempt_id = NULL, queued_at = NULL, started_at = NULL, ended_at = NULL,
+        map_live = NULL, map_failing = NULL, map_total = NULL
     WHERE run_id = @runId AND task_id = @taskId`,
 
   startTaskInstance: `
@@ -117,7 +118,7 @@ export const SQL = {
   waitingChildrenWithParents: `
     SELECT w.task_id, w.trigger_rule, e.parent AS upstream, u.state AS upstream_state
     FROM task_edges c
-    CROSS JOIN task_instances w ON w.run_id = @runId AND w.task_id = c.child AND w.state = 'scheduled'
+    CROSS JOIN task_instances w ON w.run_id = @runId AND w.task_id = c.child AND w.state = 'scheduled' AND w.map_total IS NULL
     CROSS JOIN task_edges e ON e.graph_version = c.graph_version AND e.child = c.child
     CROSS JOIN task_instances u ON u.run_id = @runId AND u.task_id = e.parent
     WHERE c.graph_version = @graphVersion AND c.parent = @parent
@@ -147,11 +148,12 @@ export const SQL = {
   mapExistingKeys: `SELECT map_key, state FROM task_instances WHERE run_id = ? AND map_task = ?`,
   mapInsert: `
     INSERT INTO task_instances (run_id, task_id, state, max_tries, trigger_rule, pool, slots, priority, queued_at,
-                                map_task, map_key, map_position, map_item)
+                                map_task, map_key, map_position, map_item, map_parent)
     SELECT t.run_id, t.task_id || '[' || json_extract(j.value, '$[0]') || ']', json_extract(j.value, '$[3]'),
-           t.max_tries - t.try_number + 1, t.trigger_rule, t.pool, t.slots, t.priority,
+           @tries, t.trigger_rule, t.pool, t.slots, t.priority,
            CASE WHEN json_extract(j.value, '$[3]') = 'queued' THEN @at END,
-           t.task_id, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'), json_extract(j.value, '$[2]')
+           t.task_id, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'), json_extract(j.value, '$[2]'),
+           CASE WHEN @parent IS NOT NULL THEN @parent || '[' || json_extract(j.value, '$[0]') || ']' END
     FROM task_instances t, json_each(@rows) j
     WHERE t.run_id = @runId AND t.task_id = @taskId`,
   mapResetKept: `
@@ -172,7 +174,15 @@ export const SQL = {
                      AND m.state IN ('failed', 'upstream_failed')),
       map_total = (SELECT count(*) FROM task_instances m WHERE m.run_id = @runId AND m.map_task = @taskId AND m.state <> 'removed')
     WHERE run_id = @runId AND task_id = @taskId`,
-  mapCounts: `SELECT state, map_live, map_failing, map_total, map_max_active FROM task_instances WHERE run_id = ? AND task_id = ?`,
+  mapCounts: `
+    SELECT state, try_number, max_tries, map_live, map_failing, map_total, map_max_active FROM task_instances
+    WHERE run_id = ? AND task_id = ?`,
+  /** A chained task's instances waiting for this instance (its key's upstream), with its state. */
+  mapChainedChildren: `
+    SELECT w.task_id, w.trigger_rule, u.task_id AS upstream, u.state AS upstream_state
+    FROM task_instances w INDEXED BY task_instances_map_waiting
+    JOIN task_instances u ON u.run_id = w.run_id AND u.task_id = w.map_parent
+    WHERE w.run_id = ? AND w.map_parent = ? AND w.state = 'scheduled' AND w.map_parent IS NOT NULL`,
   /** maxActive: an instance ended, so the first held one (by position) is queued. */
   mapReleaseHeld: `
     UPDATE task_instances SET state = 'queued', queued_at = @at
@@ -536,4 +546,41 @@ export const SQL = {
   // Either partial index of queued rows would do; naming one keeps the plan from wandering.
   metricQueuedByPool: `SELECT pool, count(*) AS n, min(queued_at) AS oldest FROM task_instances INDEXED BY task_instances_queued WHERE state = 'queued' GROUP BY pool`,
   metricOpenIncidents: `SELECT kind, pipeline_id, acknowledged_at IS NOT NULL AS acknowledged, ack_until, count(*) AS n FROM incidents WHERE resolved_at IS NULL GROUP BY kind, pipeline_id, acknowledged_at IS NOT NULL, ack_until`,
+  // --- external jobs: fenced like a finish (running, this worker's, the current attempt) ---
+  insertExternalJob: `
+    INSERT INTO external_jobs (run_id, task_id, attempt_id, try_number, job_key, handle, adapter, link, state, submitted_at)
+    SELECT a.run_id, a.task_id, a.attempt_id, a.try_number, @key, @handle, @adapter, @link, 'open', @at
+    FROM attempts a JOIN task_instances t ON t.run_id = a.run_id AND t.task_id = a.task_id AND t.current_attempt_id = a.attempt_id
+    WHERE a.attempt_id = @attemptId AND a.worker_id = @workerId AND a.state = 'running'
+    ON CONFLICT DO NOTHING
+    RETURNING job_id`,
+  selectExternalJob: `SELECT j.*, r.pipeline_id FROM external_jobs j JOIN runs r ON r.run_id = j.run_id WHERE j.job_id = ?`,
+  selectLiveExternalJob: `
+    SELECT j.*, r.pipeline_id FROM external_jobs j JOIN runs r ON r.run_id = j.run_id
+    WHERE j.run_id = ? AND j.task_id = ? AND j.state IN ('open', 'cancel_requested')`,
+  countExternalJobs: `SELECT count(*) AS n FROM external_jobs WHERE run_id = ? AND task_id = ?`,
+  listExternalJobs: `
+    SELECT j.*, r.pipeline_id FROM external_jobs j JOIN runs r ON r.run_id = j.run_id
+    WHERE j.run_id = @runId AND (@taskId IS NULL OR j.task_id = @taskId) ORDER BY j.job_id`,
+  endExternalJobByAttempt: `
+    UPDATE external_jobs SET state = @state, ended_at = @at, note = @note
+    WHERE job_id = @jobId AND state IN ('open', 'cancel_requested')
+      AND EXISTS (SELECT 1 FROM attempts a JOIN task_instances t
+                    ON t.run_id = a.run_id AND t.task_id = a.task_id AND t.current_attempt_id = a.attempt_id
+                  WHERE a.attempt_id = @attemptId AND a.worker_id = @workerId AND a.state = 'running'
+                    AND a.run_id = external_jobs.run_id AND a.task_id = external_jobs.task_id)`,
+  endRequestedExternalJob: `
+    UPDATE external_jobs SET state = @state, ended_at = @at, note = coalesce(@note, note)
+    WHERE job_id = @jobId AND state = 'cancel_requested'`,
+  // A job is to be cancelled once its task instance no longer waits on it: not running an attempt,
+  // not between polls, not waiting for a retry that will reattach (a lost attempt).
+  requestExternalCancels: `
+    UPDATE external_jobs SET state = 'cancel_requested', note = ?
+    WHERE run_id = ? AND state = 'open'
+      AND NOT EXISTS (SELECT 1 FROM task_instances t WHERE t.run_id = external_jobs.run_id AND t.task_id = external_jobs.task_id
+                        AND t.state IN ('running', 'up_for_reschedule', 'up_for_retry'))`,
+  externalJobsToCancel: `
+    SELECT j.*, r.pipeline_id FROM external_jobs j INDEXED BY external_jobs_to_cancel JOIN runs r ON r.run_id = j.run_id
+    WHERE j.state = 'cancel_requested' AND r.pipeline_id IN (SELECT value FROM json_each(?))
+    ORDER BY j.job_id LIMIT +?`,
 } as const;
