@@ -37,6 +37,30 @@ describe("fan-out: a task mapped over a list found when it becomes eligible", ()
     expect(page.map((i) => [i.key, i.summary])).toEqual([["a.csv", { rows: 5 }], ["b.csv", { rows: 5 }], ["c.csv", { rows: 5 }]]);
   });
 
+  it("chains a task mapped by key: each key's check runs after that key's load, with that key's summary upstream", async () => {
+    const order: string[] = [];
+    const p = pipeline("files", { schedule: utc }, {
+      load: { map: { items: () => ["x", "y"] }, run: (ctx) => { order.push(`load ${ctx.mapKey}`); return { rows: ctx.mapKey === "x" ? 1 : 2 }; } },
+      check: {
+        after: ["load"],
+        map: { items: { keysOf: "load" } },
+        run: (ctx) => { order.push(`check ${ctx.mapKey}`); return { checked: (ctx.upstream.load as { rows: number }).rows }; },
+      },
+      report: { after: ["check"], run: () => ({}) },
+    });
+    t = await openTestEngine([p], new FakeClock("2026-09-02T03:00:00Z"));
+    const result = await t.engine.runForDate("files", "2026-09-01");
+    expect(result.run.state).toBe("success");
+    expect(order.indexOf("check x")).toBeGreaterThan(order.indexOf("load x"));
+    expect(order.indexOf("check y")).toBeGreaterThan(order.indexOf("load y"));
+    const checks = await t.store.pageMappedInstances({ runId: RUN, taskId: "check", limit: 10 });
+    expect(checks.map((i) => [i.key, i.summary])).toEqual([["x", { checked: 1 }], ["y", { checked: 2 }]]);
+    expect(() => pipeline("files", { schedule: utc }, {
+      load: { run: () => {} },
+      check: { after: ["load"], map: { items: { keysOf: "load" }, maxActive: 2 }, run: () => {} },
+    })).toThrow(/map.maxActive does not go with keysOf[\s\S]*map.items maps over task load's keys, and load is not mapped/);
+  });
+
   it("keys objects by the key function, retries an instance on its own, and expands a function of the context", async () => {
     const tries = new Map<string, number>();
     const p = pipeline("files", { schedule: utc }, {

@@ -159,6 +159,12 @@ export function pipeline<P extends Params>(
     problem(graphProblem.message, graphProblem.task, graphProblem.task ? ["tasks", graphProblem.task, "after"] : undefined);
   }
 
+  for (const d of definitions) {
+    if (d.kind !== "function" || !d.map || typeof d.map.items === "function" || !("keysOf" in d.map.items)) continue;
+    const over = definitions.find((u) => u.id === (d.map!.items as { keysOf: string }).keysOf);
+    if (over && (over.kind !== "function" || !over.map)) problem(`map.items maps over task ${over.id}'s keys, and ${over.id} is not mapped`, d.id, ["tasks", d.id, "map"]);
+  }
+
   for (const promise of promises) {
     const publishers = definitions.filter((d) => d.publishes === promise.dataset).map((d) => d.id);
     if (publishers.length !== 1) {
@@ -353,8 +359,11 @@ function resolveMap<P extends Params>(spec: FunctionTaskSpec<string, P>, upstrea
   if (unknown.length) problem(`map: unknown option ${unknown.map((k) => JSON.stringify(k)).join(", ")} (items, key, maxItems, maxActive)`, "map");
   const items = map.items as TaskMap["items"] | undefined;
   if (typeof items !== "function") {
-    if (!items || typeof items !== "object" || typeof items.task !== "string" || typeof items.field !== "string") {
-      problem("map.items must be a function of the context or { task, field }: an upstream task's summary field", "map");
+    if (items && typeof items === "object" && "keysOf" in items && typeof items.keysOf === "string") {
+      if (!upstream.includes(items.keysOf)) problem(`map.items maps over task ${items.keysOf}'s keys: add ${JSON.stringify(items.keysOf)} to after`, "map");
+      if (map.maxActive !== undefined) problem("map.maxActive does not go with keysOf: each key runs when its own upstream instance succeeds", "map");
+    } else if (!items || typeof items !== "object" || !("task" in items) || typeof items.task !== "string" || typeof items.field !== "string") {
+      problem("map.items must be a function of the context, { task, field } (an upstream task's summary field) or { keysOf } (a mapped task's keys)", "map");
     } else if (!upstream.includes(items.task)) {
       problem(`map.items reads task ${items.task}'s summary: add ${JSON.stringify(items.task)} to after`, "map");
     }
@@ -530,7 +539,7 @@ function describeTask(task: TaskDefinition): Record<string, unknown> {
 
 function describeMap(map: TaskMap): Record<string, unknown> {
   return {
-    items: typeof map.items === "function" ? "<function>" : { task: map.items.task, field: map.items.field },
+    items: typeof map.items === "function" ? "<function>" : "keysOf" in map.items ? { keysOf: map.items.keysOf } : { task: map.items.task, field: map.items.field },
     key: map.key ? "<function>" : undefined,
     maxItems: map.maxItems,
     maxActive: map.maxActive ?? undefined,

@@ -150,9 +150,11 @@ export interface FunctionTaskSpec<K extends string, P extends Params> extends Ta
 export interface MapSpec<K extends string, P extends Params> {
   /**
    * The list: a function of the context, called when the task becomes eligible, or a field of
-   * an upstream task's summary (`{ task: "list_files", field: "files" }`; the task must be in `after`).
+   * an upstream task's summary (`{ task: "list_files", field: "files" }`; the task must be in `after`),
+   * or the keys of a mapped task in `after` (`{ keysOf: "load_file" }`): a per-key chain, each
+   * key's instance running as soon as that key's upstream instance succeeds, with its item.
    */
-  items: ((ctx: TaskContext<P>) => readonly unknown[] | Promise<readonly unknown[]>) | { task: NoInfer<K>; field: string };
+  items: ((ctx: TaskContext<P>) => readonly unknown[] | Promise<readonly unknown[]>) | { task: NoInfer<K>; field: string } | { keysOf: NoInfer<K> };
   /** An item's key; without one, each item must be a string, which is its own key. */
   key?: (item: any) => string;
   /** More items than this fail the task with a data error, expanding none. Default 100,000. */
@@ -163,7 +165,7 @@ export interface MapSpec<K extends string, P extends Params> {
 
 /** A mapped task's list, resolved. */
 export interface TaskMap {
-  items: ((ctx: TaskContext<any>) => readonly unknown[] | Promise<readonly unknown[]>) | { task: string; field: string };
+  items: ((ctx: TaskContext<any>) => readonly unknown[] | Promise<readonly unknown[]>) | { task: string; field: string } | { keysOf: string };
   key: ((item: any) => string) | null;
   maxItems: number;
   maxActive: number | null;

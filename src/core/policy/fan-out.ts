@@ -32,6 +32,27 @@ export function taskOfInstance<T>(tasks: ReadonlyMap<string, T>, taskId: string)
   return tasks.get(parseMappedTaskId(taskId)?.taskId ?? taskId);
 }
 
+/**
+ * The tasks mapped by key over `taskId`, and over those, in the order given (a pipeline's tasks
+ * are in topological order): they are expanded with it, each instance waiting for the instance of
+ * the same key of its `parent`.
+ */
+export function keyedChain(
+  tasks: ReadonlyMap<string, { kind: string; map?: { items: unknown } | null }>,
+  taskId: string,
+): { taskId: string; parent: string }[] {
+  const chain: { taskId: string; parent: string }[] = [];
+  const inChain = new Set([taskId]);
+  for (const [id, task] of tasks) {
+    const items = task.kind === "function" ? task.map?.items : undefined;
+    if (items && typeof items === "object" && "keysOf" in items && inChain.has((items as { keysOf: string }).keysOf)) {
+      chain.push({ taskId: id, parent: (items as { keysOf: string }).keysOf });
+      inChain.add(id);
+    }
+  }
+  return chain;
+}
+
 /** One item of an expanded list: its key and the item as JSON text (what its instance receives). */
 export interface MappedItem {
   key: string;

@@ -18,7 +18,7 @@ import { watermarksForRun } from "./watermarks.ts";
 import { attemptTraceparent, tracingEnabled } from "../tracing/trace-ids.ts";
 import { ErrorClass } from "../../core/model/error-classes.ts";
 import { taskOfInstance } from "../../core/policy/fan-out.ts";
-import { expansionFinish, isExpansion } from "./map-expansion.ts";
+import { expansionFinish, isExpansion, upstreamInstances } from "./map-expansion.ts";
 
 /**
  * Whether the task's whole attempt is one call of the runner (a function or SQL task), so it can
@@ -66,7 +66,7 @@ export async function executeAttempt(
     result = fromError(error);
   }
   const promise = task?.publishes ? pipeline.promises.find((p) => p.dataset === task.publishes) ?? null : null;
-  const finish = maskFinish(toFinish(checkCompleteness(result, promise), claim, task, env), env.masker ?? NO_SECRETS);
+  const finish = maskFinish(toFinish(pipeline, checkCompleteness(result, promise), claim, task, env), env.masker ?? NO_SECRETS);
   if (finish.errorMessage) {
     try {
       log.line("ERROR", `${finish.errorClass}: ${finish.errorMessage}`);
@@ -87,8 +87,7 @@ async function runTask(
 ): Promise<AttemptResult> {
   const watermarks = watermarksForRun(env.watermarks, claim.trigger, (line) => log.line("INFO", line));
   let upstream: Promise<Record<string, Summary>> | null = null;
-  const readUpstream = () =>
-    (upstream ??= task.upstream.length > 0 && env.upstreamSummaries ? env.upstreamSummaries(claim.runId, task.upstream) : Promise.resolve({}));
+  const readUpstream = () => (upstream ??= readUpstreamSummaries(task, claim, env));
   const traceparent = tracingEnabled(process.env) ? attemptTraceparent(claim.runId, claim.taskId, claim.tryNumber) : null;
   const attempt: KindAttempt = {
     claim,
@@ -127,7 +126,16 @@ async function runTask(
   }
 }
 
+async function readUpstreamSummaries(task: TaskDefinition, claim: ClaimedAttempt, env: AttemptEnvironment): Promise<Record<string, Summary>> {
+  if (task.upstream.length === 0 || !env.upstreamSummaries) return {};
+  if (claim.mapKey === null) return env.upstreamSummaries(claim.runId, task.upstream);
+  const read = upstreamInstances(task, claim.mapKey);
+  const found = await env.upstreamSummaries(claim.runId, read.map((r) => r.instance));
+  return Object.fromEntries(read.filter((r) => found[r.instance] !== undefined).map((r) => [r.name, found[r.instance]!]));
+}
+
 function toFinish(
+  pipeline: Pipeline,
   result: AttemptResult,
   claim: ClaimedAttempt,
   task: TaskDefinition | undefined,
@@ -150,7 +158,7 @@ function toFinish(
     return { ...base, outcome: "rescheduled", retryAt: result.pokeAt, exitCode: null, errorClass: null, errorMessage: null, summary: serializeOk(result.summary), skipReason: null };
   }
   if (result.outcome === "success" && task && isExpansion(task, claim.mapKey)) {
-    const expanded = expansionFinish(task, result.summary);
+    const expanded = expansionFinish(pipeline, task, result.summary);
     if (expanded) return { ...base, outcome: "success", exitCode: result.exitCode, errorClass: null, errorMessage: null, skipReason: null, ...expanded };
   }
   if (result.outcome !== "failed") {

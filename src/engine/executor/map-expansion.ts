@@ -1,6 +1,6 @@
 import { DataError, DefinitionError } from "../../core/model/errors.ts";
-import { expandItems, type MappedItem } from "../../core/policy/fan-out.ts";
-import type { FunctionTask, Summary, TaskContext, TaskMap } from "../../core/pipeline/types.ts";
+import { expandItems, keyedChain, mappedTaskId, type MappedItem } from "../../core/policy/fan-out.ts";
+import type { FunctionTask, Pipeline, Summary, TaskContext, TaskMap } from "../../core/pipeline/types.ts";
 import type { AttemptFinish } from "../../store/port.ts";
 
 /**
@@ -19,6 +19,9 @@ export function expansionCode(task: FunctionTask & { map: TaskMap }) {
     let list: unknown;
     if (typeof map.items === "function") {
       list = await map.items(ctx as TaskContext);
+    } else if ("keysOf" in map.items) {
+      // Its instances were made with its upstream's; only a rerun of this task alone gets here.
+      throw new DefinitionError(`${where}: it is mapped by key over ${map.items.keysOf} and expanded with it: rerun ${map.items.keysOf}`);
     } else {
       const summary = ctx.upstream[map.items.task];
       if (!summary) throw new DataError(`${where}: task ${map.items.task} returned no summary to map over`);
@@ -38,10 +41,24 @@ export function expansionCode(task: FunctionTask & { map: TaskMap }) {
  * The finish of a mapped task's first step that succeeded: its list as the finish's `map`,
  * and a summary that counts it. Null when the summary is not an expansion's.
  */
-export function expansionFinish(task: FunctionTask & { map: TaskMap }, summary: Summary | null): Pick<AttemptFinish, "map" | "summary"> | null {
+export function expansionFinish(pipeline: Pipeline, task: FunctionTask & { map: TaskMap }, summary: Summary | null): Pick<AttemptFinish, "map" | "summary"> | null {
   const items = summary?.[MAPPED_ITEMS];
   if (!Array.isArray(items)) return null;
-  return { map: { items: items as MappedItem[], maxActive: task.map.maxActive }, summary: JSON.stringify({ items: items.length }) };
+  const chained = keyedChain(pipeline.tasks, task.id);
+  return {
+    map: { items: items as MappedItem[], maxActive: task.map.maxActive, ...(chained.length > 0 ? { chained } : {}) },
+    summary: JSON.stringify({ items: items.length }),
+  };
+}
+
+/**
+ * The upstream tasks whose summaries an attempt reads, each with the task instance to read it
+ * from: a chained instance (mapped by key over a mapped task) reads its own key's instance of
+ * that task, so `ctx.upstream.<task>` is what that key's upstream instance returned.
+ */
+export function upstreamInstances(task: { upstream: readonly string[]; kind: string; map?: TaskMap | null }, mapKey: string | null): { name: string; instance: string }[] {
+  const over = mapKey !== null && task.kind === "function" && task.map && typeof task.map.items === "object" && "keysOf" in task.map.items ? task.map.items.keysOf : null;
+  return task.upstream.map((name) => ({ name, instance: name === over ? mappedTaskId(name, mapKey!) : name }));
 }
 
 /** Whether this claim is a mapped task's first step (its own task instance, not one of its instances). */

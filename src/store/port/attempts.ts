@@ -157,7 +157,15 @@ export interface AttemptFinish {
    * the rest held until one ends. It settles when they all have (core's mappedTaskEnd): at once,
    * skipped, for an empty list.
    */
-  map?: { items: readonly MappedItem[]; maxActive: number | null };
+  map?: {
+    items: readonly MappedItem[];
+    maxActive: number | null;
+    /**
+     * Tasks mapped by key over this one (and over those: core's keyedChain), expanded with it
+     * with the same keys: the instance of key k of each waits for its parent's instance of key k.
+     */
+    chained?: readonly { taskId: string; parent: string }[];
+  };
 }
 
 export interface FinishOutcome {

@@ -11,7 +11,7 @@ import { planRerun } from "../../core/policy/rerun-plan.ts";
 import { mappedTaskEnd, parseMappedTaskId, type MappedItem } from "../../core/policy/fan-out.ts";
 import { expansionWrites, REMOVED_REASON } from "../mapping-rows.ts";
 import { othersMayFindWork } from "../../core/policy/wake-others.ts";
-import { endTry, endTryKnown, nextTryNumber, reopenedByHand, runEnd, RunProgress, settleByHandRefusal, type TryEnd } from "../../core/policy/run-progress.ts";
+import { endTry, endTryKnown, nextTryNumber, reopenedByHand, runEnd, RunProgress, settleByHandRefusal, type Settlement, type TryEnd } from "../../core/policy/run-progress.ts";
 import { assertSummaryFits, claimCandidate, datasetWaits, isCurrentAttempt, waitingTasks, waitingTasksByParent } from "../decision-rows.ts";
 import {
   StoreConflictError, type AttemptFinish, type AuditEntry, type ClaimRequest,
@@ -387,7 +387,10 @@ export class PostgresStore extends PostgresReads implements Store {
         run = { graphVersion: a.graph_version, progress: new RunProgress() };
         runs.set(a.run_id, run);
       }
-      run.progress.childrenRead(a.task_id, waitingTasksByParent(childrenOfRun.get(a.run_id) ?? []).get(a.task_id) ?? []);
+      const children = waitingTasksByParent(childrenOfRun.get(a.run_id) ?? []).get(a.task_id) ?? [];
+      // A mapped instance's chained instances wait on it alone (rare: read only for mapped instances).
+      if (parseMappedTaskId(a.task_id)) children.push(...waitingTasks(await tx.rows("mapChainedChildren", [a.run_id, a.task_id])));
+      run.progress.childrenRead(a.task_id, children);
       // Not yet settled, as far as the finishes before it in the batch are concerned.
       run.progress.know(a.task_id, "running");
     }
@@ -415,7 +418,13 @@ export class PostgresStore extends PostgresReads implements Store {
       }
       lastOfRun.set(a.run_id, i);
     }
-    for (const [runId, run] of runs) if (this.#sendSettlements(tx, runId, run.progress)) madeEligible = true;
+    for (const [runId, run] of runs) {
+      if (this.#sendSettlements(tx, runId, run.progress)) madeEligible = true;
+      if (await this.#settleMappedOf(tx, runId, run.progress.decided, run.progress)) {
+        if (await this.#decideAll(tx, runId, run.graphVersion, run.progress, run.progress.decided.length)) madeEligible = true;
+        mappedSettled.add(runId);
+      }
+    }
 
     // The progress read with the first round trip holds, unless a late end or a decision that
     // settled a task without running it changed a run after it; such a run is read again, unless
@@ -496,7 +505,7 @@ export class PostgresStore extends PostgresReads implements Store {
       if (nextTryAt <= f.now) announce(); // handed back: claimable now, by anyone
       return { accepted: true, taskState: "up_for_reschedule", runState: null };
     }
-    if (f.outcome === "success" && f.map) return this.#expand(tx, a!, f, f.map.items, f.map.maxActive, announce);
+    if (f.outcome === "success" && f.map) return this.#expand(tx, a!, f, announce);
     return this.#endTry(tx, a!, f.outcome, f.outcome === "failed" && f.retryable ? f.retryAt : null, f.skipReason, f.now, (ti) =>
       void tx.send("endAttempt", [
         f.attemptId, f.outcome, f.now, f.exitCode, f.errorClass, f.errorMessage, f.summary,
@@ -530,8 +539,7 @@ export class PostgresStore extends PostgresReads implements Store {
       const progress = new RunProgress();
       progress.settled(a.task_id, end.state, now);
       const { released } = await this.#mappedInstanceEnded(tx, a.run_id, a.task_id, now, progress);
-      await this.#readDownstream(tx, a.run_id, a.graph_version, progress);
-      madeEligible = this.#sendSettlements(tx, a.run_id, progress) || released;
+      madeEligible = (await this.#decideAll(tx, a.run_id, a.graph_version, progress)) || released;
     }
     const runState = await this.#finishRunIfDone(tx, a.run_id, now, madeEligible, announce);
     return { accepted: true, taskState: end.state, runState };
@@ -542,25 +550,61 @@ export class PostgresStore extends PostgresReads implements Store {
    * diffed by key with the instances the run has) in chunked statements, its counts set, and it
    * waits for them, or settles at once when nothing is left to run (an empty list).
    */
-  async #expand(tx: Tx, a: Row, f: AttemptFinish, items: readonly MappedItem[], maxActive: number | null, announce: () => void): Promise<FinishOutcome> {
+  async #expand(tx: Tx, a: Row, f: AttemptFinish, announce: () => void): Promise<FinishOutcome> {
+    const { items, maxActive, chained = [] } = f.map!;
     const runId = a.run_id as string;
     const taskId = a.task_id as string;
     void tx.send("endExpansionAttempt", [f.attemptId, f.now, f.exitCode, f.summary]);
-    const existing = (await tx.rows("mapExistingKeys", [runId, taskId])).map((r) => ({ key: r.map_key as string, removed: r.state === "removed" }));
-    const writes = expansionWrites(existing, items, maxActive);
-    const columns = (rows: readonly (readonly [string, number, string, string])[]) =>
-      [rows.map((r) => r[0]), rows.map((r) => r[1]), rows.map((r) => r[2]), rows.map((r) => r[3])];
-    for (const rows of writes.insert) void tx.send("mapInsert", [runId, taskId, f.now, ...columns(rows)]);
-    const tries = a.max_tries - a.try_number + 1;
-    for (const rows of writes.reset) void tx.send("mapResetKept", [runId, taskId, f.now, ...columns(rows), tries]);
-    for (const keys of writes.removed) void tx.send("mapRemove", [runId, taskId, f.now, REMOVED_REASON, keys]);
-    void tx.send("mapRecount", [runId, taskId, maxActive]);
+    await this.#writeExpansion(tx, runId, taskId, items, maxActive, a.max_tries - a.try_number + 1, null, f.now);
+    for (const link of chained) {
+      const row = await tx.first("mapCounts", [runId, link.taskId]);
+      if (row) await this.#writeExpansion(tx, runId, link.taskId, items, null, row.max_tries - row.try_number, link.parent, f.now);
+    }
     const progress = new RunProgress();
     const settled = await this.#mappedTaskCheck(tx, runId, taskId, f.now, progress);
-    await this.#readDownstream(tx, runId, a.graph_version, progress);
-    const madeEligible = this.#sendSettlements(tx, runId, progress) || (settled === null && items.length > 0);
+    for (const link of chained) await this.#mappedTaskCheck(tx, runId, link.taskId, f.now, progress);
+    const madeEligible = (await this.#decideAll(tx, runId, a.graph_version, progress)) || (settled === null && items.length > 0);
     const runState = await this.#finishRunIfDone(tx, runId, f.now, madeEligible, announce);
     return { accepted: true, taskState: settled ?? "scheduled", runState };
+  }
+
+  /** One mapped task's instances for a list: chunked inserts (added keys), resets (kept keys), removals; then its counts. */
+  async #writeExpansion(tx: Tx, runId: string, taskId: string, items: readonly MappedItem[], maxActive: number | null,
+    tries: number, parent: string | null, now: number): Promise<void> {
+    const existing = (await tx.rows("mapExistingKeys", [runId, taskId])).map((r) => ({ key: r.map_key as string, removed: r.state === "removed" }));
+    const writes = expansionWrites(existing, items, maxActive, parent !== null);
+    const columns = (rows: readonly (readonly [string, number, string, string])[]) =>
+      [rows.map((r) => r[0]), rows.map((r) => r[1]), rows.map((r) => r[2]), rows.map((r) => r[3])];
+    for (const rows of writes.insert) void tx.send("mapInsert", [runId, taskId, now, ...columns(rows), tries, parent]);
+    for (const rows of writes.reset) void tx.send("mapResetKept", [runId, taskId, now, ...columns(rows), tries]);
+    for (const keys of writes.removed) void tx.send("mapRemove", [runId, taskId, now, REMOVED_REASON, keys]);
+    void tx.send("mapRecount", [runId, taskId, maxActive]);
+  }
+
+  /**
+   * Decides what a run's settled tasks make of their waiting children, sends the decisions, and
+   * goes on while a chained instance settled without running ends its mapped task. `sent`: how
+   * many of `progress.decided` were sent already. True when a task became eligible.
+   */
+  async #decideAll(tx: Tx, runId: string, graphVersion: string, progress: RunProgress, sent = 0): Promise<boolean> {
+    let madeEligible = false;
+    for (;;) {
+      await this.#readDownstream(tx, runId, graphVersion, progress);
+      const fresh = progress.decided.slice(sent);
+      sent = progress.decided.length;
+      if (this.#sendDecisions(tx, runId, fresh)) madeEligible = true;
+      if (!(await this.#settleMappedOf(tx, runId, fresh, progress))) return madeEligible;
+    }
+  }
+
+  /** Ends the mapped tasks of chained instances these decisions settled without running, if they were their last; true if one ended. */
+  async #settleMappedOf(tx: Tx, runId: string, decided: readonly Settlement[], progress: RunProgress): Promise<boolean> {
+    let settled = false;
+    for (const d of decided) {
+      const mapped = d.state === "queued" ? null : parseMappedTaskId(d.taskId);
+      if (mapped && (await this.#mappedTaskCheck(tx, runId, mapped.taskId, d.at, progress)) !== null) settled = true;
+    }
+    return settled;
   }
 
   /**
@@ -594,18 +638,24 @@ export class PostgresStore extends PostgresReads implements Store {
   /** Reads the waiting children core's RunProgress asks for (the run is locked) until it has decided everything. */
   async #readDownstream(tx: Tx, runId: string, graphVersion: string, progress: RunProgress): Promise<void> {
     for (let parent = progress.next(); parent !== null; parent = progress.next()) {
-      progress.childrenRead(parent, waitingTasks(await tx.rows("waitingChildrenWithParents", [runId, graphVersion, parent])));
+      const children = waitingTasks(await tx.rows("waitingChildrenWithParents", [runId, graphVersion, parent]));
+      // A mapped instance's chained instances (the same key, mapped by key over its task) wait on it alone.
+      if (parseMappedTaskId(parent)) children.push(...waitingTasks(await tx.rows("mapChainedChildren", [runId, parent])));
+      progress.childrenRead(parent, children);
     }
   }
 
   /** Sends a run's trigger-rule decisions in one statement; true when a task became eligible to run. */
   #sendSettlements(tx: Tx, runId: string, progress: RunProgress): boolean {
-    const decided = progress.decided;
+    return this.#sendDecisions(tx, runId, progress.decided);
+  }
+
+  #sendDecisions(tx: Tx, runId: string, decided: readonly Settlement[]): boolean {
     if (decided.length === 0) return false;
     void tx.send("settleTaskInstancesOfRuns", [
       decided.map(() => runId), decided.map((d) => d.taskId), decided.map((d) => d.state), decided.map((d) => d.reason), decided.map((d) => d.at),
     ]);
-    return progress.madeEligible;
+    return decided.some((d) => d.state === "queued");
   }
 
   /**
@@ -818,8 +868,7 @@ export class PostgresStore extends PostgresReads implements Store {
       const progress = new RunProgress();
       progress.settled(r.taskId, state, r.at);
       const { released } = await this.#mappedInstanceEnded(tx, r.runId, r.taskId, r.at, progress);
-      await this.#readDownstream(tx, r.runId, run.graph_version, progress);
-      const madeEligible = this.#sendSettlements(tx, r.runId, progress) || released;
+      const madeEligible = (await this.#decideAll(tx, r.runId, run.graph_version, progress)) || released;
       void tx.send("reopenRun", [r.runId]);
       void tx.send("requestExternalCancels", [r.runId, `settled by hand as ${state}: ${r.reason}`]);
       await this.#finishRunIfDone(tx, r.runId, r.at, madeEligible);

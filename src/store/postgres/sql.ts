@@ -87,7 +87,8 @@ export const SQL = {
     UPDATE task_instances
     SET state = 'scheduled', max_tries = try_number + $3, next_try_at = NULL, reason = NULL,
         trigger_rule = $4, pool = $5, slots = $6, priority = $7,
-        current_attempt_id = NULL, queued_at = NULL, started_at = NULL, ended_at = NULL
+        current_attempt_id = NULL, queued_at = NULL, started_at = NULL, ended_at = NULL,
+        map_live = NULL, map_failing = NULL, map_total = NULL
     WHERE run_id = $1 AND task_id = $2`,
 
   // --- claiming ---
@@ -268,7 +269,7 @@ export const SQL = {
     ) c ON true
     JOIN LATERAL (
       SELECT t.task_id, t.trigger_rule FROM task_instances t
-      WHERE t.run_id = a.run_id AND t.task_id = c.child AND t.state = 'scheduled' OFFSET 0
+      WHERE t.run_id = a.run_id AND t.task_id = c.child AND t.state = 'scheduled' AND t.map_total IS NULL OFFSET 0
     ) w ON true
     JOIN LATERAL (
       SELECT e.parent FROM task_edges e WHERE e.graph_version = a.graph_version AND e.child = w.task_id OFFSET 0
@@ -327,9 +328,10 @@ export const SQL = {
   mapExistingKeys: `SELECT map_key, state FROM task_instances WHERE run_id = $1 AND map_task = $2`,
   mapInsert: `
     INSERT INTO task_instances (run_id, task_id, state, max_tries, trigger_rule, pool, slots, priority, queued_at, from_backfill,
-                                map_task, map_key, map_position, map_item)
-    SELECT t.run_id, t.task_id || '[' || j.key || ']', j.state, t.max_tries - t.try_number + 1, t.trigger_rule, t.pool, t.slots,
-           t.priority, CASE WHEN j.state = 'queued' THEN $3::bigint END, t.from_backfill, t.task_id, j.key, j.position, j.item
+                                map_task, map_key, map_position, map_item, map_parent)
+    SELECT t.run_id, t.task_id || '[' || j.key || ']', j.state, $8::int, t.trigger_rule, t.pool, t.slots,
+           t.priority, CASE WHEN j.state = 'queued' THEN $3::bigint END, t.from_backfill, t.task_id, j.key, j.position, j.item,
+           CASE WHEN $9::text IS NOT NULL THEN $9::text || '[' || j.key || ']' END
     FROM task_instances t, unnest($4::text[], $5::int[], $6::text[], $7::text[]) AS j(key, position, item, state)
     WHERE t.run_id = $1 AND t.task_id = $2`,
   mapResetKept: `
@@ -352,8 +354,14 @@ export const SQL = {
     WHERE run_id = $1 AND task_id = $2`,
   /** The mapped task's row, locked: instances of one mapped task ending at once take turns here. */
   mapCounts: `
-    SELECT state, map_live, map_failing, map_total, map_max_active FROM task_instances
+    SELECT state, try_number, max_tries, map_live, map_failing, map_total, map_max_active FROM task_instances
     WHERE run_id = $1 AND task_id = $2 FOR UPDATE`,
+  /** A chained task's instances waiting for this instance (its key's upstream), with its state. */
+  mapChainedChildren: `
+    SELECT w.task_id, w.trigger_rule, u.task_id AS upstream, u.state AS upstream_state
+    FROM task_instances w
+    JOIN task_instances u ON u.run_id = w.run_id AND u.task_id = w.map_parent
+    WHERE w.run_id = $1 AND w.map_parent = $2 AND w.state = 'scheduled' AND w.map_parent IS NOT NULL`,
   /** maxActive: an instance ended, so the first held one (by position) is queued. */
   mapReleaseHeld: `
     UPDATE task_instances SET state = 'queued', queued_at = $3
@@ -388,7 +396,7 @@ export const SQL = {
   waitingChildrenWithParents: `
     SELECT w.task_id, w.trigger_rule, e.parent AS upstream, u.state AS upstream_state
     FROM task_edges c
-    JOIN task_instances w ON w.run_id = $1 AND w.task_id = c.child AND w.state = 'scheduled'
+    JOIN task_instances w ON w.run_id = $1 AND w.task_id = c.child AND w.state = 'scheduled' AND w.map_total IS NULL
     JOIN task_edges e ON e.graph_version = c.graph_version AND e.child = c.child
     JOIN task_instances u ON u.run_id = $1 AND u.task_id = e.parent
     WHERE c.graph_version = $2 AND c.parent = $3

@@ -681,6 +681,19 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
   },
   {
     version: 28,
+    name: "fan-out by key: a mapped instance waiting for the instance of the same key upstream",
+    sql: `
+      -- A task mapped by key over another mapped task (items: { keysOf }) is expanded with it:
+      -- its instance of key k waits for the upstream instance of key k alone (map_parent, that
+      -- instance's task_id), so each key moves on as soon as its own upstream succeeds. The
+      -- partial index finds the instances waiting on one that settled.
+      ALTER TABLE task_instances ADD COLUMN map_parent TEXT;
+      CREATE INDEX task_instances_map_waiting ON task_instances (run_id, map_parent)
+        WHERE state = 'scheduled' AND map_parent IS NOT NULL;
+    `,
+  },
+  {
+    version: 29,
     name: "a backfill's code: the runs it runs again keep their code (same) or move to the pipeline as loaded (latest)",
     sql: `
       ALTER TABLE backfills ADD COLUMN code_choice TEXT NOT NULL DEFAULT 'latest';

@@ -60,7 +60,8 @@ export const SQL = {
     UPDATE task_instances
     SET state = 'scheduled', max_tries = try_number + @maxTries, next_try_at = NULL, reason = NULL,
         trigger_rule = @triggerRule, pool = @pool, slots = @slots, priority = @priority,
-        current_attempt_id = NULL, queued_at = NULL, started_at = NULL, ended_at = NULL
+        current_attempt_id = NULL, queued_at = NULL, started_at = NULL, ended_at = NULL,
+        map_live = NULL, map_failing = NULL, map_total = NULL
     WHERE run_id = @runId AND task_id = @taskId`,
 
   startTaskInstance: `
@@ -117,7 +118,7 @@ export const SQL = {
   waitingChildrenWithParents: `
     SELECT w.task_id, w.trigger_rule, e.parent AS upstream, u.state AS upstream_state
     FROM task_edges c
-    CROSS JOIN task_instances w ON w.run_id = @runId AND w.task_id = c.child AND w.state = 'scheduled'
+    CROSS JOIN task_instances w ON w.run_id = @runId AND w.task_id = c.child AND w.state = 'scheduled' AND w.map_total IS NULL
     CROSS JOIN task_edges e ON e.graph_version = c.graph_version AND e.child = c.child
     CROSS JOIN task_instances u ON u.run_id = @runId AND u.task_id = e.parent
     WHERE c.graph_version = @graphVersion AND c.parent = @parent
@@ -147,11 +148,12 @@ export const SQL = {
   mapExistingKeys: `SELECT map_key, state FROM task_instances WHERE run_id = ? AND map_task = ?`,
   mapInsert: `
     INSERT INTO task_instances (run_id, task_id, state, max_tries, trigger_rule, pool, slots, priority, queued_at,
-                                map_task, map_key, map_position, map_item)
+                                map_task, map_key, map_position, map_item, map_parent)
     SELECT t.run_id, t.task_id || '[' || json_extract(j.value, '$[0]') || ']', json_extract(j.value, '$[3]'),
-           t.max_tries - t.try_number + 1, t.trigger_rule, t.pool, t.slots, t.priority,
+           @tries, t.trigger_rule, t.pool, t.slots, t.priority,
            CASE WHEN json_extract(j.value, '$[3]') = 'queued' THEN @at END,
-           t.task_id, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'), json_extract(j.value, '$[2]')
+           t.task_id, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'), json_extract(j.value, '$[2]'),
+           CASE WHEN @parent IS NOT NULL THEN @parent || '[' || json_extract(j.value, '$[0]') || ']' END
     FROM task_instances t, json_each(@rows) j
     WHERE t.run_id = @runId AND t.task_id = @taskId`,
   mapResetKept: `
@@ -172,7 +174,15 @@ export const SQL = {
                      AND m.state IN ('failed', 'upstream_failed')),
       map_total = (SELECT count(*) FROM task_instances m WHERE m.run_id = @runId AND m.map_task = @taskId AND m.state <> 'removed')
     WHERE run_id = @runId AND task_id = @taskId`,
-  mapCounts: `SELECT state, map_live, map_failing, map_total, map_max_active FROM task_instances WHERE run_id = ? AND task_id = ?`,
+  mapCounts: `
+    SELECT state, try_number, max_tries, map_live, map_failing, map_total, map_max_active FROM task_instances
+    WHERE run_id = ? AND task_id = ?`,
+  /** A chained task's instances waiting for this instance (its key's upstream), with its state. */
+  mapChainedChildren: `
+    SELECT w.task_id, w.trigger_rule, u.task_id AS upstream, u.state AS upstream_state
+    FROM task_instances w INDEXED BY task_instances_map_waiting
+    JOIN task_instances u ON u.run_id = w.run_id AND u.task_id = w.map_parent
+    WHERE w.run_id = ? AND w.map_parent = ? AND w.state = 'scheduled' AND w.map_parent IS NOT NULL`,
   /** maxActive: an instance ended, so the first held one (by position) is queued. */
   mapReleaseHeld: `
     UPDATE task_instances SET state = 'queued', queued_at = @at

@@ -320,7 +320,7 @@ export class SqliteStore extends SqliteReads implements Store {
       q.setTaskState.run("up_for_reschedule", f.retryAt ?? f.now, null, null, a.run_id, a.task_id);
       return { accepted: true, taskState: "up_for_reschedule", runState: null };
     }
-    if (f.outcome === "success" && f.map) return this.#expand(a, f.map.items, f.map.maxActive, f.now);
+    if (f.outcome === "success" && f.map) return this.#expand(a, f.map.items, f.map.maxActive, f.map.chained ?? [], f.now);
     return this.#endTry(a, f.outcome, f.outcome === "failed" && f.retryable ? f.retryAt : null, f.skipReason, f.now);
   }
 
@@ -342,20 +342,34 @@ export class SqliteStore extends SqliteReads implements Store {
    * diffed by key with the instances the run has) in chunked statements, its counts set, and it
    * waits for them, or settles at once when nothing is left to run (an empty list).
    */
-  #expand(a: Row, items: readonly MappedItem[], maxActive: number | null, now: number): FinishOutcome {
+  #expand(a: Row, items: readonly MappedItem[], maxActive: number | null, chained: readonly { taskId: string; parent: string }[], now: number): FinishOutcome {
     const q = this.q;
     const scope = { runId: a.run_id as string, taskId: a.task_id as string };
     const existing = (q.mapExistingKeys.all(scope.runId, scope.taskId) as Row[]).map((r) => ({ key: r.map_key as string, removed: r.state === "removed" }));
-    const writes = expansionWrites(existing, items, maxActive);
-    for (const rows of writes.insert) q.mapInsert.run({ ...scope, at: now, rows: JSON.stringify(rows) });
-    const tries = a.max_tries - a.try_number + 1;
+    this.#writeExpansion(scope, existing, items, maxActive, a.max_tries - a.try_number + 1, null, now);
+    for (const link of chained) {
+      const row = q.mapCounts.get(scope.runId, link.taskId) as Row | undefined;
+      if (!row) continue;
+      const linked = { runId: scope.runId, taskId: link.taskId };
+      const had = (q.mapExistingKeys.all(scope.runId, link.taskId) as Row[]).map((r) => ({ key: r.map_key as string, removed: r.state === "removed" }));
+      this.#writeExpansion(linked, had, items, null, row.max_tries - row.try_number, link.parent, now);
+    }
+    const progress = new RunProgress();
+    const settled = this.#mappedTaskCheck(scope.runId, scope.taskId, now, progress);
+    for (const link of chained) this.#mappedTaskCheck(scope.runId, link.taskId, now, progress);
+    this.#decideDownstream(a.run_id, a.graph_version, progress);
+    return { accepted: true, taskState: settled ?? "scheduled", runState: this.#finishRunIfDone(a.run_id, now) };
+  }
+
+  /** One mapped task's instances for a list: chunked inserts (added keys), resets (kept keys), removals; then its counts. */
+  #writeExpansion(scope: { runId: string; taskId: string }, existing: readonly { key: string; removed: boolean }[], items: readonly MappedItem[],
+    maxActive: number | null, tries: number, parent: string | null, now: number): void {
+    const q = this.q;
+    const writes = expansionWrites(existing, items, maxActive, parent !== null);
+    for (const rows of writes.insert) q.mapInsert.run({ ...scope, at: now, tries, parent, rows: JSON.stringify(rows) });
     for (const rows of writes.reset) q.mapResetKept.run({ ...scope, at: now, tries, rows: JSON.stringify(rows) });
     for (const keys of writes.removed) q.mapRemove.run({ ...scope, at: now, reason: REMOVED_REASON, keys: JSON.stringify(keys) });
     q.mapRecount.run({ ...scope, maxActive });
-    const progress = new RunProgress();
-    const settled = this.#mappedTaskCheck(scope.runId, scope.taskId, now, progress);
-    this.#decideDownstream(a.run_id, a.graph_version, progress);
-    return { accepted: true, taskState: settled ?? "scheduled", runState: this.#finishRunIfDone(a.run_id, now) };
   }
 
   /** A mapped instance reached a final state: a held instance takes its place, and its mapped task may end. */
@@ -389,12 +403,28 @@ export class SqliteStore extends SqliteReads implements Store {
   /** Reads the waiting children core's RunProgress asks for until it has decided everything, then writes its decisions. */
   #decideDownstream(runId: string, graphVersion: string, progress: RunProgress): void {
     const q = this.q;
-    for (let parent = progress.next(); parent !== null; parent = progress.next()) {
-      progress.childrenRead(parent, waitingTasks(q.waitingChildrenWithParents.all({ runId, graphVersion, parent }) as Row[]));
-    }
-    for (const d of progress.decided) {
-      if (d.state === "queued") q.queueTaskInstance.run(d.at, runId, d.taskId);
-      else q.settleTaskInstance.run(d.state, d.reason, d.at, runId, d.taskId);
+    let written = 0;
+    for (;;) {
+      for (let parent = progress.next(); parent !== null; parent = progress.next()) {
+        const children = waitingTasks(q.waitingChildrenWithParents.all({ runId, graphVersion, parent }) as Row[]);
+        // A mapped instance's chained instances (the same key, mapped by key over its task) wait on it alone.
+        if (parseMappedTaskId(parent)) children.push(...waitingTasks(q.mapChainedChildren.all(runId, parent) as Row[]));
+        progress.childrenRead(parent, children);
+      }
+      const fresh = progress.decided.slice(written);
+      written = progress.decided.length;
+      for (const d of fresh) {
+        if (d.state === "queued") q.queueTaskInstance.run(d.at, runId, d.taskId);
+        else q.settleTaskInstance.run(d.state, d.reason, d.at, runId, d.taskId);
+      }
+      // A chained instance skipped or upstream_failed may have been its mapped task's last: that
+      // task ends, and what follows it is decided in turn.
+      let settledMapped = false;
+      for (const d of fresh) {
+        const mapped = d.state === "queued" ? null : parseMappedTaskId(d.taskId);
+        if (mapped && this.#mappedTaskCheck(runId, mapped.taskId, d.at, progress) !== null) settledMapped = true;
+      }
+      if (!settledMapped) return;
     }
   }
 

@@ -97,6 +97,28 @@ export function mappingContract(h: Harness): void {
       expect(await states()).toEqual({ load: "success", "load[x]": "success", "load[y]": "success" });
     });
 
+    it("moves each key of a per-key chain on as soon as its own upstream instance ends, whatever the other keys do", async () => {
+      const edges = await saveGraph("chain", [["load", "check"], ["check", "report"]]);
+      await store.createRunIfAbsent(newRun({ graphVersion: "chain", tasks: tasksOf(["load", "check", "report"], edges) }));
+      const [load] = await claim();
+      await store.finishAttempt(finish(load!, { map: { items: listOf(["a", "b", "c"]), maxActive: null, chained: [{ taskId: "check", parent: "load" }] } }));
+      expect(await states()).toMatchObject({ load: "scheduled", check: "scheduled", "check[a]": "scheduled", "load[a]": "queued", report: "scheduled" });
+      const loads = await claim();
+      expect(loads.map((c) => c.taskId)).toEqual(["load[a]", "load[b]", "load[c]"]);
+      await store.finishAttempt(finish(loads[0]!));
+      // a's check runs while b and c still load
+      const [checkA] = await claim();
+      expect([checkA!.taskId, checkA!.mapKey, checkA!.mapItem]).toEqual(["check[a]", "a", '"a"']);
+      await store.finishAttempt(finish(loads[1]!, { outcome: "failed", retryable: false }));
+      expect((await states())["check[b]"]).toBe("upstream_failed");
+      await store.finishAttempt(finish(checkA!));
+      await store.finishAttempt(finish(loads[2]!));
+      const [checkC] = await claim();
+      const outcome = await store.finishAttempt(finish(checkC!));
+      expect(await states()).toMatchObject({ load: "failed", check: "failed", "check[a]": "success", "check[c]": "success", report: "upstream_failed" });
+      expect(outcome.runState).toBe("failed");
+    });
+
     it("skips a mapped task whose list is empty, with the reason, and the run goes on", async () => {
       const load = await mappedRun();
       const outcome = await store.finishAttempt(finish(load, { map: { items: [], maxActive: null } }));
