@@ -530,6 +530,9 @@ export class Worker {
         endedAt: finish.now,
         durationMs: ranMs,
       });
+      if (outcome.runState === "success" || outcome.runState === "failed") {
+        this.#o.events.emit("run:ended", { pipelineId: claim.pipelineId, runId: claim.runId, state: outcome.runState, by: "attempt" });
+      }
     })()
       .catch((error) => {
         this.#failure ??= error;
