@@ -54,6 +54,8 @@ export interface EngineEventMap {
   "host:started": { pid: number; hosts: number };
   /** `expected`: the pool stopped it (idle, shut down, killed on a timeout); else it died. */
   "host:exited": { pid: number; code: number | null; signal: string | null; expected: boolean; hosts: number };
+  /** What a host printed on stdout outside any attempt (a pipeline file's top level, say): told, not mixed raw into the process's log. */
+  "host:output": { pid: number; text: string };
 
   // --- the long-lived frame -------------------------------------------------------------------------
   "pipelines:reloaded": { pipelines: number; added: string[]; changed: string[]; removed: string[] };
