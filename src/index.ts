@@ -19,6 +19,6 @@ export { DataError, DefinitionError } from "./core/model/errors.ts";
 export type { TriggerRule } from "./core/policy/trigger-rules.ts";
 export { defineConfig, type IdemConfig, type ConnectionConfig } from "./engine/project/config.ts";
 export { fileExists, sqlReturnsRow } from "./engine/sensors/checks.ts";
-export type { SensorCheck, TaskConnection } from "./core/pipeline/types.ts";
+export type { SensorCheck, TaskConnection, ExternalJob, ExternalStatus } from "./core/pipeline/types.ts";
 // What `ctx.connection(name)` is (its interface merges into TaskConnection).
 export type { Target } from "./data/target.ts";

@@ -18,6 +18,9 @@ export interface TestContextOptions<P extends Params, U extends Record<string, S
   watermarks?: TaskContext["watermarks"];
   /** What the upstream tasks returned, as `ctx.upstream`. */
   upstream?: Partial<U>;
+  /** A mapped instance's key and item (`ctx.mapKey`, `ctx.item`): a test of one instance of a mapped task. */
+  mapKey?: string;
+  item?: unknown;
   /** Targets `ctx.connection(name)` hands out (an `openDuckDB(":memory:")`, say); the test closes them. */
   connections?: Record<string, Target>;
 }
@@ -55,6 +58,8 @@ export function testContext<P extends Params = Params, U extends Record<string, 
     log: { info: record("INFO"), warn: record("WARN"), error: record("ERROR") },
     signal: options.signal ?? new AbortController().signal,
     traceparent: null,
+    mapKey: options.mapKey ?? null,
+    item: options.item,
     skip(reason: string): never {
       throw new TaskSkipped(reason);
     },

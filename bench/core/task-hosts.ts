@@ -59,7 +59,7 @@ async function starts(runner: TaskCodeRunner, calls: number): Promise<{ p50: num
     codeVersion: null, attemptId: 1, runId: "noop@2026-09-01", pipelineId: "noop", taskId: "t", tryNumber: 1, maxTries: 1,
     intervalStart: Date.UTC(2026, 8, 1), intervalEnd: Date.UTC(2026, 8, 2), businessDate: "2026-09-01",
     graphVersion: pipeline.version, params: {}, logPath: join(dir, "noop.log"), leaseExpiresAt: 0, firstStartedAt: 0,
-    trigger: "manual", backfillId: null, readySince: null,
+    trigger: "manual", backfillId: null, readySince: null, mapKey: null, mapItem: null,
   };
   const watermarks = { get: async () => null, save: async () => {} };
   const times: number[] = [];

@@ -465,7 +465,7 @@ export class Engine {
    */
   async clear(
     runId: string,
-    request: { taskId?: string; downstream?: boolean; upstream?: boolean; failedOnly?: boolean; reason: string; openFrozen?: string } & Acting,
+    request: { taskId?: string; downstream?: boolean; upstream?: boolean; failedOnly?: boolean; reason: string; openFrozen?: string; code?: string } & Acting,
   ): Promise<TaskInstanceRecord[]> {
     return this.#runActions.clear(runId, request);
   }

@@ -1,4 +1,6 @@
-import { ConflictError, NotFoundError, UsageError } from "../core/model/errors.ts";
+import { ArgumentError, ConflictError, NotFoundError, UsageError } from "../core/model/errors.ts";
+import { cannotSurvive, parseCodeChoice, rerunCode } from "./code-choice.ts";
+import { pinnedCode } from "./project/pinned-code.ts";
 import type { Params } from "../core/pipeline/types.ts";
 import { assertDeclaredParams } from "../core/pipeline/params.ts";
 import { reachable } from "../core/graph/dag.ts";
@@ -53,11 +55,14 @@ export class RunActions {
    */
   async clear(
     runId: string,
-    request: { taskId?: string; downstream?: boolean; upstream?: boolean; failedOnly?: boolean; reason: string; openFrozen?: string } & Acting,
+    request: { taskId?: string; downstream?: boolean; upstream?: boolean; failedOnly?: boolean; reason: string; openFrozen?: string; code?: string } & Acting,
   ): Promise<TaskInstanceRecord[]> {
     const { store, clock } = this.#e;
     const run = await this.#runs.run(runId);
-    const pipeline = this.#e.pipeline(run.pipelineId);
+    const loaded = this.#e.pipeline(run.pipelineId);
+    // Same code by default: a clear runs again what the run ran.
+    const code = await rerunCode(run, loaded, parseCodeChoice(request.code, "same"));
+    const pipeline = code.pipeline;
     const tasks = await store.listTaskInstances(runId);
     let chosen = new Set(tasks.map((t) => t.taskId));
     if (request.taskId) {
@@ -74,13 +79,21 @@ export class RunActions {
       chosen = new Set([...chosen].filter((id) => failed.has(id)));
     }
     if (chosen.size === 0) throw new UsageError(`nothing to clear in run ${runId}${request.failedOnly ? " (no failed task)" : ""}`);
+    if (code.move) {
+      const own = run.codeVersion === null ? null : await pinnedCode.pipelineFor(run, loaded);
+      const reasons = cannotSurvive(tasks, typeof own === "string" ? null : own, pipeline, chosen);
+      if (reasons.length > 0) {
+        throw new ArgumentError("code", (n) => `run ${runId} cannot move to the latest code (${code.to ?? "unbundled"}): ${reasons.join("; ")}; ${n("code")} same finishes it on its own code (${code.from ?? "none"})`);
+      }
+    }
     this.#frozen.assertNotFrozen(pipeline, run.businessDate, request.openFrozen);
     const actor = request.actor ?? defaultActor();
     await refusalsTranslated(() => store.rerun({
-      runId, graphVersion: run.graphVersion, tasks: taskInstancesOf(pipeline), taskIds: [...chosen],
-      params: run.params, at: clock.now(),
+      runId, graphVersion: code.move ? pipeline.version : run.graphVersion, tasks: taskInstancesOf(pipeline), taskIds: [...chosen],
+      params: run.params, at: clock.now(), ...(code.move ?? {}),
     }));
-    tellAudit(request, await this.#e.audit(actor, "clear", pipeline, runId, request.taskId ?? null, request.reason, {
+    tellAudit(request, await this.#e.audit(actor, "clear", loaded, runId, request.taskId ?? null, request.reason, {
+      code: { choice: code.choice, from: code.from, to: code.to },
       tasks: [...chosen], downstream: !!request.downstream, upstream: !!request.upstream, failedOnly: !!request.failedOnly,
       ...(request.openFrozen ? { openFrozen: request.openFrozen } : {}),
     }));

@@ -1,3 +1,4 @@
+import { parseCodeChoice, rerunCode, type RerunCode } from "./code-choice.ts";
 import type { Params } from "../core/pipeline/types.ts";
 import { assertDeclaredParams } from "../core/pipeline/params.ts";
 import type { Interval } from "../core/time/interval.ts";
@@ -31,6 +32,8 @@ export interface RunRequest {
   onAttempt?: (attempt: AttemptFinished) => void;
   /** Look at the pipeline files this often while the run runs, as workers do (`reloadMs`). */
   reloadMs?: number;
+  /** A run that exists runs again on `same` code (its own version, the default) or `latest`. */
+  code?: string;
 }
 
 export interface RunResult {
@@ -91,12 +94,16 @@ export class RunHere {
     await this.#frozen.recordVersion(pipeline, actor, now);
     const params = request.params ?? {};
     const { run, created } = await store.createRunIfAbsent(newRun(pipeline, interval, { trigger: "manual", triggeredBy: actor, reason: request.reason ?? null, params }, now));
+    let code: RerunCode | null = null;
     if (!created) {
       // A previous `idem run` of this run killed on this host left attempts no one renews: they are lost now, not in a lease.
       const { recoverDeadHolders } = await import("./worker/dead-holders.ts");
       await recoverDeadHolders(store, now, { runId: run.runId });
+      code = await rerunCode(run, pipeline, parseCodeChoice(request.code, "same"));
+      const again = code.pipeline;
       await refusalsTranslated(
-        () => store.rerun({ runId: run.runId, graphVersion: pipeline.version, tasks: taskInstancesOf(pipeline), params, at: now }),
+        // A run its process left unfinished is resumed: its task instances reattach to their remote jobs.
+        () => store.rerun({ runId: run.runId, graphVersion: again.version, tasks: taskInstancesOf(again), params, at: now, resume: run.state === "queued" || run.state === "running", ...(code!.move ?? {}) }),
         { pipeline: pipelineId },
       );
     }
@@ -108,7 +115,10 @@ export class RunHere {
       runId: run.runId,
       reason: request.reason ?? null,
       graphVersion: pipeline.version,
-      details: { businessDate: interval.businessDate, params, ...(request.openFrozen ? { openFrozen: request.openFrozen } : {}) },
+      details: {
+        businessDate: interval.businessDate, params, ...(request.openFrozen ? { openFrozen: request.openFrozen } : {}),
+        ...(code ? { code: { choice: code.choice, from: code.from, to: code.to } } : {}),
+      },
     });
     // the executor loads only for a command that runs an interval, not for every engine
     const { executeRun } = await import("./worker/execute-run.ts");

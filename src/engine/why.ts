@@ -92,6 +92,7 @@ async function explainTask(
     }
     case "skipped":
     case "upstream_failed":
+    case "removed":
       return `${task.state.replace("_", " ")}${task.reason ? `: ${task.reason}` : ""}`;
     case "scheduled": {
       const waiting = upstream

@@ -33,9 +33,10 @@ export function buildApp(deps: AppDeps): Hono<AppEnv> {
   const operations: AnyRouteSpec[] = [];
   // Signed by their sender instead of authenticated: no principal, so no CSRF check either.
   app.route("/api/v1", datasetHookRoutes(deps, operations));
+  // Before who is asking, which reads tokens from the store: health answers even when the store does not.
+  app.route("/", healthRoutes(deps));
   app.use(resolvePrincipal(deps));
   app.use(requireCsrf());
-  app.route("/", healthRoutes(deps));
   app.route("/", metricsRoutes(deps));
   app.route("/auth", sessionRoutes(deps));
   app.route("/api/v1", apiRoutes(deps, operations));

@@ -20,6 +20,8 @@ import type { TokenStore } from "./port/tokens.ts";
 import type { ChangeFeedStore } from "./port/changes.ts";
 import type { HistoryReads } from "./port/history.ts";
 import type { MetricReads } from "./port/metrics.ts";
+import type { MappingReads } from "./port/mapping.ts";
+import type { ExternalJobStore } from "./port/external-jobs.ts";
 
 export * from "./port/runs.ts";
 export * from "./port/attempts.ts";
@@ -35,6 +37,8 @@ export * from "./port/tokens.ts";
 export * from "./port/changes.ts";
 export * from "./port/history.ts";
 export * from "./port/metrics.ts";
+export * from "./port/mapping.ts";
+export * from "./port/external-jobs.ts";
 
 export interface Store
   extends RunStore,
@@ -50,7 +54,9 @@ export interface Store
     TokenStore,
     ChangeFeedStore,
     HistoryReads,
-    MetricReads {
+    MetricReads,
+    MappingReads,
+    ExternalJobStore {
   /** Brings the schema to the latest version. Safe to call on every start. */
   migrate(): Promise<void>;
   close(): Promise<void>;

@@ -20,6 +20,8 @@ import type {
   PipelineState,
   RunRecord,
   TaskInstanceRecord,
+  MappedInstanceRecord,
+  ExternalJobRecord,
 } from "./port.ts";
 
 export type Row = Record<string, any>;
@@ -146,6 +148,19 @@ export function rowMappers(decode: RowDecoding) {
       reason: r.reason,
       startedAt: r.started_at,
       endedAt: r.ended_at,
+    };
+  }
+
+  function toMappedInstance(r: Row): MappedInstanceRecord {
+    return {
+      taskId: r.task_id,
+      key: r.map_key,
+      position: Number(r.map_position),
+      item: r.map_item,
+      state: r.state,
+      tryNumber: r.try_number,
+      reason: r.reason,
+      summary: r.summary === null || r.summary === undefined ? null : JSON.parse(r.summary),
     };
   }
 
@@ -286,6 +301,8 @@ export function rowMappers(decode: RowDecoding) {
       backfillId: r.backfill_id,
       readySince: r.waited_since === null || r.waited_since === undefined ? null : Number(r.waited_since),
       codeVersion: r.code_version ?? null,
+      mapKey: r.map_key ?? null,
+      mapItem: r.map_item ?? null,
     };
   }
 
@@ -303,10 +320,30 @@ export function rowMappers(decode: RowDecoding) {
   return {
     toSkippedInterval, toWorker, toExpiredAttempt, toDatasetEvent, toFreshness, toFreshnessPublication, toOutboxAlert, toAuditEntry,
     toPipelineState, toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt,
-    toApiToken, toChangeEvent, toWatermark, toClaimedAttempt, toCodeVersion };
+    toApiToken, toChangeEvent, toWatermark, toClaimedAttempt, toCodeVersion, toMappedInstance };
 }
 
 /** A watermark is stored as text with its kind, the same in every adapter. */
 export function watermarkValue(row: Record<string, unknown>): string | number {
   return row.kind === "number" ? Number(row.value) : (row.value as string);
+}
+
+/** An external job's row, the same in both adapters (the handle is JSON text in both). */
+export function toExternalJob(r: Row): ExternalJobRecord {
+  return {
+    jobId: Number(r.job_id),
+    runId: r.run_id,
+    pipelineId: r.pipeline_id,
+    taskId: r.task_id,
+    attemptId: Number(r.attempt_id),
+    tryNumber: Number(r.try_number),
+    key: r.job_key,
+    handle: r.handle,
+    adapter: r.adapter,
+    link: r.link ?? null,
+    state: r.state,
+    submittedAt: Number(r.submitted_at),
+    endedAt: r.ended_at === null || r.ended_at === undefined ? null : Number(r.ended_at),
+    note: r.note ?? null,
+  };
 }

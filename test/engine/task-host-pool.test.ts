@@ -53,7 +53,7 @@ function call(taskId: "instant" | "medium" | "slow" | "spin" | "die"): Promise<A
     claim: {
       codeVersion: null, attemptId, runId: "p@2026-09-01", pipelineId: "p", taskId, tryNumber: 1, maxTries: 1, intervalStart: Date.UTC(2026, 8, 1),
       intervalEnd: Date.UTC(2026, 8, 2), businessDate: "2026-09-01", graphVersion: version, params: {}, logPath: join(dir, `${attemptId}.log`),
-      leaseExpiresAt: 0, firstStartedAt: 0, trigger: "manual", backfillId: null, readySince: null,
+      leaseExpiresAt: 0, firstStartedAt: 0, trigger: "manual", backfillId: null, readySince: null, mapKey: null, mapItem: null,
     },
     projectFrozen: [], watermarks: { get: async () => null, save: async () => {} }, connections: {}, upstream: {}, traceparent: null, projectDir: dir,
     timeoutMs: null, graceMs: 1_000,

@@ -1,7 +1,9 @@
-import { existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
-import { processHarness, queryState, waitFor } from "../support/processes.ts";
+import { afterEach, describe, expect, it } from "vitest";
+import { makeProject, processHarness, queryState, removeProject, repo, startIdem, waitFor, type Daemon } from "../support/processes.ts";
+import { dropSchema, freshSchema, queryPg, schemaUrl, testPostgresUrl } from "./postgres-support.ts";
 
 const harness = processHarness();
 const { start, cli } = harness;
@@ -17,7 +19,7 @@ const versionModule = (code: string) => `export const CODE = "${code}";\n`;
  * Each task returns the version of the code it ran. `hold` waits for the file `go` (so the test
  * can deploy and kill while the run is half done); the others run at once.
  */
-const PIPELINE = (comment: string) => `// ${comment}
+const PIPELINE = (comment: string, last = `{ after: ["after"], run: () => ({ code: CODE }) }`) => `// ${comment}
 import { existsSync } from "node:fs";
 import { pipeline } from "idem";
 import { CODE } from "../lib/version.ts";
@@ -29,7 +31,7 @@ export const pinned = pipeline("pinned", {}, {
     return { code: CODE };
   } },
   after: { after: ["hold"], run: () => ({ code: CODE }) },
-  last: { after: ["after"], run: () => ({ code: CODE }) },
+  last: ${last},
 });
 `;
 
@@ -46,7 +48,7 @@ const runEnded = (project: string, runId: string) =>
 const codeVersionOfRun = (project: string, runId: string) => queryState<{ code_version: string | null }>(project, "SELECT code_version FROM runs WHERE run_id = ?", runId)[0]?.code_version;
 
 describe("a run keeps its code (SQLite, real processes)", () => {
-  it("runs every remaining attempt of a half-done run on its old code after a deploy and a kill -9; a new run gets the new code", async () => {
+  it("runs every remaining attempt of a half-done run on its old code after a deploy and a kill -9; a new run gets the new code; a clear keeps the code, a rerun on the latest moves it, unless the run cannot survive the move", async () => {
     const project = harness.create({ "idem.config.ts": CONFIG, "lib/version.ts": versionModule("v1"), "pipelines/pinned.ts": PIPELINE("first deploy") });
     start("scheduler");
     const worker = start("worker");
@@ -80,6 +82,30 @@ describe("a run keeps its code (SQLite, real processes)", () => {
     expect(indexed[0]).toMatchObject({ file: "pipelines/pinned.ts" });
     expect(Object.keys(JSON.parse(indexed[0]!.packages))).toEqual(["idem"]);
     expect(readdirSync(join(project, ".idem", "bundles")).sort()).toEqual([`${newVersion}.json`, `${newVersion}.mjs`, `${oldVersion}.json`, `${oldVersion}.mjs`].sort());
+
+    // A clear runs the old day again on its own code by default...
+    expect(cli("clear", "pinned@2026-09-01", "--reason", "again, same code").status).toBe(0);
+    expect(await runEnded(project, "pinned@2026-09-01")).toBe("success");
+    expect(codeRan(attempts(project, "pinned@2026-09-01")).slice(4)).toEqual(["first:v1", "hold:v1", "after:v1", "last:v1"]);
+    // ...and a rerun on the latest code moves it to the new version.
+    const latest = cli("run", "pinned", "--date", "2026-09-01", "--code", "latest", "--reason", "again, new code");
+    expect(latest.status, latest.stderr).toBe(0);
+    expect(codeRan(attempts(project, "pinned@2026-09-01")).slice(8)).toEqual(["first:v2", "hold:v2", "after:v2", "last:v2"]);
+    expect(codeVersionOfRun(project, "pinned@2026-09-01")).toBe(newVersion);
+    const audit = queryState<{ action: string; details: string }>(project, "SELECT action, details FROM audit_log WHERE run_id = 'pinned@2026-09-01' AND action IN ('clear', 'rerun') ORDER BY id");
+    expect(audit.map((a) => [a.action, JSON.parse(a.details).code])).toEqual([
+      ["clear", { choice: "same", from: oldVersion, to: oldVersion }],
+      ["rerun", { choice: "latest", from: oldVersion, to: newVersion }],
+    ]);
+
+    // A deploy the run cannot survive: `last` becomes a command. Moving to it is refused, naming why and the other choice.
+    writeFileSync(join(project, "pipelines/pinned.ts"), PIPELINE("third deploy", `{ after: ["after"], command: ["true"] }`));
+    const refused = cli("clear", "pinned@2026-09-01", "--task", "after", "--downstream", "--code", "latest", "--reason", "move");
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toMatch(/run pinned@2026-09-01 cannot move to the latest code \([0-9a-f]{20}\): task last is a command task in it \(a function task in the run's\); --code same finishes it on its own code/);
+    expect(cli("clear", "pinned@2026-09-01", "--task", "after", "--downstream", "--reason", "same code").status).toBe(0);
+    expect(await runEnded(project, "pinned@2026-09-01")).toBe("success");
+    expect(codeRan(attempts(project, "pinned@2026-09-01")).slice(12)).toEqual(["after:v2", "last:v2"]);
   }, 120_000);
 
   it("fails an attempt whose run's bundle is gone, in one line naming the run, the version and where it looked, and does not retry it", async () => {
@@ -105,5 +131,81 @@ describe("a run keeps its code (SQLite, real processes)", () => {
     expect(hold[1]!.error_message).toBe(`run pinned@2026-09-01: code version ${oldVersion} of pipeline pinned cannot be loaded: not found: looked for ${stored}`);
     expect(existsSync(stored)).toBe(false);
     expect(cli("logs", "pinned@2026-09-01", "hold").stdout).toContain(`looked for ${stored}`);
+  }, 120_000);
+});
+
+const url = testPostgresUrl();
+
+describe.skipIf(!url)("a run keeps its code (PostgreSQL, two workers with projects of their own and a shared bundle directory)", () => {
+  let schema: string | null = null;
+  const dirs: string[] = [];
+  const daemons: Daemon[] = [];
+  afterEach(async () => {
+    await Promise.all(daemons.splice(0).map((d) => d.stop()));
+    for (const dir of dirs.splice(0)) removeProject(dir);
+    if (schema) await dropSchema(url!, schema);
+    schema = null;
+  });
+  const startIn = (project: string, ...args: string[]) => {
+    const daemon = startIdem(project, ...args);
+    daemons.push(daemon);
+    return daemon;
+  };
+
+  it("a worker that never loaded the old file runs the rest of a half-done run on its old code, from the shared bundles, after the first worker is killed with -9", async () => {
+    schema = freshSchema();
+    const shared = mkdtempSync(join(repo, ".tmp", "bundles-"));
+    dirs.push(shared);
+    const config = `import { defineConfig } from "idem";
+export default defineConfig({ state: ${JSON.stringify(schemaUrl(url!, schema))}, bundles: ${JSON.stringify(shared)}, workerLeaseMs: 1500, schedulerLeaseMs: 1500, reloadMs: 200 });
+`;
+    const files = { "idem.config.ts": config, "lib/version.ts": versionModule("v1"), "pipelines/pinned.ts": PIPELINE("first deploy") };
+    const first = makeProject(files);
+    const second = makeProject(files);
+    dirs.push(first, second);
+    const q = <T>(sql: string, params: unknown[] = []) => queryPg<T>(url!, schema!, sql, params);
+    const pgAttempts = (runId: string) => q<AttemptRow>("SELECT run_id, task_id, try_number, state, error_class, error_message, summary::text AS summary FROM attempts WHERE run_id = $1 ORDER BY attempt_id", [runId]);
+    const pgRunEnded = (runId: string) => waitFor(`run ${runId} to end`, async () => {
+      const [run] = await q<{ state: string }>("SELECT state FROM runs WHERE run_id = $1", [runId]);
+      return run && (run.state === "success" || run.state === "failed") ? run.state : undefined;
+    }, 60_000);
+
+    startIn(first, "scheduler");
+    const doomed = startIn(first, "worker");
+    const trigger = (date: string) => {
+      const result = spawnSync(process.execPath, [join(repo, "bin/idem.js"), "trigger", "pinned", "--date", date, "--reason", "test"], { cwd: first, encoding: "utf8" });
+      expect(result.status, result.stderr).toBe(0);
+    };
+    trigger("2026-09-01");
+    await waitFor("hold to be running", async () => (await pgAttempts("pinned@2026-09-01")).find((a) => a.task_id === "hold" && a.state === "running"));
+    const oldVersion = (await q<{ code_version: string }>("SELECT code_version FROM runs WHERE run_id = 'pinned@2026-09-01'"))[0]!.code_version;
+
+    // Deployed to both machines; the second starts its worker only now: it never loaded the old file.
+    for (const project of [first, second]) {
+      writeFileSync(join(project, "lib/version.ts"), versionModule("v2"));
+      writeFileSync(join(project, "pipelines/pinned.ts"), PIPELINE("second deploy"));
+    }
+    await waitFor("the first worker to load the new file", () => (/pipeline files reloaded/.test(doomed.output()) ? true : undefined));
+    startIn(second, "worker");
+    await doomed.kill9();
+    // Task code finds "go" beside the file it was built from (the first machine's project).
+    writeFileSync(join(first, "go"), "");
+    expect(await pgRunEnded("pinned@2026-09-01")).toBe("success");
+    const old = await pgAttempts("pinned@2026-09-01");
+    expect(old.filter((a) => a.task_id === "hold").map((a) => a.state)).toEqual(["lost", "success"]);
+    expect(codeRan(old)).toEqual(["first:v1", "hold:v1", "after:v1", "last:v1"]);
+    // The second machine copied the old bundle from the shared directory.
+    expect(existsSync(join(second, ".idem", "cache", "bundles", `${oldVersion}.mjs`))).toBe(true);
+    const workers = await q<{ task_id: string; worker_id: string }>("SELECT task_id, worker_id FROM attempts WHERE run_id = 'pinned@2026-09-01' AND state = 'success' ORDER BY attempt_id");
+    expect(new Set(workers.slice(1).map((w) => w.worker_id)).size).toBe(1);
+    expect(workers[0]!.worker_id).not.toBe(workers[1]!.worker_id);
+
+    trigger("2026-09-02");
+    expect(await pgRunEnded("pinned@2026-09-02")).toBe("success");
+    expect(codeRan(await pgAttempts("pinned@2026-09-02"))).toEqual(["first:v2", "hold:v2", "after:v2", "last:v2"]);
+    const indexed = await q<{ code_version: string; location: string }>("SELECT code_version, location FROM code_versions ORDER BY created_at");
+    expect(indexed).toHaveLength(2);
+    expect(indexed.every((v) => v.location === shared)).toBe(true);
+    expect(indexed[0]!.code_version).toBe(oldVersion);
   }, 120_000);
 });

@@ -10,7 +10,8 @@ import { processHarness, repo, startProcess, waitFor, type Daemon } from "../sup
  * A real Prometheus (Debian's `prometheus` package) scrapes `idem dev` every second, on the web
  * server's /metrics and on its --health-port, and evaluates docs/observability/idem-alerts.yml:
  * every panel of the Grafana dashboard and every series an alert rule reads has data, every
- * rule loads and evaluates with no error. Then idem dev is killed with SIGKILL while an attempt
+ * rule loads and evaluates with no error; a paused pipeline's due intervals, which have no run,
+ * are counted as not run (incidents, missed business dates). Then idem dev is killed with SIGKILL while an attempt
  * runs, and a new `idem serve` still reports that run as running: the facts come from the store.
  * Skipped where Prometheus is not installed, except under CI, where it must be.
  */
@@ -30,6 +31,13 @@ export const sales = pipeline("sales", {
   load: { run: (ctx) => { if (ctx.businessDate === "2026-09-02") throw new Error("the till's file for 2026-09-02 is missing"); } },
   publish: { after: ["load"], publishes: "sales_daily", run: () => ({ rows: 3 }) },
 });
+export const returns = pipeline("returns", {
+  schedule: daily({ at: "01:00", timezone: "UTC" }),
+  start: "2026-09-03",
+  promises: [{ dataset: "returns_daily", deadline: "D+1 02:00" }],
+}, {
+  load: { publishes: "returns_daily", run: () => ({ rows: 1 }) },
+});
 export const slow = pipeline("slow", { schedule: manual({ timezone: "UTC" }) }, {
   hold: { pool: "db", run: () => new Promise((resolve) => setTimeout(resolve, 600_000)) },
 });
@@ -38,7 +46,7 @@ export const slow = pipeline("slow", { schedule: manual({ timezone: "UTC" }) }, 
 const h = processHarness();
 
 describe.skipIf(!installed && process.env.CI !== "true")("idem in a real Prometheus", () => {
-  it("has data for every dashboard panel and alert rule, and still counts a run after its process was killed", async () => {
+  it("has data for every dashboard panel and alert rule, counts intervals that did not run, and still counts a run after its process was killed", async () => {
     expect(installed, `${PROMETHEUS} is missing: install Debian's prometheus package (apt-get install prometheus)`).toBe(true);
     if (existsSync(PROMTOOL)) {
       for (const args of [["check", "rules", "idem-alerts.yml"], ["test", "rules", "idem-alerts.test.yml"]]) {
@@ -48,6 +56,9 @@ describe.skipIf(!installed && process.env.CI !== "true")("idem in a real Prometh
     }
 
     const project = h.create({ "idem.config.ts": CONFIG, "pipelines/all.ts": PIPELINES });
+    // Paused before any scheduler ran: its intervals of 2026-09-03 and 04 come due and never get a run.
+    const pause = h.cli("pause", "returns", "--note", "the returns feed is late");
+    expect(pause.status, pause.stderr).toBe(0);
     const dev = h.start("dev", "--now", "2026-09-05T03:00:00Z", "--port", "0", "--health-port", "0");
     const [web, health] = await waitFor("idem dev's two ports", () => {
       const webPort = /web UI on http:\/\/127\.0\.0\.1:(\d+)\//.exec(dev.output())?.[1];
@@ -74,6 +85,24 @@ describe.skipIf(!installed && process.env.CI !== "true")("idem in a real Prometh
         const [missing] = await value('max(idem_promise_unpublished_business_dates{dataset="sales_daily"})');
         return failed! >= 1 && queued === 1 && used === 1 && missing! >= 1 ? true : undefined;
       });
+
+      // Intervals that did not run: no run at all, so nothing inside a run could have counted them.
+      let seen: number[] = [];
+      await waitFor("the paused pipeline's two due intervals counted as not run", async () => {
+        seen = [
+          ...(await value('max(idem_incidents_open{kind="did_not_run",pipeline="returns"})')),
+          ...(await value('max(idem_promise_business_dates{dataset="returns_daily",status="missed"})')),
+          ...(await value('max(idem_promise_unpublished_business_dates{dataset="returns_daily"})')),
+          ...(await value('sum(max by (state) (idem_runs_recent{pipeline="returns"}))')),
+        ];
+        return seen.join(" ") === "2 2 2 0" ? true : undefined;
+      }).catch((error: Error) => {
+        throw new Error(`${error.message}\nlast seen (did_not_run incidents, missed dates, unpublished dates, runs): ${seen.join(" ")}`);
+      });
+      // And the shipped rules take them up (pending until their `for:` has passed).
+      for (const alert of ['ALERTS{alertname="IdemOpenIncidents",kind="did_not_run",pipeline="returns"}', 'ALERTS{alertname="IdemFreshnessLag",dataset="returns_daily"}']) {
+        await waitFor(`the rule's alert ${alert}`, async () => ((await prometheus.query(alert)).length > 0 ? true : undefined), 20_000);
+      }
 
       const dashboard = JSON.parse(readFileSync(join(OBSERVABILITY, "grafana-dashboard.json"), "utf8")) as { panels: { title: string; targets: { expr: string }[] }[] };
       for (const panel of dashboard.panels) {

@@ -5,10 +5,12 @@ import { auditContract } from "./contract/audit.ts";
 import { backfillsContract } from "./contract/backfills.ts";
 import { changesContract } from "./contract/changes.ts";
 import { datasetsContract } from "./contract/datasets.ts";
+import { externalJobsContract } from "./contract/external-jobs.ts";
 import { finishAndClaimContract } from "./contract/finish-and-claim.ts";
 import { freshnessContract } from "./contract/freshness.ts";
 import { contractHarness, portRoles, recording, storeRoles } from "./contract/harness.ts";
 import { historyContract } from "./contract/history.ts";
+import { mappingContract } from "./contract/mapping.ts";
 import { metricsContract } from "./contract/metrics.ts";
 import { poolsContract } from "./contract/pools.ts";
 import { runsContract } from "./contract/runs.ts";
@@ -59,6 +61,8 @@ export function describeStoreContract(adapter: string, openStore: () => Promise<
     historyContract(h);
     metricsContract(h);
     finishAndClaimContract(h);
+    mappingContract(h);
+    externalJobsContract(h);
 
     it("calls every method of each role of the port in that role's block", () => {
       const uncalled = [...roles].flatMap(([role, methods]) => methods.filter((m) => !seen.has(`${role}.${m}`)).map((m) => `${role}.${m}`));

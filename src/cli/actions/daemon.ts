@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { Engine } from "../../engine/engine.ts";
 import type { ProcessLog } from "../../engine/logging/process-log.ts";
+import { publicHealth } from "../../http/health-body.ts";
 import type { LogFlags } from "../flags.ts";
 import type { Cli } from "../lazy.ts";
 import { openEngine } from "../project.ts";
@@ -49,13 +50,12 @@ export async function daemon(
 }
 
 /**
- * GET /health: 200 with the checker's health when the scheduler's heartbeat is fresh, 503 when
- * not; `brokenFiles` lists pipeline files that did not load (their pipelines do not run, the
- * others do, so they do not make the scheduler unhealthy). GET /metrics: the process's metrics
+ * GET /health: the engine's one verdict on the installation, as `idem serve` answers it
+ * (`publicHealth`: 200 or 503). GET /metrics: the process's metrics
  * in Prometheus' text format (docs/observability.md); like /health, on 127.0.0.1 only and with
  * no token.
  */
-async function serveHealth(engine: Engine, port: number, log: ProcessLog): Promise<Server> {
+export async function serveHealth(engine: Engine, port: number, log: ProcessLog): Promise<Server> {
   const metrics = await engine.metrics();
   const server = createServer((request, response) => {
     if (request.url === "/metrics") {
@@ -72,8 +72,8 @@ async function serveHealth(engine: Engine, port: number, log: ProcessLog): Promi
     engine
       .installationHealth()
       .then((health) => {
-        const body = { ...health.checker, brokenFiles: health.brokenFiles };
-        response.writeHead(health.checker.healthy ? 200 : 503, { "content-type": "application/json" }).end(JSON.stringify(body));
+        const { code, body } = publicHealth(health);
+        response.writeHead(code, { "content-type": "application/json", "cache-control": "no-store" }).end(JSON.stringify(body));
       })
       .catch((error) => response.writeHead(500).end(String(error)));
   });

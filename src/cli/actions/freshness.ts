@@ -1,8 +1,11 @@
 import { formatInstant } from "../../core/time/dates.ts";
-import type { CheckerHealth } from "../../engine/freshness/report.ts";
+import type { Health } from "../../engine/health.ts";
+import type { HealthStatus } from "../../core/policy/installation-health.ts";
+import { fullHealth } from "../../http/health-body.ts";
 import { isoTime, printJson, table } from "../format.ts";
 import type { Cli } from "../lazy.ts";
 import { withEngine } from "../project.ts";
+import { testClock } from "../test-clock.ts";
 
 const RED = (s: string) => (process.stdout.isTTY ? `\x1b[31;1m${s}\x1b[0m` : s);
 const MARK: Record<string, string> = { on_time: "ok", late: "LATE", missed: "MISSED", not_yet_due: "." };
@@ -11,7 +14,7 @@ export function freshness(cli: Cli, flags: { json?: boolean }) {
   return withEngine(cli, { pipelines: true }, async (engine) => {
     const report = await engine.freshness();
     if (flags.json) return printJson(report);
-    console.log(healthLine(report.checker));
+    console.log(healthLine(await engine.installationHealth()));
     if (report.datasets.length === 0) return console.log("no freshness promises (add `promises` to a pipeline)");
     console.log(
       table(
@@ -38,21 +41,25 @@ export function freshness(cli: Cli, flags: { json?: boolean }) {
   });
 }
 
-// Health loads the pipeline files: a file that does not load is part of the answer.
+// Health loads the pipeline files: a file that does not load is part of the answer. Under IDEM_NOW
+// it answers as of that instant, as a daemon's /health under the same clock would.
 export function health(cli: Cli, flags: { json?: boolean }) {
-  return withEngine(cli, { pipelines: true }, async (engine) => {
+  return withEngine(cli, { pipelines: true, clock: testClock(undefined, "fixed") }, async (engine) => {
     const health = await engine.installationHealth();
-    const healthy = health.checker.healthy && health.brokenFiles.length === 0;
-    if (flags.json) printJson({ ...health.checker, status: health.status, healthy, checker: health.checker.status, brokenFiles: health.brokenFiles });
+    if (flags.json) printJson(fullHealth(health));
     else {
-      console.log(healthLine(health.checker));
+      console.log(healthLine(health));
       for (const broken of health.brokenFiles) console.log(RED(`BROKEN PIPELINE FILE: ${broken.message}`));
     }
-    if (!healthy) process.exitCode = 1;
+    if (!health.healthy) process.exitCode = 1;
   });
 }
 
-function healthLine(health: CheckerHealth): string {
-  if (health.healthy) return health.message;
-  return RED(`${health.status === "ok" ? "SCHEDULER DOWN" : "CHECKER DOWN"}: ${health.message}`);
+/** How a terminal names each of the engine's health verdicts when it is not healthy. */
+const PROBLEM: Record<HealthStatus, string> = {
+  ok: "OK", unreachable: "STATE STORE UNREACHABLE", none: "CHECKER DOWN", stale: "CHECKER DOWN", no_scheduler: "SCHEDULER DOWN", degraded: "DEGRADED",
+};
+
+function healthLine(health: Health): string {
+  return health.healthy ? health.message : RED(`${PROBLEM[health.status]}: ${health.message}`);
 }

@@ -90,9 +90,9 @@ export function trigger(cli: Cli, pipelineId: string, flags: { date: string; rea
   });
 }
 
-export function clear(cli: Cli, runId: string, flags: { task?: string; downstream?: boolean; upstream?: boolean; failedOnly?: boolean; reason?: string; openFrozen?: string }) {
+export function clear(cli: Cli, runId: string, flags: { task?: string; downstream?: boolean; upstream?: boolean; failedOnly?: boolean; reason?: string; openFrozen?: string; code?: string }) {
   return withEngine(cli, PIPELINES, async (engine, actor) => {
-    const tasks = await engine.clear(runId, { taskId: flags.task, downstream: flags.downstream, upstream: flags.upstream, failedOnly: flags.failedOnly, reason: needReason(flags.reason), openFrozen: flags.openFrozen, actor });
+    const tasks = await engine.clear(runId, { taskId: flags.task, downstream: flags.downstream, upstream: flags.upstream, failedOnly: flags.failedOnly, reason: needReason(flags.reason), openFrozen: flags.openFrozen, code: flags.code, actor });
     console.log(`cleared ${runId}: ${tasks.filter((t) => t.state === "queued" || t.state === "scheduled").map((t) => t.taskId).join(", ")}`);
   });
 }

@@ -11,6 +11,7 @@ interface RunOptions {
   end?: string;
   param: string[];
   reason?: string;
+  code?: string;
   concurrency?: number;
   json?: boolean;
   now?: number;
@@ -22,6 +23,7 @@ export function run(cli: Cli, pipelineId: string, options: RunOptions) {
     const result = await engine.runInterval(pipelineId, interval, {
       actor,
       reason: options.reason,
+      code: options.code,
       params: parseParams(options.param),
       concurrency: options.concurrency,
       onAttempt: options.json

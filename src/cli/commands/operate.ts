@@ -67,6 +67,7 @@ export function registerActionCommands(program: Command): void {
     .option("--upstream", "with --task: and everything upstream of it")
     .option("--failed-only", "only failed and upstream_failed task instances")
     .option("--open-frozen <reason>", "clear a run of a frozen date anyway, recording why")
+    .option("--code <same|latest>", "the code it runs again on: same (the run's own version, the default) or latest (the pipeline file as it is now)")
     .option("--reason <text>", "why (required)")
     .action(lazy(actions, "clear"));
 

@@ -11,6 +11,7 @@ export function registerRunCommand(program: Command): void {
     .option("--end <instant>", "interval end, with --start")
     .option("-p, --param <key=value>", "override a pipeline param for this run (repeatable)", collect, [])
     .option("--reason <text>", "why, for the audit log")
+    .option("--code <same|latest>", "a run that exists runs again on: same (its own code version, the default) or latest (the file as it is now)")
     .option("--concurrency <n>", "task instances of this run that may run at once", positiveWholeNumber)
     .option("--json", "print the finished run as JSON")
     .option("--now <instant>", "a test clock: run as if it were this instant, the clock running on from it (ISO, with Z or an offset; default: $IDEM_NOW, else the system clock); what is recorded says so", nowInstant)

@@ -9,6 +9,7 @@ export const TASK_STATES = [
   "up_for_reschedule",
   "skipped",
   "upstream_failed",
+  "removed", // a mapped instance whose key a rerun's list no longer has: kept with its history, never run again
 ] as const;
 export type TaskState = (typeof TASK_STATES)[number];
 

@@ -15,9 +15,12 @@ import { hashCanonicalJson } from "./canonical-json.ts";
 import { currentDefinitionSink, type InvalidPipeline } from "./definition-sink.ts";
 import { defaultsProblems, pipelineOptionProblems, POLICY_KEYS, TASK_KIND_KEYS, TASK_KINDS, taskKeyProblems } from "./option-keys.ts";
 import { unhandledKind } from "./kind.ts";
+import { DEFAULT_MAX_ITEMS } from "../policy/fan-out.ts";
 import type {
   CatchupPolicy,
   CommandTask,
+  FunctionTaskSpec,
+  TaskMap,
   Params,
   Pipeline,
   PipelineOptions,
@@ -28,6 +31,8 @@ import type {
   TaskPolicy,
   TaskPolicyInput,
   SqlTaskSpec,
+  ExternalTask,
+  ExternalTaskSpec,
   FunctionTask,
   TaskSpec,
 } from "./types.ts";
@@ -154,6 +159,12 @@ export function pipeline<P extends Params>(
     problem(graphProblem.message, graphProblem.task, graphProblem.task ? ["tasks", graphProblem.task, "after"] : undefined);
   }
 
+  for (const d of definitions) {
+    if (d.kind !== "function" || !d.map || typeof d.map.items === "function" || !("keysOf" in d.map.items)) continue;
+    const over = definitions.find((u) => u.id === (d.map!.items as { keysOf: string }).keysOf);
+    if (over && (over.kind !== "function" || !over.map)) problem(`map.items maps over task ${over.id}'s keys, and ${over.id} is not mapped`, d.id, ["tasks", d.id, "map"]);
+  }
+
   for (const promise of promises) {
     const publishers = definitions.filter((d) => d.publishes === promise.dataset).map((d) => d.id);
     if (publishers.length !== 1) {
@@ -273,7 +284,7 @@ function resolveTask<P extends Params>(id: string, spec: TaskSpec<string, P>, de
   const problem = report;
   const kinds = TASK_KINDS.filter((kind) => (spec as unknown as Record<string, unknown>)[TASK_KIND_KEYS[kind].marker] !== undefined);
   if (kinds.length !== 1) {
-    report("needs exactly one of `run` (a function), `command` (an argv array), `sensor` (a condition) or `sql` (a statement or { file })", kinds.length ? TASK_KIND_KEYS[kinds[0]!].marker : "");
+    report("needs exactly one of `run` (a function), `command` (an argv array), `sensor` (a condition), `sql` (a statement or { file }) or `external` (a remote job: submit, poll, cancel)", kinds.length ? TASK_KIND_KEYS[kinds[0]!].marker : "");
     return null;
   }
   const kind = kinds[0]!;
@@ -301,16 +312,66 @@ function resolveTask<P extends Params>(id: string, spec: TaskSpec<string, P>, de
   // made by `{ ...base, more }` a hidden class of its own (about 400 bytes a task, kept).
   switch (kind) {
     case "function":
-      return Object.assign(base, { kind, run: (spec as { run: FunctionTask["run"] }).run });
+      return Object.assign(base, { kind, run: (spec as { run: FunctionTask["run"] }).run, map: resolveMap(spec as FunctionTaskSpec<string, P>, base.upstream, problem) });
     case "sql":
       return Object.assign(base, { kind }, resolveSql(spec as SqlTaskSpec<string>, problem));
     case "sensor":
       return Object.assign(base, { kind }, resolveSensor(spec as Extract<TaskSpec<string, P>, { sensor: unknown }>, problem));
     case "command":
       return Object.assign(base, { kind }, resolveCommand(spec as Extract<TaskSpec<string, P>, { command: unknown }>, problem));
+    case "external":
+      return Object.assign(base, { kind }, resolveExternal(spec as ExternalTaskSpec<string, P>, problem));
     default:
       return unhandledKind(kind);
   }
+}
+
+function resolveExternal<P extends Params>(spec: ExternalTaskSpec<string, P>, problem: Report): Pick<ExternalTask, "external" | "externalPolicy"> {
+  const job = spec.external as unknown as Record<string, unknown> | null;
+  if (typeof job !== "object" || job === null) {
+    problem("`external` must be a job with `submit`, `poll` and `cancel` functions (a ready-made adapter: slurmJob, httpJob, sparkSubmitJob)", "external");
+  } else {
+    const missing = ["submit", "poll", "cancel"].filter((name) => typeof job[name] !== "function");
+    if (missing.length) problem(`\`external\` lacks ${missing.map((name) => `\`${name}\``).join(", ")}: a job needs submit(ctx, key), poll(handle) and cancel(handle) functions`, "external");
+  }
+  const pollIntervalMs = read(problem, "pollInterval", () => parseDuration(spec.pollInterval ?? "30s", "pollInterval"), 1);
+  if (pollIntervalMs === 0) problem("pollInterval must be more than 0", "pollInterval");
+  const pollBackoff = spec.pollBackoff ?? true;
+  if (typeof pollBackoff !== "boolean") problem(`pollBackoff must be true or false, not ${JSON.stringify(pollBackoff)}`, "pollBackoff");
+  return {
+    external: spec.external,
+    externalPolicy: {
+      pollIntervalMs,
+      pollBackoff,
+      maxPollIntervalMs: read(problem, "maxPollInterval", () => parseDuration(spec.maxPollInterval ?? "10m", "maxPollInterval"), 0),
+    },
+  };
+}
+
+function resolveMap<P extends Params>(spec: FunctionTaskSpec<string, P>, upstream: readonly string[], problem: Report): TaskMap | null {
+  const map = spec.map;
+  if (map === undefined) return null;
+  if (!map || typeof map !== "object") {
+    problem("map must be an object: { items, key?, maxItems?, maxActive? }", "map");
+    return null;
+  }
+  const unknown = Object.keys(map).filter((k) => !["items", "key", "maxItems", "maxActive"].includes(k));
+  if (unknown.length) problem(`map: unknown option ${unknown.map((k) => JSON.stringify(k)).join(", ")} (items, key, maxItems, maxActive)`, "map");
+  const items = map.items as TaskMap["items"] | undefined;
+  if (typeof items !== "function") {
+    if (items && typeof items === "object" && "keysOf" in items && typeof items.keysOf === "string") {
+      if (!upstream.includes(items.keysOf)) problem(`map.items maps over task ${items.keysOf}'s keys: add ${JSON.stringify(items.keysOf)} to after`, "map");
+      if (map.maxActive !== undefined) problem("map.maxActive does not go with keysOf: each key runs when its own upstream instance succeeds", "map");
+    } else if (!items || typeof items !== "object" || !("task" in items) || typeof items.task !== "string" || typeof items.field !== "string") {
+      problem("map.items must be a function of the context, { task, field } (an upstream task's summary field) or { keysOf } (a mapped task's keys)", "map");
+    } else if (!upstream.includes(items.task)) {
+      problem(`map.items reads task ${items.task}'s summary: add ${JSON.stringify(items.task)} to after`, "map");
+    }
+  }
+  if (map.key !== undefined && typeof map.key !== "function") problem("map.key must be a function of an item returning its key", "map");
+  const maxItems = positiveInt(map.maxItems, DEFAULT_MAX_ITEMS, "map.maxItems", (m) => problem(m, "map"));
+  const maxActive = map.maxActive === undefined ? null : positiveInt(map.maxActive, 1, "map.maxActive", (m) => problem(m, "map"));
+  return { items: items as TaskMap["items"], key: map.key ?? null, maxItems, maxActive };
 }
 
 function resolveSensor<P extends Params>(sensor: Extract<TaskSpec<string, P>, { sensor: unknown }>, problem: Report): Pick<SensorTask, "sensor" | "sensorPolicy"> {
@@ -446,7 +507,8 @@ function describeTask(task: TaskDefinition): Record<string, unknown> {
   };
   switch (task.kind) {
     case "function":
-      return { ...head, ...tail };
+      // A task that is not mapped says nothing of it: graph versions made before fan-out stay as they were.
+      return task.map ? { ...head, ...tail, map: describeMap(task.map) } : { ...head, ...tail };
     case "command":
       return {
         ...head,
@@ -459,6 +521,8 @@ function describeTask(task: TaskDefinition): Record<string, unknown> {
       };
     case "sensor":
       return { ...head, ...tail, sensorPolicy: task.sensorPolicy };
+    case "external":
+      return { ...head, ...tail, adapter: task.external.adapter ?? "custom", externalPolicy: task.externalPolicy };
     case "sql":
       return {
         ...head,
@@ -471,6 +535,15 @@ function describeTask(task: TaskDefinition): Record<string, unknown> {
     default:
       return unhandledKind(task);
   }
+}
+
+function describeMap(map: TaskMap): Record<string, unknown> {
+  return {
+    items: typeof map.items === "function" ? "<function>" : "keysOf" in map.items ? { keysOf: map.items.keysOf } : { task: map.items.task, field: map.items.field },
+    key: map.key ? "<function>" : undefined,
+    maxItems: map.maxItems,
+    maxActive: map.maxActive ?? undefined,
+  };
 }
 
 const DATASET_NAME = /^[A-Za-z_][A-Za-z0-9_.\/-]{0,199}$/;

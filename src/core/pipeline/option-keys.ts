@@ -19,10 +19,11 @@ const COMMON_TASK_KEYS = ["id", "after", "description", "killGrace", "produces",
 
 /** The key that makes a task of each kind, and the keys only that kind takes. */
 export const TASK_KIND_KEYS: Record<TaskKind, { marker: string; own: readonly string[] }> = {
-  function: { marker: "run", own: ["run"] },
+  function: { marker: "run", own: ["run", "map"] },
   command: { marker: "command", own: ["command", "cwd", "env", "dataErrorExitCodes"] },
   sensor: { marker: "sensor", own: ["sensor", "pokeInterval", "pokeBackoff", "maxPokeInterval", "sensorTimeout", "softFail", "mode"] },
   sql: { marker: "sql", own: ["sql", "connection", "check"] },
+  external: { marker: "external", own: ["external", "pollInterval", "pollBackoff", "maxPollInterval"] },
 };
 
 export const TASK_KINDS = Object.keys(TASK_KIND_KEYS) as TaskKind[];
@@ -66,7 +67,7 @@ export function taskKeyProblems(spec: object): KeyProblem[] {
     if (allowed.includes(key)) continue;
     const owner = TASK_KINDS.find((k) => TASK_KIND_KEYS[k].own.includes(key));
     if (owner && kind) {
-      problems.push({ key, message: `\`${key}\` is an option of ${owner} tasks, and this is a ${kind} task (\`${TASK_KIND_KEYS[kind].marker}\`)` });
+      problems.push({ key, message: `\`${key}\` is an option of ${owner} tasks, and this is ${/^[aeiou]/.test(kind) ? "an" : "a"} ${kind} task (\`${TASK_KIND_KEYS[kind].marker}\`)` });
     } else if ((PIPELINE_OPTION_KEYS as readonly string[]).includes(key) && !allowed.includes(key)) {
       problems.push({ key, message: `\`${key}\` is a pipeline option, not a task option` });
     } else {

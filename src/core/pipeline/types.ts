@@ -70,6 +70,13 @@ export interface TaskContext<P extends Params = Params, U extends Record<string,
   traceparent: string | null;
   /** End this attempt as skipped, with a reason shown everywhere the task is shown. */
   skip(reason: string): never;
+  /**
+   * A mapped instance's key (stable across reruns, backfills and restatements: name what it
+   * writes by it), or null for a task that is not mapped. `taskId` stays the task's id.
+   */
+  mapKey: string | null;
+  /** A mapped instance's item, as its list gave it (JSON); undefined for a task that is not mapped. */
+  item: unknown;
 }
 
 export type Params = Record<string, unknown>;
@@ -132,6 +139,36 @@ interface TaskSpecBase<K extends string> extends TaskPolicyInput {
 export interface FunctionTaskSpec<K extends string, P extends Params> extends TaskSpecBase<K> {
   // A method, so that a function typed for its upstream (TaskContext<P, { load: ... }>) fits.
   run(ctx: TaskContext<P>): Promise<Summary | void> | Summary | void;
+  /** Run once per item of a list found when the task becomes eligible (fan-out): see docs/mapping.md. */
+  map?: MapSpec<K, P>;
+}
+
+/**
+ * Fan-out: one mapped instance of the task per item, each with its own attempts, retries,
+ * timeout, pool slots, log, summary and state, known by a stable key.
+ */
+export interface MapSpec<K extends string, P extends Params> {
+  /**
+   * The list: a function of the context, called when the task becomes eligible, or a field of
+   * an upstream task's summary (`{ task: "list_files", field: "files" }`; the task must be in `after`),
+   * or the keys of a mapped task in `after` (`{ keysOf: "load_file" }`): a per-key chain, each
+   * key's instance running as soon as that key's upstream instance succeeds, with its item.
+   */
+  items: ((ctx: TaskContext<P>) => readonly unknown[] | Promise<readonly unknown[]>) | { task: NoInfer<K>; field: string } | { keysOf: NoInfer<K> };
+  /** An item's key; without one, each item must be a string, which is its own key. */
+  key?: (item: any) => string;
+  /** More items than this fail the task with a data error, expanding none. Default 100,000. */
+  maxItems?: number;
+  /** At most this many instances of the task live at once (queued, running or waiting to retry); the rest wait in list order. */
+  maxActive?: number;
+}
+
+/** A mapped task's list, resolved. */
+export interface TaskMap {
+  items: ((ctx: TaskContext<any>) => readonly unknown[] | Promise<readonly unknown[]>) | { task: string; field: string } | { keysOf: string };
+  key: ((item: any) => string) | null;
+  maxItems: number;
+  maxActive: number | null;
 }
 
 /**
@@ -194,11 +231,48 @@ export interface SensorTaskSpec<K extends string, P extends Params> extends Task
   mode?: "reschedule" | "poke";
 }
 
+/** What the remote engine says of a job when polled. `log`: its last lines, copied into the attempt's log (capped). */
+export type ExternalStatus =
+  | { state: "running"; log?: string }
+  | { state: "succeeded"; summary?: Summary; log?: string }
+  /** `dataError`: the job ran and found the data wrong; idem does not retry it. */
+  | { state: "failed"; error: string; dataError?: boolean; log?: string };
+
+/**
+ * Work that runs elsewhere (a Slurm job, a Databricks run, a Spark application): idem submits it,
+ * records the handle before it waits, polls it with no worker slot held, and cancels it on a
+ * timeout, a clear or a cancelled backfill. The handle is a small JSON value the remote engine
+ * names its job by. `key` is the same for every attempt that may submit the same job
+ * (core's `externalJobKey`): hand it to an engine that refuses a duplicate (an idempotency
+ * token, a job name), so a submit whose answer was lost does not start a second job.
+ */
+export interface ExternalJob<H = unknown, P extends Params = Params> {
+  /** The adapter's name, shown with the handle (`slurm`, `http`, `spark-submit`); default "custom". */
+  adapter?: string;
+  submit(ctx: TaskContext<P>, key: string): Promise<H> | H;
+  poll(handle: H, ctx: TaskContext<P>): Promise<ExternalStatus> | ExternalStatus;
+  /** Ends the job; called for a job idem no longer waits on. Cancelling an ended job must do nothing. */
+  cancel(handle: H, ctx: TaskContext<P>): Promise<void> | void;
+  /** Where a person can look at the job (its page in the remote engine's UI), if anywhere. */
+  link?(handle: H): string | null;
+}
+
+export interface ExternalTaskSpec<K extends string, P extends Params> extends TaskSpecBase<K> {
+  external: ExternalJob<any, P>;
+  /** Time between polls of the remote job. Default 30s. */
+  pollInterval?: DurationInput;
+  /** Lengthen the wait between polls as the job runs longer, up to maxPollInterval. Default true. */
+  pollBackoff?: boolean;
+  /** Default 10m. */
+  maxPollInterval?: DurationInput;
+}
+
 export type TaskSpec<K extends string = string, P extends Params = Params> =
   | FunctionTaskSpec<K, P>
   | CommandTaskSpec<K, P>
   | SensorTaskSpec<K, P>
-  | SqlTaskSpec<K>;
+  | SqlTaskSpec<K>
+  | ExternalTaskSpec<K, P>;
 
 export interface SensorPolicy {
   pokeIntervalMs: number;
@@ -226,6 +300,8 @@ interface TaskBase {
 export interface FunctionTask extends TaskBase {
   kind: "function";
   run: TaskFunction<any>;
+  /** Fan-out: null for a task that runs once per run. */
+  map: TaskMap | null;
 }
 
 export interface CommandTask extends TaskBase {
@@ -255,12 +331,29 @@ export interface SensorTask extends TaskBase {
   sensorPolicy: SensorPolicy;
 }
 
+export interface ExternalPolicy {
+  pollIntervalMs: number;
+  pollBackoff: boolean;
+  maxPollIntervalMs: number;
+}
+
+/**
+ * A remote job: submitted once, its handle recorded before idem waits, polled between attempts
+ * that hold nothing (like a sensor in reschedule mode). `policy.timeoutMs` counts from the
+ * submission of the job waited on.
+ */
+export interface ExternalTask extends TaskBase {
+  kind: "external";
+  external: ExternalJob<any>;
+  externalPolicy: ExternalPolicy;
+}
+
 /**
  * A task as defined, one member per kind, told apart by `kind`. Code that handles each kind
  * switches on it and ends with `unhandledKind(task)` (kind.ts), so a new member is a compile
  * error wherever it must be handled.
  */
-export type TaskDefinition = FunctionTask | CommandTask | SqlTask | SensorTask;
+export type TaskDefinition = FunctionTask | CommandTask | SqlTask | SensorTask | ExternalTask;
 
 export type TaskKind = TaskDefinition["kind"];
 

@@ -1,4 +1,5 @@
 import type { TaskState } from "../model/states.ts";
+import { parseMappedTaskId } from "./fan-out.ts";
 
 /**
  * What a rerun does to a run's task instances: which are reset to wait again, which are removed
@@ -27,7 +28,8 @@ export function planRerun(
   if (busy.length > 0) return { conflict: `run ${runId} has a task running (${busy.join(", ")}); wait for it to finish` };
   return {
     reset,
-    removed: taskIds ? [] : [...existing.keys()].filter((taskId) => !inGraph.has(taskId)),
+    // A mapped task's instances are its own: the list it finds when it runs again decides them.
+    removed: taskIds ? [] : [...existing.keys()].filter((taskId) => !inGraph.has(taskId) && parseMappedTaskId(taskId) === null),
     added: wanted.filter((taskId) => !existing.has(taskId)),
   };
 }

@@ -49,6 +49,8 @@ const LINES: { [K in EngineEventName]: Describe<K> } = {
   "worker:stopping": (p) => info(`stopping: waiting up to ${p.graceMs} ms for ${p.running} running attempt(s)`),
   "worker:handed-back": (p) => info(p.notStarted ? `handing back ${p.count} claimed attempt(s) that had not started` : `handing back ${p.count} attempt(s)`),
   "worker:store-failed": (p) => warn(troubleLine(p.trouble, p.error)),
+  "external-job:cancelled": (p) => info(`${p.runId} ${p.taskId}: ${p.adapter} job ${p.handle} cancelled${p.note ? ` (${p.note})` : ""}`),
+  "external-job:cancel-failed": (p) => warn(`${p.runId} ${p.taskId}: cancelling ${p.adapter} job ${p.handle} failed: ${p.error}; trying again later`),
   "host:started": (p) => debug(`task host ${p.pid} started (${p.hosts} alive)`),
   "host:exited": (p) => (p.expected ? debug : warn)(`task host ${p.pid} exited (${p.signal ?? `code ${p.code}`}${p.expected ? "" : ", unexpectedly"}; ${p.hosts} alive)`),
   "host:output": (p) => info(`task host ${p.pid}: ${p.text.trimEnd()}`),
@@ -78,6 +80,8 @@ function troubleLine(trouble: WorkerTrouble, error: string): string {
       return `heartbeat failed: ${error}`;
     case "lease-renewal":
       return `lease renewal of ${trouble.attempts} attempt(s) failed: ${error}`;
+    case "external-cancels":
+      return `looking for remote jobs to cancel failed: ${error}`;
     case "gave-up":
       return `${trouble.what} failed, giving up: ${error}`;
   }

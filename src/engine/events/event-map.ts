@@ -49,6 +49,10 @@ export interface EngineEventMap {
   /** Attempts handed back at once: those claimed ahead that had not started, or those still running at the end of the grace. */
   "worker:handed-back": { workerId: string; count: number; notStarted: boolean };
   "worker:store-failed": { workerId: string; error: string; trouble: WorkerTrouble };
+  /** A remote job no task instance waits on any more (a cleared task, a cancelled backfill) was cancelled and recorded so. */
+  "external-job:cancelled": { runId: string; taskId: string; adapter: string; handle: string; note: string | null };
+  /** Cancelling such a job failed: the next pass tries again. */
+  "external-job:cancel-failed": { runId: string; taskId: string; adapter: string; handle: string; error: string };
 
   // --- task hosts -----------------------------------------------------------------------------------
   "host:started": { pid: number; hosts: number };
@@ -118,5 +122,7 @@ export type WorkerTrouble =
   | { kind: "finish-and-claim"; results: number }
   | { kind: "heartbeat" }
   | { kind: "lease-renewal"; attempts: number }
+  /** Looking for remote jobs to cancel (worker/external-cancels.ts). */
+  | { kind: "external-cancels" }
   /** Out of reach for a whole lease: the worker gives up `what`. */
   | { kind: "gave-up"; what: string };

@@ -4,6 +4,7 @@ import type { Summary, WatermarkAccess } from "../../core/pipeline/types.ts";
 import type { ConnectionConfig } from "../project/config.ts";
 import type { SecretMasker } from "../secrets/masker.ts";
 import type { TaskCodeRunner } from "./task-code-runner.ts";
+import type { ExternalJobStore } from "../../store/port.ts";
 
 /** What the worker gives every attempt it runs. */
 export interface AttemptEnvironment {
@@ -31,6 +32,8 @@ export interface AttemptEnvironment {
   masker?: SecretMasker;
   /** Variables of this process that commands do not inherit (the state URL and password). */
   withheldEnv?: readonly string[];
+  /** The remote jobs of external tasks, in the state store the worker owns. */
+  externalJobs?: ExternalJobStore;
   /** Called when the attempt's task code starts (it may first wait in the runner: see `waitsInRunner`). */
   onStarted?: () => void;
 }

@@ -12,10 +12,13 @@ import { functionAttempt } from "./kinds/function.ts";
 import type { KindAttempt } from "./kinds/kind-attempt.ts";
 import { sensorAttempt } from "./kinds/sensor.ts";
 import { sqlAttempt } from "./kinds/sql.ts";
+import { externalAttempt } from "./kinds/external.ts";
 import { NO_SECRETS, type SecretMasker } from "../secrets/masker.ts";
 import { watermarksForRun } from "./watermarks.ts";
 import { attemptTraceparent, tracingEnabled } from "../tracing/trace-ids.ts";
 import { ErrorClass } from "../../core/model/error-classes.ts";
+import { taskOfInstance } from "../../core/policy/fan-out.ts";
+import { expansionFinish, isExpansion, upstreamInstances } from "./map-expansion.ts";
 
 /**
  * Whether the task's whole attempt is one call of the runner (a function or SQL task), so it can
@@ -23,7 +26,7 @@ import { ErrorClass } from "../../core/model/error-classes.ts";
  * own in the worker: they are started only into a free slot.
  */
 export function waitsInRunner(pipeline: Pipeline, taskId: string): boolean {
-  const task = pipeline.tasks.get(taskId);
+  const task = taskOfInstance(pipeline.tasks, taskId);
   if (!task) return false;
   switch (task.kind) {
     case "function":
@@ -31,6 +34,7 @@ export function waitsInRunner(pipeline: Pipeline, taskId: string): boolean {
       return true;
     case "sensor":
     case "command":
+    case "external":
       return false;
     default:
       return unhandledKind(task);
@@ -43,7 +47,7 @@ export async function executeAttempt(
   claim: ClaimedAttempt,
   env: AttemptEnvironment,
 ): Promise<AttemptFinish> {
-  const task = pipeline.tasks.get(claim.taskId);
+  const task = taskOfInstance(pipeline.tasks, claim.taskId);
   const log = new AttemptLog(claim.logPath, env.clock, { maxBytes: env.logMaxBytes ?? null, masker: env.masker });
   let result: AttemptResult;
   try {
@@ -62,7 +66,7 @@ export async function executeAttempt(
     result = fromError(error);
   }
   const promise = task?.publishes ? pipeline.promises.find((p) => p.dataset === task.publishes) ?? null : null;
-  const finish = maskFinish(toFinish(checkCompleteness(result, promise), claim, task, env), env.masker ?? NO_SECRETS);
+  const finish = maskFinish(toFinish(pipeline, checkCompleteness(result, promise), claim, task, env), env.masker ?? NO_SECRETS);
   if (finish.errorMessage) {
     try {
       log.line("ERROR", `${finish.errorClass}: ${finish.errorMessage}`);
@@ -83,8 +87,7 @@ async function runTask(
 ): Promise<AttemptResult> {
   const watermarks = watermarksForRun(env.watermarks, claim.trigger, (line) => log.line("INFO", line));
   let upstream: Promise<Record<string, Summary>> | null = null;
-  const readUpstream = () =>
-    (upstream ??= task.upstream.length > 0 && env.upstreamSummaries ? env.upstreamSummaries(claim.runId, task.upstream) : Promise.resolve({}));
+  const readUpstream = () => (upstream ??= readUpstreamSummaries(task, claim, env));
   const traceparent = tracingEnabled(process.env) ? attemptTraceparent(claim.runId, claim.taskId, claim.tryNumber) : null;
   const attempt: KindAttempt = {
     claim,
@@ -100,10 +103,11 @@ async function runTask(
         upstream: options.upstream ? await readUpstream() : {},
         traceparent,
         projectDir: env.defaultCwd,
-        timeoutMs: task.policy.timeoutMs,
+        timeoutMs: options.timeoutMs === undefined ? task.policy.timeoutMs : options.timeoutMs,
         graceMs: task.killGraceMs,
         cancel: env.cancel,
         onStarted: env.onStarted,
+        ...(options.external === undefined ? {} : { external: options.external }),
       }),
   };
   switch (task.kind) {
@@ -115,12 +119,23 @@ async function runTask(
       return sqlAttempt(task, attempt);
     case "sensor":
       return sensorAttempt(task, attempt);
+    case "external":
+      return externalAttempt(task, attempt);
     default:
       return unhandledKind(task);
   }
 }
 
+async function readUpstreamSummaries(task: TaskDefinition, claim: ClaimedAttempt, env: AttemptEnvironment): Promise<Record<string, Summary>> {
+  if (task.upstream.length === 0 || !env.upstreamSummaries) return {};
+  if (claim.mapKey === null) return env.upstreamSummaries(claim.runId, task.upstream);
+  const read = upstreamInstances(task, claim.mapKey);
+  const found = await env.upstreamSummaries(claim.runId, read.map((r) => r.instance));
+  return Object.fromEntries(read.filter((r) => found[r.instance] !== undefined).map((r) => [r.name, found[r.instance]!]));
+}
+
 function toFinish(
+  pipeline: Pipeline,
   result: AttemptResult,
   claim: ClaimedAttempt,
   task: TaskDefinition | undefined,
@@ -141,6 +156,10 @@ function toFinish(
   };
   if (result.outcome === "rescheduled") {
     return { ...base, outcome: "rescheduled", retryAt: result.pokeAt, exitCode: null, errorClass: null, errorMessage: null, summary: serializeOk(result.summary), skipReason: null };
+  }
+  if (result.outcome === "success" && task && isExpansion(task, claim.mapKey)) {
+    const expanded = expansionFinish(pipeline, task, result.summary);
+    if (expanded) return { ...base, outcome: "success", exitCode: result.exitCode, errorClass: null, errorMessage: null, skipReason: null, ...expanded };
   }
   if (result.outcome !== "failed") {
     const summary = serializeSummary(result.summary);

@@ -8,6 +8,8 @@ import type { AttemptResult } from "./attempt-result.ts";
 import { runFunctionTask } from "./run-function.ts";
 import { buildContext } from "./task-context.ts";
 import { unhandledKind } from "../../core/pipeline/kind.ts";
+import { runExternalCall, type ExternalCall } from "./external-call.ts";
+import { expansionCode, isExpansion } from "./map-expansion.ts";
 
 export interface TaskCodeCall {
   pipeline: Pipeline;
@@ -27,6 +29,8 @@ export interface TaskCodeCall {
   cancel?: AbortSignal;
   /** Called when the task code starts: at once, or when the attempt leaves the runner's waiting list. */
   onStarted?: () => void;
+  /** An external task's step: submit, poll or cancel its remote job. */
+  external?: ExternalCall;
 }
 
 /**
@@ -56,7 +60,7 @@ export const inlineRunner: TaskCodeRunner = {
     const connections = new AttemptConnections(request.connections);
     try {
       return await runFunctionTask({
-        fn: taskCode(request.task, request.projectDir),
+        fn: taskCode(request.task, request.projectDir, request.claim.mapKey, request.external),
         context: buildContext(request.pipeline, request.claim, request.log, request.projectFrozen, request.watermarks, request.upstream, connections, request.traceparent),
         timeoutMs: request.timeoutMs,
         graceMs: request.graceMs,
@@ -72,12 +76,14 @@ type TaskCode = (ctx: Omit<TaskContext, "signal"> & { signal?: AbortSignal }) =>
 
 /**
  * The task's code, the same in this process and in a task host: a function task's function, a
- * sensor's check, a SQL task's statements, a command's argv (built by its function, if it has one).
+ * sensor's check, a SQL task's statements, a command's argv (built by its function, if it has one),
+ * an external task's step.
  */
-export function taskCode(task: TaskDefinition, projectDir: string): TaskCode {
+export function taskCode(task: TaskDefinition, projectDir: string, mapKey: string | null, external?: ExternalCall): TaskCode {
   switch (task.kind) {
     case "function":
-      return task.run as TaskCode;
+      // A mapped task's own task instance finds and expands its list; its instances run `run`.
+      return isExpansion(task, mapKey) ? expansionCode(task) : (task.run as TaskCode);
     case "sensor":
       return async (ctx) => ({ met: (await task.sensor(ctx as TaskContext)) === true });
     case "sql":
@@ -87,6 +93,8 @@ export function taskCode(task: TaskDefinition, projectDir: string): TaskCode {
       const command = task.command;
       return (ctx) => ({ argv: [...(typeof command === "function" ? command(ctx as TaskContext) : command)] });
     }
+    case "external":
+      return (ctx) => runExternalCall(task.external, external, ctx as TaskContext);
     default:
       return unhandledKind(task);
   }

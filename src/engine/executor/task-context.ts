@@ -3,6 +3,7 @@ import { TaskSkipped } from "../../core/pipeline/skip.ts";
 import type { Pipeline, Summary, TaskContext, WatermarkAccess } from "../../core/pipeline/types.ts";
 import { toZoned } from "../../core/time/dates.ts";
 import type { ClaimedAttempt } from "../../store/port.ts";
+import { parseMappedTaskId } from "../../core/policy/fan-out.ts";
 import type { AttemptLog } from "./attempt-log.ts";
 import type { AttemptConnections } from "../connections/connections.ts";
 
@@ -19,10 +20,16 @@ export function buildContext(
 ): Omit<TaskContext, "signal"> {
   const timezone = pipeline.schedule.timezone;
   let interval: TaskContext["interval"] | undefined;
+  let item: unknown;
   return {
     runId: claim.runId,
     pipelineId: claim.pipelineId,
-    taskId: claim.taskId,
+    // A mapped instance's task is its mapped task; the key says which instance it is.
+    taskId: claim.mapKey === null ? claim.taskId : (parseMappedTaskId(claim.taskId)?.taskId ?? claim.taskId),
+    mapKey: claim.mapKey,
+    get item() {
+      return (item ??= claim.mapItem === null ? undefined : JSON.parse(claim.mapItem));
+    },
     businessDate: claim.businessDate,
     // Built on first read: two zoned date-times cost more than the rest of a no-op task's start.
     get interval() {

@@ -4,6 +4,7 @@ import { instantFor } from "../../core/pipeline/promise.ts";
 import { addDays, localDate } from "../../core/time/dates.ts";
 import type { FreshnessRecord, Incident, FreshnessStore, WorkerStore } from "../../store/port.ts";
 import { incidentState, type IncidentState } from "../../core/policy/incident-lifecycle.ts";
+import { healthVerdict } from "../../core/policy/installation-health.ts";
 import { SCHEDULER_ROLE, schedulerPresence } from "../scheduler/presence.ts";
 import { CHECKER_ROLE } from "./watchdog.ts";
 
@@ -17,7 +18,7 @@ export interface CheckerHealth {
   /** How long ago its last pass started. */
   lastPassAgeMs: number | null;
   scheduler: { live: boolean; holder: string | null; heartbeatAgeMs: number | null; note: string };
-  /** The checker passes and a scheduler leads. */
+  /** The checker passes and a scheduler leads (core's `healthVerdict`, with no file left out). */
   healthy: boolean;
   message: string;
 }
@@ -68,14 +69,13 @@ export async function checkerHealth(store: FreshnessStore & WorkerStore, now: nu
     note: presence.live ? `scheduler ${presence.holder} leads (heartbeat ${seconds(now - lead!.renewedAt)} ago)` : presence.note,
   };
   const base = { scheduler, holder: lease?.holder ?? null, lastPassAgeMs: lease ? now - lease.renewedAt : null };
-  if (!lease) {
-    return { ...base, status: "none", healthy: false, message: `no watchdog has ever run: nothing checks the promises (every scheduler, worker and web server runs it); ${scheduler.note}` };
-  }
-  const age = now - lease.renewedAt;
-  if (age > staleMs) {
-    return { ...base, status: "stale", healthy: false, message: `the checker's last pass was ${seconds(age)} ago (${lease.holder}): nothing checks the promises or sends alerts; ${scheduler.note}` };
-  }
-  return { ...base, status: "ok", healthy: scheduler.live, message: `checker run by ${lease.holder}, last pass ${seconds(age)} ago; ${scheduler.note}` };
+  const age = lease ? now - lease.renewedAt : null;
+  const [status, message]: [CheckerHealth["status"], string] =
+    !lease || age === null ? ["none", `no watchdog has ever run: nothing checks the promises (every scheduler, worker and web server runs it); ${scheduler.note}`]
+      : age > staleMs ? ["stale", `the checker's last pass was ${seconds(age)} ago (${lease.holder}): nothing checks the promises or sends alerts; ${scheduler.note}`]
+        : ["ok", `checker run by ${lease.holder}, last pass ${seconds(age)} ago; ${scheduler.note}`];
+  const { healthy } = healthVerdict({ reachable: true, checker: { status, message }, schedulerLive: scheduler.live, brokenFiles: 0 });
+  return { ...base, status, healthy, message };
 }
 
 function seconds(ms: number): string {

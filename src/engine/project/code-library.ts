@@ -30,10 +30,11 @@ export class CodeLibrary {
   readonly #projectDir: string;
   readonly #cacheDir: string;
 
-  constructor(location: string, projectDir: string) {
+  /** `cacheDir`: where this machine keeps its copies (default `<projectDir>/.idem/cache/bundles`). */
+  constructor(location: string, projectDir: string, cacheDir = join(projectDir, ".idem", "cache", "bundles")) {
     this.location = location;
     this.#projectDir = projectDir;
-    this.#cacheDir = join(projectDir, ".idem", "cache", "bundles");
+    this.#cacheDir = cacheDir;
   }
 
   /** Bundles the file as it is now and stores the bundle (a no-op for a version stored already). */

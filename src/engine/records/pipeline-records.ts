@@ -87,3 +87,13 @@ export async function saveVersion(store: RunStore & SchedulingStore, pipeline: P
   }
   await recordFrozenPeriods(store, { pipelineId: pipeline.id, periods: pipeline.frozen, graphVersion: pipeline.version, actor, at });
 }
+
+/**
+ * What a rerun made by the schedule (a restatement, upstream data published again) writes of the
+ * code: the run moves to the pipeline's code as loaded, with its graph. Nothing for a pipeline
+ * with no bundle, whose runs have none.
+ */
+export function latestCode(pipeline: Pipeline): { codeVersion?: string } {
+  const code = codeOf(pipeline);
+  return code ? { codeVersion: code.codeVersion } : {};
+}

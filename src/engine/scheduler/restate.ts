@@ -6,7 +6,7 @@ import { formatInstant } from "../../core/time/dates.ts";
 import type { Interval } from "../../core/time/interval.ts";
 import type { RunRecord, Store } from "../../store/port.ts";
 import { refusalOf } from "../records/store-refusals.ts";
-import { taskInstancesOf } from "../records/pipeline-records.ts";
+import { taskInstancesOf, latestCode } from "../records/pipeline-records.ts";
 import type { EngineEvents } from "../events/engine-events.ts";
 
 export interface RestateEnvironment {
@@ -78,6 +78,7 @@ async function restate(env: RestateEnvironment, pipeline: Pipeline, run: RunReco
     params: run.params,
     at: now,
     restate: { triggeredBy: "scheduler", reason, endedBefore: firesAt },
+    ...latestCode(pipeline),
   }));
   if (refused !== null) {
     env.events.emit("restate:refused", { pipelineId: pipeline.id, runId: run.runId, reason: `not restated: ${refused}` });

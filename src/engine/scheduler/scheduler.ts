@@ -7,7 +7,7 @@ import type { Pipeline } from "../../core/pipeline/types.ts";
 import { describeFrozen, frozenPeriodOf, type FrozenPeriod } from "../../core/policy/frozen.ts";
 import type { Interval } from "../../core/time/interval.ts";
 import type { BackfillItem, BackfillRecord, PipelineState, Store } from "../../store/port.ts";
-import { newRun, saveVersion, taskInstancesOf } from "../records/pipeline-records.ts";
+import { latestCode, newRun, saveVersion, taskInstancesOf } from "../records/pipeline-records.ts";
 import { recordFrozenPeriods } from "../records/frozen-records.ts";
 import type { PipelineCatalog } from "../project/catalog.ts";
 import { groupDatasetEvents } from "../../core/policy/data-trigger.ts";
@@ -309,7 +309,7 @@ export class Scheduler {
         continue; // keep the events; the run starts again once this one ends
       } else {
         await this.#saveVersionOnce(pipeline, now);
-        await store.rerun({ runId: existing.runId, graphVersion: pipeline.version, tasks: taskInstancesOf(pipeline), params: existing.params, at: now });
+        await store.rerun({ runId: existing.runId, graphVersion: pipeline.version, tasks: taskInstancesOf(pipeline), params: existing.params, at: now, ...latestCode(pipeline) });
         await store.appendAudit({
           at: now, actor: "scheduler", action: "data-rerun", pipelineId: pipeline.id, runId: existing.runId,
           reason: "upstream datasets published again", graphVersion: pipeline.version, details: { businessDate: interval.businessDate, dates },

@@ -20,6 +20,7 @@ import { SecretMasker } from "../secrets/masker.ts";
 import { importTypeScript } from "../project/typescript-cache.ts";
 import { BUSY_AFTER_MS, type AttemptToRun, type FromHost, type ToHost } from "./protocol.ts";
 import { ErrorClass } from "../../core/model/error-classes.ts";
+import { taskOfInstance } from "../../core/policy/fan-out.ts";
 
 // First, before any task code: the worker asked this host to yield the CPU to it (see pool.ts).
 const nice = Number(process.argv.find((a) => a.startsWith("--nice="))?.slice("--nice=".length) ?? 0);
@@ -187,7 +188,7 @@ async function pipelineIn(message: AttemptToRun): Promise<Pipeline | string> {
 }
 
 async function call(pipeline: Pipeline, message: AttemptToRun, log: AttemptLog, signal: AbortSignal): Promise<AttemptResult> {
-  const task = pipeline.tasks.get(message.claim.taskId);
+  const task = taskOfInstance(pipeline.tasks, message.claim.taskId);
   if (!task) return { outcome: "failed", errorClass: ErrorClass.DefinitionChanged, errorMessage: `pipeline ${pipeline.id} has no task ${message.claim.taskId} now`, retryable: true, exitCode: null };
   const connections = new AttemptConnections(message.connections);
   try {
@@ -202,7 +203,7 @@ async function call(pipeline: Pipeline, message: AttemptToRun, log: AttemptLog, 
     const inherited = process.env.TRACEPARENT;
     if (message.traceparent !== null) process.env.TRACEPARENT = message.traceparent;
     try {
-      return success(await taskCode(task, message.projectDir)(context));
+      return success(await taskCode(task, message.projectDir, message.claim.mapKey, message.external)(context));
     } finally {
       clearTimeout(busy);
       codeMs = performance.now() - start;

@@ -675,6 +675,7 @@ function toRun(request: HostCall): AttemptToRun {
     traceparent: request.traceparent,
     projectDir: request.projectDir,
     timed: request.timeoutMs !== null,
+    ...(request.external === undefined ? {} : { external: request.external }),
   };
 }
 

@@ -4,6 +4,7 @@ import type { ClaimedAttempt } from "../../store/port.ts";
 import type { ConnectionConfig } from "../project/config.ts";
 import type { AttemptResult } from "../executor/attempt-result.ts";
 import { type ErrorClass } from "../../core/model/error-classes.ts";
+import type { ExternalCall } from "../executor/external-call.ts";
 
 /** One attempt's task code, as the worker asks a task host to run it. */
 export interface AttemptToRun {
@@ -22,6 +23,8 @@ export interface AttemptToRun {
   projectDir: string;
   /** The attempt has a timeout: say when the task code starts, for it counts from there. */
   timed: boolean;
+  /** An external task's step: submit, poll or cancel its remote job. */
+  external?: ExternalCall;
 }
 
 /** Task code that runs this long (by its host's clock) is said to hold its host; see pool.ts. */

@@ -9,6 +9,7 @@ import type { AttemptFinish, ClaimLimits, ClaimRequest, ClaimedAttempt, FinishOu
 import { executeAttempt, waitsInRunner } from "../executor/execute-attempt.ts";
 import { storeWatermarks } from "../executor/watermarks.ts";
 import { upstreamSummaries } from "../executor/upstream.ts";
+import { cancelRequestedJobs } from "./external-cancels.ts";
 import type { ConnectionConfig } from "../project/config.ts";
 import { realSleep } from "../executor/real-sleep.ts";
 import { announceFinish, notifyWork, subscribeToWork } from "./wakeup.ts";
@@ -23,7 +24,8 @@ import { AUTO_PREFETCH_WINDOW, prefetchDepth, type Prefetch } from "../../core/p
 import { DEFAULTS } from "../project/defaults.ts";
 import { EngineEvents } from "../events/engine-events.ts";
 import type { AttemptLocator } from "../events/event-map.ts";
-import { codeMissingFinish, PinnedCode } from "./pinned-code.ts";
+import { codeMissingFinish } from "./code-missing.ts";
+import { pinnedCode } from "../project/pinned-code.ts";
 
 export interface WorkerOptions {
   store: Store;
@@ -143,8 +145,6 @@ export class Worker {
   #loopRecords = false;
   #state: WorkerStatus["state"] = { kind: "idle" };
   #finished = 0;
-  /** The code each attempt's run is pinned to. */
-  readonly #pinned: PinnedCode;
 
   constructor(options: WorkerOptions) {
     this.#o = { leaseMs: DEFAULTS.workerLeaseMs, pollMs: 500, graceMs: DEFAULTS.workerGraceMs, ...options, prefetch: options.prefetch ?? 0, events: options.events ?? new EngineEvents() };
@@ -153,7 +153,6 @@ export class Worker {
     this.#runner = options.runner ?? inlineRunner;
     this.#logDir = join(options.stateDir, "logs");
     this.#scratchDir = join(options.stateDir, "tmp");
-    this.#pinned = new PinnedCode(options.projectDir ?? process.cwd());
   }
 
   #pipeline(id: string): Pipeline | undefined {
@@ -190,6 +189,7 @@ export class Worker {
     const heartbeat = setInterval(() => void this.#heartbeat(), Math.max(250, this.#o.leaseMs / 3));
     heartbeat.unref();
     await this.#heartbeat();
+    await this.#cancelExternalJobs();
     let idlePollMs = 1;
     this.#loopRecords = true;
     try {
@@ -466,7 +466,7 @@ export class Worker {
     let wakeLoop = true;
     const work = (async () => {
       const loaded = this.#pipeline(claim.pipelineId);
-      const pipeline = loaded && (await this.#pinned.pipelineFor(claim, loaded));
+      const pipeline = loaded && (await pinnedCode.pipelineFor(claim, loaded));
       let finish: AttemptFinish;
       if (!pipeline) {
         // Claimed before a reload dropped it: not ours to judge; someone who has it runs it.
@@ -486,6 +486,7 @@ export class Worker {
           watermarks: this.#watermarks,
           connections: this.#o.connections,
           upstreamSummaries: (runId, taskIds) => upstreamSummaries(this.#o.store, runId, taskIds),
+          externalJobs: this.#o.store,
           runner: this.#runner,
           logMaxBytes: this.#o.logMaxBytes,
           masker: this.#o.masker,
@@ -598,6 +599,7 @@ export class Worker {
     } catch (error) {
       this.#o.events.emit("worker:store-failed", { workerId, error: (error as Error).message, trouble: { kind: "heartbeat" } });
     }
+    void this.#cancelExternalJobs();
     const held = [...this.#leases.keys()];
     if (held.length === 0) return;
     // One statement for every lease held, running or queued.
@@ -617,6 +619,30 @@ export class Worker {
         this.#loseLease(attemptId, lease, `its lease could not be renewed and runs out at ${new Date(lease.until).toISOString()}; stopped before that`);
       }
     }
+  }
+
+  #cancelling: Promise<number> | null = null;
+
+  /** Remote jobs no task instance waits on any more are cancelled by any worker that has their pipeline (external-cancels.ts). */
+  #cancelExternalJobs(): Promise<number> {
+    this.#cancelling ??= cancelRequestedJobs({
+      store: this.#o.store,
+      clock: this.#o.clock,
+      pipeline: (id) => this.#pipeline(id),
+      pipelineIds: this.#loadedIds() ?? [...this.#pipelines.keys()],
+      runner: this.#runner,
+      logDir: this.#logDir,
+      projectDir: this.#o.projectDir ?? process.cwd(),
+      watermarks: this.#watermarks,
+      masker: this.#o.masker,
+      events: this.#o.events,
+    })
+      .catch((error) => {
+        this.#o.events.emit("worker:store-failed", { workerId: this.#o.workerId, error: (error as Error).message, trouble: { kind: "external-cancels" } });
+        return 0;
+      })
+      .finally(() => (this.#cancelling = null));
+    return this.#cancelling;
   }
 
   /** A lease not ours any more (or about to run out): a running attempt is killed, a queued one never starts. */

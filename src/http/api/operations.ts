@@ -2,6 +2,7 @@ import type { Hono } from "hono";
 import { z } from "zod";
 import { ALERT_STATES, type AlertState, type AuditEntry } from "../../store/port.ts";
 import type { AppDeps, AppEnv } from "../env.ts";
+import { fullHealth } from "../health-body.ts";
 import { toApi } from "./json.ts";
 import { addRoute, type AnyRouteSpec } from "./route.ts";
 import { cursor, decodeCursor, encodeCursor, flag, pageLimit, reason } from "./schemas.ts";
@@ -62,11 +63,10 @@ export function operationRoutes(api: Hono<AppEnv>, registry: AnyRouteSpec[], { e
   addRoute(api, registry, {
     method: "get", path: "/health", tag: "freshness",
     summary: "Who runs the freshness checker and how long ago its last pass was, whether a scheduler leads, and the pipeline files that did not load",
-    responds: { status: 200, description: "{ status, checker, holder, lastPassAgeMs, scheduler, healthy, message, brokenFiles: [{ file, line, message }] }; 503 with the same body when the checker is stale, no scheduler leads or a file did not load" },
+    responds: { status: 200, description: "{ status, checker, holder, lastPassAgeMs, scheduler, healthy, message, brokenFiles: [{ file, line, message }] }; 503 with the same body when the store cannot be read, the checker is stale or never ran, no scheduler leads or a file did not load" },
     handle: async (c) => {
       const health = await engine.installationHealth();
-      const healthy = health.checker.healthy && health.brokenFiles.length === 0;
-      return c.json(toApi({ ...health.checker, status: health.status, checker: health.checker.status, healthy, brokenFiles: health.brokenFiles }), healthy ? 200 : 503);
+      return c.json(toApi(fullHealth(health)), health.healthy ? 200 : 503);
     },
   });
 

@@ -10,6 +10,7 @@ import { addRoute, type AnyRouteSpec } from "./route.ts";
 import { attemptParams, flag, reason, runParams, taskParams } from "./schemas.ts";
 
 const openFrozenReason = z.string().trim().min(1).optional().describe("clear a run of a frozen date anyway; why");
+const codeChoice = z.enum(["same", "latest"]).optional().describe("the code it runs again on: same (the run's own code version, the default) or latest (the pipeline as loaded now)");
 
 /** Largest log slice one request returns. */
 const MAX_LOG_SLICE = 1024 * 1024;
@@ -158,7 +159,7 @@ export function runRoutes(api: Hono<AppEnv>, registry: AnyRouteSpec[], { engine,
     method: "post", path: "/runs/:runId/clear", tag: "actions", action: true,
     summary: "Clear: run task instances again (all, or only the failed ones), keeping their history",
     params: runParams,
-    body: z.object({ reason, failedOnly: z.boolean().optional().describe("only failed and upstream_failed task instances"), openFrozen: openFrozenReason }),
+    body: z.object({ reason, failedOnly: z.boolean().optional().describe("only failed and upstream_failed task instances"), openFrozen: openFrozenReason, code: codeChoice }),
     responds: { status: 200, description: "{ tasks, audit }" },
     handle: async (c, { params, body, principal }) => {
       let audit: AuditEntry | undefined;
@@ -177,6 +178,7 @@ export function runRoutes(api: Hono<AppEnv>, registry: AnyRouteSpec[], { engine,
       upstream: z.boolean().optional().describe("and everything upstream of it"),
       failedOnly: z.boolean().optional(),
       openFrozen: openFrozenReason,
+      code: codeChoice,
     }),
     responds: { status: 200, description: "{ tasks, audit }" },
     handle: async (c, { params, body, principal }) => {

@@ -1,5 +1,6 @@
 import type { ErrorClass } from "../../core/model/error-classes.ts";
 import type { RunState, TaskState, TriggerKind } from "../../core/model/states.ts";
+import type { MappedItem } from "../../core/policy/fan-out.ts";
 
 /**
  * Claims and leases: how a worker takes eligible task instances, keeps their leases, ends their
@@ -116,6 +117,9 @@ export interface ClaimedAttempt {
   readySince: number | null;
   /** The code version (bundle) the run is pinned to, null for a run made without one: the attempt runs that code. */
   codeVersion: string | null;
+  /** A mapped instance's key and item (JSON text), from its task's list; null for any other task instance. */
+  mapKey: string | null;
+  mapItem: string | null;
 }
 
 export interface AttemptFinish {
@@ -145,6 +149,23 @@ export interface AttemptFinish {
    * the attempt's start, fenced like the rest of the finish.
    */
   startedAt?: number;
+  /**
+   * A mapped task's first step (outcome "success"): the list it expands to, from core's
+   * expandItems. Instead of settling, the task instance waits for its mapped instances, which
+   * are created (or, on a rerun, diffed by key: kept ones reset, added ones created, missing ones
+   * recorded as removed) in the same transaction; the first `maxActive` (by position) are queued,
+   * the rest held until one ends. It settles when they all have (core's mappedTaskEnd): at once,
+   * skipped, for an empty list.
+   */
+  map?: {
+    items: readonly MappedItem[];
+    maxActive: number | null;
+    /**
+     * Tasks mapped by key over this one (and over those: core's keyedChain), expanded with it
+     * with the same keys: the instance of key k of each waits for its parent's instance of key k.
+     */
+    chained?: readonly { taskId: string; parent: string }[];
+  };
 }
 
 export interface FinishOutcome {

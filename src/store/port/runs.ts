@@ -108,12 +108,23 @@ export interface RerunRequest {
   params: Record<string, unknown>;
   at: number;
   /**
+   * The run moves to this code version (null: none) and to `graphVersion` with it, also when only
+   * `taskIds` run again. Absent: the run keeps its code version.
+   */
+  codeVersion?: string | null;
+  /**
    * The schedule restating the run (its trailing window): refused unless the run has ended,
    * and ended before `endedBefore` (when the newer interval fired), so two schedulers or a
    * restart cannot restate it twice for one interval. The run's trigger becomes "restate" and
    * its restate count grows; its task instances are claimed after live runs', as a backfill's.
    */
   restate?: { triggeredBy: string; reason: string; endedBefore: number };
+  /**
+   * The rerun resumes a run whose process died (`idem run` again after a kill -9): a task
+   * instance that waited on a remote job reattaches to it. Otherwise a rerun asks to cancel the
+   * remote jobs of the task instances it resets.
+   */
+  resume?: boolean;
 }
 
 export interface RunRecord {

@@ -1,14 +1,17 @@
 import type { CodeVersionRecord } from "../port.ts";
 import type { RecordFrozenPeriods, RecordedFrozenPeriods } from "../port.ts";
-import { watermarkValue } from "../row-mappers.ts";
+import { toExternalJob, watermarkValue } from "../row-mappers.ts";
+import type { EndExternalJob, ExternalJobRecord, NewExternalJob } from "../port.ts";
 import type { ExternalDatasetEvent, ExternalDatasetEventRecorded, NewExternalDatasetEvent } from "../port.ts";
 import pg from "pg";
 import type { RunState, TaskState } from "../../core/model/states.ts";
 import { attemptLogPath } from "../../core/model/log-path.ts";
 import { planClaim } from "../../core/policy/claim-plan.ts";
 import { planRerun } from "../../core/policy/rerun-plan.ts";
+import { mappedTaskEnd, parseMappedTaskId, type MappedItem } from "../../core/policy/fan-out.ts";
+import { expansionWrites, REMOVED_REASON } from "../mapping-rows.ts";
 import { othersMayFindWork } from "../../core/policy/wake-others.ts";
-import { endTry, endTryKnown, nextTryNumber, reopenedByHand, runEnd, RunProgress, settleByHandRefusal, type TryEnd } from "../../core/policy/run-progress.ts";
+import { endTry, endTryKnown, nextTryNumber, reopenedByHand, runEnd, RunProgress, settleByHandRefusal, type Settlement, type TryEnd } from "../../core/policy/run-progress.ts";
 import { assertSummaryFits, claimCandidate, datasetWaits, isCurrentAttempt, waitingTasks, waitingTasksByParent } from "../decision-rows.ts";
 import {
   StoreConflictError, type AttemptFinish, type AuditEntry, type ClaimRequest,
@@ -237,12 +240,15 @@ export class PostgresStore extends PostgresReads implements Store {
       if (request.restate) {
         void tx.send("markRestated", [request.runId, request.restate.triggeredBy, request.restate.reason, request.at]);
       }
-      const graphVersion = request.taskIds ? (run.graph_version as string) : request.graphVersion;
+      const moves = request.codeVersion !== undefined;
+      if (moves) void tx.send("repinRun", [request.runId, request.codeVersion, request.graphVersion]);
+      const graphVersion = request.taskIds && !moves ? (run.graph_version as string) : request.graphVersion;
       // Reset tasks whose upstream allows it become eligible now; the rest wait for their parents.
       const progress = new RunProgress();
       const waiting = await tx.rows("waitingTasksWithParents", [request.runId, graphVersion, plan.reset]);
       progress.settleEach(plan.reset, waitingTasks(waiting), request.at);
       this.#sendSettlements(tx, request.runId, progress);
+      if (!request.resume) void tx.send("requestExternalCancels", [request.runId, request.restate ? "restated: the run runs again" : "cleared: the task runs again"]);
       await this.#finishRunIfDone(tx, request.runId, request.at, true);
       return toRun((await tx.first("selectRun", [request.runId]))!);
     }, { once: true }));
@@ -381,7 +387,10 @@ export class PostgresStore extends PostgresReads implements Store {
         run = { graphVersion: a.graph_version, progress: new RunProgress() };
         runs.set(a.run_id, run);
       }
-      run.progress.childrenRead(a.task_id, waitingTasksByParent(childrenOfRun.get(a.run_id) ?? []).get(a.task_id) ?? []);
+      const children = waitingTasksByParent(childrenOfRun.get(a.run_id) ?? []).get(a.task_id) ?? [];
+      // A mapped instance's chained instances wait on it alone (rare: read only for mapped instances).
+      if (parseMappedTaskId(a.task_id)) children.push(...waitingTasks(await tx.rows("mapChainedChildren", [a.run_id, a.task_id])));
+      run.progress.childrenRead(a.task_id, children);
       // Not yet settled, as far as the finishes before it in the batch are concerned.
       run.progress.know(a.task_id, "running");
     }
@@ -389,6 +398,8 @@ export class PostgresStore extends PostgresReads implements Store {
     let madeEligible = [...current.values()].some((a) => a.pool !== null);
     const lastOfRun = new Map<string, number>();
     const retrying = new Set<string>();
+    // Runs where a mapped task ended with its last instance: read after it, like a late end.
+    const mappedSettled = new Set<string>();
     for (const [i, f] of finishes.entries()) {
       const a = current.get(f.attemptId);
       if (!a) continue;
@@ -396,6 +407,9 @@ export class PostgresStore extends PostgresReads implements Store {
       const end = endOf(f);
       if (end.state !== "up_for_retry") {
         run.progress.settled(a.task_id, end.state, f.now);
+        const mapped = await this.#mappedInstanceEnded(tx, a.run_id, a.task_id, f.now, run.progress);
+        if (mapped.released) madeEligible = true;
+        if (mapped.settled) mappedSettled.add(a.run_id);
         await this.#readDownstream(tx, a.run_id, run.graphVersion, run.progress);
       } else {
         run.progress.know(a.task_id, end.state);
@@ -404,13 +418,19 @@ export class PostgresStore extends PostgresReads implements Store {
       }
       lastOfRun.set(a.run_id, i);
     }
-    for (const [runId, run] of runs) if (this.#sendSettlements(tx, runId, run.progress)) madeEligible = true;
+    for (const [runId, run] of runs) {
+      if (this.#sendSettlements(tx, runId, run.progress)) madeEligible = true;
+      if (await this.#settleMappedOf(tx, runId, run.progress.decided, run.progress)) {
+        if (await this.#decideAll(tx, runId, run.graphVersion, run.progress, run.progress.decided.length)) madeEligible = true;
+        mappedSettled.add(runId);
+      }
+    }
 
     // The progress read with the first round trip holds, unless a late end or a decision that
     // settled a task without running it changed a run after it; such a run is read again, unless
     // the decisions show it live. When none is, COMMIT goes out with the writes.
     const changed = new Set(late.map((f) => current.get(f.attemptId)!.run_id as string));
-    for (const [runId, run] of runs) if (run.progress.settledWithoutRunning) changed.add(runId);
+    for (const [runId, run] of runs) if (run.progress.settledWithoutRunning || mappedSettled.has(runId)) changed.add(runId);
     const again = [...changed].filter((runId) => !retrying.has(runId) && !runs.get(runId)!.progress.keepsRunLive);
     const live = new Map<string, Row>(progressRows.map((p) => [p.run_id, p]));
     for (const runId of changed) live.delete(runId);
@@ -485,6 +505,7 @@ export class PostgresStore extends PostgresReads implements Store {
       if (nextTryAt <= f.now) announce(); // handed back: claimable now, by anyone
       return { accepted: true, taskState: "up_for_reschedule", runState: null };
     }
+    if (f.outcome === "success" && f.map) return this.#expand(tx, a!, f, announce);
     return this.#endTry(tx, a!, f.outcome, f.outcome === "failed" && f.retryable ? f.retryAt : null, f.skipReason, f.now, (ti) =>
       void tx.send("endAttempt", [
         f.attemptId, f.outcome, f.now, f.exitCode, f.errorClass, f.errorMessage, f.summary,
@@ -517,28 +538,124 @@ export class PostgresStore extends PostgresReads implements Store {
     if (end.state !== "up_for_retry") {
       const progress = new RunProgress();
       progress.settled(a.task_id, end.state, now);
-      await this.#readDownstream(tx, a.run_id, a.graph_version, progress);
-      madeEligible = this.#sendSettlements(tx, a.run_id, progress);
+      const { released } = await this.#mappedInstanceEnded(tx, a.run_id, a.task_id, now, progress);
+      madeEligible = (await this.#decideAll(tx, a.run_id, a.graph_version, progress)) || released;
     }
     const runState = await this.#finishRunIfDone(tx, a.run_id, now, madeEligible, announce);
     return { accepted: true, taskState: end.state, runState };
   }
 
+  /**
+   * A mapped task's first step ended with its list: its instances are written (a rerun's list
+   * diffed by key with the instances the run has) in chunked statements, its counts set, and it
+   * waits for them, or settles at once when nothing is left to run (an empty list).
+   */
+  async #expand(tx: Tx, a: Row, f: AttemptFinish, announce: () => void): Promise<FinishOutcome> {
+    const { items, maxActive, chained = [] } = f.map!;
+    const runId = a.run_id as string;
+    const taskId = a.task_id as string;
+    void tx.send("endExpansionAttempt", [f.attemptId, f.now, f.exitCode, f.summary]);
+    await this.#writeExpansion(tx, runId, taskId, items, maxActive, a.max_tries - a.try_number + 1, null, f.now);
+    for (const link of chained) {
+      const row = await tx.first("mapCounts", [runId, link.taskId]);
+      if (row) await this.#writeExpansion(tx, runId, link.taskId, items, null, row.max_tries - row.try_number, link.parent, f.now);
+    }
+    const progress = new RunProgress();
+    const settled = await this.#mappedTaskCheck(tx, runId, taskId, f.now, progress);
+    for (const link of chained) await this.#mappedTaskCheck(tx, runId, link.taskId, f.now, progress);
+    const madeEligible = (await this.#decideAll(tx, runId, a.graph_version, progress)) || (settled === null && items.length > 0);
+    const runState = await this.#finishRunIfDone(tx, runId, f.now, madeEligible, announce);
+    return { accepted: true, taskState: settled ?? "scheduled", runState };
+  }
+
+  /** One mapped task's instances for a list: chunked inserts (added keys), resets (kept keys), removals; then its counts. */
+  async #writeExpansion(tx: Tx, runId: string, taskId: string, items: readonly MappedItem[], maxActive: number | null,
+    tries: number, parent: string | null, now: number): Promise<void> {
+    const existing = (await tx.rows("mapExistingKeys", [runId, taskId])).map((r) => ({ key: r.map_key as string, removed: r.state === "removed" }));
+    const writes = expansionWrites(existing, items, maxActive, parent !== null);
+    const columns = (rows: readonly (readonly [string, number, string, string])[]) =>
+      [rows.map((r) => r[0]), rows.map((r) => r[1]), rows.map((r) => r[2]), rows.map((r) => r[3])];
+    for (const rows of writes.insert) void tx.send("mapInsert", [runId, taskId, now, ...columns(rows), tries, parent]);
+    for (const rows of writes.reset) void tx.send("mapResetKept", [runId, taskId, now, ...columns(rows), tries]);
+    for (const keys of writes.removed) void tx.send("mapRemove", [runId, taskId, now, REMOVED_REASON, keys]);
+    void tx.send("mapRecount", [runId, taskId, maxActive]);
+  }
+
+  /**
+   * Decides what a run's settled tasks make of their waiting children, sends the decisions, and
+   * goes on while a chained instance settled without running ends its mapped task. `sent`: how
+   * many of `progress.decided` were sent already. True when a task became eligible.
+   */
+  async #decideAll(tx: Tx, runId: string, graphVersion: string, progress: RunProgress, sent = 0): Promise<boolean> {
+    let madeEligible = false;
+    for (;;) {
+      await this.#readDownstream(tx, runId, graphVersion, progress);
+      const fresh = progress.decided.slice(sent);
+      sent = progress.decided.length;
+      if (this.#sendDecisions(tx, runId, fresh)) madeEligible = true;
+      if (!(await this.#settleMappedOf(tx, runId, fresh, progress))) return madeEligible;
+    }
+  }
+
+  /** Ends the mapped tasks of chained instances these decisions settled without running, if they were their last; true if one ended. */
+  async #settleMappedOf(tx: Tx, runId: string, decided: readonly Settlement[], progress: RunProgress): Promise<boolean> {
+    let settled = false;
+    for (const d of decided) {
+      const mapped = d.state === "queued" ? null : parseMappedTaskId(d.taskId);
+      if (mapped && (await this.#mappedTaskCheck(tx, runId, mapped.taskId, d.at, progress)) !== null) settled = true;
+    }
+    return settled;
+  }
+
+  /**
+   * A mapped instance reached a final state (its end already sent): a held instance takes its
+   * place, and its mapped task may end: whether a held instance was queued, and whether the
+   * mapped task settled.
+   */
+  async #mappedInstanceEnded(tx: Tx, runId: string, taskId: string, at: number, progress: RunProgress): Promise<{ released: boolean; settled: boolean }> {
+    const mapped = parseMappedTaskId(taskId);
+    if (!mapped) return { released: false, settled: false };
+    const counts = await tx.first("mapCounts", [runId, mapped.taskId]);
+    let released = false;
+    if (counts?.map_max_active !== null && counts?.map_max_active !== undefined) {
+      released = (await tx.send("mapReleaseHeld", [runId, mapped.taskId, at])).rowCount === 1;
+    }
+    const settled = (await this.#mappedTaskCheck(tx, runId, mapped.taskId, at, progress)) !== null;
+    return { released, settled };
+  }
+
+  /** Settles a mapped task whose instances have all ended (core's mappedTaskEnd); its state, or null while it waits. */
+  async #mappedTaskCheck(tx: Tx, runId: string, taskId: string, at: number, progress: RunProgress): Promise<TaskState | null> {
+    const counts = await tx.first("mapCounts", [runId, taskId]);
+    if (!counts || counts.state !== "scheduled" || counts.map_total === null) return null;
+    const end = mappedTaskEnd({ live: Number(counts.map_live), failing: Number(counts.map_failing), total: Number(counts.map_total) });
+    if (!end) return null;
+    void tx.send("mapSettle", [runId, taskId, end.state, end.reason, at]);
+    progress.settled(taskId, end.state, at);
+    return end.state;
+  }
+
   /** Reads the waiting children core's RunProgress asks for (the run is locked) until it has decided everything. */
   async #readDownstream(tx: Tx, runId: string, graphVersion: string, progress: RunProgress): Promise<void> {
     for (let parent = progress.next(); parent !== null; parent = progress.next()) {
-      progress.childrenRead(parent, waitingTasks(await tx.rows("waitingChildrenWithParents", [runId, graphVersion, parent])));
+      const children = waitingTasks(await tx.rows("waitingChildrenWithParents", [runId, graphVersion, parent]));
+      // A mapped instance's chained instances (the same key, mapped by key over its task) wait on it alone.
+      if (parseMappedTaskId(parent)) children.push(...waitingTasks(await tx.rows("mapChainedChildren", [runId, parent])));
+      progress.childrenRead(parent, children);
     }
   }
 
   /** Sends a run's trigger-rule decisions in one statement; true when a task became eligible to run. */
   #sendSettlements(tx: Tx, runId: string, progress: RunProgress): boolean {
-    const decided = progress.decided;
+    return this.#sendDecisions(tx, runId, progress.decided);
+  }
+
+  #sendDecisions(tx: Tx, runId: string, decided: readonly Settlement[]): boolean {
     if (decided.length === 0) return false;
     void tx.send("settleTaskInstancesOfRuns", [
       decided.map(() => runId), decided.map((d) => d.taskId), decided.map((d) => d.state), decided.map((d) => d.reason), decided.map((d) => d.at),
     ]);
-    return progress.madeEligible;
+    return decided.some((d) => d.state === "queued");
   }
 
   /**
@@ -625,9 +742,11 @@ export class PostgresStore extends PostgresReads implements Store {
         return { accepted: false, taskState: (a?.ti_state as TaskState) ?? null, runState: null };
       }
       void tx.send("loseAttempt", [r.attemptId, r.now, `worker ${a!.worker_id} stopped renewing its lease: presumed dead`]);
-      return this.#endTry(tx, a!, "failed", r.retryAt, null, r.now, (ti) =>
+      const outcome = await this.#endTry(tx, a!, "failed", r.retryAt, null, r.now, (ti) =>
         void tx.send("setTaskState", [a!.run_id, a!.task_id, ti.state, ti.nextTryAt, ti.reason, ti.endedAt]),
       () => this.#notify(tx));
+      void tx.send("requestExternalCancels", [a!.run_id, "the task instance failed for good: its attempt was lost with no try left"]);
+      return outcome;
     }));
   }
 
@@ -698,6 +817,36 @@ export class PostgresStore extends PostgresReads implements Store {
     return this.#settleByHand(r, r.state, r.state === "success" ? null : `marked failed: ${r.reason}`);
   }
 
+  // --- external jobs ---------------------------------------------------------------------------
+
+  async recordExternalJob(job: NewExternalJob): Promise<ExternalJobRecord | null> {
+    return this.db.tx(async (tx) => {
+      const inserted = await tx.first("insertExternalJob", [job.attemptId, job.workerId, job.key, job.handle, job.adapter, job.link, job.at]);
+      return inserted ? toExternalJob((await tx.first("selectExternalJob", [inserted.job_id]))!) : null;
+    }, { once: true });
+  }
+
+  async externalJobOf(runId: string, taskId: string): Promise<{ job: ExternalJobRecord | null; submissions: number }> {
+    const row = await this.db.first("selectLiveExternalJob", [runId, taskId]);
+    return { job: row && row.job_id !== null ? toExternalJob(row) : null, submissions: Number(row?.submissions ?? 0) };
+  }
+
+  async endExternalJob(r: EndExternalJob): Promise<boolean> {
+    if (r.by) {
+      return (await this.db.idempotent("endExternalJobByAttempt", [r.jobId, r.state, r.at, r.note, r.by.attemptId, r.by.workerId])).rowCount === 1;
+    }
+    if (r.state !== "cancelled") return false;
+    return (await this.db.idempotent("endRequestedExternalJob", [r.jobId, r.state, r.at, r.note])).rowCount === 1;
+  }
+
+  async externalJobsToCancel(pipelineIds: readonly string[], limit: number): Promise<ExternalJobRecord[]> {
+    return (await this.db.rows("externalJobsToCancel", [pipelineIds, limit])).map(toExternalJob);
+  }
+
+  async listExternalJobs(runId: string, taskId?: string): Promise<ExternalJobRecord[]> {
+    return (await this.db.rows("listExternalJobs", [runId, taskId ?? null])).map(toExternalJob);
+  }
+
   async #settleByHand(r: TaskActionRequest, state: "success" | "failed" | "skipped", reason: string | null): Promise<TaskInstanceRecord> {
     return this.#announcing(this.db.tx(async (tx) => {
       const run = await tx.first("lockRun", [r.runId]);
@@ -718,9 +867,10 @@ export class PostgresStore extends PostgresReads implements Store {
       }
       const progress = new RunProgress();
       progress.settled(r.taskId, state, r.at);
-      await this.#readDownstream(tx, r.runId, run.graph_version, progress);
-      const madeEligible = this.#sendSettlements(tx, r.runId, progress);
+      const { released } = await this.#mappedInstanceEnded(tx, r.runId, r.taskId, r.at, progress);
+      const madeEligible = (await this.#decideAll(tx, r.runId, run.graph_version, progress)) || released;
       void tx.send("reopenRun", [r.runId]);
+      void tx.send("requestExternalCancels", [r.runId, `settled by hand as ${state}: ${r.reason}`]);
       await this.#finishRunIfDone(tx, r.runId, r.at, madeEligible);
       return toTaskInstance((await tx.first("selectTaskInstance", [r.runId, r.taskId]))!);
     }, { once: true }));
@@ -771,6 +921,7 @@ export class PostgresStore extends PostgresReads implements Store {
       for (const { run_id } of await tx.rows("selectLiveRunsOfBackfill", [backfillId])) {
         void tx.send("lockRun", [run_id]);
         void tx.send("skipWaitingOfRun", [run_id, reason, at]);
+        void tx.send("requestExternalCancels", [run_id, `backfill cancelled: ${reason}`]);
         // A cancelled run is not a success, whatever its remaining tasks say.
         if (!(await tx.first("runProgress", [run_id]))!.live) void tx.send("finishRun", [run_id, "failed", at]);
       }
@@ -972,7 +1123,7 @@ export class PostgresStore extends PostgresReads implements Store {
 
 /** Finishes that write more than an attempt's end (or that need the row first) go one by one, not in a group. */
 function recordedAlone(f: AttemptFinish): boolean {
-  return f.outcome === "rescheduled" || !!f.datasets?.length || !!f.publishes?.length;
+  return f.outcome === "rescheduled" || !!f.datasets?.length || !!f.publishes?.length || f.map !== undefined;
 }
 
 const { toAuditEntry, toPipelineState, toLeadership, toIncident, toBackfill, toRun, toTaskInstance, toApiToken, toClaimedAttempt } = mappers;

@@ -10,7 +10,7 @@ import type {
 import { rowMappers, watermarkValue } from "../row-mappers.ts";
 import type { Transactions } from "./transaction.ts";
 import { toAlertRecord } from "../alert-rows.ts";
-import type { AlertPageQuery, AlertRecord, TaskStateCell } from "../port.ts";
+import type { AlertPageQuery, AlertRecord, MappedInstanceQuery, MappedInstanceRecord, TaskStateCell } from "../port.ts";
 import type { IncidentCount, PoolQueue, RunStateCount, TaskStateCount } from "../port.ts";
 import { toIncidentCount, toPoolQueue, toRunStateCount, toTaskStateCount } from "../metric-rows.ts";
 
@@ -203,6 +203,13 @@ export class PostgresReads {
   async changeBounds(): Promise<{ newest: number; oldest: number | null }> {
     const row = (await this.db.first("changeBounds"))!;
     return { newest: row.newest, oldest: row.oldest };
+  }
+
+  async pageMappedInstances(query: MappedInstanceQuery): Promise<MappedInstanceRecord[]> {
+    const rows = await this.db.rows("pageMappedInstances", [
+      query.runId, query.taskId, query.afterKey ?? "", query.keyPrefix ?? null, query.states ? [...query.states] : null, query.limit,
+    ]);
+    return rows.map(mappers.toMappedInstance);
   }
 
   async pageRuns(query: RunPageQuery): Promise<RunRecord[]> {

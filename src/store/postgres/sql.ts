@@ -47,6 +47,8 @@ export const SQL = {
     WHERE run_id = $1
     RETURNING *`,
   /** A rerun of some tasks only: the run is live again, with its graph version and params as they were. */
+  /** A run moved to other code (a rerun on the latest code): its graph moves with it. */
+  repinRun: `UPDATE runs SET code_version = $2, graph_version = $3 WHERE run_id = $1`,
   reopenRun: `
     UPDATE runs SET state = CASE WHEN state IN ('success', 'failed') THEN 'queued' ELSE state END, ended_at = NULL
     WHERE run_id = $1`,
@@ -85,7 +87,8 @@ export const SQL = {
     UPDATE task_instances
     SET state = 'scheduled', max_tries = try_number + $3, next_try_at = NULL, reason = NULL,
         trigger_rule = $4, pool = $5, slots = $6, priority = $7,
-        current_attempt_id = NULL, queued_at = NULL, started_at = NULL, ended_at = NULL
+        current_attempt_id = NULL, queued_at = NULL, started_at = NULL, ended_at = NULL,
+        map_live = NULL, map_failing = NULL, map_total = NULL
     WHERE run_id = $1 AND task_id = $2`,
 
   // --- claiming ---
@@ -184,7 +187,7 @@ export const SQL = {
           started_at = coalesce(t.started_at, $7)
       FROM started s
       WHERE t.run_id = s.run_id AND t.task_id = s.task_id
-      RETURNING t.run_id, t.task_id, t.max_tries, t.started_at, s.attempt_id, s.try_number, s.log_path
+      RETURNING t.run_id, t.task_id, t.max_tries, t.started_at, t.map_key, t.map_item, s.attempt_id, s.try_number, s.log_path
     ), starting_runs AS (
       -- whoever holds a run's row is busy with it; a claim does not wait (nor deadlock) for that
       UPDATE runs SET state = 'running', started_at = coalesce(started_at, $7)
@@ -266,7 +269,7 @@ export const SQL = {
     ) c ON true
     JOIN LATERAL (
       SELECT t.task_id, t.trigger_rule FROM task_instances t
-      WHERE t.run_id = a.run_id AND t.task_id = c.child AND t.state = 'scheduled' OFFSET 0
+      WHERE t.run_id = a.run_id AND t.task_id = c.child AND t.state = 'scheduled' AND t.map_total IS NULL OFFSET 0
     ) w ON true
     JOIN LATERAL (
       SELECT e.parent FROM task_edges e WHERE e.graph_version = a.graph_version AND e.child = w.task_id OFFSET 0
@@ -317,6 +320,72 @@ export const SQL = {
     )
     UPDATE task_instances SET state = $10, next_try_at = $11, reason = $12, ended_at = $13
     WHERE run_id = $8 AND task_id = $9`,
+  /**
+   * Fan-out (migration 26). A list arrives as arrays (keys, positions, items, states) in chunks:
+   * one statement per chunk, never one per item. Instances take their tries, pool, slots and
+   * priority from their mapped task's row.
+   */
+  mapExistingKeys: `SELECT map_key, state FROM task_instances WHERE run_id = $1 AND map_task = $2`,
+  mapInsert: `
+    INSERT INTO task_instances (run_id, task_id, state, max_tries, trigger_rule, pool, slots, priority, queued_at, from_backfill,
+                                map_task, map_key, map_position, map_item, map_parent)
+    SELECT t.run_id, t.task_id || '[' || j.key || ']', j.state, $8::int, t.trigger_rule, t.pool, t.slots,
+           t.priority, CASE WHEN j.state = 'queued' THEN $3::bigint END, t.from_backfill, t.task_id, j.key, j.position, j.item,
+           CASE WHEN $9::text IS NOT NULL THEN $9::text || '[' || j.key || ']' END
+    FROM task_instances t, unnest($4::text[], $5::int[], $6::text[], $7::text[]) AS j(key, position, item, state)
+    WHERE t.run_id = $1 AND t.task_id = $2`,
+  mapResetKept: `
+    UPDATE task_instances i
+    SET state = j.state, map_position = j.position, map_item = j.item, max_tries = i.try_number + $8::int, next_try_at = NULL,
+        reason = NULL, current_attempt_id = NULL, queued_at = CASE WHEN j.state = 'queued' THEN $3::bigint END,
+        started_at = NULL, ended_at = NULL
+    FROM unnest($4::text[], $5::int[], $6::text[], $7::text[]) AS j(key, position, item, state)
+    WHERE i.run_id = $1 AND i.map_task = $2 AND i.map_key = j.key`,
+  mapRemove: `
+    UPDATE task_instances SET state = 'removed', reason = $4, next_try_at = NULL, ended_at = $3
+    WHERE run_id = $1 AND map_task = $2 AND map_key = ANY($5::text[])`,
+  mapRecount: `
+    UPDATE task_instances SET state = 'scheduled', reason = NULL, ended_at = NULL, map_max_active = $3,
+      map_live = (SELECT count(*) FROM task_instances m WHERE m.run_id = $1 AND m.map_task = $2
+                  AND m.state IN ('scheduled', 'queued', 'running', 'up_for_retry', 'up_for_reschedule')),
+      map_failing = (SELECT count(*) FROM task_instances m WHERE m.run_id = $1 AND m.map_task = $2
+                     AND m.state IN ('failed', 'upstream_failed')),
+      map_total = (SELECT count(*) FROM task_instances m WHERE m.run_id = $1 AND m.map_task = $2 AND m.state <> 'removed')
+    WHERE run_id = $1 AND task_id = $2`,
+  /** The mapped task's row, locked: instances of one mapped task ending at once take turns here. */
+  mapCounts: `
+    SELECT state, try_number, max_tries, map_live, map_failing, map_total, map_max_active FROM task_instances
+    WHERE run_id = $1 AND task_id = $2 FOR UPDATE`,
+  /** A chained task's instances waiting for this instance (its key's upstream), with its state. */
+  mapChainedChildren: `
+    SELECT w.task_id, w.trigger_rule, u.task_id AS upstream, u.state AS upstream_state
+    FROM task_instances w
+    JOIN task_instances u ON u.run_id = w.run_id AND u.task_id = w.map_parent
+    WHERE w.run_id = $1 AND w.map_parent = $2 AND w.state = 'scheduled' AND w.map_parent IS NOT NULL`,
+  /** maxActive: an instance ended, so the first held one (by position) is queued. */
+  mapReleaseHeld: `
+    UPDATE task_instances SET state = 'queued', queued_at = $3
+    WHERE run_id = $1 AND task_id = (
+      SELECT task_id FROM task_instances
+      WHERE run_id = $1 AND map_task = $2 AND state = 'scheduled' AND map_task IS NOT NULL
+      ORDER BY map_position LIMIT 1 FOR UPDATE SKIP LOCKED)`,
+  mapSettle: `
+    UPDATE task_instances SET state = $3, reason = $4, ended_at = $5
+    WHERE run_id = $1 AND task_id = $2 AND state = 'scheduled'`,
+  /** A mapped task's first step: its attempt ends as a success; its task instance is then written by mapRecount. */
+  endExpansionAttempt: `
+    UPDATE attempts SET state = 'success', ended_at = $2, exit_code = $3, summary = $4, lease_expires_at = NULL
+    WHERE attempt_id = $1`,
+  pageMappedInstances: `
+    SELECT i.task_id, i.map_key, i.map_position, i.map_item, i.state, i.try_number, i.reason,
+           (SELECT a.summary FROM attempts a WHERE a.run_id = i.run_id AND a.task_id = i.task_id AND a.state = 'success'
+            ORDER BY a.try_number DESC LIMIT 1) AS summary
+    FROM task_instances i
+    WHERE i.run_id = $1 AND i.map_task = $2 AND i.map_key > $3
+      AND ($4::text IS NULL OR starts_with(i.map_key, $4::text))
+      AND ($5::text[] IS NULL OR i.state = ANY($5::text[]))
+    ORDER BY i.map_key
+    LIMIT $6`,
   /** Dataset events are numbered in commit order for readers; see lockDatasetEventsForRead. */
   lockDatasetEventsForWrite: `SELECT pg_advisory_xact_lock_shared(hashtextextended($1, 0))`,
   lockDatasetEventsForRead: `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`,
@@ -327,7 +396,7 @@ export const SQL = {
   waitingChildrenWithParents: `
     SELECT w.task_id, w.trigger_rule, e.parent AS upstream, u.state AS upstream_state
     FROM task_edges c
-    JOIN task_instances w ON w.run_id = $1 AND w.task_id = c.child AND w.state = 'scheduled'
+    JOIN task_instances w ON w.run_id = $1 AND w.task_id = c.child AND w.state = 'scheduled' AND w.map_total IS NULL
     JOIN task_edges e ON e.graph_version = c.graph_version AND e.child = c.child
     JOIN task_instances u ON u.run_id = $1 AND u.task_id = e.parent
     WHERE c.graph_version = $2 AND c.parent = $3
@@ -691,6 +760,43 @@ export const SQL = {
     GROUP BY r.pipeline_id, t.task_id, t.state`,
   metricQueuedByPool: `SELECT pool, count(*) AS n, min(queued_at) AS oldest FROM task_instances WHERE state = 'queued' GROUP BY pool`,
   metricOpenIncidents: `SELECT kind, pipeline_id, acknowledged_at IS NOT NULL AS acknowledged, ack_until, count(*) AS n FROM incidents WHERE resolved_at IS NULL GROUP BY kind, pipeline_id, acknowledged_at IS NOT NULL, ack_until`,
+  // --- external jobs: fenced like a finish (running, this worker's, the current attempt) ---
+  insertExternalJob: `
+    INSERT INTO external_jobs (run_id, task_id, attempt_id, try_number, job_key, handle, adapter, link, state, submitted_at)
+    SELECT a.run_id, a.task_id, a.attempt_id, a.try_number, $3, $4, $5, $6, 'open', $7
+    FROM attempts a JOIN task_instances t ON t.run_id = a.run_id AND t.task_id = a.task_id AND t.current_attempt_id = a.attempt_id
+    WHERE a.attempt_id = $1 AND a.worker_id = $2 AND a.state = 'running'
+    ON CONFLICT DO NOTHING
+    RETURNING job_id`,
+  selectExternalJob: `SELECT j.*, r.pipeline_id FROM external_jobs j JOIN runs r ON r.run_id = j.run_id WHERE j.job_id = $1`,
+  selectLiveExternalJob: `
+    SELECT j.*, r.pipeline_id, (SELECT count(*) FROM external_jobs c WHERE c.run_id = $1 AND c.task_id = $2)::int AS submissions
+    FROM runs r LEFT JOIN external_jobs j ON j.run_id = r.run_id AND j.task_id = $2 AND j.state IN ('open', 'cancel_requested')
+    WHERE r.run_id = $1`,
+  listExternalJobs: `
+    SELECT j.*, r.pipeline_id FROM external_jobs j JOIN runs r ON r.run_id = j.run_id
+    WHERE j.run_id = $1 AND ($2::text IS NULL OR j.task_id = $2) ORDER BY j.job_id`,
+  endExternalJobByAttempt: `
+    UPDATE external_jobs SET state = $2, ended_at = $3, note = $4
+    WHERE job_id = $1 AND state IN ('open', 'cancel_requested')
+      AND EXISTS (SELECT 1 FROM attempts a JOIN task_instances t
+                    ON t.run_id = a.run_id AND t.task_id = a.task_id AND t.current_attempt_id = a.attempt_id
+                  WHERE a.attempt_id = $5 AND a.worker_id = $6 AND a.state = 'running'
+                    AND a.run_id = external_jobs.run_id AND a.task_id = external_jobs.task_id)`,
+  endRequestedExternalJob: `
+    UPDATE external_jobs SET state = $2, ended_at = $3, note = coalesce($4, note)
+    WHERE job_id = $1 AND state = 'cancel_requested'`,
+  // A job is to be cancelled once its task instance no longer waits on it: not running an attempt,
+  // not between polls, not waiting for a retry that will reattach (a lost attempt).
+  requestExternalCancels: `
+    UPDATE external_jobs SET state = 'cancel_requested', note = $2
+    WHERE run_id = $1 AND state = 'open'
+      AND NOT EXISTS (SELECT 1 FROM task_instances t WHERE t.run_id = external_jobs.run_id AND t.task_id = external_jobs.task_id
+                        AND t.state IN ('running', 'up_for_reschedule', 'up_for_retry'))`,
+  externalJobsToCancel: `
+    SELECT j.*, r.pipeline_id FROM external_jobs j JOIN runs r ON r.run_id = j.run_id
+    WHERE j.state = 'cancel_requested' AND r.pipeline_id = ANY($1::text[])
+    ORDER BY j.job_id LIMIT $2`,
 } as const;
 
 export type StatementName = keyof typeof SQL;

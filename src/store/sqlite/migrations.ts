@@ -613,4 +613,83 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       );
     `,
   },
+  {
+    version: 26,
+    name: "fan-out: a mapped task's instances, one per key, and the counts its own row keeps of them",
+    sql: `
+      -- A mapped instance is a task instance whose identity is (run, task, key): its task_id is
+      -- core's mappedTaskId (task[key]; task ids hold no bracket), map_task and map_key say the
+      -- same in columns, and the partial unique index keeps one instance per key.
+      -- map_position orders the list as it came (maxActive releases held instances in it);
+      -- map_item is the item as JSON. On the mapped task's own row, once expanded: how many of
+      -- its instances are live, failing and not removed (core's mappedTaskEnd reads them), and
+      -- maxActive. A removed key's instance stays, in state 'removed'.
+      ALTER TABLE task_instances ADD COLUMN map_task TEXT;
+      ALTER TABLE task_instances ADD COLUMN map_key TEXT;
+      ALTER TABLE task_instances ADD COLUMN map_position INTEGER;
+      ALTER TABLE task_instances ADD COLUMN map_item TEXT;
+      ALTER TABLE task_instances ADD COLUMN map_live INTEGER;
+      ALTER TABLE task_instances ADD COLUMN map_failing INTEGER;
+      ALTER TABLE task_instances ADD COLUMN map_total INTEGER;
+      ALTER TABLE task_instances ADD COLUMN map_max_active INTEGER;
+      CREATE UNIQUE INDEX task_instances_map_identity ON task_instances (run_id, map_task, map_key) WHERE map_task IS NOT NULL;
+      CREATE INDEX task_instances_map_held ON task_instances (run_id, map_task, map_position)
+        WHERE state = 'scheduled' AND map_task IS NOT NULL;
+      -- Whatever changes a mapped instance's state (a finish, a lost lease, a rerun, a hand)
+      -- keeps its mapped task's counts: a finish then reads one row to know whether the mapped
+      -- task has ended. The sets are core's LIVE_TASK_STATES and FAILING_TASK_STATES.
+      CREATE TRIGGER task_instances_map_counts AFTER UPDATE OF state ON task_instances
+      FOR EACH ROW WHEN NEW.map_task IS NOT NULL AND NEW.state IS NOT OLD.state
+      BEGIN
+        UPDATE task_instances SET
+          map_live = map_live
+            + (NEW.state IN ('scheduled', 'queued', 'running', 'up_for_retry', 'up_for_reschedule'))
+            - (OLD.state IN ('scheduled', 'queued', 'running', 'up_for_retry', 'up_for_reschedule')),
+          map_failing = map_failing + (NEW.state IN ('failed', 'upstream_failed')) - (OLD.state IN ('failed', 'upstream_failed')),
+          map_total = map_total + (NEW.state <> 'removed') - (OLD.state <> 'removed')
+        WHERE run_id = NEW.run_id AND task_id = NEW.map_task;
+      END;
+    `,
+  },
+  {
+    version: 27,
+    name: "external jobs: the handle of a remote job, recorded before idem waits on it",
+    sql: `
+      -- One row per job submitted by an external task. A task instance waits on at most one job
+      -- at a time (open), or has one that waits to be cancelled because the task instance no
+      -- longer waits on it (a clear, a cancelled backfill): the partial unique index says so, and
+      -- a retry or a worker taking over reattaches to that row instead of submitting again.
+      CREATE TABLE external_jobs (
+        job_id       INTEGER PRIMARY KEY AUTOINCREMENT,
+        run_id       TEXT NOT NULL,
+        task_id      TEXT NOT NULL,
+        attempt_id   INTEGER NOT NULL,
+        try_number   INTEGER NOT NULL,
+        job_key      TEXT NOT NULL,
+        handle       TEXT NOT NULL,
+        adapter      TEXT NOT NULL,
+        link         TEXT,
+        state        TEXT NOT NULL,
+        submitted_at INTEGER NOT NULL,
+        ended_at     INTEGER,
+        note         TEXT
+      );
+      CREATE INDEX external_jobs_by_task ON external_jobs (run_id, task_id, job_id);
+      CREATE UNIQUE INDEX external_jobs_live ON external_jobs (run_id, task_id) WHERE state IN ('open', 'cancel_requested');
+      CREATE INDEX external_jobs_to_cancel ON external_jobs (job_id) WHERE state = 'cancel_requested';
+    `,
+  },
+  {
+    version: 28,
+    name: "fan-out by key: a mapped instance waiting for the instance of the same key upstream",
+    sql: `
+      -- A task mapped by key over another mapped task (items: { keysOf }) is expanded with it:
+      -- its instance of key k waits for the upstream instance of key k alone (map_parent, that
+      -- instance's task_id), so each key moves on as soon as its own upstream succeeds. The
+      -- partial index finds the instances waiting on one that settled.
+      ALTER TABLE task_instances ADD COLUMN map_parent TEXT;
+      CREATE INDEX task_instances_map_waiting ON task_instances (run_id, map_parent)
+        WHERE state = 'scheduled' AND map_parent IS NOT NULL;
+    `,
+  },
 ];

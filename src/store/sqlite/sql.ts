@@ -7,7 +7,7 @@ import { ErrorClass } from "../../core/model/error-classes.ts";
  */
 const CANDIDATE = `t.run_id, t.task_id, t.state, t.try_number, t.max_tries, t.pool, t.slots, t.priority, t.started_at, r.pipeline_id,
     (r.backfill_id IS NOT NULL OR r.trigger_kind = 'restate') AS background, r.state AS run_state, r.interval_start, r.interval_end,
-    r.business_date, r.graph_version, r.params, r.trigger_kind, r.backfill_id, r.code_version`;
+    r.business_date, r.graph_version, r.params, r.trigger_kind, r.backfill_id, r.code_version, t.map_key, t.map_item`;
 
 /**
  * Every SQL statement of the SQLite adapter, in one place. Each is prepared once.
@@ -45,6 +45,7 @@ export const SQL = {
   requeueRun: `
     UPDATE runs SET state = 'queued', ended_at = NULL, started_at = NULL, graph_version = ?, params = ?
     WHERE run_id = ?`,
+  repinRun: `UPDATE runs SET code_version = ?, graph_version = ? WHERE run_id = ?`,
   reopenRun: `
     UPDATE runs SET state = CASE WHEN state IN ('success', 'failed') THEN 'queued' ELSE state END, ended_at = NULL
     WHERE run_id = ?`,
@@ -59,7 +60,8 @@ export const SQL = {
     UPDATE task_instances
     SET state = 'scheduled', max_tries = try_number + @maxTries, next_try_at = NULL, reason = NULL,
         trigger_rule = @triggerRule, pool = @pool, slots = @slots, priority = @priority,
-        current_attempt_id = NULL, queued_at = NULL, started_at = NULL, ended_at = NULL
+        current_attempt_id = NULL, queued_at = NULL, started_at = NULL, ended_at = NULL,
+        map_live = NULL, map_failing = NULL, map_total = NULL
     WHERE run_id = @runId AND task_id = @taskId`,
 
   startTaskInstance: `
@@ -116,7 +118,7 @@ export const SQL = {
   waitingChildrenWithParents: `
     SELECT w.task_id, w.trigger_rule, e.parent AS upstream, u.state AS upstream_state
     FROM task_edges c
-    CROSS JOIN task_instances w ON w.run_id = @runId AND w.task_id = c.child AND w.state = 'scheduled'
+    CROSS JOIN task_instances w ON w.run_id = @runId AND w.task_id = c.child AND w.state = 'scheduled' AND w.map_total IS NULL
     CROSS JOIN task_edges e ON e.graph_version = c.graph_version AND e.child = c.child
     CROSS JOIN task_instances u ON u.run_id = @runId AND u.task_id = e.parent
     WHERE c.graph_version = @graphVersion AND c.parent = @parent
@@ -137,6 +139,70 @@ export const SQL = {
   nextRetryAt: `
     SELECT min(next_try_at) AS at FROM task_instances
     WHERE run_id = ? AND state IN ('up_for_retry', 'up_for_reschedule')`,
+
+  /**
+   * Fan-out (migration 26). A list arrives as JSON arrays of [key, position, item, state] in
+   * chunks: one statement per chunk, never one per item. Instances take their tries, pool,
+   * slots and priority from their mapped task's row.
+   */
+  mapExistingKeys: `SELECT map_key, state FROM task_instances WHERE run_id = ? AND map_task = ?`,
+  mapInsert: `
+    INSERT INTO task_instances (run_id, task_id, state, max_tries, trigger_rule, pool, slots, priority, queued_at,
+                                map_task, map_key, map_position, map_item, map_parent)
+    SELECT t.run_id, t.task_id || '[' || json_extract(j.value, '$[0]') || ']', json_extract(j.value, '$[3]'),
+           @tries, t.trigger_rule, t.pool, t.slots, t.priority,
+           CASE WHEN json_extract(j.value, '$[3]') = 'queued' THEN @at END,
+           t.task_id, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'), json_extract(j.value, '$[2]'),
+           CASE WHEN @parent IS NOT NULL THEN @parent || '[' || json_extract(j.value, '$[0]') || ']' END
+    FROM task_instances t, json_each(@rows) j
+    WHERE t.run_id = @runId AND t.task_id = @taskId`,
+  mapResetKept: `
+    UPDATE task_instances AS i
+    SET state = json_extract(j.value, '$[3]'), map_position = json_extract(j.value, '$[1]'), map_item = json_extract(j.value, '$[2]'),
+        max_tries = i.try_number + @tries, next_try_at = NULL, reason = NULL, current_attempt_id = NULL,
+        queued_at = CASE WHEN json_extract(j.value, '$[3]') = 'queued' THEN @at END, started_at = NULL, ended_at = NULL
+    FROM json_each(@rows) j
+    WHERE i.run_id = @runId AND i.map_task = @taskId AND i.map_key = json_extract(j.value, '$[0]')`,
+  mapRemove: `
+    UPDATE task_instances SET state = 'removed', reason = @reason, next_try_at = NULL, ended_at = @at
+    WHERE run_id = @runId AND map_task = @taskId AND map_key IN (SELECT value FROM json_each(@keys))`,
+  mapRecount: `
+    UPDATE task_instances SET state = 'scheduled', reason = NULL, ended_at = NULL, map_max_active = @maxActive,
+      map_live = (SELECT count(*) FROM task_instances m WHERE m.run_id = @runId AND m.map_task = @taskId
+                  AND m.state IN ('scheduled', 'queued', 'running', 'up_for_retry', 'up_for_reschedule')),
+      map_failing = (SELECT count(*) FROM task_instances m WHERE m.run_id = @runId AND m.map_task = @taskId
+                     AND m.state IN ('failed', 'upstream_failed')),
+      map_total = (SELECT count(*) FROM task_instances m WHERE m.run_id = @runId AND m.map_task = @taskId AND m.state <> 'removed')
+    WHERE run_id = @runId AND task_id = @taskId`,
+  mapCounts: `
+    SELECT state, try_number, max_tries, map_live, map_failing, map_total, map_max_active FROM task_instances
+    WHERE run_id = ? AND task_id = ?`,
+  /** A chained task's instances waiting for this instance (its key's upstream), with its state. */
+  mapChainedChildren: `
+    SELECT w.task_id, w.trigger_rule, u.task_id AS upstream, u.state AS upstream_state
+    FROM task_instances w INDEXED BY task_instances_map_waiting
+    JOIN task_instances u ON u.run_id = w.run_id AND u.task_id = w.map_parent
+    WHERE w.run_id = ? AND w.map_parent = ? AND w.state = 'scheduled' AND w.map_parent IS NOT NULL`,
+  /** maxActive: an instance ended, so the first held one (by position) is queued. */
+  mapReleaseHeld: `
+    UPDATE task_instances SET state = 'queued', queued_at = @at
+    WHERE run_id = @runId AND task_id = (
+      SELECT task_id FROM task_instances INDEXED BY task_instances_map_held
+      WHERE run_id = @runId AND map_task = @taskId AND state = 'scheduled' AND map_task IS NOT NULL
+      ORDER BY map_position LIMIT 1)`,
+  mapSettle: `
+    UPDATE task_instances SET state = @state, reason = @reason, ended_at = @at
+    WHERE run_id = @runId AND task_id = @taskId AND state = 'scheduled'`,
+  pageMappedInstances: `
+    SELECT i.task_id, i.map_key, i.map_position, i.map_item, i.state, i.try_number, i.reason,
+           (SELECT a.summary FROM attempts a WHERE a.run_id = i.run_id AND a.task_id = i.task_id AND a.state = 'success'
+            ORDER BY a.try_number DESC LIMIT 1) AS summary
+    FROM task_instances i
+    WHERE i.run_id = @runId AND i.map_task = @taskId AND i.map_key > @after
+      AND (@prefix IS NULL OR substr(i.map_key, 1, length(@prefix)) = @prefix)
+      AND (@states IS NULL OR i.state IN (SELECT value FROM json_each(@states)))
+    ORDER BY i.map_key
+    LIMIT +@limit`,
 
   selectAttempts: `SELECT * FROM attempts WHERE run_id = ? ORDER BY attempt_id`,
   selectAttemptsOfTask: `SELECT * FROM attempts WHERE run_id = ? AND task_id = ? ORDER BY attempt_id`,
@@ -480,4 +546,41 @@ export const SQL = {
   // Either partial index of queued rows would do; naming one keeps the plan from wandering.
   metricQueuedByPool: `SELECT pool, count(*) AS n, min(queued_at) AS oldest FROM task_instances INDEXED BY task_instances_queued WHERE state = 'queued' GROUP BY pool`,
   metricOpenIncidents: `SELECT kind, pipeline_id, acknowledged_at IS NOT NULL AS acknowledged, ack_until, count(*) AS n FROM incidents WHERE resolved_at IS NULL GROUP BY kind, pipeline_id, acknowledged_at IS NOT NULL, ack_until`,
+  // --- external jobs: fenced like a finish (running, this worker's, the current attempt) ---
+  insertExternalJob: `
+    INSERT INTO external_jobs (run_id, task_id, attempt_id, try_number, job_key, handle, adapter, link, state, submitted_at)
+    SELECT a.run_id, a.task_id, a.attempt_id, a.try_number, @key, @handle, @adapter, @link, 'open', @at
+    FROM attempts a JOIN task_instances t ON t.run_id = a.run_id AND t.task_id = a.task_id AND t.current_attempt_id = a.attempt_id
+    WHERE a.attempt_id = @attemptId AND a.worker_id = @workerId AND a.state = 'running'
+    ON CONFLICT DO NOTHING
+    RETURNING job_id`,
+  selectExternalJob: `SELECT j.*, r.pipeline_id FROM external_jobs j JOIN runs r ON r.run_id = j.run_id WHERE j.job_id = ?`,
+  selectLiveExternalJob: `
+    SELECT j.*, r.pipeline_id FROM external_jobs j JOIN runs r ON r.run_id = j.run_id
+    WHERE j.run_id = ? AND j.task_id = ? AND j.state IN ('open', 'cancel_requested')`,
+  countExternalJobs: `SELECT count(*) AS n FROM external_jobs WHERE run_id = ? AND task_id = ?`,
+  listExternalJobs: `
+    SELECT j.*, r.pipeline_id FROM external_jobs j JOIN runs r ON r.run_id = j.run_id
+    WHERE j.run_id = @runId AND (@taskId IS NULL OR j.task_id = @taskId) ORDER BY j.job_id`,
+  endExternalJobByAttempt: `
+    UPDATE external_jobs SET state = @state, ended_at = @at, note = @note
+    WHERE job_id = @jobId AND state IN ('open', 'cancel_requested')
+      AND EXISTS (SELECT 1 FROM attempts a JOIN task_instances t
+                    ON t.run_id = a.run_id AND t.task_id = a.task_id AND t.current_attempt_id = a.attempt_id
+                  WHERE a.attempt_id = @attemptId AND a.worker_id = @workerId AND a.state = 'running'
+                    AND a.run_id = external_jobs.run_id AND a.task_id = external_jobs.task_id)`,
+  endRequestedExternalJob: `
+    UPDATE external_jobs SET state = @state, ended_at = @at, note = coalesce(@note, note)
+    WHERE job_id = @jobId AND state = 'cancel_requested'`,
+  // A job is to be cancelled once its task instance no longer waits on it: not running an attempt,
+  // not between polls, not waiting for a retry that will reattach (a lost attempt).
+  requestExternalCancels: `
+    UPDATE external_jobs SET state = 'cancel_requested', note = ?
+    WHERE run_id = ? AND state = 'open'
+      AND NOT EXISTS (SELECT 1 FROM task_instances t WHERE t.run_id = external_jobs.run_id AND t.task_id = external_jobs.task_id
+                        AND t.state IN ('running', 'up_for_reschedule', 'up_for_retry'))`,
+  externalJobsToCancel: `
+    SELECT j.*, r.pipeline_id FROM external_jobs j INDEXED BY external_jobs_to_cancel JOIN runs r ON r.run_id = j.run_id
+    WHERE j.state = 'cancel_requested' AND r.pipeline_id IN (SELECT value FROM json_each(?))
+    ORDER BY j.job_id LIMIT +?`,
 } as const;

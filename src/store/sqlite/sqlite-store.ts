@@ -1,6 +1,7 @@
 import type { CodeVersionRecord } from "../port.ts";
 import type { RecordFrozenPeriods, RecordedFrozenPeriods } from "../port.ts";
-import { watermarkValue } from "../row-mappers.ts";
+import { toExternalJob, watermarkValue } from "../row-mappers.ts";
+import type { EndExternalJob, ExternalJobRecord, NewExternalJob } from "../port.ts";
 import type { ExternalDatasetEvent, ExternalDatasetEventRecorded, NewExternalDatasetEvent } from "../port.ts";
 import type Database from "better-sqlite3";
 import type { RunState, TaskState } from "../../core/model/states.ts";
@@ -13,9 +14,11 @@ import {
   StoreConflictError, type AttemptFinish, type AuditEntry, type ClaimRequest,
   type ClaimedAttempt, type FinishOutcome, type FinishAndClaim, type FinishedAndClaimed, type NewAuditEntry, type NewPipelineVersion, type NewRun, type NewTaskInstance,
   type RerunRequest, type RunRecord, type Store, type TaskInstanceRecord, type PipelineState,
-  type PauseRequest, type SkipIntervalsRequest, type Leadership, type TaskActionRequest, type NewBackfill, type BackfillRecord, type BackfillState, type NewIncident, type Incident, type IncidentActionRequest, type AlertEvent, type NewApiToken, type ApiTokenRecord
+  type PauseRequest, type SkipIntervalsRequest, type MappedInstanceQuery, type MappedInstanceRecord, type Leadership, type TaskActionRequest, type NewBackfill, type BackfillRecord, type BackfillState, type NewIncident, type Incident, type IncidentActionRequest, type AlertEvent, type NewApiToken, type ApiTokenRecord
 } from "../port.ts";
 import { assertRestatable } from "../restatable.ts";
+import { expansionWrites, REMOVED_REASON } from "../mapping-rows.ts";
+import { mappedTaskEnd, parseMappedTaskId, type MappedItem } from "../../core/policy/fan-out.ts";
 import { openWalDatabase } from "../../sqlite/open-wal.ts";
 import { auditActionOf, decideIncidentAction, reopenDue, SYSTEM_ACTOR } from "../../core/policy/incident-lifecycle.ts";
 import { incidentAudit } from "../incident-audit.ts";
@@ -139,12 +142,15 @@ export class SqliteStore extends SqliteReads implements Store {
         q.joinBackfill.run(request.backfill.backfillId, request.backfill.triggeredBy, request.backfill.reason, request.runId);
       }
       if (request.restate) q.markRestated.run(request.restate.triggeredBy, request.restate.reason, request.at, request.runId);
-      const graphVersion = request.taskIds ? (run.graph_version as string) : request.graphVersion;
+      const moves = request.codeVersion !== undefined;
+      if (moves) q.repinRun.run(request.codeVersion, request.graphVersion, request.runId);
+      const graphVersion = request.taskIds && !moves ? (run.graph_version as string) : request.graphVersion;
       // Reset tasks whose upstream allows it become eligible now; the rest wait for their parents.
       const progress = new RunProgress();
       const waiting = q.waitingTasksWithParents.all({ runId: request.runId, graphVersion, taskIds: JSON.stringify(plan.reset) }) as Row[];
       progress.settleEach(plan.reset, waitingTasks(waiting), request.at);
       this.#decideDownstream(request.runId, graphVersion, progress);
+      if (!request.resume) q.requestExternalCancels.run(request.restate ? "restated: the run runs again" : "cleared: the task runs again", request.runId);
       this.#finishRunIfDone(request.runId, request.at);
       return toRun(q.selectRun.get(request.runId) as Row);
     }).immediate();
@@ -314,6 +320,7 @@ export class SqliteStore extends SqliteReads implements Store {
       q.setTaskState.run("up_for_reschedule", f.retryAt ?? f.now, null, null, a.run_id, a.task_id);
       return { accepted: true, taskState: "up_for_reschedule", runState: null };
     }
+    if (f.outcome === "success" && f.map) return this.#expand(a, f.map.items, f.map.maxActive, f.map.chained ?? [], f.now);
     return this.#endTry(a, f.outcome, f.outcome === "failed" && f.retryable ? f.retryAt : null, f.skipReason, f.now);
   }
 
@@ -324,20 +331,100 @@ export class SqliteStore extends SqliteReads implements Store {
     if (end.state !== "up_for_retry") {
       const progress = new RunProgress();
       progress.settled(a.task_id, end.state, now);
+      this.#mappedInstanceEnded(a.run_id, a.task_id, now, progress);
       this.#decideDownstream(a.run_id, a.graph_version, progress);
     }
     return { accepted: true, taskState: end.state, runState: this.#finishRunIfDone(a.run_id, now) };
   }
 
+  /**
+   * A mapped task's first step ended with its list: its instances are written (a rerun's list
+   * diffed by key with the instances the run has) in chunked statements, its counts set, and it
+   * waits for them, or settles at once when nothing is left to run (an empty list).
+   */
+  #expand(a: Row, items: readonly MappedItem[], maxActive: number | null, chained: readonly { taskId: string; parent: string }[], now: number): FinishOutcome {
+    const q = this.q;
+    const scope = { runId: a.run_id as string, taskId: a.task_id as string };
+    const existing = (q.mapExistingKeys.all(scope.runId, scope.taskId) as Row[]).map((r) => ({ key: r.map_key as string, removed: r.state === "removed" }));
+    this.#writeExpansion(scope, existing, items, maxActive, a.max_tries - a.try_number + 1, null, now);
+    for (const link of chained) {
+      const row = q.mapCounts.get(scope.runId, link.taskId) as Row | undefined;
+      if (!row) continue;
+      const linked = { runId: scope.runId, taskId: link.taskId };
+      const had = (q.mapExistingKeys.all(scope.runId, link.taskId) as Row[]).map((r) => ({ key: r.map_key as string, removed: r.state === "removed" }));
+      this.#writeExpansion(linked, had, items, null, row.max_tries - row.try_number, link.parent, now);
+    }
+    const progress = new RunProgress();
+    const settled = this.#mappedTaskCheck(scope.runId, scope.taskId, now, progress);
+    for (const link of chained) this.#mappedTaskCheck(scope.runId, link.taskId, now, progress);
+    this.#decideDownstream(a.run_id, a.graph_version, progress);
+    return { accepted: true, taskState: settled ?? "scheduled", runState: this.#finishRunIfDone(a.run_id, now) };
+  }
+
+  /** One mapped task's instances for a list: chunked inserts (added keys), resets (kept keys), removals; then its counts. */
+  #writeExpansion(scope: { runId: string; taskId: string }, existing: readonly { key: string; removed: boolean }[], items: readonly MappedItem[],
+    maxActive: number | null, tries: number, parent: string | null, now: number): void {
+    const q = this.q;
+    const writes = expansionWrites(existing, items, maxActive, parent !== null);
+    for (const rows of writes.insert) q.mapInsert.run({ ...scope, at: now, tries, parent, rows: JSON.stringify(rows) });
+    for (const rows of writes.reset) q.mapResetKept.run({ ...scope, at: now, tries, rows: JSON.stringify(rows) });
+    for (const keys of writes.removed) q.mapRemove.run({ ...scope, at: now, reason: REMOVED_REASON, keys: JSON.stringify(keys) });
+    q.mapRecount.run({ ...scope, maxActive });
+  }
+
+  /** A mapped instance reached a final state: a held instance takes its place, and its mapped task may end. */
+  #mappedInstanceEnded(runId: string, taskId: string, at: number, progress: RunProgress): void {
+    const mapped = parseMappedTaskId(taskId);
+    if (!mapped) return;
+    const counts = this.q.mapCounts.get(runId, mapped.taskId) as Row | undefined;
+    if (counts?.map_max_active !== null && counts?.map_max_active !== undefined) this.q.mapReleaseHeld.run({ runId, taskId: mapped.taskId, at });
+    this.#mappedTaskCheck(runId, mapped.taskId, at, progress);
+  }
+
+  /** Settles a mapped task whose instances have all ended (core's mappedTaskEnd); its state, or null while it waits. */
+  #mappedTaskCheck(runId: string, taskId: string, at: number, progress: RunProgress): TaskState | null {
+    const counts = this.q.mapCounts.get(runId, taskId) as Row | undefined;
+    if (!counts || counts.state !== "scheduled" || counts.map_total === null) return null;
+    const end = mappedTaskEnd({ live: counts.map_live, failing: counts.map_failing, total: counts.map_total });
+    if (!end) return null;
+    this.q.mapSettle.run({ runId, taskId, state: end.state, reason: end.reason, at });
+    progress.settled(taskId, end.state, at);
+    return end.state;
+  }
+
+  async pageMappedInstances(query: MappedInstanceQuery): Promise<MappedInstanceRecord[]> {
+    const rows = this.q.pageMappedInstances.all({
+      runId: query.runId, taskId: query.taskId, after: query.afterKey ?? "", prefix: query.keyPrefix ?? null,
+      states: query.states ? JSON.stringify(query.states) : null, limit: query.limit,
+    }) as Row[];
+    return rows.map(mappers.toMappedInstance);
+  }
+
   /** Reads the waiting children core's RunProgress asks for until it has decided everything, then writes its decisions. */
   #decideDownstream(runId: string, graphVersion: string, progress: RunProgress): void {
     const q = this.q;
-    for (let parent = progress.next(); parent !== null; parent = progress.next()) {
-      progress.childrenRead(parent, waitingTasks(q.waitingChildrenWithParents.all({ runId, graphVersion, parent }) as Row[]));
-    }
-    for (const d of progress.decided) {
-      if (d.state === "queued") q.queueTaskInstance.run(d.at, runId, d.taskId);
-      else q.settleTaskInstance.run(d.state, d.reason, d.at, runId, d.taskId);
+    let written = 0;
+    for (;;) {
+      for (let parent = progress.next(); parent !== null; parent = progress.next()) {
+        const children = waitingTasks(q.waitingChildrenWithParents.all({ runId, graphVersion, parent }) as Row[]);
+        // A mapped instance's chained instances (the same key, mapped by key over its task) wait on it alone.
+        if (parseMappedTaskId(parent)) children.push(...waitingTasks(q.mapChainedChildren.all(runId, parent) as Row[]));
+        progress.childrenRead(parent, children);
+      }
+      const fresh = progress.decided.slice(written);
+      written = progress.decided.length;
+      for (const d of fresh) {
+        if (d.state === "queued") q.queueTaskInstance.run(d.at, runId, d.taskId);
+        else q.settleTaskInstance.run(d.state, d.reason, d.at, runId, d.taskId);
+      }
+      // A chained instance skipped or upstream_failed may have been its mapped task's last: that
+      // task ends, and what follows it is decided in turn.
+      let settledMapped = false;
+      for (const d of fresh) {
+        const mapped = d.state === "queued" ? null : parseMappedTaskId(d.taskId);
+        if (mapped && this.#mappedTaskCheck(runId, mapped.taskId, d.at, progress) !== null) settledMapped = true;
+      }
+      if (!settledMapped) return;
     }
   }
 
@@ -402,7 +489,9 @@ export class SqliteStore extends SqliteReads implements Store {
         return { accepted: false, taskState: (a?.ti_state as TaskState) ?? null, runState: null };
       }
       this.q.loseAttempt.run(r.now, `worker ${a!.worker_id} stopped renewing its lease: presumed dead`, r.attemptId);
-      return this.#endTry(a!, "failed", r.retryAt, null, r.now);
+      const outcome = this.#endTry(a!, "failed", r.retryAt, null, r.now);
+      this.q.requestExternalCancels.run("the task instance failed for good: its attempt was lost with no try left", a!.run_id);
+      return outcome;
     }).immediate();
   }
 
@@ -462,6 +551,37 @@ export class SqliteStore extends SqliteReads implements Store {
     }).immediate();
   }
 
+  async recordExternalJob(job: NewExternalJob): Promise<ExternalJobRecord | null> {
+    return this.db.transaction(() => {
+      const inserted = this.q.insertExternalJob.get(job) as Row | undefined;
+      return inserted ? toExternalJob(this.q.selectExternalJob.get(inserted.job_id) as Row) : null;
+    }).immediate();
+  }
+
+  async externalJobOf(runId: string, taskId: string): Promise<{ job: ExternalJobRecord | null; submissions: number }> {
+    return this.db.transaction(() => {
+      const row = this.q.selectLiveExternalJob.get(runId, taskId) as Row | undefined;
+      const { n } = this.q.countExternalJobs.get(runId, taskId) as Row;
+      return { job: row ? toExternalJob(row) : null, submissions: Number(n) };
+    })();
+  }
+
+  async endExternalJob(r: EndExternalJob): Promise<boolean> {
+    const values = { jobId: r.jobId, state: r.state, at: r.at, note: r.note };
+    const result = r.by
+      ? this.q.endExternalJobByAttempt.run({ ...values, attemptId: r.by.attemptId, workerId: r.by.workerId })
+      : r.state === "cancelled" ? this.q.endRequestedExternalJob.run(values) : { changes: 0 };
+    return result.changes === 1;
+  }
+
+  async externalJobsToCancel(pipelineIds: readonly string[], limit: number): Promise<ExternalJobRecord[]> {
+    return (this.q.externalJobsToCancel.all(JSON.stringify(pipelineIds), limit) as Row[]).map(toExternalJob);
+  }
+
+  async listExternalJobs(runId: string, taskId?: string): Promise<ExternalJobRecord[]> {
+    return (this.q.listExternalJobs.all({ runId, taskId: taskId ?? null }) as Row[]).map(toExternalJob);
+  }
+
   async skipTask(r: TaskActionRequest): Promise<TaskInstanceRecord> {
     return this.#settleByHand(r, "skipped", r.reason);
   }
@@ -494,7 +614,9 @@ export class SqliteStore extends SqliteReads implements Store {
       }
       const progress = new RunProgress();
       progress.settled(r.taskId, state, r.at);
+      this.#mappedInstanceEnded(r.runId, r.taskId, r.at, progress);
       this.#decideDownstream(r.runId, run.graph_version, progress);
+      q.requestExternalCancels.run(`settled by hand as ${state}: ${r.reason}`, r.runId);
       this.#finishRunIfDone(r.runId, r.at);
       return toTaskInstance(q.selectTaskInstance.get(r.runId, r.taskId) as Row);
     }).immediate();
@@ -532,6 +654,7 @@ export class SqliteStore extends SqliteReads implements Store {
       q.setBackfillState.run("cancelled", at, "cancelled", at, backfillId);
       for (const { run_id } of q.selectLiveRunsOfBackfill.all(backfillId) as Row[]) {
         q.skipWaitingOfRun.run(reason, at, run_id);
+        q.requestExternalCancels.run(`backfill cancelled: ${reason}`, run_id);
         // A cancelled run is not a success, whatever its remaining tasks say.
         if (!this.#runProgress(run_id).live) q.finishRun.run("failed", at, run_id);
       }

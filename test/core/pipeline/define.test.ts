@@ -119,7 +119,7 @@ describe("a pipeline that cannot be accepted", () => {
       "pipeline etl: maxActiveRuns must be a whole number >= 1, not 0",
       "pipeline etl, task a: retries must be a whole number >= 0, not -1",
       'pipeline etl, task b: unknown trigger rule "sometimes" (one of all_success, all_done, one_success, none_failed, none_failed_min_one_success, always)',
-      "pipeline etl, task c: needs exactly one of `run` (a function), `command` (an argv array), `sensor` (a condition) or `sql` (a statement or { file })",
+      "pipeline etl, task c: needs exactly one of `run` (a function), `command` (an argv array), `sensor` (a condition), `sql` (a statement or { file }) or `external` (a remote job: submit, poll, cancel)",
       'pipeline etl, task b: depends on unknown task "zz"',
     ]);
   });
@@ -164,6 +164,19 @@ describe("a pipeline that cannot be accepted", () => {
     expect(problemsOf(() => pipeline("s", {}, { wait: { sensor: () => true, pokeInterval: 0 } }))).toEqual([
       "pipeline s, task wait: pokeInterval must be more than 0",
     ]);
+  });
+
+  it("names an external job without its functions, a zero poll interval, and a sensor's key on it", () => {
+    expect(problemsOf(() => pipeline("x", {}, { job: { external: { submit: () => 1 } as never } }))).toEqual([
+      "pipeline x, task job: `external` lacks `poll`, `cancel`: a job needs submit(ctx, key), poll(handle) and cancel(handle) functions",
+    ]);
+    const job = { submit: () => 1, poll: () => ({ state: "running" as const }), cancel: () => {} };
+    expect(problemsOf(() => pipeline("x", {}, { job: { external: job, pollInterval: 0, pokeInterval: "1m" } as never }))).toEqual([
+      "pipeline x, task job: `pokeInterval` is an option of sensor tasks, and this is an external task (`external`)",
+      "pipeline x, task job: pollInterval must be more than 0",
+    ]);
+    const ok = pipeline("x", {}, { job: { external: { ...job, adapter: "slurm" }, pollInterval: "1m", maxPollInterval: "5m" } });
+    expect(ok.definition.tasks).toEqual([expect.objectContaining({ kind: "external", adapter: "slurm", externalPolicy: { pollIntervalMs: 60_000, pollBackoff: true, maxPollIntervalMs: 300_000 } })]);
   });
 
   it("refuses an end before its start and an empty pipeline", () => {

@@ -84,6 +84,20 @@ export function runsContract(h: Harness): void {
       expect((await store.getRun("p@2026-09-02"))?.codeVersion).toBeNull();
     });
 
+    it("keeps a run's code version through a rerun, and moves it with its graph when the rerun names one, even for some tasks only", async () => {
+      await saveGraph();
+      await store.createRunIfAbsent(newRun({ codeVersion: "c1", tasks: tasksOf(["a", "b"], [["a", "b"]]) }));
+      for (const attempt of await claim()) await store.finishAttempt(finish(attempt));
+      const tasks = tasksOf(["a", "b"], [["a", "b"]]);
+      const kept = await store.rerun({ runId: "p@2026-09-01", graphVersion: "v1", tasks, taskIds: ["a"], params: {}, at: T0 + 1 });
+      expect(kept).toMatchObject({ codeVersion: "c1", graphVersion: "v1" });
+      for (const attempt of await claim()) await store.finishAttempt(finish(attempt));
+      const moved = await store.rerun({ runId: "p@2026-09-01", graphVersion: "v2", codeVersion: "c2", tasks, taskIds: ["b"], params: {}, at: T0 + 2 });
+      expect(moved).toMatchObject({ codeVersion: "c2", graphVersion: "v2" });
+      const [b] = await claim();
+      expect(b).toMatchObject({ taskId: "b", codeVersion: "c2", graphVersion: "v2" });
+    });
+
     describe("running a run again", () => {
       async function runToEnd() {
         for (let i = 0; i < 3; i++) for (const attempt of await claim()) await store.finishAttempt(finish(attempt));

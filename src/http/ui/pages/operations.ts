@@ -34,17 +34,20 @@ ${workers.map((w) => html`<tr><td class="mono">${w.workerId}</td><td>${w.host}</
   return page(view, { title: "Workers", active: "workers", body });
 }
 
-/** Health: is the scheduler alive, are workers alive, is the freshness checker alive, open incidents. */
+/** Health: the engine's verdict on the installation (as GET /health answers), then each part: scheduler, workers, checker, incidents, pipelines. */
 export async function healthPage(engine: Engine, view: View): Promise<Html> {
-  const [workers, lead, report] = await Promise.all([engine.workers(), engine.leadership(), engine.freshness()]);
+  const [health, workers, report] = await Promise.all([engine.installationHealth(), engine.workers(), engine.freshness()]);
   const now = engine.clock.now();
   const alive = workers.filter((w) => w.alive);
+  const scheduler = health.checker?.scheduler;
+  const broken = health.brokenFiles.length;
   const checks: [string, boolean, string][] = [
-    ["Scheduler", !!lead?.current, lead ? `${lead.holder}, heartbeat ${duration(now - lead.renewedAt)} ago` : "no scheduler has run"],
+    ["Installation", health.healthy, health.message],
+    ["Scheduler", !!scheduler?.live, scheduler ? scheduler.note : "the state store cannot be read"],
     ["Workers", alive.length > 0, `${plural(alive.length, "worker")} alive of ${workers.length} known`],
-    ["Freshness checker", report.checker.status === "ok", report.checker.message],
+    ["Freshness checker", health.checker?.status === "ok", health.checker?.message ?? "the state store cannot be read"],
     ["Incidents", !report.openIncidents.some((i) => i.state === "open"), incidentCounts(report.openIncidents)],
-    ["Pipelines", true, `${plural(engine.pipelines().length, "pipeline")} loaded`],
+    ["Pipelines", broken === 0, `${plural(engine.pipelines().length, "pipeline")} loaded${broken ? `; ${plural(broken, "pipeline file")} did not load` : ""}`],
   ];
   const body = html`${pageHead({ title: "Health", sub: html`As of ${at(now, true)}` })}
 <div class="panel flush"><table class="t"><thead><tr><th>Check</th><th>Status</th><th>Detail</th></tr></thead><tbody>

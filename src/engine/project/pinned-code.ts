@@ -1,36 +1,34 @@
-import type { Clock } from "../../core/model/clock.ts";
-import { ErrorClass } from "../../core/model/error-classes.ts";
+import { dirname } from "node:path";
 import type { Pipeline } from "../../core/pipeline/types.ts";
-import type { AttemptFinish, ClaimedAttempt } from "../../store/port.ts";
-import { AttemptLog } from "../executor/attempt-log.ts";
-import type { SecretMasker } from "../secrets/masker.ts";
-import { CodeLibrary, CodeNotFoundError } from "../project/code-library.ts";
-import { codeOf, pinCode } from "../project/code-of.ts";
-import { importByUrl, importPipelineFile } from "../project/load-pipelines.ts";
+import { CodeLibrary, CodeNotFoundError } from "./code-library.ts";
+import { codeOf, pinCode } from "./code-of.ts";
+import { importByUrl, importPipelineFile } from "./load-pipelines.ts";
+
+/** What names a run's code: its id, pipeline and code version (a run, a claimed attempt). */
+export interface RunCode {
+  runId: string;
+  pipelineId: string;
+  codeVersion: string | null;
+}
 
 /**
- * The pipeline an attempt runs: the code its run is pinned to (`claim.codeVersion`), whatever
- * the pipeline file says now. The pipeline as loaded when it is that version; else the stored
+ * The pipeline a run runs: the code it is pinned to (`codeVersion`), whatever the pipeline file
+ * says now. The pipeline as loaded when it is that version; else the stored
  * bundle of that version, imported once per process (ES modules stay loaded), from where the
  * loaded pipeline's bundles are kept. A run with no code version runs the pipeline as loaded.
  */
 export class PinnedCode {
-  readonly #projectDir: string;
   /** Per code version: its pipelines, or why they cannot be had (said once per attempt, never retried). */
   readonly #versions = new Map<string, Promise<Pipeline[] | string>>();
 
-  constructor(projectDir: string) {
-    this.#projectDir = projectDir;
-  }
-
-  /** The pipeline to run the claim with, or the one line saying why the run's code cannot be loaded. */
-  async pipelineFor(claim: ClaimedAttempt, loaded: Pipeline): Promise<Pipeline | string> {
+  /** The pipeline to run the run with, or the one line saying why its code cannot be loaded. */
+  async pipelineFor(claim: RunCode, loaded: Pipeline): Promise<Pipeline | string> {
     const current = codeOf(loaded);
     if (claim.codeVersion === null || !current || current.codeVersion === claim.codeVersion) return loaded;
     const version = claim.codeVersion;
     let pipelines = this.#versions.get(version);
     if (!pipelines) {
-      pipelines = this.#load(version, new CodeLibrary(current.location, this.#projectDir));
+      pipelines = this.#load(version, new CodeLibrary(current.location, dirname(current.bundle), dirname(current.bundle)));
       this.#versions.set(version, pipelines);
       // A bundle that could not be had may be copied in later: ask again next time.
       void pipelines.then((p) => typeof p === "string" && this.#versions.delete(version));
@@ -57,18 +55,5 @@ export class PinnedCode {
   }
 }
 
-/** An attempt whose run's code cannot be loaded: failed for good (another try would find the same), said in its log too. */
-export function codeMissingFinish(claim: ClaimedAttempt, why: string, options: { workerId: string; clock: Clock; logMaxBytes?: number | null; masker?: SecretMasker }): AttemptFinish {
-  const now = options.clock.now();
-  try {
-    const log = new AttemptLog(claim.logPath, options.clock, { maxBytes: options.logMaxBytes ?? null, masker: options.masker });
-    log.line("ERROR", `${ErrorClass.DefinitionError}: ${why}`);
-    log.close();
-  } catch {
-    // a log we cannot write must not hide the result
-  }
-  return {
-    attemptId: claim.attemptId, workerId: options.workerId, now, outcome: "failed", retryable: false, retryAt: null,
-    exitCode: null, errorClass: ErrorClass.DefinitionError, errorMessage: why, summary: null, skipReason: null,
-  };
-}
+/** One per process: a version's bundle is imported once (ES modules stay loaded), whoever asks. */
+export const pinnedCode = new PinnedCode();

@@ -1,0 +1,55 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { spawnSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { makeProject, removeProject, repo } from "../support/processes.ts";
+
+let project: string;
+
+function idem(...args: string[]) {
+  const result = spawnSync(process.execPath, [join(repo, "bin/idem.js"), ...args], { cwd: project, encoding: "utf8", env: { ...process.env, IDEM_USER: "tester" }, timeout: 120_000 });
+  return { code: result.status, out: result.stdout, err: result.stderr };
+}
+
+beforeAll(() => {
+  project = makeProject({
+    "idem.config.ts": `import type { IdemConfig } from "idem";\nexport default {} satisfies IdemConfig;\n`,
+    "pipelines/files.ts": `
+import { mkdirSync, writeFileSync } from "node:fs";
+import { pipeline, manual } from "idem";
+
+export const files = pipeline("files", { schedule: manual(), start: "2026-09-01" }, {
+  list: { run: (ctx) => ({ files: ctx.businessDate === "2026-09-02" ? ["a.csv", "b.csv", "a.csv"] : ["a.csv", "b.csv", "sub/c.csv"] }) },
+  load: {
+    after: ["list"],
+    map: { items: { task: "list", field: "files" }, maxActive: 2 },
+    run: (ctx) => {
+      mkdirSync("out", { recursive: true });
+      writeFileSync("out/" + encodeURIComponent(ctx.mapKey!), ctx.taskId + " " + ctx.businessDate + " " + JSON.stringify(ctx.item));
+      ctx.log.info("loaded " + ctx.mapKey);
+      return { rows: 1 };
+    },
+  },
+  report: { after: ["load"], run: (ctx) => ({ loaded: (ctx.upstream.load as { items: number }).items }) },
+});
+`,
+  });
+});
+afterAll(() => removeProject(project));
+
+describe("a mapped task in a pipeline file, run by idem run in task hosts", () => {
+  it("runs one instance per key with its key and item, and the task after them", () => {
+    const run = idem("run", "files", "--date", "2026-09-01");
+    expect(run.err + run.out).toMatch(/run files@2026-09-01 success/);
+    expect(run.code).toBe(0);
+    expect(readdirSync(join(project, "out")).sort()).toEqual(["a.csv", "b.csv", "sub%2Fc.csv"]);
+    expect(readFileSync(join(project, "out", "sub%2Fc.csv"), "utf8")).toBe('load 2026-09-01 "sub/c.csv"');
+  });
+
+  it("fails the mapped task with a data error naming pipeline, task, business date and the duplicate key, expanding nothing", () => {
+    const run = idem("run", "files", "--date", "2026-09-02");
+    expect(run.code).not.toBe(0);
+    expect(run.err + run.out).toContain('pipeline files, task load, business date 2026-09-02: items 0 and 2 have the same key "a.csv"');
+    expect(run.err + run.out).not.toMatch(/load\[/);
+  });
+});

@@ -1,0 +1,158 @@
+import { readFileSync } from "node:fs";
+import { afterEach, describe, expect, it } from "vitest";
+import { pipeline } from "../../src/core/pipeline/define.ts";
+import type { ExternalJob, ExternalStatus } from "../../src/core/pipeline/types.ts";
+import { daily } from "../../src/core/time/index.ts";
+import { ScheduleHarness } from "../support/scheduling.ts";
+
+let h: ScheduleHarness;
+afterEach(async () => h?.close());
+
+const london = (at = "02:00") => daily({ at, timezone: "Europe/London" });
+
+/**
+ * A remote engine in memory, as the tests drive it: jobs by id, each submitted with its key; a
+ * duplicate key is refused and answered with the job it names (as Databricks' idempotency_token).
+ */
+class RemoteEngine {
+  readonly jobs = new Map<string, { key: string; state: "running" | "succeeded" | "failed" | "cancelled"; error?: string; dataError?: boolean }>();
+  readonly submitted: string[] = [];
+  readonly cancelled: string[] = [];
+  recordedBeforeWait: boolean[] = [];
+  #next = 1;
+
+  job(): ExternalJob<{ id: string }> {
+    return {
+      adapter: "memory",
+      submit: (_ctx, key) => {
+        const same = [...this.jobs].find(([, j]) => j.key === key);
+        if (same) return { id: same[0] };
+        const id = `job-${this.#next++}`;
+        this.jobs.set(id, { key, state: "running" });
+        this.submitted.push(key);
+        return { id };
+      },
+      poll: (handle): ExternalStatus => {
+        const job = this.jobs.get(handle.id)!;
+        if (job.state === "running") return { state: "running", log: `still at it: ${handle.id}\n` };
+        if (job.state === "succeeded") return { state: "succeeded", summary: { rows: 42 }, log: "wrote 42 rows\n" };
+        return { state: "failed", error: job.error ?? job.state, dataError: job.dataError };
+      },
+      cancel: (handle) => {
+        const job = this.jobs.get(handle.id)!;
+        if (job.state === "running") job.state = "cancelled";
+        this.cancelled.push(handle.id);
+      },
+      link: (handle) => `https://remote.example/jobs/${handle.id}`,
+    };
+  }
+
+  end(id: string, state: "succeeded" | "failed", extra: { error?: string; dataError?: boolean } = {}) {
+    Object.assign(this.jobs.get(id)!, { state, ...extra });
+  }
+}
+
+describe("external tasks", () => {
+  it("submit once, record the handle, poll between attempts that hold nothing, and end with the remote summary", async () => {
+    const remote = new RemoteEngine();
+    const p = pipeline("spark", { schedule: london(), start: "2026-09-01", end: "2026-09-01" }, {
+      transform: { external: remote.job(), pollInterval: "10m", pollBackoff: false, pool: "cluster" },
+      publish: { after: ["transform"], run: (ctx) => ({ upstreamRows: (ctx.upstream.transform as { rows: number }).rows }) },
+    });
+    h = await ScheduleHarness.open([p], "2026-09-01T00:00:00Z");
+    await h.engine.setPool("cluster", 1);
+    await h.at("2026-09-02T01:00:00Z");
+    const [job] = await h.store.listExternalJobs("spark@2026-09-01", "transform");
+    expect(job).toMatchObject({ state: "open", handle: JSON.stringify({ id: "job-1" }), adapter: "memory", link: "https://remote.example/jobs/job-1", tryNumber: 1 });
+    expect(job!.key).toMatch(/^idem-spark\.transform-20260901-s1-[0-9a-f]{16}$/);
+    expect((await h.store.listTaskInstances("spark@2026-09-01")).find((t) => t.taskId === "transform")).toMatchObject({ state: "up_for_reschedule" });
+    expect((await h.store.listPools())[0]!.used).toBe(0);
+    await h.at("2026-09-02T01:10:00Z");
+    await h.at("2026-09-02T01:20:00Z");
+    remote.end("job-1", "succeeded");
+    await h.at("2026-09-02T01:30:00Z");
+    expect(remote.submitted).toHaveLength(1);
+    const attempts = await h.store.listAttempts("spark@2026-09-01", "transform");
+    expect(attempts.map((a) => a.state)).toEqual(["rescheduled", "rescheduled", "rescheduled", "success"]);
+    expect(attempts.at(-1)!.summary).toMatchObject({ rows: 42, externalJob: { adapter: "memory", handle: { id: "job-1" } } });
+    expect(readFileSync(attempts.at(-1)!.logPath, "utf8")).toContain("[remote] wrote 42 rows");
+    expect((await h.runs("spark"))[0]!.state).toBe("success");
+    expect((await h.store.listExternalJobs("spark@2026-09-01"))[0]).toMatchObject({ state: "succeeded" });
+  });
+
+  it("a failed job is retried with a new submission under a new key; a data error is not retried", async () => {
+    const remote = new RemoteEngine();
+    const p = pipeline("flaky", { schedule: london(), start: "2026-09-01", end: "2026-09-01" }, {
+      job: { external: remote.job(), pollInterval: "5m", pollBackoff: false, retries: 2, retryDelay: "1m" },
+    });
+    h = await ScheduleHarness.open([p], "2026-09-01T00:00:00Z");
+    await h.at("2026-09-02T01:00:00Z");
+    remote.end("job-1", "failed", { error: "executor lost" });
+    await h.at("2026-09-02T01:05:00Z");
+    await h.at("2026-09-02T01:06:00Z");
+    expect(remote.submitted).toHaveLength(2);
+    expect(remote.submitted[0]).not.toBe(remote.submitted[1]);
+    remote.end("job-2", "failed", { error: "bad rows", dataError: true });
+    await h.at("2026-09-02T01:11:00Z");
+    const jobs = await h.store.listExternalJobs("flaky@2026-09-01");
+    expect(jobs.map((j) => [j.state, j.note])).toEqual([["failed", "executor lost"], ["failed", "bad rows"]]);
+    const last = (await h.store.listAttempts("flaky@2026-09-01")).at(-1)!;
+    expect(last).toMatchObject({ state: "failed", errorClass: "DataError" });
+    expect((await h.store.listTaskInstances("flaky@2026-09-01"))[0]).toMatchObject({ state: "failed", tryNumber: 2 });
+  });
+
+  it("a timeout, counted from the submission, cancels the job and records it; the retry submits again", async () => {
+    const remote = new RemoteEngine();
+    const p = pipeline("slow", { schedule: london(), start: "2026-09-01", end: "2026-09-01" }, {
+      job: { external: remote.job(), pollInterval: "20m", pollBackoff: false, timeout: "30m", retries: 1, retryDelay: "1m" },
+    });
+    h = await ScheduleHarness.open([p], "2026-09-01T00:00:00Z");
+    for (const t of ["01:00", "01:20", "01:30", "01:31"]) await h.at(`2026-09-02T${t}:00Z`);
+    expect(remote.cancelled).toEqual(["job-1"]);
+    expect(remote.jobs.get("job-1")!.state).toBe("cancelled");
+    const jobs = await h.store.listExternalJobs("slow@2026-09-01");
+    expect(jobs.map((j) => [j.state, j.note])).toEqual([["cancelled", "timed out after 30m from its submission"], ["open", null]]);
+    const attempts = await h.store.listAttempts("slow@2026-09-01");
+    expect(attempts.map((a) => [a.tryNumber, a.state, a.errorClass])).toEqual([
+      [1, "rescheduled", null], [1, "rescheduled", null], [1, "failed", "Timeout"], [2, "rescheduled", null],
+    ]);
+  });
+
+  it("a clear cancels the job its task instance waited on, and the task runs again with a new submission", async () => {
+    const remote = new RemoteEngine();
+    const p = pipeline("cleared", { schedule: london(), start: "2026-09-01", end: "2026-09-01" }, {
+      job: { external: remote.job(), pollInterval: "10m", pollBackoff: false },
+    });
+    h = await ScheduleHarness.open([p], "2026-09-01T00:00:00Z");
+    await h.at("2026-09-02T01:00:00Z");
+    await h.engine.clear("cleared@2026-09-01", { reason: "wrong input" });
+    expect((await h.store.listExternalJobs("cleared@2026-09-01"))[0]).toMatchObject({ state: "cancel_requested", note: "cleared: the task runs again" });
+    await h.at("2026-09-02T01:01:00Z");
+    expect(remote.cancelled).toEqual(["job-1"]);
+    expect(remote.submitted).toHaveLength(2);
+    const jobs = await h.store.listExternalJobs("cleared@2026-09-01");
+    expect(jobs.map((j) => j.state)).toEqual(["cancelled", "open"]);
+  });
+
+  it("a cancelled backfill and a settle by hand cancel the jobs their task instances waited on, through any worker", async () => {
+    const remote = new RemoteEngine();
+    const p = pipeline("history", { schedule: "manual", timezone: "Europe/London" }, {
+      job: { external: remote.job(), pollInterval: "10m", pollBackoff: false },
+    });
+    h = await ScheduleHarness.open([p], "2026-09-10T00:00:00Z");
+    const { backfill } = await h.engine.backfill("history", { from: "2026-09-01", to: "2026-09-02", maxActiveRuns: 2, reason: "reload" });
+    await h.at("2026-09-10T00:01:00Z");
+    expect(remote.submitted).toHaveLength(2);
+    await h.engine.mark("history@2026-09-02", "job", { state: "success", reason: "loaded by hand", actor: "ana" });
+    await h.engine.controlBackfill(backfill.backfillId, "cancel", { actor: "ops", reason: "wrong range" });
+    const requested = await h.store.listExternalJobs("history@2026-09-01");
+    expect(requested[0]).toMatchObject({ state: "cancel_requested" });
+    expect(requested[0]!.note).toContain("backfill cancelled: backfill");
+    expect((await h.store.listExternalJobs("history@2026-09-02"))[0]!.note).toBe("settled by hand as success: loaded by hand");
+    await h.at("2026-09-10T00:02:00Z");
+    expect(remote.cancelled.sort()).toEqual(["job-1", "job-2"]);
+    for (const date of ["2026-09-01", "2026-09-02"]) {
+      expect((await h.store.listExternalJobs(`history@${date}`)).map((j) => j.state)).toEqual(["cancelled"]);
+    }
+  });
+});

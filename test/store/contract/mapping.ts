@@ -1,0 +1,179 @@
+import { describe, expect, it } from "vitest";
+import { expandItems, mappedTaskId, type MappedItem } from "../../../src/core/policy/fan-out.ts";
+import type { ClaimedAttempt } from "../../../src/store/port.ts";
+import { newRun, tasksOf } from "../../support/shapes.ts";
+import { T0, type Harness } from "./harness.ts";
+
+const RUN = "p@2026-09-01";
+const place = { pipelineId: "p", taskId: "load", businessDate: "2026-09-01" };
+
+/** Items as core expands them: string items are their own keys. */
+function listOf(keys: readonly string[]): MappedItem[] {
+  const expansion = expandItems(keys, { maxItems: 1_000_000 }, place);
+  if ("problem" in expansion) throw new Error(expansion.problem.message);
+  return expansion.items;
+}
+
+export function mappingContract(h: Harness): void {
+  describe("MappingReads", () => {
+    const { store, saveGraph, claim, finish, states } = h;
+
+    /** list -> load (mapped) -> reduce; `list` ran, `load`'s first step is claimed and returned. */
+    async function mappedRun(overrides: Parameters<typeof tasksOf>[2] = {}): Promise<ClaimedAttempt> {
+      const edges = await saveGraph("mapped", [["list", "load"], ["load", "reduce"]]);
+      await store.createRunIfAbsent(newRun({ graphVersion: "mapped", tasks: tasksOf(["list", "load", "reduce"], edges, overrides) }));
+      const [list] = await claim();
+      await store.finishAttempt(finish(list!));
+      const [load] = await claim();
+      expect(load!.taskId).toBe("load");
+      return load!;
+    }
+
+    async function finishAll(outcome: (a: ClaimedAttempt) => "success" | "failed" = () => "success", now = T0 + 2_000): Promise<string[]> {
+      const done: string[] = [];
+      for (let batch = await claim(50, now); batch.length > 0; batch = await claim(50, now)) {
+        for (const a of batch) {
+          await store.finishAttempt(finish(a, { now, outcome: outcome(a), summary: JSON.stringify({ rows: a.mapKey?.length ?? 0 }) }));
+          done.push(a.taskId);
+        }
+      }
+      return done;
+    }
+
+    it("expands a list into one instance per key, each claimed with its key and item, and ends the mapped task when they all have", async () => {
+      const load = await mappedRun({ load: { maxTries: 3, pool: null, priority: 5 } });
+      const outcome = await store.finishAttempt(finish(load, { map: { items: listOf(["b.csv", "a.csv", "c/d.csv"]), maxActive: null } }));
+      expect(outcome).toMatchObject({ accepted: true, taskState: "scheduled", runState: null });
+      expect(await states()).toMatchObject({ load: "scheduled", "load[a.csv]": "queued", "load[b.csv]": "queued", "load[c/d.csv]": "queued", reduce: "scheduled" });
+      const claimed = await claim();
+      expect(claimed.map((c) => [c.taskId, c.mapKey, c.mapItem, c.maxTries]).sort()).toEqual([
+        ["load[a.csv]", "a.csv", '"a.csv"', 3], ["load[b.csv]", "b.csv", '"b.csv"', 3], ["load[c/d.csv]", "c/d.csv", '"c/d.csv"', 3],
+      ]);
+      // A key with a slash still gets a log folder of its own, inside the run's.
+      expect(claimed.find((c) => c.mapKey === "c/d.csv")!.logPath).toBe("/logs/p@2026-09-01/load[c%2Fd%2Ecsv]/try-1.log");
+      for (const a of claimed.slice(0, 2)) await store.finishAttempt(finish(a, { summary: JSON.stringify({ rows: 1 }) }));
+      expect((await states()).load).toBe("scheduled");
+      await store.finishAttempt(finish(claimed[2]!, { summary: JSON.stringify({ rows: 1 }) }));
+      expect(await states()).toMatchObject({ load: "success", reduce: "queued" });
+      // A reduce reads its instances' summaries a page at a time, by key.
+      const first = await store.pageMappedInstances({ runId: RUN, taskId: "load", limit: 2 });
+      expect(first.map((i) => [i.key, i.position, i.state, i.summary])).toEqual([["a.csv", 1, "success", { rows: 1 }], ["b.csv", 0, "success", { rows: 1 }]]);
+      const second = await store.pageMappedInstances({ runId: RUN, taskId: "load", afterKey: "b.csv", limit: 2 });
+      expect(second.map((i) => [i.taskId, i.item])).toEqual([["load[c/d.csv]", '"c/d.csv"']]);
+      expect((await store.pageMappedInstances({ runId: RUN, taskId: "load", keyPrefix: "c/", limit: 10 })).map((i) => i.key)).toEqual(["c/d.csv"]);
+      const [reduce] = await claim();
+      expect((await store.finishAttempt(finish(reduce!))).runState).toBe("success");
+    });
+
+    it("runs at most maxActive instances of a mapped task at once, releasing held ones in list order", async () => {
+      const load = await mappedRun();
+      await store.finishAttempt(finish(load, { map: { items: listOf(["k1", "k2", "k3", "k4", "k5"]), maxActive: 2 } }));
+      const first = await claim();
+      expect(first.map((c) => c.mapKey).sort()).toEqual(["k1", "k2"]);
+      expect(await claim()).toEqual([]);
+      await store.finishAttempt(finish(first[0]!, { outcome: "failed", retryable: false }));
+      const third = await claim();
+      expect(third.map((c) => c.mapKey)).toEqual(["k3"]);
+      for (const a of [first[1]!, third[0]!]) await store.finishAttempt(finish(a));
+      const done = await finishAll();
+      expect(done.sort()).toEqual(["load[k4]", "load[k5]"]);
+      // One failed instance fails the mapped task, and what needs it does not run.
+      expect(await states()).toMatchObject({ load: "failed", reduce: "upstream_failed" });
+      expect((await store.getRun(RUN))!.state).toBe("failed");
+      const row = (await store.listTaskInstances(RUN)).find((t) => t.taskId === "load")!;
+      expect(row.reason).toBe("1 of 5 mapped instances failed");
+    });
+
+    it("ends the run with the last instance of a mapped task that nothing follows", async () => {
+      await saveGraph("solo", []);
+      await store.createRunIfAbsent(newRun({ graphVersion: "solo", tasks: tasksOf(["load"]) }));
+      const [load] = await claim();
+      await store.finishAttempt(finish(load!, { map: { items: listOf(["x", "y"]), maxActive: 1 } }));
+      const [x] = await claim();
+      expect((await store.finishAttempt(finish(x!))).runState).toBeNull();
+      const [y] = await claim();
+      expect(y!.mapKey).toBe("y");
+      expect(await store.finishAttempt(finish(y!))).toEqual({ accepted: true, taskState: "success", runState: "success" });
+      expect(await states()).toEqual({ load: "success", "load[x]": "success", "load[y]": "success" });
+    });
+
+    it("moves each key of a per-key chain on as soon as its own upstream instance ends, whatever the other keys do", async () => {
+      const edges = await saveGraph("chain", [["load", "check"], ["check", "report"]]);
+      await store.createRunIfAbsent(newRun({ graphVersion: "chain", tasks: tasksOf(["load", "check", "report"], edges) }));
+      const [load] = await claim();
+      await store.finishAttempt(finish(load!, { map: { items: listOf(["a", "b", "c"]), maxActive: null, chained: [{ taskId: "check", parent: "load" }] } }));
+      expect(await states()).toMatchObject({ load: "scheduled", check: "scheduled", "check[a]": "scheduled", "load[a]": "queued", report: "scheduled" });
+      const loads = await claim();
+      expect(loads.map((c) => c.taskId)).toEqual(["load[a]", "load[b]", "load[c]"]);
+      await store.finishAttempt(finish(loads[0]!));
+      // a's check runs while b and c still load
+      const [checkA] = await claim();
+      expect([checkA!.taskId, checkA!.mapKey, checkA!.mapItem]).toEqual(["check[a]", "a", '"a"']);
+      await store.finishAttempt(finish(loads[1]!, { outcome: "failed", retryable: false }));
+      expect((await states())["check[b]"]).toBe("upstream_failed");
+      await store.finishAttempt(finish(checkA!));
+      await store.finishAttempt(finish(loads[2]!));
+      const [checkC] = await claim();
+      const outcome = await store.finishAttempt(finish(checkC!));
+      expect(await states()).toMatchObject({ load: "failed", check: "failed", "check[a]": "success", "check[c]": "success", report: "upstream_failed" });
+      expect(outcome.runState).toBe("failed");
+    });
+
+    it("skips a mapped task whose list is empty, with the reason, and the run goes on", async () => {
+      const load = await mappedRun();
+      const outcome = await store.finishAttempt(finish(load, { map: { items: [], maxActive: null } }));
+      expect(outcome.taskState).toBe("skipped");
+      const ti = (await store.listTaskInstances(RUN)).find((t) => t.taskId === "load")!;
+      expect([ti.state, ti.reason]).toEqual(["skipped", "the list to map over is empty"]);
+      expect((await states()).reduce).toBe("skipped");
+      expect((await store.getRun(RUN))!.state).toBe("success");
+    });
+
+    it("on a rerun keeps the instances of kept keys with their history, adds new keys and records missing ones as removed", async () => {
+      const load = await mappedRun();
+      await store.finishAttempt(finish(load, { map: { items: listOf(["a", "b", "c"]), maxActive: null } }));
+      expect(await finishAll()).toContain("reduce");
+      const edges: [string, string][] = [["list", "load"], ["load", "reduce"]];
+      await store.rerun({ runId: RUN, graphVersion: "mapped", tasks: tasksOf(["list", "load", "reduce"], edges), params: {}, at: T0 + 10_000 });
+      // The old instances stay until the list is found again.
+      expect((await states())["load[a]"]).toBe("success");
+      const [list] = await claim(10, T0 + 10_000);
+      await store.finishAttempt(finish(list!, { now: T0 + 11_000 }));
+      const [again] = await claim(10, T0 + 11_000);
+      await store.finishAttempt(finish(again!, { now: T0 + 12_000, map: { items: listOf(["b", "d", "c"]), maxActive: null } }));
+      expect(await states()).toMatchObject({ "load[a]": "removed", "load[b]": "queued", "load[c]": "queued", "load[d]": "queued", load: "scheduled" });
+      const removed = (await store.pageMappedInstances({ runId: RUN, taskId: "load", states: ["removed"], limit: 10 }))[0]!;
+      expect([removed.key, removed.reason, removed.summary]).toEqual(["a", "removed: its key is no longer in the list", { rows: 1 }]);
+      const ran = await finishAll(() => "success", T0 + 13_000);
+      expect(ran.sort()).toEqual(["load[b]", "load[c]", "load[d]", "reduce"]);
+      const tries = Object.fromEntries((await store.listTaskInstances(RUN)).map((t) => [t.taskId, t.tryNumber]));
+      expect(tries).toMatchObject({ "load[a]": 1, "load[b]": 2, "load[c]": 2, "load[d]": 1 });
+      expect(await states()).toMatchObject({ load: "success", reduce: "success" });
+    });
+
+    it("expands 100,000 items in one finish, each key once, in list order, and runs them by key", async () => {
+      const load = await mappedRun();
+      const keys = Array.from({ length: 100_000 }, (_, i) => `file-${String(i).padStart(6, "0")}.csv`);
+      const outcome = await store.finishAttempt(finish(load, { map: { items: listOf(keys), maxActive: null } }));
+      expect(outcome.taskState).toBe("scheduled");
+      let seen = 0;
+      let after: string | undefined;
+      for (;;) {
+        const page = await store.pageMappedInstances({ runId: RUN, taskId: "load", afterKey: after, limit: 10_000 });
+        if (page.length === 0) break;
+        for (const i of page) {
+          expect(i.key).toBe(keys[seen]);
+          expect(i.position).toBe(seen);
+          expect(i.state).toBe("queued");
+          expect(i.taskId).toBe(mappedTaskId("load", keys[seen]!));
+          seen++;
+        }
+        after = page.at(-1)!.key;
+      }
+      expect(seen).toBe(100_000);
+      const first = await claim(3);
+      expect(first.map((c) => c.mapKey)).toEqual(keys.slice(0, 3));
+      expect((await store.getRun(RUN))!.state).toBe("running");
+    }, 120_000);
+  });
+}
