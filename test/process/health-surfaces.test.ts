@@ -20,7 +20,7 @@ export const good = pipeline("good", { schedule: daily({ at: "02:00", timezone: 
 `;
 
 /** A daemon's log that writes nothing: only the answers matter here. */
-const QUIET: ProcessLog = { format: "pretty", enabled: () => false, write: () => {}, follow: () => () => {} };
+const QUIET: ProcessLog = { format: "pretty", enabled: () => false, write: () => {}, identify: () => {}, follow: () => () => {} };
 
 let cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {

@@ -30,7 +30,7 @@ export interface EngineEventMap {
   "backfill:run-left": { backfillId: string; pipelineId: string; runId: string; state: string };
   "backfill:ended": { backfillId: string; pipelineId: string; state: "completed" | "failed"; succeeded: number; failed: number };
   /** An attempt whose worker stopped renewing its lease, recorded lost by the scheduler. */
-  "attempt:lost": Omit<AttemptLocator, "businessDate"> & { workerId: string; taskState: string | null };
+  "attempt:lost": Omit<AttemptLocator, "businessDate" | "mapKey"> & { workerId: string; taskState: string | null };
 
   // --- a worker -------------------------------------------------------------------------------------
   "worker:started": { workerId: string; concurrency: number; prefetch: number | "auto" };
@@ -98,6 +98,8 @@ export interface AttemptLocator {
   pipelineId: string;
   runId: string;
   taskId: string;
+  /** The key of a mapped task's instance (fan-out); null for a task that is not mapped. */
+  mapKey: string | null;
   tryNumber: number;
   businessDate: string;
 }
