@@ -5,11 +5,12 @@ import type { Pipeline } from "../core/pipeline/types.ts";
 import { describeFrozen, frozenPeriodOf, type FrozenPeriod } from "../core/policy/frozen.ts";
 import type { Clock } from "../core/model/clock.ts";
 import { addDays, parseBusinessDate, startOfDay } from "../core/time/dates.ts";
-import type { AuditEntry, BackfillItem, BackfillProgress, BackfillRecord, NewBackfillItem, Store } from "../store/port.ts";
+import type { AuditEntry, BackfillItem, BackfillProgress, BackfillRecord, NewBackfillItem, RunRecord, Store } from "../store/port.ts";
 import { defaultActor, tellAudit, type Acting } from "./acting.ts";
 import { estimateBackfill, type BackfillEstimate } from "./backfill/estimate.ts";
 import { IN_THE_FUTURE, planBackfill, rangesOf, type Reprocess } from "./backfill/plan.ts";
 import { refusalsTranslated } from "./records/store-refusals.ts";
+import type { EngineEvents } from "./events/engine-events.ts";
 
 export interface BackfillRequest {
   from: string;
@@ -49,6 +50,8 @@ export interface BackfillsEnvironment {
   audit(actor: string, action: string, pipeline: Pipeline, runId: string | null, taskId: string | null, reason: string | null, details: Record<string, unknown>): Promise<AuditEntry>;
   /** Wakes this state directory's workers and scheduler. */
   announce(): void;
+  /** Told of the runs a cancel ended (their run spans are written from it). */
+  events: EngineEvents;
 }
 
 /** Backfills: planned before they act (per date, with reasons, frozen dates refused, a cost estimate), stored, paused, resumed, cancelled. */
@@ -145,14 +148,29 @@ export class Backfills {
     if (!live) throw new UsageError(`backfill ${backfillId} is ${current.state}; only a running or paused backfill can be ${action}d`);
     const at = this.#e.clock.now();
     const actor = request.actor ?? defaultActor();
+    const liveBefore = action === "cancel" ? await this.#liveRuns(backfillId) : [];
     const updated = await refusalsTranslated(() =>
       action === "cancel"
         ? this.#e.store.cancelBackfill(backfillId, `backfill ${backfillId} cancelled by ${actor}${request.reason ? `: ${request.reason}` : ""}`, at)
         : this.#e.store.setBackfillState(backfillId, action === "pause" ? "paused" : "running", at),
     );
     tellAudit(request, await this.#e.audit(actor, `backfill-${action}`, this.#e.pipeline(current.pipelineId), null, null, request.reason ?? null, { backfillId }));
+    // A cancel ends at once the runs with nothing running: no attempt will say so.
+    for (const before of liveBefore) {
+      const after = await this.#e.store.getRun(before.runId);
+      if (after && (after.state === "success" || after.state === "failed")) {
+        this.#e.events.emit("run:ended", { pipelineId: after.pipelineId, runId: after.runId, state: after.state, by: "operator" });
+      }
+    }
     this.#e.announce();
     return updated;
+  }
+
+  /** The backfill's runs that are queued or running now. */
+  async #liveRuns(backfillId: string): Promise<RunRecord[]> {
+    const started = (await this.#e.store.backfillItems(backfillId)).filter((item) => item.started);
+    const runs = await Promise.all(started.map((item) => this.#e.store.getRun(item.runId)));
+    return runs.filter((run): run is RunRecord => run !== null && (run.state === "queued" || run.state === "running"));
   }
 
   /** Task ids matching the pattern (a regular expression), plus everything downstream of them. */

@@ -183,6 +183,7 @@ export class Engine {
         notifyWork(this.stateDir);
         notifyScheduler(this.stateDir);
       },
+      events: this.events,
     };
     this.#taskHosts = new TaskHosts({
       catalog: this.catalog, projectDir, withheldEnv: this.withheldEnv, memoryMb: options.taskMemoryMb, logMaxBytes: options.logMaxBytes ?? null, secrets: options.secrets ?? [],

@@ -29,6 +29,7 @@ const LINES: { [K in EngineEventName]: Describe<K> } = {
   "lease:lost": (p) => info(p.role === "scheduler" ? `scheduler ${p.holder} stands by (leader: ${p.leader})` : `watchdog ${p.holder} stands by (checker: ${p.leader})`),
   "lease:renewal-failed": (p) => warn(`renewing the ${p.role} lease failed: ${p.error}`),
   "run:created": (p) => info(`created run ${p.runId} (${p.trigger})`),
+  "run:ended": (p) => debug(`run ${p.runId} ended ${p.state} (by ${p.by === "lost-attempt" ? "a lost attempt" : p.by === "operator" ? "an operator" : "an attempt"})`),
   "intervals:skipped": (p) => info(`${p.pipelineId}: skipped ${p.count} interval(s) by catch-up policy "latest"`),
   "restate:started": (p) => info(`restating ${p.runId} after ${p.after} (restatement ${p.restatement})`),
   "restate:refused": (p) => info(`${p.runId}: ${p.reason}`),

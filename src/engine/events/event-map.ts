@@ -21,6 +21,11 @@ export interface EngineEventMap {
   "lease:lost": { role: LeaseRole; holder: string; leader: string };
   "lease:renewal-failed": { role: LeaseRole; holder: string; error: string };
   "run:created": { pipelineId: string; runId: string; businessDate: string; trigger: "schedule" | "data" };
+  /**
+   * This process recorded the write that ended a run (success or failed): an attempt's result, a
+   * lost attempt's, or an operator's skip or mark. Emitted once by whichever process ended it.
+   */
+  "run:ended": { pipelineId: string; runId: string; state: string; by: "attempt" | "lost-attempt" | "operator" };
   /** Intervals accounted for without a run: passed over by catch-up "latest". */
   "intervals:skipped": { pipelineId: string; count: number; newest: string };
   "restate:started": { pipelineId: string; runId: string; businessDate: string; after: string; restatement: number };

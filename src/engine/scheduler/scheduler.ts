@@ -411,6 +411,9 @@ export class Scheduler {
           pipelineId: expired.pipelineId, runId: expired.runId, taskId: expired.taskId, tryNumber: expired.tryNumber,
           workerId: expired.workerId, taskState: outcome.taskState,
         });
+        if (outcome.runState === "success" || outcome.runState === "failed") {
+          this.#o.events.emit("run:ended", { pipelineId: expired.pipelineId, runId: expired.runId, state: outcome.runState, by: "lost-attempt" });
+        }
       }
     }
     return lost;
