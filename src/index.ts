@@ -20,5 +20,9 @@ export type { TriggerRule } from "./core/policy/trigger-rules.ts";
 export { defineConfig, type IdemConfig, type ConnectionConfig } from "./engine/project/config.ts";
 export { fileExists, sqlReturnsRow } from "./engine/sensors/checks.ts";
 export type { SensorCheck, TaskConnection, ExternalJob, ExternalStatus } from "./core/pipeline/types.ts";
+export { externalJob, type ExternalAdapterSpec } from "./engine/external-jobs/adapter.ts";
+export { slurmJob, type SlurmJobSpec, type SlurmHandle } from "./engine/external-jobs/slurm.ts";
+export { httpJob, type HttpJobSpec } from "./engine/external-jobs/http.ts";
+export { sparkSubmitJob, type SparkSubmitJobSpec } from "./engine/external-jobs/spark-submit.ts";
 // What `ctx.connection(name)` is (its interface merges into TaskConnection).
 export type { Target } from "./data/target.ts";

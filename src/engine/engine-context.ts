@@ -1,6 +1,7 @@
 import type { Clock } from "../core/model/clock.ts";
 import type { Pipeline } from "../core/pipeline/types.ts";
 import type { AuditEntry, Store } from "../store/port.ts";
+import type { EngineEvents } from "./events/engine-events.ts";
 import type { PipelineCatalog } from "./project/catalog.ts";
 
 /**
@@ -25,4 +26,6 @@ export interface EngineContext {
    * next poll or tick. PostgreSQL stores also notify every machine from the writes themselves.
    */
   announce(): void;
+  /** This process's engine events: what an action did that subscribers (traces, logs) hear of. */
+  events: EngineEvents;
 }

@@ -1,5 +1,5 @@
 import { ArgumentError, ConflictError, NotFoundError, UsageError } from "../core/model/errors.ts";
-import { cannotSurvive, parseCodeChoice, rerunCode } from "./code-choice.ts";
+import { cannotSurvive, parseCodeChoice, rerunCode } from "./records/code-choice.ts";
 import { pinnedCode } from "./project/pinned-code.ts";
 import type { Params } from "../core/pipeline/types.ts";
 import { assertDeclaredParams } from "../core/pipeline/params.ts";
@@ -14,7 +14,7 @@ import { newRun, taskInstancesOf } from "./records/pipeline-records.ts";
 import { refusalsTranslated } from "./records/store-refusals.ts";
 import type { RunReads } from "./run-reads.ts";
 
-type Context = Pick<EngineContext, "store" | "clock" | "pipeline" | "audit" | "announce">;
+type Context = Pick<EngineContext, "store" | "clock" | "pipeline" | "audit" | "announce" | "events">;
 
 /** An operator's actions on runs and task instances: trigger, clear, skip, mark. Every one is audited and wakes the scheduler and workers. */
 export class RunActions {
@@ -106,6 +106,7 @@ export class RunActions {
     const actor = request.actor ?? defaultActor();
     const ti = await refusalsTranslated(() => this.#e.store.skipTask({ runId, taskId, reason: `skipped by ${actor}: ${request.reason}`, at: this.#e.clock.now() }));
     tellAudit(request, await this.#e.audit(actor, "skip", this.#e.pipeline(run.pipelineId), runId, taskId, request.reason, {}));
+    await this.#tellIfEnded(run);
     this.#e.announce();
     return ti;
   }
@@ -115,7 +116,16 @@ export class RunActions {
     const actor = request.actor ?? defaultActor();
     const ti = await refusalsTranslated(() => this.#e.store.markTask({ runId, taskId, state: request.state, reason: request.reason, at: this.#e.clock.now() }));
     tellAudit(request, await this.#e.audit(actor, `mark-${request.state}`, this.#e.pipeline(run.pipelineId), runId, taskId, request.reason, {}));
+    await this.#tellIfEnded(run);
     this.#e.announce();
     return ti;
+  }
+
+  /** A skip or mark that settles a run's last live task instance ends the run here, with no attempt to say so. */
+  async #tellIfEnded(before: RunRecord): Promise<void> {
+    const after = await this.#runs.run(before.runId);
+    if ((after.state === "success" || after.state === "failed") && after.endedAt !== null && after.endedAt !== before.endedAt) {
+      this.#e.events.emit("run:ended", { pipelineId: after.pipelineId, runId: after.runId, state: after.state, by: "operator" });
+    }
   }
 }

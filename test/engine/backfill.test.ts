@@ -119,12 +119,17 @@ describe("backfills", () => {
     await h.engine.controlBackfill(backfill.backfillId, "resume", { actor: "ops" });
     await h.scheduler.tick();
     expect(await h.runs("sales")).toHaveLength(4);
+    const ended: string[] = [];
+    const stopListening = h.engine.events.on("run:ended", (e) => ended.push(`${e.runId} ${e.state} ${e.by}`));
     await h.engine.controlBackfill(backfill.backfillId, "cancel", { actor: "ops", reason: "wrong range" });
+    stopListening();
     await h.work(8);
     for (let i = 0; i < 3; i++) await h.scheduler.tick();
     const runs = await h.runs("sales");
     expect(runs).toHaveLength(4);
     expect(runs.slice(2).map((r) => r.state)).toEqual(["failed", "failed"]);
+    // Ended by the cancel itself, with no attempt: told once each (the traces write their run spans from it).
+    expect(ended.sort()).toEqual(runs.slice(2).map((r) => `${r.runId} failed operator`).sort());
     const tasks = await h.store.listTaskInstances(runs[2]!.runId);
     expect(tasks.map((t) => [t.state, t.reason])).toEqual([
       ["skipped", `backfill ${backfill.backfillId} cancelled by ops: wrong range`],

@@ -125,6 +125,8 @@ export const days = pipeline("days", { schedule: daily({ at: "00:00" }), start: 
     expect(payloads(seen, "attempt:lost")).toEqual([
       { pipelineId: "p", runId: claimed!.runId, taskId: "t", tryNumber: 1, workerId: "gone", taskState: "failed" },
     ]);
+    // Its last try lost, the run ended with it: told by the scheduler that recorded it (the run's span is written from this).
+    expect(payloads(seen, "run:ended")).toEqual([{ pipelineId: "p", runId: claimed!.runId, state: "failed", by: "lost-attempt" }]);
   });
 
   it("the watchdog: incident opened for a scheduler down, resolved when one leads again; its status says it checks", async () => {

@@ -23,7 +23,21 @@ describe("fan-out: a task mapped over a list found when it becomes eligible", ()
           return { rows: (ctx.mapKey ?? "").length };
         },
       },
-      report: { after: ["load"], run: (ctx) => ({ instances: (ctx.upstream.load as { items: number }).items }) },
+      report: {
+        after: ["load"],
+        // A reduce reads every instance's summary, a page at a time.
+        run: async (ctx) => {
+          const rows: Record<string, unknown> = {};
+          let pages = 0;
+          for (let after: string | undefined; ; pages++) {
+            const page = await ctx.mapped("load", { after, limit: 2 });
+            for (const i of page.instances) rows[i.key] = (i.summary as { rows: number }).rows;
+            if (page.next === null) break;
+            after = page.next;
+          }
+          return { instances: (ctx.upstream.load as { items: number }).items, rows, pages };
+        },
+      },
     });
     t = await openTestEngine([p], new FakeClock("2026-09-02T03:00:00Z"));
     const result = await t.engine.runForDate("files", "2026-09-01");
@@ -32,7 +46,7 @@ describe("fan-out: a task mapped over a list found when it becomes eligible", ()
     const states = Object.fromEntries(result.tasks.map((x) => [x.taskId, x.state]));
     expect(states).toEqual({ list: "success", load: "success", "load[a.csv]": "success", "load[b.csv]": "success", "load[c.csv]": "success", report: "success" });
     const [report] = await t.store.listAttempts(RUN, "report");
-    expect(report!.summary).toEqual({ instances: 3 });
+    expect(report!.summary).toEqual({ instances: 3, rows: { "a.csv": 5, "b.csv": 5, "c.csv": 5 }, pages: 1 });
     const page = await t.store.pageMappedInstances({ runId: RUN, taskId: "load", limit: 10 });
     expect(page.map((i) => [i.key, i.summary])).toEqual([["a.csv", { rows: 5 }], ["b.csv", { rows: 5 }], ["c.csv", { rows: 5 }]]);
   });
@@ -59,6 +73,32 @@ describe("fan-out: a task mapped over a list found when it becomes eligible", ()
       load: { run: () => {} },
       check: { after: ["load"], map: { items: { keysOf: "load" }, maxActive: 2 }, run: () => {} },
     })).toThrow(/map.maxActive does not go with keysOf[\s\S]*map.items maps over task load's keys, and load is not mapped/);
+  });
+
+  it("clears a run with mapped instances, failed ones only or whole: the mapped task runs its list again", async () => {
+    let fail = true;
+    const runs: string[] = [];
+    const p = pipeline("files", { schedule: utc }, {
+      load: {
+        map: { items: () => ["a", "b"] },
+        run: (ctx) => {
+          runs.push(ctx.mapKey!);
+          if (ctx.mapKey === "b" && fail) throw new Error("b is broken");
+        },
+      },
+      report: { after: ["load"], run: () => {} },
+    });
+    t = await openTestEngine([p], new FakeClock("2026-09-02T03:00:00Z"));
+    expect((await t.engine.runForDate("files", "2026-09-01")).run.state).toBe("failed");
+    fail = false;
+    await t.engine.clear(RUN, { failedOnly: true, downstream: true, reason: "b fixed" });
+    const again = await t.engine.runForDate("files", "2026-09-01").catch(() => null);
+    const run = again?.run ?? (await t.engine.run(RUN));
+    expect(run.state).toBe("success");
+    const tries = Object.fromEntries((await t.store.listTaskInstances(RUN)).map((x) => [x.taskId, [x.state, x.tryNumber]]));
+    expect(tries).toMatchObject({ load: ["success", 2], "load[a]": ["success", 2], "load[b]": ["success", 2], report: ["success", 1] });
+    await t.engine.clear(RUN, { reason: "all again" });
+    expect((await t.store.listTaskInstances(RUN)).find((x) => x.taskId === "load")!.state).toBe("queued");
   });
 
   it("keys objects by the key function, retries an instance on its own, and expands a function of the context", async () => {

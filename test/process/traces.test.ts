@@ -158,6 +158,36 @@ describe("traces of a run, sent over OTLP/HTTP", () => {
     for (const span of rerun.filter((s) => s.name !== "traced 2026-09-01")) expect(span.parentSpanId).toBe(runSpanIdOf(runId));
   }, 90_000);
 
+  it("a run that ends with no attempt (its tasks skipped, or marked failed, by an operator) has its run span, from the process that ended it", async () => {
+    const otlp = await otlpReceiver();
+    project = makeProject({
+      "idem.config.ts": `import { defineConfig } from "idem";\nexport default defineConfig({});\n`,
+      "pipelines/held.ts": `import { pipeline } from "idem";\nexport const held = pipeline("held", {}, {\n  first: { run: () => {} },\n  second: { after: ["first"], run: () => {} },\n});\n`,
+    });
+    for (const date of ["2026-09-01", "2026-09-02"]) {
+      const trigger = await idem({}, "trigger", "held", "--date", date, "--reason", "no worker will take it");
+      expect(trigger.status, trigger.output).toBe(0);
+    }
+    const traced = { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" };
+    const skip = await idem(traced, "skip", "held@2026-09-01", "first", "--reason", "the feed is gone for good");
+    expect(skip.status, skip.output).toBe(0);
+    const mark = await idem(traced, "mark", "held@2026-09-02", "first", "--state", "failed", "--reason", "the file is wrong");
+    expect(mark.status, mark.output).toBe(0);
+
+    const ms = (nanos: string | number) => Number(BigInt(nanos) / 1_000_000n);
+    const records = queryState<{ run_id: string; state: string; created_at: number; started_at: number | null; ended_at: number }>(project, "SELECT run_id, state, created_at, started_at, ended_at FROM runs ORDER BY run_id");
+    expect(records.map((r) => `${r.run_id} ${r.state} ${r.started_at}`)).toEqual(["held@2026-09-01 success null", "held@2026-09-02 failed null"]);
+    expect(otlp.spans.map((s) => s.name).sort()).toEqual(["held 2026-09-01", "held 2026-09-02"]);
+    for (const record of records) {
+      const span = otlp.spans.find((s) => attribute(s, "idem.run_id") === record.run_id)!;
+      expect([span.traceId, span.spanId, span.parentSpanId ?? ""]).toEqual([traceIdOf(record.run_id), runSpanIdOf(record.run_id), ""]);
+      expect(attribute(span, "idem.state")).toBe(record.state);
+      // Nothing started: the span runs from the run's creation to its end.
+      expect([ms(span.startTimeUnixNano), ms(span.endTimeUnixNano)]).toEqual([record.created_at, record.ended_at]);
+      expect(span.status?.code ?? 0).toBe(record.state === "failed" ? 2 : 0);
+    }
+  }, 90_000);
+
   it("hands no TRACEPARENT and sends nothing when no endpoint is set", async () => {
     project = makeProject({ "idem.config.ts": `import { defineConfig } from "idem";\nexport default defineConfig({});\n`, "pipelines/traced.ts": PIPELINE });
     const env = { ...process.env };

@@ -21,6 +21,11 @@ export interface EngineEventMap {
   "lease:lost": { role: LeaseRole; holder: string; leader: string };
   "lease:renewal-failed": { role: LeaseRole; holder: string; error: string };
   "run:created": { pipelineId: string; runId: string; businessDate: string; trigger: "schedule" | "data" };
+  /**
+   * This process recorded the write that ended a run (success or failed): an attempt's result, a
+   * lost attempt's, or an operator's skip or mark. Emitted once by whichever process ended it.
+   */
+  "run:ended": { pipelineId: string; runId: string; state: string; by: "attempt" | "lost-attempt" | "operator" };
   /** Intervals accounted for without a run: passed over by catch-up "latest". */
   "intervals:skipped": { pipelineId: string; count: number; newest: string };
   "restate:started": { pipelineId: string; runId: string; businessDate: string; after: string; restatement: number };
@@ -28,6 +33,8 @@ export interface EngineEventMap {
   "restate:refused": { pipelineId: string; runId: string; reason: string };
   "backfill:run-started": { backfillId: string; pipelineId: string; runId: string; businessDate: string; action: string };
   "backfill:run-left": { backfillId: string; pipelineId: string; runId: string; state: string };
+  /** A run the backfill was to run again on its own code, whose code cannot be loaded: left as it is. */
+  "backfill:code-missing": { backfillId: string; pipelineId: string; runId: string; reason: string };
   "backfill:ended": { backfillId: string; pipelineId: string; state: "completed" | "failed"; succeeded: number; failed: number };
   /** An attempt whose worker stopped renewing its lease, recorded lost by the scheduler. */
   "attempt:lost": Omit<AttemptLocator, "businessDate"> & { workerId: string; taskState: string | null };

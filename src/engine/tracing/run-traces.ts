@@ -5,9 +5,11 @@ import type { EndedSpan, OtelExport } from "./otel-export.ts";
 
 /**
  * Traces of runs, written from what the store recorded once each part ended: a span per attempt
- * when its result is recorded, and the run's span when an attempt's result ends the run (the
- * process that records the end writes it). No span is held open, so a run of hours, or one
- * whose worker was killed, costs nothing until it ends. The SDK loads with the first span.
+ * when its result is recorded, and the run's span when the run ends, whatever ended it (an
+ * attempt's result, a lost attempt's, an operator's skip or mark: `run:ended`, from the process
+ * that recorded the end), so a run with no attempt at all has its span too. No span is held
+ * open, so a run of hours, or one whose worker was killed, costs nothing until it ends. The SDK
+ * loads with the first span.
  */
 export class RunTraces {
   readonly #getRun: (runId: string) => Promise<RunRecord | null>;
@@ -21,9 +23,17 @@ export class RunTraces {
     this.#env = env;
   }
 
-  /** Writes a span for each attempt the process records (`attempt:finished`); returns the unsubscribe. */
+  /** Writes a span for each attempt (`attempt:finished`) and each run (`run:ended`) the process records as ended; returns the unsubscribe. */
   follow(events: EngineEvents): () => void {
-    return events.on("attempt:finished", (fact) => this.attemptEnded(fact));
+    return events.subscribe({
+      "attempt:finished": (fact) => this.attemptEnded(fact),
+      "run:ended": ({ runId }) => this.runEnded(runId),
+    });
+  }
+
+  /** Writes the run's span from its record (its start, or its creation when nothing started, and its end). */
+  runEnded(runId: string): void {
+    this.#track(this.#writeRun(runId));
   }
 
   attemptEnded(fact: AttemptFinished): void {
@@ -59,10 +69,12 @@ export class RunTraces {
       },
       error: failed ? `${fact.errorClass}: ${fact.errorMessage ?? ""}` : null,
     });
-    if (fact.runState === "success" || fact.runState === "failed") {
-      const run = await this.#getRun(fact.runId);
-      if (run && run.endedAt !== null) otel.write(runSpan(run));
-    }
+  }
+
+  async #writeRun(runId: string): Promise<void> {
+    const otel = await this.#otel();
+    const run = await this.#getRun(runId);
+    if (run && run.endedAt !== null) otel.write(runSpan(run));
   }
 
   #otel(): Promise<OtelExport> {
