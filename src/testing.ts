@@ -1,6 +1,6 @@
 import { Temporal } from "temporal-polyfill";
 import { TaskSkipped } from "./core/pipeline/skip.ts";
-import type { Params, TaskContext, Summary } from "./core/pipeline/types.ts";
+import type { MappedPage, Params, TaskContext, Summary } from "./core/pipeline/types.ts";
 import { parseBusinessDate } from "./core/time/dates.ts";
 import { memoryWatermarkStore } from "./data/watermark.ts";
 import type { Target } from "./data/target.ts";
@@ -21,6 +21,8 @@ export interface TestContextOptions<P extends Params, U extends Record<string, S
   /** A mapped instance's key and item (`ctx.mapKey`, `ctx.item`): a test of one instance of a mapped task. */
   mapKey?: string;
   item?: unknown;
+  /** What `ctx.mapped(taskId)` answers, by task: one page each. */
+  mapped?: Record<string, MappedPage>;
   /** Targets `ctx.connection(name)` hands out (an `openDuckDB(":memory:")`, say); the test closes them. */
   connections?: Record<string, Target>;
 }
@@ -59,6 +61,9 @@ export function testContext<P extends Params = Params, U extends Record<string, 
     signal: options.signal ?? new AbortController().signal,
     traceparent: null,
     mapKey: options.mapKey ?? null,
+    async mapped(taskId: string) {
+      return options.mapped?.[taskId] ?? { instances: [], next: null };
+    },
     item: options.item,
     skip(reason: string): never {
       throw new TaskSkipped(reason);

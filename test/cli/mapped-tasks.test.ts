@@ -30,7 +30,14 @@ export const files = pipeline("files", { schedule: manual(), start: "2026-09-01"
       return { rows: 1 };
     },
   },
-  report: { after: ["load"], run: (ctx) => ({ loaded: (ctx.upstream.load as { items: number }).items }) },
+  report: {
+    after: ["load"],
+    run: async (ctx) => {
+      mkdirSync("out", { recursive: true });
+      const page = await ctx.mapped("load", { limit: 10 });
+      writeFileSync("report.json", JSON.stringify({ loaded: (ctx.upstream.load as { items: number }).items, keys: page.instances.map((i) => i.key + "=" + JSON.stringify(i.summary)), next: page.next }));
+    },
+  },
 });
 `,
   });
@@ -44,6 +51,10 @@ describe("a mapped task in a pipeline file, run by idem run in task hosts", () =
     expect(run.code).toBe(0);
     expect(readdirSync(join(project, "out")).sort()).toEqual(["a.csv", "b.csv", "sub%2Fc.csv"]);
     expect(readFileSync(join(project, "out", "sub%2Fc.csv"), "utf8")).toBe('load 2026-09-01 "sub/c.csv"');
+    // The reduce, in a task host, read its instances' summaries through the worker.
+    expect(JSON.parse(readFileSync(join(project, "report.json"), "utf8"))).toEqual({
+      loaded: 3, keys: ['a.csv={"rows":1}', 'b.csv={"rows":1}', 'sub/c.csv={"rows":1}'], next: null,
+    });
   });
 
   it("fails the mapped task with a data error naming pipeline, task, business date and the duplicate key, expanding nothing", () => {

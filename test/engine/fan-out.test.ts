@@ -23,7 +23,21 @@ describe("fan-out: a task mapped over a list found when it becomes eligible", ()
           return { rows: (ctx.mapKey ?? "").length };
         },
       },
-      report: { after: ["load"], run: (ctx) => ({ instances: (ctx.upstream.load as { items: number }).items }) },
+      report: {
+        after: ["load"],
+        // A reduce reads every instance's summary, a page at a time.
+        run: async (ctx) => {
+          const rows: Record<string, unknown> = {};
+          let pages = 0;
+          for (let after: string | undefined; ; pages++) {
+            const page = await ctx.mapped("load", { after, limit: 2 });
+            for (const i of page.instances) rows[i.key] = (i.summary as { rows: number }).rows;
+            if (page.next === null) break;
+            after = page.next;
+          }
+          return { instances: (ctx.upstream.load as { items: number }).items, rows, pages };
+        },
+      },
     });
     t = await openTestEngine([p], new FakeClock("2026-09-02T03:00:00Z"));
     const result = await t.engine.runForDate("files", "2026-09-01");
@@ -32,7 +46,7 @@ describe("fan-out: a task mapped over a list found when it becomes eligible", ()
     const states = Object.fromEntries(result.tasks.map((x) => [x.taskId, x.state]));
     expect(states).toEqual({ list: "success", load: "success", "load[a.csv]": "success", "load[b.csv]": "success", "load[c.csv]": "success", report: "success" });
     const [report] = await t.store.listAttempts(RUN, "report");
-    expect(report!.summary).toEqual({ instances: 3 });
+    expect(report!.summary).toEqual({ instances: 3, rows: { "a.csv": 5, "b.csv": 5, "c.csv": 5 }, pages: 1 });
     const page = await t.store.pageMappedInstances({ runId: RUN, taskId: "load", limit: 10 });
     expect(page.map((i) => [i.key, i.summary])).toEqual([["a.csv", { rows: 5 }], ["b.csv", { rows: 5 }], ["c.csv", { rows: 5 }]]);
   });

@@ -77,7 +77,23 @@ export interface TaskContext<P extends Params = Params, U extends Record<string,
   mapKey: string | null;
   /** A mapped instance's item, as its list gave it (JSON); undefined for a task that is not mapped. */
   item: unknown;
+  /**
+   * A mapped task's instances in this run, a page at a time in key order (a reduce reads their
+   * summaries): pass the last page's `next` as `after` until it is null. `limit`: 1 to 10,000
+   * (default 1,000).
+   */
+  mapped(taskId: string, page?: { after?: string; limit?: number }): Promise<MappedPage>;
 }
+
+/** One page of a mapped task's instances. */
+export interface MappedPage {
+  instances: { key: string; state: string; summary: Summary | null }[];
+  /** The key to pass as `after` for the next page, or null after the last. */
+  next: string | null;
+}
+
+/** Reads a page of a mapped task's instances of the attempt's run (the worker owns the store). */
+export type MappedPages = (taskId: string, after: string | null, limit: number) => Promise<MappedPage>;
 
 export type Params = Record<string, unknown>;
 

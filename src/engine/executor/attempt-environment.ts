@@ -1,6 +1,6 @@
 import type { Clock } from "../../core/model/clock.ts";
 import type { FrozenPeriod } from "../../core/policy/frozen.ts";
-import type { Summary, WatermarkAccess } from "../../core/pipeline/types.ts";
+import type { MappedPage, Summary, WatermarkAccess } from "../../core/pipeline/types.ts";
 import type { ConnectionConfig } from "../project/config.ts";
 import type { SecretMasker } from "../secrets/masker.ts";
 import type { TaskCodeRunner } from "./task-code-runner.ts";
@@ -24,6 +24,8 @@ export interface AttemptEnvironment {
   connections?: Record<string, ConnectionConfig>;
   /** The summaries the given tasks of a run returned (their latest successful attempt). */
   upstreamSummaries?: (runId: string, taskIds: readonly string[]) => Promise<Record<string, Summary>>;
+  /** A page of a mapped task's instances of a run (`ctx.mapped`). */
+  mappedPages?: (runId: string, taskId: string, after: string | null, limit: number) => Promise<MappedPage>;
   /** Where task code runs: the task hosts, or (pipelines with no file) this process. */
   runner: TaskCodeRunner;
   /** The cap of each attempt's log; null: none. */

@@ -101,6 +101,8 @@ async function runTask(
         watermarks,
         connections: env.connections ?? {},
         upstream: options.upstream ? await readUpstream() : {},
+        mapped: (taskId, after, limit) =>
+          env.mappedPages ? env.mappedPages(claim.runId, taskId, after, limit) : Promise.reject(new Error("ctx.mapped: this worker reads no store")),
         traceparent,
         projectDir: env.defaultCwd,
         timeoutMs: options.timeoutMs === undefined ? task.policy.timeoutMs : options.timeoutMs,

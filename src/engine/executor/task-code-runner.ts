@@ -1,12 +1,12 @@
 import type { FrozenPeriod } from "../../core/policy/frozen.ts";
-import type { Pipeline, Summary, TaskContext, TaskDefinition, WatermarkAccess } from "../../core/pipeline/types.ts";
+import type { MappedPages, Pipeline, Summary, TaskContext, TaskDefinition, WatermarkAccess } from "../../core/pipeline/types.ts";
 import type { ConnectionConfig } from "../project/config.ts";
 import { AttemptConnections } from "../connections/connections.ts";
 import type { ClaimedAttempt } from "../../store/port.ts";
 import type { AttemptLog } from "./attempt-log.ts";
 import type { AttemptResult } from "./attempt-result.ts";
 import { runFunctionTask } from "./run-function.ts";
-import { buildContext } from "./task-context.ts";
+import { buildContext, NO_MAPPED_PAGES } from "./task-context.ts";
 import { unhandledKind } from "../../core/pipeline/kind.ts";
 import { runExternalCall, type ExternalCall } from "./external-call.ts";
 import { expansionCode, isExpansion } from "./map-expansion.ts";
@@ -21,6 +21,8 @@ export interface TaskCodeCall {
   /** The project's connections, opened where the task code runs. */
   connections: Record<string, ConnectionConfig>;
   upstream: Record<string, Summary>;
+  /** `ctx.mapped`: pages of a mapped task's instances of the attempt's run, read by the worker. */
+  mapped?: MappedPages;
   /** `ctx.traceparent`: the attempt's trace context while traces are exported, else null. */
   traceparent: string | null;
   projectDir: string;
@@ -61,7 +63,7 @@ export const inlineRunner: TaskCodeRunner = {
     try {
       return await runFunctionTask({
         fn: taskCode(request.task, request.projectDir, request.claim.mapKey, request.external),
-        context: buildContext(request.pipeline, request.claim, request.log, request.projectFrozen, request.watermarks, request.upstream, connections, request.traceparent),
+        context: buildContext(request.pipeline, request.claim, request.log, request.projectFrozen, request.watermarks, request.upstream, connections, request.traceparent, request.mapped ?? NO_MAPPED_PAGES),
         timeoutMs: request.timeoutMs,
         graceMs: request.graceMs,
         cancel: request.cancel,

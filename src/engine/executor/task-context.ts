@@ -1,11 +1,14 @@
 import type { FrozenPeriod } from "../../core/policy/frozen.ts";
 import { TaskSkipped } from "../../core/pipeline/skip.ts";
-import type { Pipeline, Summary, TaskContext, WatermarkAccess } from "../../core/pipeline/types.ts";
+import type { MappedPages, Pipeline, Summary, TaskContext, WatermarkAccess } from "../../core/pipeline/types.ts";
 import { toZoned } from "../../core/time/dates.ts";
 import type { ClaimedAttempt } from "../../store/port.ts";
 import { parseMappedTaskId } from "../../core/policy/fan-out.ts";
 import type { AttemptLog } from "./attempt-log.ts";
 import type { AttemptConnections } from "../connections/connections.ts";
+
+/** `ctx.mapped` where no store is at hand (a runner called with none). */
+export const NO_MAPPED_PAGES: MappedPages = () => Promise.reject(new Error("ctx.mapped: no state store to read mapped instances from"));
 
 /** What task code sees of its attempt, built the same way in the worker and in a task host. */
 export function buildContext(
@@ -17,6 +20,7 @@ export function buildContext(
   upstream: Record<string, Summary>,
   connections: AttemptConnections,
   traceparent: string | null,
+  mappedPages: MappedPages,
 ): Omit<TaskContext, "signal"> {
   const timezone = pipeline.schedule.timezone;
   let interval: TaskContext["interval"] | undefined;
@@ -27,6 +31,7 @@ export function buildContext(
     // A mapped instance's task is its mapped task; the key says which instance it is.
     taskId: claim.mapKey === null ? claim.taskId : (parseMappedTaskId(claim.taskId)?.taskId ?? claim.taskId),
     mapKey: claim.mapKey,
+    mapped: (taskId, page) => mappedPages(taskId, page?.after ?? null, Math.min(10_000, Math.max(1, Math.floor(page?.limit ?? 1_000)))),
     get item() {
       return (item ??= claim.mapItem === null ? undefined : JSON.parse(claim.mapItem));
     },

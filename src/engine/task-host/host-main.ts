@@ -9,7 +9,7 @@
 import { getPriority, setPriority } from "node:os";
 import { systemClock } from "../../core/model/clock.ts";
 import { isPipeline } from "../../core/pipeline/define.ts";
-import type { Pipeline, Summary, TaskContext, WatermarkAccess } from "../../core/pipeline/types.ts";
+import type { MappedPage, MappedPages, Pipeline, Summary, TaskContext, WatermarkAccess } from "../../core/pipeline/types.ts";
 import { AttemptLog } from "../executor/attempt-log.ts";
 import { buildContext } from "../executor/task-context.ts";
 import { fromError } from "../executor/run-function.ts";
@@ -86,6 +86,17 @@ const watermarks: WatermarkAccess = {
   save: async (pipelineId, taskId, value) => void (await ask("save", pipelineId, taskId, value)),
 };
 
+const pendingPages = new Map<number, { resolve: (page: MappedPage) => void; reject: (e: Error) => void }>();
+
+/** `ctx.mapped` in a host: the worker, which owns the store, reads the page. */
+const mappedPages: MappedPages = (taskId, after, limit) => {
+  const id = nextRequest++;
+  return new Promise((resolve, reject) => {
+    pendingPages.set(id, { resolve, reject });
+    send({ type: "mapped", id, taskId, after, limit });
+  });
+};
+
 function ask(op: "get" | "save", pipelineId: string, taskId: string, value?: string | number): Promise<string | number | null> {
   const id = nextRequest++;
   return new Promise((resolve, reject) => {
@@ -115,6 +126,11 @@ process.on("message", (message: ToHost) => {
     const error = new Error(message.message);
     error.name = message.errorClass;
     current.controller.abort(error);
+  } else if (message.type === "mapped-reply") {
+    const waiting = pendingPages.get(message.id);
+    pendingPages.delete(message.id);
+    if (message.error !== undefined || !message.page) waiting?.reject(new Error(message.error ?? "no page"));
+    else waiting?.resolve(message.page);
   } else if (message.type === "watermark-reply") {
     const waiting = pending.get(message.id);
     pending.delete(message.id);
@@ -193,7 +209,7 @@ async function call(pipeline: Pipeline, message: AttemptToRun, log: AttemptLog, 
   const connections = new AttemptConnections(message.connections);
   try {
     // Not spread: that would read the lazy interval.
-    const context = Object.assign(buildContext(pipeline, message.claim, log, message.projectFrozen, watermarks, message.upstream, connections, message.traceparent) as TaskContext, { signal });
+    const context = Object.assign(buildContext(pipeline, message.claim, log, message.projectFrozen, watermarks, message.upstream, connections, message.traceparent, mappedPages) as TaskContext, { signal });
     if (message.timed) send({ type: "started", attemptId: message.claim.attemptId });
     const start = performance.now();
     // Said only if the event loop is free to say it: a busy loop is seen by its CPU (pool.ts).

@@ -8,6 +8,7 @@ import { formatDuration } from "../../core/time/duration.ts";
 import type { ClaimedAttempt } from "../../store/port.ts";
 import type { AttemptResult } from "../executor/attempt-result.ts";
 import type { TaskCodeCall } from "../executor/task-code-runner.ts";
+import { NO_MAPPED_PAGES } from "../executor/task-context.ts";
 import { stopReason } from "../executor/stop-reason.ts";
 import { signalGroup, spawnSupervised } from "../executor/supervised-spawn.ts";
 import type { AttemptToRun, FromHost, ToHost } from "./protocol.ts";
@@ -559,6 +560,13 @@ export class TaskHostPool {
     } else if (message.type === "started") {
       const hosted = host.attempts[0];
       if (hosted?.id === message.attemptId) this.#startTimeout(hosted);
+    } else if (message.type === "mapped") {
+      const hosted = host.attempts[0];
+      if (!hosted) return;
+      (hosted.request.mapped ?? NO_MAPPED_PAGES)(message.taskId, message.after, message.limit).then(
+        (page) => this.#message(host, { type: "mapped-reply", id: message.id, page }),
+        (error: Error) => this.#message(host, { type: "mapped-reply", id: message.id, error: error.message }),
+      );
     } else if (message.type === "watermark") {
       const hosted = host.attempts[0];
       if (!hosted) return;

@@ -1,5 +1,5 @@
 import type { FrozenPeriod } from "../../core/policy/frozen.ts";
-import type { Summary } from "../../core/pipeline/types.ts";
+import type { MappedPage, Summary } from "../../core/pipeline/types.ts";
 import type { ClaimedAttempt } from "../../store/port.ts";
 import type { ConnectionConfig } from "../project/config.ts";
 import type { AttemptResult } from "../executor/attempt-result.ts";
@@ -44,7 +44,8 @@ export type ToHost =
   | { type: "abort"; attemptId: number; errorClass: ErrorClass; message: string }
   /** Give these attempts back if they have not started; the answer (`withdrawn`) names those given back. */
   | { type: "withdraw"; attemptIds: number[] }
-  | { type: "watermark-reply"; id: number; value?: string | number | null; error?: string };
+  | { type: "watermark-reply"; id: number; value?: string | number | null; error?: string }
+  | { type: "mapped-reply"; id: number; page?: MappedPage; error?: string };
 
 export type FromHost =
   /** Up, with its own process id (the worker's child is its supervising shell). */
@@ -61,5 +62,6 @@ export type FromHost =
   /** These attempts had not started and never will here. */
   | { type: "withdrawn"; attemptIds: number[] }
   | { type: "watermark"; id: number; op: "get" | "save"; pipelineId: string; taskId: string; value?: string | number }
+  | { type: "mapped"; id: number; taskId: string; after: string | null; limit: number }
   /** An error thrown outside the task's own promise (`name`: the exception's own): the host exits right after. */
   | { type: "crash"; name: string; message: string };

@@ -8,7 +8,7 @@ import type { Pipeline } from "../../core/pipeline/types.ts";
 import type { AttemptFinish, ClaimLimits, ClaimRequest, ClaimedAttempt, FinishOutcome, Store } from "../../store/port.ts";
 import { executeAttempt, waitsInRunner } from "../executor/execute-attempt.ts";
 import { storeWatermarks } from "../executor/watermarks.ts";
-import { upstreamSummaries } from "../executor/upstream.ts";
+import { mappedPage, upstreamSummaries } from "../executor/upstream.ts";
 import { cancelRequestedJobs } from "./external-cancels.ts";
 import type { ConnectionConfig } from "../project/config.ts";
 import { realSleep } from "../executor/real-sleep.ts";
@@ -486,6 +486,7 @@ export class Worker {
           watermarks: this.#watermarks,
           connections: this.#o.connections,
           upstreamSummaries: (runId, taskIds) => upstreamSummaries(this.#o.store, runId, taskIds),
+          mappedPages: (runId, taskId, after, limit) => mappedPage(this.#o.store, runId, taskId, after, limit),
           externalJobs: this.#o.store,
           runner: this.#runner,
           logMaxBytes: this.#o.logMaxBytes,
