@@ -75,6 +75,32 @@ describe("fan-out: a task mapped over a list found when it becomes eligible", ()
     })).toThrow(/map.maxActive does not go with keysOf[\s\S]*map.items maps over task load's keys, and load is not mapped/);
   });
 
+  it("clears a run with mapped instances, failed ones only or whole: the mapped task runs its list again", async () => {
+    let fail = true;
+    const runs: string[] = [];
+    const p = pipeline("files", { schedule: utc }, {
+      load: {
+        map: { items: () => ["a", "b"] },
+        run: (ctx) => {
+          runs.push(ctx.mapKey!);
+          if (ctx.mapKey === "b" && fail) throw new Error("b is broken");
+        },
+      },
+      report: { after: ["load"], run: () => {} },
+    });
+    t = await openTestEngine([p], new FakeClock("2026-09-02T03:00:00Z"));
+    expect((await t.engine.runForDate("files", "2026-09-01")).run.state).toBe("failed");
+    fail = false;
+    await t.engine.clear(RUN, { failedOnly: true, downstream: true, reason: "b fixed" });
+    const again = await t.engine.runForDate("files", "2026-09-01").catch(() => null);
+    const run = again?.run ?? (await t.engine.run(RUN));
+    expect(run.state).toBe("success");
+    const tries = Object.fromEntries((await t.store.listTaskInstances(RUN)).map((x) => [x.taskId, [x.state, x.tryNumber]]));
+    expect(tries).toMatchObject({ load: ["success", 2], "load[a]": ["success", 2], "load[b]": ["success", 2], report: ["success", 1] });
+    await t.engine.clear(RUN, { reason: "all again" });
+    expect((await t.store.listTaskInstances(RUN)).find((x) => x.taskId === "load")!.state).toBe("queued");
+  });
+
   it("keys objects by the key function, retries an instance on its own, and expands a function of the context", async () => {
     const tries = new Map<string, number>();
     const p = pipeline("files", { schedule: utc }, {

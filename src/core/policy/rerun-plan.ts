@@ -19,7 +19,9 @@ export function planRerun(
   taskIds?: readonly string[],
 ): RerunPlan {
   const inGraph = new Set(wanted);
-  const reset = taskIds ? [...new Set(taskIds)] : [...inGraph];
+  // A mapped instance is run again with its mapped task, whose list decides its instances anew
+  // (kept keys run again with their history): clearing one key alone is not done yet.
+  const reset = taskIds ? [...new Set(taskIds.map((taskId) => parseMappedTaskId(taskId)?.taskId ?? taskId))] : [...inGraph];
   const unknown = reset.find((taskId) => !inGraph.has(taskId));
   if (unknown !== undefined) return { conflict: `run ${runId} has no task ${unknown}` };
   const busy = taskIds

@@ -23,6 +23,18 @@ describe("rerun plan", () => {
   });
 });
 
+describe("rerun plan of a run with mapped instances", () => {
+  const mapped = new Map<string, TaskState>([["list", "success"], ["load", "failed"], ["load[a]", "success"], ["load[b]", "failed"]]);
+
+  it("keeps the instances on a whole-run rerun, for the mapped task's new list to decide", () => {
+    expect(planRerun("r1", mapped, ["list", "load"])).toEqual({ reset: ["list", "load"], removed: [], added: [] });
+  });
+
+  it("runs an instance asked for again with its mapped task", () => {
+    expect(planRerun("r1", mapped, ["list", "load"], ["load[b]", "load[a]"])).toEqual({ reset: ["load"], removed: [], added: [] });
+  });
+});
+
 describe("backfill progress", () => {
   it("counts items and runs by state, treating missing counts as none", () => {
     expect(backfillProgress({ planned: 5, notStarted: 1, untouched: 2 }, [{ state: "running", n: 2 }, { state: "success", n: 1 }, { state: "failed", n: 1 }])).toEqual({
