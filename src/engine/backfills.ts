@@ -10,6 +10,8 @@ import { defaultActor, tellAudit, type Acting } from "./acting.ts";
 import { estimateBackfill, type BackfillEstimate } from "./backfill/estimate.ts";
 import { IN_THE_FUTURE, planBackfill, rangesOf, type Reprocess } from "./backfill/plan.ts";
 import { refusalsTranslated } from "./records/store-refusals.ts";
+import { parseCodeChoice, type CodeChoice } from "./records/code-choice.ts";
+import { codeOf } from "./project/code-of.ts";
 import type { EngineEvents } from "./events/engine-events.ts";
 
 export interface BackfillRequest {
@@ -24,6 +26,8 @@ export interface BackfillRequest {
   downstream?: boolean;
   /** Rewrite frozen dates anyway; the reason is recorded. */
   openFrozen?: string;
+  /** The code the runs it runs again run: `latest` (the default) or `same`, their own. New runs take the latest. */
+  code?: string;
 }
 
 export interface BackfillPlan {
@@ -34,7 +38,10 @@ export interface BackfillPlan {
   backwards: boolean;
   maxActiveRuns: number;
   taskIds: string[] | null;
-  items: NewBackfillItem[];
+  /** Which code the runs it runs again run; new runs run the latest. */
+  code: CodeChoice;
+  /** Each date with the code version it will run (null: the pipeline has no bundle, or the run none). */
+  items: (NewBackfillItem & { codeVersion: string | null })[];
   estimate: BackfillEstimate;
 }
 
@@ -81,14 +88,20 @@ export class Backfills {
     const tz = pipeline.schedule.timezone;
     const { runs } = await this.#e.store.ledger(pipeline.id, startOfDay(from, tz) - 1, startOfDay(addDays(to, 1), tz));
     const now = this.#e.clock.now();
+    const code = parseCodeChoice(request.code, "latest");
+    const latest = codeOf(pipeline)?.codeVersion ?? null;
+    const pinned = new Map(runs.map((r) => [r.runId, r.codeVersion]));
     const items = planBackfill({
       pipeline, from, to, reprocess: request.reprocess ?? "none", backwards: request.backwards ?? false, now, runs,
       frozen: this.#e.frozenPeriods(pipeline.id), openFrozen: request.openFrozen,
-    });
+    }).map((item) => ({
+      ...item,
+      codeVersion: item.action === "rerun" && code === "same" ? pinned.get(item.runId) ?? null : item.action === "create" || item.action === "rerun" ? latest : pinned.get(item.runId) ?? null,
+    }));
     const toRun = items.filter((i) => i.action === "create" || i.action === "rerun").length;
     const pools = new Map((await this.#e.store.listPools()).map((p) => [p.name, p.slots]));
     const estimate = estimateBackfill(pipeline, toRun, maxActiveRuns, await this.#e.store.taskDurations(pipeline.id, 100), pools);
-    return { pipelineId, from, to, reprocess: request.reprocess ?? "none", backwards: request.backwards ?? false, maxActiveRuns, taskIds, items, estimate };
+    return { pipelineId, from, to, reprocess: request.reprocess ?? "none", backwards: request.backwards ?? false, maxActiveRuns, taskIds, code, items, estimate };
   }
 
   /** Plans and stores a backfill; the scheduler runs it. The same live backfill asked again is returned, not duplicated. */
@@ -103,13 +116,15 @@ export class Backfills {
       backfillId: `bf_${randomBytes(4).toString("hex")}`,
       pipelineId, fromDate: plan.from, toDate: plan.to, reprocess: plan.reprocess, maxActiveRuns: plan.maxActiveRuns,
       backwards: plan.backwards, taskIds: plan.taskIds, actor, reason: request.reason, graphVersion: pipeline.version,
-      estimate: { ...plan.estimate }, items: plan.items, at,
+      estimate: { ...plan.estimate }, items: plan.items, at, codeChoice: plan.code,
     });
     if (created) {
       const frozen = this.#e.frozenPeriods(pipeline.id);
       const runs = (i: NewBackfillItem) => i.action === "create" || i.action === "rerun";
       tellAudit(request, await this.#e.audit(actor, "backfill", pipeline, null, null, request.reason, {
         backfillId: backfill.backfillId, from: plan.from, to: plan.to, reprocess: plan.reprocess, openFrozen: request.openFrozen ?? null,
+        // The choice and the versions the dates will run, as the preview showed them.
+        code: { choice: plan.code, versions: rangesOf(plan.items, (i) => (runs(i) ? i.codeVersion ?? "none" : null)) },
         planned: plan.items.filter(runs).length,
         left: plan.items.filter((i) => i.action === "leave").length,
         // Dates not ended yet differ only by their end: one range says it.

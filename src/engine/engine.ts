@@ -7,7 +7,7 @@ import type { Params, Pipeline } from "../core/pipeline/types.ts";
 import type { Interval } from "../core/time/interval.ts";
 import type { Due } from "../core/time/timetable.ts";
 import type {
-  AlertRecord, AlertState, AttemptRecord, AuditEntry, BackfillItem, BackfillProgress, BackfillRecord, DatasetEvent, PipelineState,
+  AlertRecord, AlertState, AttemptRecord, AuditEntry, ExternalJobRecord, BackfillItem, BackfillProgress, BackfillRecord, DatasetEvent, PipelineState,
   PoolUsage, RunRecord, Store, TaskInstanceRecord, TaskStateCell, TokenRole, WatermarkRecord, WorkerRecord,
 } from "../store/port.ts";
 import type { RunState, TriggerKind } from "../core/model/states.ts";
@@ -387,6 +387,10 @@ export class Engine {
 
   async attempts(runId: string, taskId?: string): Promise<AttemptRecord[]> {
     return this.#runReads.attempts(runId, taskId);
+  }
+
+  async externalJobs(runId: string, taskId?: string): Promise<ExternalJobRecord[]> {
+    return this.#runReads.externalJobs(runId, taskId);
   }
 
   /**

@@ -1,5 +1,5 @@
 import { ArgumentError, ConflictError, NotFoundError, UsageError } from "../core/model/errors.ts";
-import { cannotSurvive, parseCodeChoice, rerunCode } from "./code-choice.ts";
+import { cannotSurvive, parseCodeChoice, rerunCode } from "./records/code-choice.ts";
 import { pinnedCode } from "./project/pinned-code.ts";
 import type { Params } from "../core/pipeline/types.ts";
 import { assertDeclaredParams } from "../core/pipeline/params.ts";

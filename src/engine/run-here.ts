@@ -1,4 +1,4 @@
-import { parseCodeChoice, rerunCode, type RerunCode } from "./code-choice.ts";
+import { parseCodeChoice, rerunCode, type RerunCode } from "./records/code-choice.ts";
 import type { Params } from "../core/pipeline/types.ts";
 import { assertDeclaredParams } from "../core/pipeline/params.ts";
 import type { Interval } from "../core/time/interval.ts";

@@ -1,7 +1,7 @@
 import { NotFoundError } from "../core/model/errors.ts";
 import type { Pipeline } from "../core/pipeline/types.ts";
 import type { RunState, TriggerKind } from "../core/model/states.ts";
-import type { AttemptRecord, AuditEntry, RunRecord, TaskInstanceRecord, TaskStateCell } from "../store/port.ts";
+import type { AttemptRecord, ExternalJobRecord, AuditEntry, RunRecord, TaskInstanceRecord, TaskStateCell } from "../store/port.ts";
 import type { EngineContext } from "./engine-context.ts";
 import type { Page, Pages } from "./pages.ts";
 
@@ -37,6 +37,12 @@ export class RunReads {
   async attempts(runId: string, taskId?: string): Promise<AttemptRecord[]> {
     await this.run(runId);
     return this.#e.store.listAttempts(runId, taskId);
+  }
+
+  /** The remote jobs an external task submitted, oldest first: handle, state, link. */
+  async externalJobs(runId: string, taskId?: string): Promise<ExternalJobRecord[]> {
+    await this.run(runId);
+    return this.#e.store.listExternalJobs(runId, taskId);
   }
 
   /**

@@ -89,6 +89,7 @@ export function rowMappers(decode: RowDecoding) {
       reason: r.reason,
       graphVersion: r.graph_version,
       estimate: decode.json(r.estimate),
+      codeChoice: r.code_choice ?? "latest",
       createdAt: r.created_at,
       updatedAt: r.updated_at,
       endedAt: r.ended_at,

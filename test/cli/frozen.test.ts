@@ -37,7 +37,7 @@ describe("frozen periods in the CLI", () => {
   it("shows the owner where frozen dates are refused, and the refused dates in the backfill's audit entry", () => {
     const plan = idem("backfill", "sales", "--from", "2026-09-06", "--to", "2026-09-09", "--dry-run");
     expect(plan.code).toBe(0);
-    expect(plan.out).toMatch(/2026-09-08\s+refuse\s+frozen 2026-09-08\.\.2026-09-14 by finance: week closed\n/);
+    expect(plan.out).toMatch(/2026-09-08\s+refuse\s+frozen 2026-09-08\.\.2026-09-14 by finance: week closed\s+-\n/);
     expect(idem("backfill", "sales", "--from", "2026-09-06", "--to", "2026-09-09", "--reason", "reload", "--no-follow").code).toBe(0);
     const audit = idem("audit", "--pipeline", "sales");
     expect(audit.out.split("\n")[0]).toMatch(/\bDETAILS$/);

@@ -108,6 +108,58 @@ describe("a run keeps its code (SQLite, real processes)", () => {
     expect(codeRan(attempts(project, "pinned@2026-09-01")).slice(12)).toEqual(["after:v2", "last:v2"]);
   }, 120_000);
 
+  it("backfills run again on the latest code by default, or on each run's own with same; the preview names the version each date will run", async () => {
+    const scheduled = (code: string) => `import { pipeline, daily } from "idem";
+import { CODE } from "../lib/version.ts";
+export const days = pipeline("days", { schedule: daily({ at: "00:00" }), start: "2026-09-01", end: "2026-09-02" }, {
+  only: { run: () => ({ code: CODE }) },
+});
+// ${code}
+`;
+    const project = harness.create({ "idem.config.ts": CONFIG, "lib/version.ts": versionModule("v1"), "pipelines/days.ts": scheduled("first") });
+    start("scheduler");
+    start("worker");
+    for (const day of ["2026-09-01", "2026-09-02"]) expect(await runEnded(project, `days@${day}`)).toBe("success");
+    const oldVersion = codeVersionOfRun(project, "days@2026-09-01")!;
+    writeFileSync(join(project, "lib/version.ts"), versionModule("v2"));
+    writeFileSync(join(project, "pipelines/days.ts"), scheduled("second"));
+
+    const preview = (...flags: string[]) => {
+      const result = cli("backfill", "days", "--from", "2026-09-01", "--to", "2026-09-02", "--reprocess", "all", "--dry-run", "--json", ...flags);
+      expect(result.status, result.stderr).toBe(0);
+      return JSON.parse(result.stdout) as { code: string; items: { businessDate: string; codeVersion: string | null }[] };
+    };
+    const latest = preview();
+    expect(latest.code).toBe("latest");
+    const newVersion = latest.items[0]!.codeVersion!;
+    expect(newVersion).toMatch(/^[0-9a-f]{20}$/);
+    expect(newVersion).not.toBe(oldVersion);
+    expect(latest.items.map((i) => i.codeVersion)).toEqual([newVersion, newVersion]);
+    expect(preview("--code", "same").items.map((i) => i.codeVersion)).toEqual([oldVersion, oldVersion]);
+    const shown = cli("backfill", "days", "--from", "2026-09-01", "--to", "2026-09-01", "--reprocess", "all", "--dry-run", "--code", "same");
+    expect(shown.stdout).toMatch(new RegExp(`2026-09-01\\s+rerun\\s+.*${oldVersion}`));
+
+    const backfill = (date: string, ...flags: string[]) => {
+      const result = cli("backfill", "days", "--from", date, "--to", date, "--reprocess", "all", "--reason", "again", "--no-follow", ...flags);
+      expect(result.status, result.stderr).toBe(0);
+    };
+    backfill("2026-09-01", "--code", "same");
+    backfill("2026-09-02");
+    const ranAgain = (runId: string) => waitFor(`${runId} to run again`, () => {
+      const rows = attempts(project, runId).filter((a) => a.state === "success");
+      return rows.length === 2 ? JSON.parse(rows[1]!.summary!).code : undefined;
+    }, 60_000);
+    expect(await ranAgain("days@2026-09-01")).toBe("v1");
+    expect(await ranAgain("days@2026-09-02")).toBe("v2");
+    expect(codeVersionOfRun(project, "days@2026-09-01")).toBe(oldVersion);
+    expect(codeVersionOfRun(project, "days@2026-09-02")).toBe(newVersion);
+    const audit = queryState<{ details: string }>(project, "SELECT details FROM audit_log WHERE action = 'backfill' ORDER BY id").map((a) => JSON.parse(a.details).code);
+    expect(audit).toEqual([
+      { choice: "same", versions: [{ from: "2026-09-01", to: "2026-09-01", why: oldVersion }] },
+      { choice: "latest", versions: [{ from: "2026-09-02", to: "2026-09-02", why: newVersion }] },
+    ]);
+  }, 120_000);
+
   it("fails an attempt whose run's bundle is gone, in one line naming the run, the version and where it looked, and does not retry it", async () => {
     const project = harness.create({ "idem.config.ts": CONFIG, "lib/version.ts": versionModule("v1"), "pipelines/pinned.ts": PIPELINE("first deploy") });
     start("scheduler");

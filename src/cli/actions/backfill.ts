@@ -17,6 +17,7 @@ interface BackfillFlags {
   tasks?: string;
   downstream?: boolean;
   openFrozen?: string;
+  code?: string;
   follow: boolean;
   json?: boolean;
 }
@@ -35,6 +36,7 @@ export function backfill(cli: Cli, pipelineId: string | undefined, flags: Backfi
       tasks: flags.tasks,
       downstream: flags.downstream ?? false,
       openFrozen: flags.openFrozen,
+      code: flags.code,
     };
     if (flags.dryRun) {
       const plan = await engine.planBackfill(pipelineId, request);
@@ -83,12 +85,12 @@ export function backfills(cli: Cli, flags: { pipeline?: string; json?: boolean }
 function printPlan(plan: BackfillPlan): void {
   console.log(
     table(
-      ["date", "action", "why"],
-      plan.items.map((i) => [i.businessDate, i.action, i.why]),
+      ["date", "action", "why", "code"],
+      plan.items.map((i) => [i.businessDate, i.action, i.why, i.action === "create" || i.action === "rerun" ? i.codeVersion ?? "-" : "-"]),
     ),
   );
   const count = (a: string) => plan.items.filter((i) => i.action === a).length;
-  console.log(`\n${plan.pipelineId} ${plan.from}..${plan.to}: ${count("create")} to create, ${count("rerun")} to rerun, ${count("leave")} left, ${count("refuse")} refused; at most ${plan.maxActiveRuns} at once`);
+  console.log(`\n${plan.pipelineId} ${plan.from}..${plan.to}: ${count("create")} to create, ${count("rerun")} to rerun, ${count("leave")} left, ${count("refuse")} refused; at most ${plan.maxActiveRuns} at once; runs again on ${plan.code === "same" ? "their own code" : "the latest code"}`);
   const e = plan.estimate;
   console.log(
     e.p50Ms === null

@@ -19,6 +19,7 @@ export function registerBackfillCommands(program: Command): void {
     .option("--tasks <regex>", "only the tasks whose id matches")
     .option("--downstream", "with --tasks: also everything downstream of them")
     .option("--open-frozen <reason>", "rewrite frozen dates anyway, recording why")
+    .option("--code <same|latest>", "the code the runs it runs again run: latest (the file as it is now, the default) or same (each run's own version); new runs run the latest")
     .option("--no-follow", "return at once instead of following progress")
     .option("--json", "print the plan (or the backfill) as JSON")
     .action(lazy(actions, "backfill"));

@@ -77,7 +77,7 @@ export interface DateRangeWhy {
  * The plan's items that `pick` selects, in business-date order, with neighbours (in the plan) of
  * the same reason merged into one range: a refused frozen month is one line, not thirty.
  */
-export function rangesOf(items: readonly NewBackfillItem[], pick: (item: NewBackfillItem) => string | null): DateRangeWhy[] {
+export function rangesOf<Item extends NewBackfillItem>(items: readonly Item[], pick: (item: Item) => string | null): DateRangeWhy[] {
   const ranges: DateRangeWhy[] = [];
   let open: DateRangeWhy | null = null;
   for (const item of [...items].sort((a, b) => a.intervalStart - b.intervalStart)) {

@@ -35,6 +35,7 @@ const LINES: { [K in EngineEventName]: Describe<K> } = {
   "restate:refused": (p) => info(`${p.runId}: ${p.reason}`),
   "backfill:run-started": (p) => info(`backfill ${p.backfillId}: started ${p.runId} (${p.action})`),
   "backfill:run-left": (p) => info(`backfill ${p.backfillId}: ${p.runId} is already ${p.state}; left alone`),
+  "backfill:code-missing": (p) => warn(`backfill ${p.backfillId}: ${p.runId} left alone: ${p.reason}`),
   "backfill:ended": (p) => info(`backfill ${p.backfillId} ${p.state}: ${p.succeeded} succeeded, ${p.failed} failed`),
   "attempt:lost": (p) => warn(`${attempt(p)}: lost (worker ${p.workerId} stopped renewing its lease); now ${p.taskState}`),
   "worker:started": (p) => info(`worker ${p.workerId}: concurrency ${p.concurrency}${p.prefetch ? `, prefetch ${p.prefetch}` : ""}`),

@@ -33,6 +33,8 @@ export interface EngineEventMap {
   "restate:refused": { pipelineId: string; runId: string; reason: string };
   "backfill:run-started": { backfillId: string; pipelineId: string; runId: string; businessDate: string; action: string };
   "backfill:run-left": { backfillId: string; pipelineId: string; runId: string; state: string };
+  /** A run the backfill was to run again on its own code, whose code cannot be loaded: left as it is. */
+  "backfill:code-missing": { backfillId: string; pipelineId: string; runId: string; reason: string };
   "backfill:ended": { backfillId: string; pipelineId: string; state: "completed" | "failed"; succeeded: number; failed: number };
   /** An attempt whose worker stopped renewing its lease, recorded lost by the scheduler. */
   "attempt:lost": Omit<AttemptLocator, "businessDate"> & { workerId: string; taskState: string | null };

@@ -8,6 +8,7 @@ import { describeFrozen, frozenPeriodOf, type FrozenPeriod } from "../../core/po
 import type { Interval } from "../../core/time/interval.ts";
 import type { BackfillItem, BackfillRecord, PipelineState, Store } from "../../store/port.ts";
 import { latestCode, newRun, saveVersion, taskInstancesOf } from "../records/pipeline-records.ts";
+import { rerunCode } from "../records/code-choice.ts";
 import { recordFrozenPeriods } from "../records/frozen-records.ts";
 import type { PipelineCatalog } from "../project/catalog.ts";
 import { groupDatasetEvents } from "../../core/policy/data-trigger.ts";
@@ -383,14 +384,23 @@ export class Scheduler {
         now,
       ));
     } else {
+      // The code the backfill chose: the run's own, or the pipeline's as loaded (with its graph).
+      let code;
+      try {
+        code = await rerunCode(existing, pipeline, backfill.codeChoice);
+      } catch (error) {
+        this.#o.events.emit("backfill:code-missing", { backfillId: backfill.backfillId, pipelineId: pipeline.id, runId: item.runId, reason: (error as Error).message });
+        return 0;
+      }
       await store.rerun({
         runId: existing.runId,
-        graphVersion: pipeline.version,
-        tasks: taskInstancesOf(pipeline),
+        graphVersion: code.pipeline.version,
+        tasks: taskInstancesOf(code.pipeline),
         taskIds: selected ? [...selected] : undefined,
         params: existing.params,
         at: now,
         backfill: { backfillId: backfill.backfillId, triggeredBy: backfill.actor, reason: backfill.reason },
+        ...(code.move ?? {}),
       });
     }
     this.#o.events.emit("backfill:run-started", { backfillId: backfill.backfillId, pipelineId: pipeline.id, runId: item.runId, businessDate: item.businessDate, action: item.action });

@@ -16,6 +16,7 @@ const backfillRequest = z.object({
   tasks: z.string().min(1).optional().describe("a regular expression over task ids: only those tasks run"),
   downstream: z.boolean().default(false).describe("with tasks: everything downstream of them too"),
   openFrozen: z.string().trim().min(1).optional().describe("rewrite frozen dates anyway; why"),
+  code: z.enum(["same", "latest"]).default("latest").describe("the code the runs it runs again run: latest (the pipeline as loaded, the default) or same (each run's own code version); new runs run the latest"),
 });
 
 const backfillParams = z.object({ backfillId: z.string().min(1).describe("backfill id, e.g. bf_1a2b3c4d") });

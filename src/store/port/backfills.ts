@@ -61,9 +61,14 @@ export interface NewBackfill {
   /** In execution order (already reversed for --backwards). */
   items: readonly NewBackfillItem[];
   at: number;
+  /** The code the runs it runs again run: their own (`same`) or the pipeline's as loaded (`latest`, the default). New runs take the latest. */
+  codeChoice?: BackfillCode;
 }
 
-export interface BackfillRecord extends Omit<NewBackfill, "items" | "at"> {
+export type BackfillCode = "same" | "latest";
+
+export interface BackfillRecord extends Omit<NewBackfill, "items" | "at" | "codeChoice"> {
+  codeChoice: BackfillCode;
   state: BackfillState;
   createdAt: number;
   updatedAt: number;

@@ -716,4 +716,11 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
         WHERE state = 'scheduled' AND map_parent IS NOT NULL;
     `,
   },
+  {
+    version: 29,
+    name: "a backfill's code: the runs it runs again keep their code (same) or move to the pipeline as loaded (latest)",
+    sql: `
+      ALTER TABLE backfills ADD COLUMN code_choice TEXT NOT NULL DEFAULT 'latest';
+    `,
+  },
 ];

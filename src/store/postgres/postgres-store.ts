@@ -886,7 +886,7 @@ export class PostgresStore extends PostgresReads implements Store {
       if (same) return { backfill: toBackfill(same), created: false };
       void tx.send("insertBackfill", [
         b.backfillId, b.pipelineId, b.fromDate, b.toDate, b.reprocess, b.maxActiveRuns, b.backwards, taskIds,
-        b.actor, b.reason, b.graphVersion, JSON.stringify(b.estimate), b.at,
+        b.actor, b.reason, b.graphVersion, JSON.stringify(b.estimate), b.at, b.codeChoice ?? "latest",
       ]);
       if (b.items.length > 0) {
         void tx.send("insertBackfillItems", [

@@ -542,8 +542,8 @@ export const SQL = {
   // --- backfills ---
   insertBackfill: `
     INSERT INTO backfills (backfill_id, pipeline_id, state, from_date, to_date, reprocess, max_active_runs, backwards,
-                           task_ids, actor, reason, graph_version, estimate, created_at, updated_at)
-    VALUES ($1, $2, 'running', $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12::jsonb, $13, $13)`,
+                           task_ids, actor, reason, graph_version, estimate, created_at, updated_at, code_choice)
+    VALUES ($1, $2, 'running', $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12::jsonb, $13, $13, $14)`,
   /** Two identical requests at once: the second waits for the first's commit and then finds it. */
   lockBackfillRequests: `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`,
   selectBackfill: `SELECT * FROM backfills WHERE backfill_id = $1`,

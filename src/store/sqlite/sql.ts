@@ -352,9 +352,9 @@ export const SQL = {
   // --- backfills ---
   insertBackfill: `
     INSERT INTO backfills (backfill_id, pipeline_id, state, from_date, to_date, reprocess, max_active_runs, backwards,
-                           task_ids, actor, reason, graph_version, estimate, created_at, updated_at)
+                           task_ids, actor, reason, graph_version, estimate, created_at, updated_at, code_choice)
     VALUES (@backfillId, @pipelineId, 'running', @fromDate, @toDate, @reprocess, @maxActiveRuns, @backwards,
-            @taskIds, @actor, @reason, @graphVersion, @estimate, @at, @at)`,
+            @taskIds, @actor, @reason, @graphVersion, @estimate, @at, @at, @codeChoice)`,
   selectBackfill: `SELECT * FROM backfills WHERE backfill_id = ?`,
   selectSameLiveBackfill: `
     SELECT * FROM backfills

@@ -628,7 +628,7 @@ export class SqliteStore extends SqliteReads implements Store {
       const taskIds = b.taskIds ? JSON.stringify(b.taskIds) : null;
       const same = q.selectSameLiveBackfill.get(b.pipelineId, b.fromDate, b.toDate, b.reprocess, taskIds ?? "") as Row | undefined;
       if (same) return { backfill: toBackfill(same), created: false };
-      q.insertBackfill.run({ ...b, backwards: b.backwards ? 1 : 0, taskIds, estimate: JSON.stringify(b.estimate) });
+      q.insertBackfill.run({ ...b, backwards: b.backwards ? 1 : 0, taskIds, estimate: JSON.stringify(b.estimate), codeChoice: b.codeChoice ?? "latest" });
       b.items.forEach((i, seq) =>
         q.insertBackfillItem.run(b.backfillId, seq, i.businessDate, i.intervalStart, i.intervalEnd, i.action, i.why, i.runId),
       );

@@ -13,7 +13,9 @@ export function backfillsContract(h: Harness): void {
         backwards: false, taskIds: null, actor: "ana", reason: "rebuild", graphVersion: "v1", estimate: {},
         items: [item("2026-09-01", "create"), item("2026-09-02", "refuse")], at: T0,
       };
-      expect((await store.createBackfill(request)).created).toBe(true);
+      const created = await store.createBackfill(request);
+      expect(created.created).toBe(true);
+      expect(created.backfill.codeChoice).toBe("latest");
       expect((await store.createBackfill({ ...request, backfillId: "bf_2" })).backfill.backfillId).toBe("bf_1");
       expect((await store.pendingBackfillItems("bf_1", 10)).map((i) => i.businessDate)).toEqual(["2026-09-01"]);
       await saveGraph();
@@ -24,6 +26,15 @@ export function backfillsContract(h: Harness): void {
       const cancelled = await store.cancelBackfill("bf_1", "wrong range", T0 + 1);
       expect(cancelled.state).toBe("cancelled");
       expect((await store.getRun("p@2026-09-01"))!.state).toBe("failed");
+    });
+
+    it("keeps the code a backfill chose for the runs it runs again", async () => {
+      const request = {
+        backfillId: "bf_same", pipelineId: "p", fromDate: "2026-09-01", toDate: "2026-09-01", reprocess: "all" as const, maxActiveRuns: 1,
+        backwards: false, taskIds: null, actor: "ana", reason: "same code", graphVersion: "v1", estimate: {}, items: [], at: T0, codeChoice: "same" as const,
+      };
+      expect((await store.createBackfill(request)).backfill.codeChoice).toBe("same");
+      expect((await store.getBackfill("bf_same"))?.codeChoice).toBe("same");
     });
 
     it("reads a backfill, its plan and the list of backfills, and records its state changes", async () => {

@@ -1,5 +1,6 @@
 import { NotFoundError, UsageError } from "../../../core/model/errors.ts";
 import type { Engine } from "../../../engine/engine.ts";
+import type { ExternalJobRecord } from "../../../store/port.ts";
 import { html, query, seg, type Html } from "../html.ts";
 import { sentence } from "../sentence.ts";
 import { highlight, searchLog, type LogHit, type LogSearch } from "../log-search.ts";
@@ -16,6 +17,7 @@ export async function taskPage(engine: Engine, view: View, runId: string, taskId
   const ti = tasks.find((t) => t.taskId === taskId);
   if (!ti) throw new NotFoundError("task", `run ${runId} has no task "${taskId}" (tasks: ${tasks.map((t) => t.taskId).join(", ")})`);
   const attempts = await engine.attempts(runId, taskId);
+  const jobs = await engine.externalJobs(runId, taskId);
   const why = await engine.why(runId, taskId);
   const now = engine.clock.now();
   const freeze = engine.pipelines().some((p) => p.id === run.pipelineId) ? frozenPeriodOf(engine.frozenPeriods(run.pipelineId), run.businessDate) : null;
@@ -69,6 +71,7 @@ ${search ? searchResults(search, (hit) => `${base}${query({ try: log.tryNumber, 
 ${freeze ? frozenNote(view, freeze, run.businessDate) : ""}
 <div class="cols"><div>
 <div class="panel flush"><h2>Attempts</h2>${attempts.length ? html`<table class="t"><thead><tr><th>Try</th><th>State</th><th>Worker</th><th>Started</th><th>Ended</th><th>Took</th><th>Exit</th><th>Error or summary</th></tr></thead><tbody>${attemptRows}</tbody></table>` : html`<div class="empty">Not run yet.</div>`}</div>
+${jobs.length ? externalJobsPanel(jobs) : ""}
 ${logPanel}
 </div><div>
 <div class="panel"><h2>Why</h2><ul class="why">${why.map((line) => html`<li>${sentence(line)}</li>`)}</ul>
@@ -122,6 +125,22 @@ async function logPage(engine: Engine, runId: string, taskId: string, tryNumber:
 const CHUNK_LIMIT = 16 * 1024 * 1024;
 
 /** What the tail script and the download link fetch: the log from a byte offset on (or all of it). */
+/** The remote jobs an external task submitted: what a person needs to find one in its own engine. */
+function externalJobsPanel(jobs: readonly ExternalJobRecord[]): Html {
+  const rows = jobs.map((j) => html`<tr><td>${j.tryNumber}</td><td>${badge(JOB_BADGE[j.state], undefined, j.state === "open" ? "waiting" : j.state.replace("_", " "))}</td>
+<td><code>${j.adapter}</code> <code>${j.handle}</code>${safeLink(j.link) ? html` <a href="${j.link!}" rel="noopener noreferrer">open</a>` : ""}</td>
+<td>${at(j.submittedAt)}</td><td>${j.endedAt === null ? "" : at(j.endedAt)}</td><td>${j.note ?? ""}</td></tr>`);
+  return html`<div class="panel flush"><h2>Remote jobs</h2><table class="t"><thead><tr><th>Try</th><th>State</th><th>Job</th><th>Submitted</th><th>Ended</th><th>Note</th></tr></thead><tbody>${rows}</tbody></table></div>`;
+}
+
+/** A job's state in the colours of the task states it is like. */
+const JOB_BADGE: Record<ExternalJobRecord["state"], string> = { open: "running", cancel_requested: "up_for_retry", succeeded: "success", failed: "failed", cancelled: "skipped" };
+
+/** Only a web page is a link: an adapter's link is shown, never followed, if it is anything else (javascript:, data:). */
+function safeLink(link: string | null): boolean {
+  return link !== null && /^https?:\/\//i.test(link);
+}
+
 export async function taskLogChunk(engine: Engine, runId: string, taskId: string, params: URLSearchParams) {
   const tryParam = params.get("try");
   const tryNumber = tryParam === null ? (await engine.attempts(runId, taskId)).at(-1)?.tryNumber : Number(tryParam);

@@ -1,8 +1,8 @@
-import { ArgumentError } from "../core/model/errors.ts";
-import type { Pipeline } from "../core/pipeline/types.ts";
-import type { RunRecord, TaskInstanceRecord } from "../store/port.ts";
-import { codeOf } from "./project/code-of.ts";
-import { pinnedCode } from "./project/pinned-code.ts";
+import { ArgumentError } from "../../core/model/errors.ts";
+import type { Pipeline } from "../../core/pipeline/types.ts";
+import type { RunRecord, TaskInstanceRecord } from "../../store/port.ts";
+import { codeOf } from "../project/code-of.ts";
+import { pinnedCode } from "../project/pinned-code.ts";
 
 /**
  * Which code a run runs again on: `same`, the code version it is pinned to (a retry's and a
