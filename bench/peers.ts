@@ -32,6 +32,12 @@
  *               a WAL file with synchronous=NORMAL (the store's settings) on the same disk.
  *   one big run one run of 1,000 and one of 20,000 independent no-op tasks on SQLite, one worker
  *               process: per-task cost of each, and their ratio (linear would be 1.0).
+ *   instrumented  the throughput shape for idem again, the worker instrumented as an ops team
+ *               runs it: `--health-port` with its /metrics scraped every second by the benchmark,
+ *               and OpenTelemetry traces exported to an OTLP/HTTP receiver on 127.0.0.1 (the
+ *               benchmark's, answering 200); its rounds rotate with the plain ones, and the ratio
+ *               instrumented / plain is what the instrumentation costs (issue 29: at most 5%).
+ *               BENCH_INSTRUMENT, default "metrics,traces": one of them alone tells them apart.
  *   history     (not in the default list: BENCH_SHAPES=history) idem alone, SQLite and PostgreSQL:
  *               the throughput and chain shapes on a store holding BENCH_HISTORY_RUNS (default
  *               100,000) finished runs of ten daily pipelines, each with its five task instances
@@ -41,6 +47,8 @@
  * Usage: npm run bench -- peers
  */
 import { spawnSync } from "node:child_process";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { loadavg } from "node:os";
@@ -68,7 +76,8 @@ const CHAIN = 200;
 const BIG = (process.env.BENCH_BIG ?? "1000,20000").split(",").map(Number);
 const ONLY = process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(",") : null;
 const PREFETCH = process.env.BENCH_PREFETCH === undefined ? "auto (the default)" : Number(process.env.BENCH_PREFETCH);
-const SHAPES = new Set((process.env.BENCH_SHAPES ?? "ceiling,throughput,chain,big").split(","));
+const INSTRUMENT = new Set((process.env.BENCH_INSTRUMENT ?? "metrics,traces").split(","));
+const SHAPES = new Set((process.env.BENCH_SHAPES ?? "ceiling,throughput,instrumented,chain,big").split(","));
 
 const load = () => loadavg().map((l) => +l.toFixed(2));
 const rate = (jobs: number, ms: number) => Math.round(jobs / (ms / 1000));
@@ -133,9 +142,9 @@ async function idemProject(kind: Kind, pgUrl: string | null, pipelineFile = pipe
   const workers: ReturnType<typeof startIdem>[] = [];
   return {
     kind, dir, store, query,
-    async startWorkers(n: number) {
+    async startWorkers(n: number, args: string[] = []) {
       for (let i = 0; i < n; i++) {
-        const worker = startIdem(dir, "worker");
+        const worker = startIdem(dir, "worker", ...args);
         workers.push(worker);
         liveWorkers.add(worker);
       }
@@ -207,22 +216,76 @@ function memoryOf(workerPid: number) {
   return { workerPeakRssMb: peakRssMb(workerPid), largestHostPeakRssMb: hosts.length ? Math.max(...hosts) : null };
 }
 
-async function idemThroughput(kind: Kind, pgUrl: string | null) {
+/** An OTLP/HTTP receiver on 127.0.0.1 that takes every export and counts it. */
+async function otlpReceiver() {
+  let exports = 0;
+  let bytes = 0;
+  const server = createServer((request, response) => {
+    request.on("data", (chunk: Buffer) => (bytes += chunk.length));
+    request.on("end", () => {
+      exports++;
+      response.writeHead(200, { "content-type": "application/json" }).end("{}");
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, counts: () => ({ exports, bytes }), close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
+
+/** The worker's /metrics, scraped every second until stopped, as Prometheus would (more often than its default). */
+function scrapeEverySecond(port: number) {
+  let scrapes = 0;
+  let failures = 0;
+  let busy = false;
+  const timer = setInterval(() => {
+    if (busy) return;
+    busy = true;
+    fetch(`http://127.0.0.1:${port}/metrics`)
+      .then(async (r) => {
+        await r.text();
+        if (r.status === 200) scrapes++;
+        else failures++;
+      })
+      .catch(() => failures++)
+      .finally(() => (busy = false));
+  }, 1_000);
+  return { stop: () => (clearInterval(timer), { scrapes, scrapeFailures: failures }) };
+}
+
+async function idemThroughput(kind: Kind, pgUrl: string | null, instrumented = false) {
   const p = await idemProject(kind, pgUrl);
+  const receiver = instrumented && INSTRUMENT.has("traces") ? await otlpReceiver() : null;
+  const port = instrumented && INSTRUMENT.has("metrics") ? await freePort() : null;
   try {
-    const [worker] = await p.startWorkers(1);
+    // Only the instrumented worker sees the endpoint: the variable is set around its start.
+    if (receiver) process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.url;
+    const [worker] = await p.startWorkers(1, port === null ? [] : ["--health-port", String(port)]);
+    delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+    const scraper = port === null ? null : scrapeEverySecond(port);
     const before = cpuOfTree(worker!.pid);
     const t0 = await p.enqueue("noop", RUNS, TASKS_PER_RUN);
     await until("all noop runs", async () => Number((await p.query("SELECT count(*) AS n FROM runs WHERE state = 'success'"))[0]!.n) === RUNS, 600_000, 100);
     const wallMs = Date.now() - t0;
     const after = cpuOfTree(worker!.pid);
     const { jobs, ms } = await p.span("noop");
+    const scraped = scraper?.stop();
     return {
       jobs, jobsPerSecond: rate(jobs, ms), wallMs, ...memoryOf(worker!.pid),
       workerCpuUsPerJob: perJob(after.own - before.own, jobs), hostsCpuUsPerJob: perJob(after.below - before.below, jobs),
+      ...(scraped ?? {}), ...(receiver ? { otlpExports: receiver.counts().exports, otlpBytes: receiver.counts().bytes } : {}),
     };
   } finally {
+    delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
     await p.close();
+    await receiver?.close();
   }
 }
 
@@ -621,10 +684,15 @@ try {
   }
   if ("skipped" in redis) emit({ skipped: redis.skipped });
   else servers.push(redis);
-  emit({ started, shapes: [...SHAPES], jobs: JOBS, rounds: ROUNDS, concurrency: CONCURRENCY, prefetch: PREFETCH, node: process.version, postgres: pgUrl ? "fsync on, synchronous_commit on" : null });
+  emit({ started, shapes: [...SHAPES], instrument: [...INSTRUMENT], jobs: JOBS, rounds: ROUNDS, concurrency: CONCURRENCY, prefetch: PREFETCH, node: process.version, postgres: pgUrl ? "fsync on, synchronous_commit on" : null });
 
+  const instrumentedSystems: [string, () => Promise<Record<string, unknown>>][] = SHAPES.has("instrumented") ? [
+    ["idem sqlite instrumented", () => idemThroughput("sqlite", null, true)],
+    ...(pgUrl ? ([["idem postgres instrumented", () => idemThroughput("postgres", pgUrl, true)]] as [string, () => Promise<Record<string, unknown>>][]) : []),
+  ] : [];
   const throughputSystems: [string, () => Promise<Record<string, unknown>>][] = [
     ["idem sqlite", () => idemThroughput("sqlite", null)],
+    ...instrumentedSystems,
     ...(pgUrl ? ([
       ["idem postgres", () => idemThroughput("postgres", pgUrl)],
       ["graphile-worker default", () => graphileThroughput(pgUrl!, "default")],
@@ -682,6 +750,9 @@ try {
         postgresToGraphileBatched: ratio(postgresRate, m("graphile-worker batched throughput", "jobsPerSecond")),
         postgresToGraphileDefault: ratio(postgresRate, m("graphile-worker default throughput", "jobsPerSecond")),
         postgresToPgBoss: ratio(postgresRate, m("pg-boss throughput", "jobsPerSecond")),
+        // instrumentation: >= 0.95 meets "costs at most 5% of worker throughput"
+        instrumentedToPlainSqlite: ratio(m("idem sqlite instrumented throughput", "jobsPerSecond"), sqlite),
+        instrumentedToPlainPostgres: ratio(m("idem postgres instrumented throughput", "jobsPerSecond"), postgresRate),
         chainP50SqliteToBullmq: ratio(m("idem sqlite chain", "p50Ms"), m("bullmq chain", "p50Ms")),
         chainP50PostgresToGraphile: ratio(m("idem postgres chain", "p50Ms"), m("graphile-worker default chain", "p50Ms")),
         perTaskCostBiggestToSmallest: ratio(perTask(Math.max(...BIG)), perTask(Math.min(...BIG))),

@@ -18,6 +18,8 @@ function leakyProject(): string {
 export default defineConfig({ secrets: ["API_TOKEN"] });
 `,
     "pipelines/leaky.ts": `import { pipeline, daily } from "idem";
+// Printed by every process that imports the file: the daemon's own import is outside any attempt.
+console.log("leaky.ts imported");
 export const leaky = pipeline("leaky", { schedule: daily({ at: "00:00" }), start: "2026-09-01", end: "2026-09-02" }, {
   call: { run: (ctx) => {
     if (ctx.businessDate === "2026-09-01") throw new Error("refused token " + process.env.API_TOKEN);
@@ -69,6 +71,8 @@ describe("--log-format json and --log-level", () => {
     expect(lines.find((l) => l.event === "lease:won" && (l.msg as string).startsWith("scheduler "))).toMatchObject({ level: "info", holder: expect.any(String) });
     // No debug line at the default level.
     expect(lines.filter((l) => l.level === "debug")).toEqual([]);
+    // What the process prints itself while it imports the pipeline file is a line of the log too.
+    expect(lines.find((l) => l.event === "stdout")).toMatchObject({ level: "info", msg: "leaky.ts imported" });
   });
 
   it("--log-level warn writes warnings only: the failed attempt, not the runs created nor the success", async () => {

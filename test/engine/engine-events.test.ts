@@ -81,7 +81,7 @@ export const days = pipeline("days", { schedule: daily({ at: "00:00" }), start: 
     }
     const [created] = payloads(seen, "run:created");
     expect(created).toMatchObject({ pipelineId: "days", trigger: "schedule" });
-    const locator = { pipelineId: "days", runId: created!.runId, taskId: "one", tryNumber: 1, businessDate: created!.businessDate, workerId: engine.workerId };
+    const locator = { pipelineId: "days", runId: created!.runId, taskId: "one", mapKey: null, tryNumber: 1, businessDate: created!.businessDate, workerId: engine.workerId };
     expect(payloads(seen, "attempt:claimed")[0]).toMatchObject(locator);
     expect(payloads(seen, "attempt:started")[0]).toEqual(locator);
     expect(finished).toMatchObject({ ...locator, taskState: "success", runState: "success", outcome: "success", errorClass: null });
@@ -158,6 +158,22 @@ export const days = pipeline("days", { schedule: daily({ at: "00:00" }), start: 
     expect(worker.status()).toMatchObject({ part: "worker", state: { kind: "idle" }, finished: 0 });
     await worker.run(new AbortController().signal, async () => true);
     expect(worker.status()).toMatchObject({ state: { kind: "stopped" }, running: 0, queued: 0, finished: 1 });
+  });
+
+  it("a mapped instance's attempts carry its key (the task instance is load[key]), which the log names mapKey", async () => {
+    const p = pipeline("files", { schedule: london(), start: "2026-09-01", end: "2026-09-01" }, {
+      load: { map: { items: () => ["a.csv", "b.csv"] }, run: noop },
+    });
+    h = await ScheduleHarness.open([p], "2026-09-02T12:00:00Z");
+    await h.scheduler.tick();
+    const events = new EngineEvents();
+    const seen = recorded(events);
+    const worker = new Worker({ store: h.store, clock: h.clock, pipelines: h.pipelines, stateDir: join(h.dir, ".idem"), workerId: "w1", concurrency: 2, events });
+    await worker.run(new AbortController().signal, async () => true);
+    const keyed = payloads(seen, "attempt:finished").filter((a) => a.mapKey !== null);
+    expect(keyed.map((a) => [a.taskId, a.mapKey, a.taskState]).sort()).toEqual([["load[a.csv]", "a.csv", "success"], ["load[b.csv]", "b.csv", "success"]]);
+    const { locatingFields } = await import("../../src/engine/events/event-lines.ts");
+    expect(locatingFields(keyed[0]!)).toMatchObject({ pipeline: "files", task: keyed[0]!.taskId, mapKey: keyed[0]!.mapKey, try: 1, businessDate: "2026-09-01", worker: "w1" });
   });
 
   it("the HTTP app: request served, with method, path, status and duration", async () => {

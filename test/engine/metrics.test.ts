@@ -118,7 +118,7 @@ describe("/metrics' text", () => {
   it("shows the store's facts with bounded labels, and what the process measured", async () => {
     await seeded();
     const metrics = await h.engine.metrics();
-    const attempt = { pipelineId: "stock", taskId: "count", runId: "r1", businessDate: "2024-01-01", tryNumber: 1, workerId: "w1" };
+    const attempt = { pipelineId: "stock", taskId: "count", mapKey: null, runId: "r1", businessDate: "2024-01-01", tryNumber: 1, workerId: "w1" };
     h.engine.events.emit("attempt:claimed", { ...attempt, claimedAt: 40_000, queueWaitMs: 40_000 });
     h.engine.events.emit("attempt:finished", {
       ...attempt, taskState: "success", runState: null, startedAt: 0, endedAt: 2_500, outcome: "success", errorClass: null, errorMessage: null, durationMs: 2_500,

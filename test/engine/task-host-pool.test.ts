@@ -20,6 +20,7 @@ beforeEach(async () => {
   file = join(dir, "p.ts");
   writeFileSync(file, `import { existsSync } from "node:fs";
 import { pipeline } from "idem";
+console.log("p.ts imported by " + process.pid);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export const p = pipeline("p", {}, {
   instant: { run: () => ({ pid: process.pid }) },
@@ -89,7 +90,13 @@ describe("how many task hosts a pool starts", () => {
     const exited: EngineEventMap["host:exited"][] = [];
     events.on("host:started", (h) => started.push(h));
     events.on("host:exited", (h) => exited.push(h));
+    const output: EngineEventMap["host:output"][] = [];
+    events.on("host:output", (o) => output.push(o));
     const p = newPool(1, undefined, events);
+    // A host imports the file when it starts, outside any attempt: what it prints then is told.
+    p.warm(1);
+    for (const deadline = Date.now() + 10_000; output.length === 0 && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 20));
+    expect(output).toEqual([{ pid: started[0]!.pid, text: `p.ts imported by ${started[0]!.pid}\n` }]);
     expect(await call("die")).toMatchObject({ outcome: "failed", errorClass: "TaskCrashed" });
     expect(exited).toEqual([expect.objectContaining({ pid: started[0]!.pid, expected: false, hosts: 0 })]);
     expect(await call("instant")).toMatchObject({ outcome: "success" });

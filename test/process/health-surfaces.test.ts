@@ -20,7 +20,7 @@ export const good = pipeline("good", { schedule: daily({ at: "02:00", timezone: 
 `;
 
 /** A daemon's log that writes nothing: only the answers matter here. */
-const QUIET: ProcessLog = { format: "pretty", enabled: () => false, write: () => {}, follow: () => () => {} };
+const QUIET: ProcessLog = { format: "pretty", enabled: () => false, write: () => {}, identify: () => {}, follow: () => () => {} };
 
 let cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -31,7 +31,7 @@ afterEach(async () => {
 /**
  * The installation's health through every surface, for one state of the store at one instant:
  * `idem serve`'s GET /health and GET /api/v1/health, a daemon's health port, and `idem health`
- * (a process of its own, under IDEM_NOW).
+ * (a process of its own, under IDEM_NOW); and, while the store answers, the UI's health page.
  */
 async function answers(engine: Engine, project: string, now: number) {
   const app = testApp(engine, "tester");
@@ -62,7 +62,7 @@ async function idemHealth(project: string, now: number): Promise<{ status: numbe
 }
 
 describe.skipIf(!url)("every surface gives the engine's one health verdict", () => {
-  it("healthy, scheduler lease stale, checker stale, a pipeline file broken, store unreachable: the same answer from serve, a daemon's port, the API and idem health", async () => {
+  it("healthy, scheduler lease stale, checker stale, a pipeline file broken, store unreachable: the same answer from serve, a daemon's port, the API, idem health and the UI", async () => {
     const relay = new CuttableRelay(url!);
     await relay.open();
     const schema = freshSchema();
@@ -84,6 +84,8 @@ describe.skipIf(!url)("every surface gives the engine's one health verdict", () 
       expect(serve.body.message).toMatch(message);
       expect(daemon, "a daemon's /health").toEqual({ status: code, body: serve.body });
       expect([api.status, api.body.status, api.body.healthy, api.body.message], "/api/v1/health").toEqual([code, status, healthy, serve.body.message]);
+      const ui = await call(testApp(engine, "tester"), "/ui/health");
+      expect([ui.status, /<td><b>Installation<\/b><\/td><td><span class="b s-(\w+)"/.exec(ui.body)?.[1]], "the UI's health page").toEqual([200, healthy ? "success" : "failed"]);
       expect(cli.stdout, `idem health said nothing on stdout (exit ${cli.status}): ${cli.stderr}`).not.toBe("");
       const report = JSON.parse(cli.stdout);
       expect([cli.status, report.status, report.healthy, report.message], `idem health: ${cli.stderr}`).toEqual([healthy ? 0 : 1, status, healthy, serve.body.message]);

@@ -21,9 +21,10 @@ export async function daemon(
 ): Promise<void> {
   const { role, healthPort } = options;
   const port = healthPort ?? null;
-  const engine = await openEngine(cli.global, { pipelines: true, clock: options.clock });
   const { openProcessLog } = await import("../../engine/logging/process-log.ts");
-  const log = await openProcessLog({ format: options.log.logFormat, level: options.log.logLevel, role, id: engine.workerId, masker: engine.masker });
+  const log = await openProcessLog({ format: options.log.logFormat, level: options.log.logLevel, role });
+  const engine = await openEngine(cli.global, { pipelines: true, clock: options.clock });
+  log.identify({ id: engine.workerId, masker: engine.masker });
   const unfollow = log.follow(engine.events, options.ownAttemptLines && log.format === "pretty" ? ["attempt:finished"] : []);
   const stop = new AbortController();
   const onSignal = (name: string) => {

@@ -55,6 +55,7 @@ const LINES: { [K in EngineEventName]: Describe<K> } = {
   "external-job:cancel-failed": (p) => warn(`${p.runId} ${p.taskId}: cancelling ${p.adapter} job ${p.handle} failed: ${p.error}; trying again later`),
   "host:started": (p) => debug(`task host ${p.pid} started (${p.hosts} alive)`),
   "host:exited": (p) => (p.expected ? debug : warn)(`task host ${p.pid} exited (${p.signal ?? `code ${p.code}`}${p.expected ? "" : ", unexpectedly"}; ${p.hosts} alive)`),
+  "host:output": (p) => info(`task host ${p.pid}: ${p.text.trimEnd()}`),
   "pipelines:reloaded": (p) => info(`pipeline files reloaded: ${p.pipelines} pipeline(s)` +
     (p.added.length ? `; added ${p.added.join(", ")}` : "") + (p.changed.length ? `; changed ${p.changed.join(", ")}` : "") + (p.removed.length ? `; removed ${p.removed.join(", ")}` : "")),
   "pipelines:reload-failed": (p) => warn(`reloading pipeline files failed: ${p.error}`),

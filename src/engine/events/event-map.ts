@@ -37,7 +37,7 @@ export interface EngineEventMap {
   "backfill:code-missing": { backfillId: string; pipelineId: string; runId: string; reason: string };
   "backfill:ended": { backfillId: string; pipelineId: string; state: "completed" | "failed"; succeeded: number; failed: number };
   /** An attempt whose worker stopped renewing its lease, recorded lost by the scheduler. */
-  "attempt:lost": Omit<AttemptLocator, "businessDate"> & { workerId: string; taskState: string | null };
+  "attempt:lost": Omit<AttemptLocator, "businessDate" | "mapKey"> & { workerId: string; taskState: string | null };
 
   // --- a worker -------------------------------------------------------------------------------------
   "worker:started": { workerId: string; concurrency: number; prefetch: number | "auto" };
@@ -65,6 +65,8 @@ export interface EngineEventMap {
   "host:started": { pid: number; hosts: number };
   /** `expected`: the pool stopped it (idle, shut down, killed on a timeout); else it died. */
   "host:exited": { pid: number; code: number | null; signal: string | null; expected: boolean; hosts: number };
+  /** What a host printed on stdout outside any attempt (a pipeline file's top level, say): told, not mixed raw into the process's log. */
+  "host:output": { pid: number; text: string };
 
   // --- the long-lived frame -------------------------------------------------------------------------
   "pipelines:reloaded": { pipelines: number; added: string[]; changed: string[]; removed: string[] };
@@ -103,6 +105,8 @@ export interface AttemptLocator {
   pipelineId: string;
   runId: string;
   taskId: string;
+  /** The key of a mapped task's instance (fan-out); null for a task that is not mapped. */
+  mapKey: string | null;
   tryNumber: number;
   businessDate: string;
 }

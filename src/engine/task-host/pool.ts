@@ -615,7 +615,10 @@ export class TaskHostPool {
       if (host.output) host.output.write(chunk);
       else to.write(chunk);
     };
-    child.stdout!.on("data", forward(process.stdout));
+    child.stdout!.on("data", (chunk: Buffer) => {
+      if (host.output || !this.#o.events?.heard("host:output")) forward(process.stdout)(chunk);
+      else this.#o.events.emit("host:output", { pid: host.pid ?? child.pid ?? 0, text: chunk.toString("utf8") });
+    });
     child.stderr!.on("data", forward(process.stderr));
     child.stderr!.on("data", (chunk: Buffer) => (host.stderrTail = (host.stderrTail + chunk.toString("utf8")).slice(-4096)));
     // The last output (why the host died) comes before its pipes close, not always before "exit".

@@ -661,5 +661,5 @@ export class Worker {
 }
 
 function locator(claim: ClaimedAttempt): AttemptLocator {
-  return { pipelineId: claim.pipelineId, runId: claim.runId, taskId: claim.taskId, tryNumber: claim.tryNumber, businessDate: claim.businessDate };
+  return { pipelineId: claim.pipelineId, runId: claim.runId, taskId: claim.taskId, mapKey: claim.mapKey, tryNumber: claim.tryNumber, businessDate: claim.businessDate };
 }
