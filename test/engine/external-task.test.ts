@@ -155,4 +155,29 @@ describe("external tasks", () => {
       expect((await h.store.listExternalJobs(`history@${date}`)).map((j) => j.state)).toEqual(["cancelled"]);
     }
   });
+
+  it("a poll that fails on the last try cancels the job, so none runs on unwatched; an earlier try's failure keeps it for the retry", async () => {
+    const remote = new RemoteEngine();
+    let pollErrors = 0;
+    const base = remote.job();
+    const job: ExternalJob<{ id: string }> = { ...base, poll: (handle, ctx) => (pollErrors-- > 0 ? Promise.reject(new Error("503 from the API")) : base.poll(handle, ctx)) };
+    const p = pipeline("unreachable", { schedule: london(), start: "2026-09-01", end: "2026-09-01" }, {
+      job: { external: job, pollInterval: "10m", pollBackoff: false, retries: 1, retryDelay: "1m" },
+    });
+    h = await ScheduleHarness.open([p], "2026-09-01T00:00:00Z");
+    await h.at("2026-09-02T01:00:00Z");
+    pollErrors = 1;
+    await h.at("2026-09-02T01:10:00Z"); // try 1 fails; the job stays open for try 2
+    expect((await h.store.listExternalJobs("unreachable@2026-09-01"))[0]).toMatchObject({ state: "open" });
+    pollErrors = 1;
+    await h.at("2026-09-02T01:11:00Z"); // try 2, the last: its poll fails, the job is cancelled
+    expect(remote.cancelled).toEqual(["job-1"]);
+    expect((await h.store.listExternalJobs("unreachable@2026-09-01")).map((j) => [j.state, j.note])).toEqual([
+      ["cancelled", "polling it failed on the last try: 503 from the API"],
+    ]);
+    const last = (await h.store.listAttempts("unreachable@2026-09-01")).at(-1)!;
+    expect(last).toMatchObject({ tryNumber: 2, state: "failed" });
+    expect(last.errorMessage).toContain('memory job {"id":"job-1"} cancelled');
+    expect(remote.submitted).toHaveLength(1);
+  });
 });

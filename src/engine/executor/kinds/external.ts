@@ -66,7 +66,7 @@ export async function externalAttempt(task: ExternalTask, attempt: KindAttempt):
     log.line("INFO", `reattaching to ${describe(job)}, submitted on try ${job.tryNumber}: polling it before anything else`);
   }
   const polled = await step({ op: "poll", handle: JSON.parse(job.handle) });
-  if (polled.outcome !== "success") return polled;
+  if (polled.outcome !== "success") return lastTry(claim, polled) ? giveUp(job, polled, attempt, by) : polled;
   const status = polled.summary!.status as ExternalStatus;
   if (status.log) for (const line of status.log.replace(/\n$/, "").split("\n")) log.line("INFO", `[remote] ${line}`);
   const now = env.clock.now();
@@ -107,6 +107,31 @@ async function timedOut(task: ExternalTask, job: ExternalJobRecord, attempt: Kin
   if (!(await env.externalJobs!.endExternalJob({ jobId: job.jobId, state: "cancelled", at: env.clock.now(), note: why, by }))) return stale(job);
   log.line("INFO", `${describe(job)} cancelled`);
   return { outcome: "failed", errorClass: ErrorClass.Timeout, errorMessage: `${describe(job)} ${why}; cancelled`, retryable: true, exitCode: null };
+}
+
+/** Whether this failure ends the task instance for good: no retry will come to reattach. */
+function lastTry(claim: KindAttempt["claim"], result: AttemptResult): result is Extract<AttemptResult, { outcome: "failed" }> {
+  if (result.outcome !== "failed") return false;
+  // A stop, a lost lease or a changed file hand the same try on: someone reattaches.
+  if (result.errorClass === ErrorClass.Cancelled || result.errorClass === ErrorClass.LeaseLost || result.errorClass === ErrorClass.DefinitionChanged) return false;
+  return !result.retryable || claim.tryNumber >= claim.maxTries;
+}
+
+/**
+ * A poll failed on the last try: nobody will wait on the job any more, so it is cancelled (and
+ * recorded so) rather than left running. If the cancel fails too, the job stays recorded open
+ * and the failure says so.
+ */
+async function giveUp(job: ExternalJobRecord, failure: Extract<AttemptResult, { outcome: "failed" }>, attempt: KindAttempt, by: { attemptId: number; workerId: string }): Promise<AttemptResult> {
+  const { env, log } = attempt;
+  log.line("WARN", `polling ${describe(job)} failed on the last try: cancelling it`);
+  const cancelled = await attempt.code({ upstream: false, external: { op: "cancel", handle: JSON.parse(job.handle) }, timeoutMs: EXTERNAL_STEP_TIMEOUT_MS });
+  if (cancelled.outcome !== "success") {
+    const why = cancelled.outcome === "failed" ? cancelled.errorMessage : cancelled.outcome;
+    return { ...failure, errorMessage: `${failure.errorMessage}; cancelling ${describe(job)} failed too (${why}): it may still run` };
+  }
+  await env.externalJobs!.endExternalJob({ jobId: job.jobId, state: "cancelled", at: env.clock.now(), note: `polling it failed on the last try: ${failure.errorMessage}`, by });
+  return { ...failure, errorMessage: `${failure.errorMessage}; ${describe(job)} cancelled` };
 }
 
 function stale(job: ExternalJobRecord): AttemptResult {
