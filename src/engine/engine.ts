@@ -22,6 +22,7 @@ import { IncidentActions, type IncidentAcknowledgeRequest, type IncidentView } f
 import { FrozenPeriods } from "./frozen-periods.ts";
 import { intervalBetween, intervalForDate } from "./intervals.ts";
 import { RunReads } from "./run-reads.ts";
+import { MappedInstances } from "./mapped-instances.ts";
 import { AttemptLogs, type LogRange } from "./attempt-logs.ts";
 import { RunActions } from "./run-actions.ts";
 import { RunHere, type RunRequest, type RunResult } from "./run-here.ts";
@@ -148,6 +149,7 @@ export class Engine {
   readonly #backfills: Backfills;
   readonly #incidents: IncidentActions;
   readonly #runReads: RunReads;
+  readonly #mapped: MappedInstances;
   readonly #logs: AttemptLogs;
   readonly #runActions: RunActions;
   readonly #runHere: RunHere;
@@ -200,6 +202,7 @@ export class Engine {
       recordVersion: (pipeline, actor, at) => this.#frozen.recordVersion(pipeline, actor, at),
     });
     this.#runReads = new RunReads(context, this.#pages);
+    this.#mapped = new MappedInstances(context, this.#runReads);
     this.#logs = new AttemptLogs(context, this.#runReads);
     this.#runActions = new RunActions(context, this.#frozen, this.#runReads);
     this.#runHere = new RunHere(context, this.#frozen, {
@@ -376,6 +379,11 @@ export class Engine {
   /** A run's task instances, in the pipeline's task order when the pipeline is loaded. */
   async taskInstances(runId: string): Promise<TaskInstanceRecord[]> {
     return this.#runReads.taskInstances(runId);
+  }
+
+  /** A mapped task's instances in a run, a page at a time by key (keyset: `after` is the last key seen). */
+  async mappedInstances(...args: Parameters<MappedInstances["page"]>): ReturnType<MappedInstances["page"]> {
+    return this.#mapped.page(...args);
   }
 
   async attempts(runId: string, taskId?: string): Promise<AttemptRecord[]> {
