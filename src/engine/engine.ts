@@ -1,4 +1,5 @@
 import { codeLines, codeStanding, type CodeStanding } from "./records/code-choice.ts";
+import type { CodeVersionUse } from "../store/port.ts";
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { Clock } from "../core/model/clock.ts";
@@ -531,6 +532,11 @@ export class Engine {
   async why(runId: string, taskId?: string): Promise<string[]> {
     const lines = await this.#scheduling.why(runId, taskId);
     return taskId || !(await this.store.getRun(runId)) ? lines : [...lines, ...codeLines(runId, await this.codeStanding(runId))];
+  }
+
+  /** A pipeline's code versions, oldest first, with the runs pinned to each (docs/code-versions.md). */
+  async codeVersions(pipelineId: string): Promise<CodeVersionUse[]> {
+    return this.store.listCodeVersions(pipelineId);
   }
 
   /** The run's code version, the pipeline's latest, and what keeps the run from moving to it (records/code-choice.ts). */
