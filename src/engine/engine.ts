@@ -1,3 +1,4 @@
+import { codeLines, codeStanding, type CodeStanding } from "./records/code-choice.ts";
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { Clock } from "../core/model/clock.ts";
@@ -528,7 +529,14 @@ export class Engine {
 
   /** Why a run (or one task of it) is not running, in words; also for a run that does not exist yet. */
   async why(runId: string, taskId?: string): Promise<string[]> {
-    return this.#scheduling.why(runId, taskId);
+    const lines = await this.#scheduling.why(runId, taskId);
+    return taskId || !(await this.store.getRun(runId)) ? lines : [...lines, ...codeLines(runId, await this.codeStanding(runId))];
+  }
+
+  /** The run's code version, the pipeline's latest, and what keeps the run from moving to it (records/code-choice.ts). */
+  async codeStanding(runId: string): Promise<CodeStanding> {
+    const run = await this.run(runId);
+    return codeStanding(run, await this.taskInstances(runId), this.catalog.get(run.pipelineId));
   }
 
   // --- frozen periods (frozen-periods.ts) ----------------------------------------------------------
