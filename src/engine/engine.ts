@@ -1,3 +1,4 @@
+import { codeLines, codeStanding, type CodeStanding } from "./records/code-choice.ts";
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { Clock } from "../core/model/clock.ts";
@@ -21,6 +22,7 @@ import { IncidentActions, type IncidentAcknowledgeRequest, type IncidentView } f
 import { FrozenPeriods } from "./frozen-periods.ts";
 import { intervalBetween, intervalForDate } from "./intervals.ts";
 import { RunReads } from "./run-reads.ts";
+import { MappedInstances } from "./mapped-instances.ts";
 import { AttemptLogs, type LogRange } from "./attempt-logs.ts";
 import { RunActions } from "./run-actions.ts";
 import { RunHere, type RunRequest, type RunResult } from "./run-here.ts";
@@ -147,6 +149,7 @@ export class Engine {
   readonly #backfills: Backfills;
   readonly #incidents: IncidentActions;
   readonly #runReads: RunReads;
+  readonly #mapped: MappedInstances;
   readonly #logs: AttemptLogs;
   readonly #runActions: RunActions;
   readonly #runHere: RunHere;
@@ -199,6 +202,7 @@ export class Engine {
       recordVersion: (pipeline, actor, at) => this.#frozen.recordVersion(pipeline, actor, at),
     });
     this.#runReads = new RunReads(context, this.#pages);
+    this.#mapped = new MappedInstances(context, this.#runReads);
     this.#logs = new AttemptLogs(context, this.#runReads);
     this.#runActions = new RunActions(context, this.#frozen, this.#runReads);
     this.#runHere = new RunHere(context, this.#frozen, {
@@ -377,6 +381,11 @@ export class Engine {
     return this.#runReads.taskInstances(runId);
   }
 
+  /** A mapped task's instances in a run, a page at a time by key (keyset: `after` is the last key seen). */
+  async mappedInstances(...args: Parameters<MappedInstances["page"]>): ReturnType<MappedInstances["page"]> {
+    return this.#mapped.page(...args);
+  }
+
   async attempts(runId: string, taskId?: string): Promise<AttemptRecord[]> {
     return this.#runReads.attempts(runId, taskId);
   }
@@ -520,7 +529,14 @@ export class Engine {
 
   /** Why a run (or one task of it) is not running, in words; also for a run that does not exist yet. */
   async why(runId: string, taskId?: string): Promise<string[]> {
-    return this.#scheduling.why(runId, taskId);
+    const lines = await this.#scheduling.why(runId, taskId);
+    return taskId || !(await this.store.getRun(runId)) ? lines : [...lines, ...codeLines(runId, await this.codeStanding(runId))];
+  }
+
+  /** The run's code version, the pipeline's latest, and what keeps the run from moving to it (records/code-choice.ts). */
+  async codeStanding(runId: string): Promise<CodeStanding> {
+    const run = await this.run(runId);
+    return codeStanding(run, await this.taskInstances(runId), this.catalog.get(run.pipelineId));
   }
 
   // --- frozen periods (frozen-periods.ts) ----------------------------------------------------------

@@ -57,6 +57,20 @@ describe("a mapped task in a pipeline file, run by idem run in task hosts", () =
     });
   });
 
+  it("lists a mapped task's instances by key, a page at a time, with a filter", () => {
+    const first = idem("tasks", "files@2026-09-01", "--mapped", "load", "--limit", "2");
+    expect(first.code).toBe(0);
+    expect(first.out).toMatch(/^KEY\s+STATE\s+TRY\s+NOTE\na\.csv\s+success\s+1\s+\{"rows":1\}\nb\.csv\s+success/);
+    expect(first.out).toContain('more: idem tasks files@2026-09-01 --mapped load --after "b.csv"');
+    const second = idem("tasks", "files@2026-09-01", "--mapped", "load", "--after", "b.csv", "--json");
+    expect(JSON.parse(second.out)).toMatchObject({ items: [{ key: "sub/c.csv", taskId: "load[sub/c.csv]", state: "success", item: '"sub/c.csv"' }], next: null });
+    expect(JSON.parse(idem("tasks", "files@2026-09-01", "--mapped", "load", "--prefix", "sub/", "--json").out).items.map((i: { key: string }) => i.key)).toEqual(["sub/c.csv"]);
+    expect(JSON.parse(idem("tasks", "files@2026-09-01", "--mapped", "load", "--state", "failed", "--json").out).items).toEqual([]);
+    const bad = idem("tasks", "files@2026-09-01", "--mapped", "load", "--state", "done");
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain("--state: unknown state done");
+  });
+
   it("fails the mapped task with a data error naming pipeline, task, business date and the duplicate key, expanding nothing", () => {
     const run = idem("run", "files", "--date", "2026-09-02");
     expect(run.code).not.toBe(0);

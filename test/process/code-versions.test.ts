@@ -62,6 +62,8 @@ describe("a run keeps its code (SQLite, real processes)", () => {
     writeFileSync(join(project, "pipelines/pinned.ts"), PIPELINE("second deploy"));
     await waitFor("the worker to load the new file", () => (/pipeline files reloaded/.test(worker.output()) ? true : undefined));
     await worker.kill9();
+    // The run says it keeps its code, and how it could move.
+    expect(cli("why", "pinned@2026-09-01").stdout).toMatch(new RegExp(`run pinned@2026-09-01 runs its own code \\(version ${oldVersion}\\); the latest is version [0-9a-f]{20}: clearing it on the latest code moves it there`));
     writeFileSync(join(project, "go"), "");
     start("worker");
     expect(await runEnded(project, "pinned@2026-09-01")).toBe("success");

@@ -23,7 +23,8 @@ export function runs(cli: Cli, pipelineId: string, options: { limit: number; jso
   });
 }
 
-export function tasks(cli: Cli, runId: string, options: { json?: boolean }) {
+export function tasks(cli: Cli, runId: string, options: { json?: boolean; mapped?: string; after?: string; prefix?: string; state?: string; limit: number }) {
+  if (options.mapped !== undefined) return mappedTasks(cli, runId, options.mapped, options);
   return withEngine(cli, STATE_ONLY, async (engine) => {
     const tasks = await engine.taskInstances(runId);
     const attempts = await engine.attempts(runId);
@@ -45,6 +46,23 @@ export function tasks(cli: Cli, runId: string, options: { json?: boolean }) {
         }),
       ),
     );
+  });
+}
+
+function mappedTasks(cli: Cli, runId: string, taskId: string, options: { json?: boolean; after?: string; prefix?: string; state?: string; limit: number }) {
+  return withEngine(cli, STATE_ONLY, async (engine) => {
+    const page = await engine.mappedInstances(runId, taskId, {
+      after: options.after, keyPrefix: options.prefix, states: options.state ? [options.state] : undefined, limit: options.limit,
+    });
+    if (options.json) return printJson(page);
+    if (page.items.length === 0) return console.log(`no instances of ${taskId} in run ${runId}${options.after || options.prefix || options.state ? " match" : ""}`);
+    console.log(
+      table(
+        ["key", "state", "try", "note"],
+        page.items.map((i) => [i.key, i.state, String(i.tryNumber), i.reason ?? (i.summary ? JSON.stringify(i.summary) : "")]),
+      ),
+    );
+    if (page.next !== null) console.log(`more: idem tasks ${runId} --mapped ${taskId} --after ${JSON.stringify(page.next)}`);
   });
 }
 

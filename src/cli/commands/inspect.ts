@@ -15,7 +15,12 @@ export function registerInspectCommands(program: Command): void {
 
   program
     .command("tasks <run>")
-    .description("the task instances of a run, with their state and last error")
+    .description("the task instances of a run, with their state and last error; --mapped: a mapped task's instances by key")
+    .option("--mapped <task>", "list this mapped task's instances by key, a page at a time")
+    .option("--after <key>", "with --mapped: the keys after this one (the last key of the page before)")
+    .option("--prefix <text>", "with --mapped: only keys starting with this")
+    .option("--state <state>", "with --mapped: only instances in this state")
+    .option("--limit <n>", "with --mapped: how many", positiveWholeNumber, 100)
     .option("--json", "print as JSON")
     .action(lazy(actions, "tasks"));
 

@@ -77,3 +77,16 @@ export async function codeStanding(run: RunRecord, instances: readonly TaskInsta
   const own = await pinnedCode.pipelineFor(run, current);
   return { codeVersion: run.codeVersion, latest, cannotMove: cannotSurvive(instances, typeof own === "string" ? null : own, current, new Set()) };
 }
+
+/**
+ * What `why` and the run page say of a run's code when the pipeline has newer code: that the run
+ * keeps its own, and whether it could move to the latest (and why not). Nothing when they agree.
+ */
+export function codeLines(runId: string, standing: CodeStanding): string[] {
+  const { codeVersion, latest, cannotMove } = standing;
+  if (codeVersion === null || latest === null || codeVersion === latest) return [];
+  if (cannotMove.length > 0) {
+    return [`run ${runId} runs its own code (version ${codeVersion}); the latest code (version ${latest}) cannot take it: ${cannotMove.join("; ")}; it finishes on its own code unless it is cleared on the latest code`];
+  }
+  return [`run ${runId} runs its own code (version ${codeVersion}); the latest is version ${latest}: clearing it on the latest code moves it there`];
+}
