@@ -91,6 +91,14 @@ export async function startSlurmCluster(): Promise<SlurmCluster> {
     return child;
   };
   const stop = async () => {
+    // Jobs first: a job's slurmstepd outlives slurmd, so a job still running would outlive the test.
+    if (daemons.length === 3) {
+      const jobs = () => spawnSync("squeue", ["--noheader", "--format=%i"], { env, encoding: "utf8" }).stdout.trim().split("\n").filter(Boolean);
+      const running = jobs();
+      if (running.length > 0) spawnSync("scancel", running, { env });
+      const deadline = Date.now() + 10_000;
+      while (jobs().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    }
     for (const child of daemons.reverse()) {
       if (child.exitCode !== null || child.signalCode !== null) continue;
       const exited = new Promise((r) => child.once("exit", r));
