@@ -6,6 +6,7 @@ import type { AuditEntry, TaskInstanceRecord } from "../../store/port.ts";
 import { CREDENTIAL_RECHECK_MS, type AppDeps, type AppEnv } from "../env.ts";
 import { watchCredentials } from "../auth/principal.ts";
 import { toApi } from "./json.ts";
+import { MAX_MAPPED_PAGE } from "../../engine/mapped-instances.ts";
 import { addRoute, type AnyRouteSpec } from "./route.ts";
 import { attemptParams, flag, reason, runParams, taskParams } from "./schemas.ts";
 
@@ -71,6 +72,23 @@ export function runRoutes(api: Hono<AppEnv>, registry: AnyRouteSpec[], { engine,
       const task = await requireTask(params.runId, params.taskId);
       return c.json(toApi({ task, attempts: await engine.attempts(params.runId, params.taskId) }));
     },
+  });
+
+  addRoute(api, registry, {
+    method: "get", path: "/runs/:runId/tasks/:taskId/instances", tag: "runs",
+    summary: "A mapped task's instances, a page at a time in key order (keyset: after is the last key of the page before)",
+    params: taskParams,
+    query: z.object({
+      after: z.string().min(1).optional().describe("the keys after this one: the next of the page before"),
+      prefix: z.string().min(1).optional().describe("only keys starting with this"),
+      state: z.union([z.string(), z.array(z.string())]).optional()
+        .transform((v) => (v === undefined ? undefined : (Array.isArray(v) ? v : [v]).flatMap((s) => s.split(",")).map((s) => s.trim()).filter(Boolean)))
+        .describe("only instances in these states (comma-separated or repeated)"),
+      limit: z.coerce.number().int().min(1).max(MAX_MAPPED_PAGE).default(100).describe(`instances at most (1-${MAX_MAPPED_PAGE})`),
+    }),
+    responds: { status: 200, description: "{ items: [{ taskId, key, position, item, state, tryNumber, reason, summary }], next }" },
+    handle: async (c, { params, query }) =>
+      c.json(toApi(await engine.mappedInstances(params.runId, params.taskId, { after: query.after, keyPrefix: query.prefix, states: query.state, limit: query.limit }))),
   });
 
   addRoute(api, registry, {
