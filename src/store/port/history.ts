@@ -14,7 +14,10 @@ export interface HistoryReads {
   pageRuns(query: RunPageQuery): Promise<RunRecord[]>;
   /** The task instances of these runs (a grid's cells), in one query. */
   taskInstancesOfRuns(runIds: readonly string[]): Promise<TaskInstanceRecord[]>;
-  /** Only the state of each task instance of these runs, in one query: a grid's 3,650 cells without the rest of each row. */
+  /**
+   * Only the state of each task instance of these runs, in one query: a grid's 3,650 cells without
+   * the rest of each row. A mapped task is one cell (its own task instance), never its instances.
+   */
   taskStatesOfRuns(runIds: readonly string[]): Promise<TaskStateCell[]>;
   /** One page of the audit log, newest first. */
   pageAudit(query: AuditPageQuery): Promise<AuditEntry[]>;

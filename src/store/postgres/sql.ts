@@ -723,7 +723,8 @@ export const SQL = {
     ORDER BY a.id DESC LIMIT $5`,
   auditOfRun: `
     SELECT * FROM audit_log WHERE run_id = $1 AND ($2::text[] IS NULL OR action = ANY($2)) ORDER BY id DESC LIMIT $3`,
-  taskStatesOfRuns: `SELECT run_id, task_id, state, try_number FROM task_instances WHERE run_id = ANY($1::text[])`,
+  /** A mapped task is one cell, its own task instance: its instances (up to 100,000 a run) are paged by key instead. */
+  taskStatesOfRuns: `SELECT run_id, task_id, state, try_number FROM task_instances WHERE run_id = ANY($1::text[]) AND map_task IS NULL`,
 
   // --- a worker's own path: leases renewed together, starts after a wait in its queue ---
   renewLeases: `

@@ -524,7 +524,8 @@ export const SQL = {
   auditOfRun: `
     SELECT * FROM audit_log WHERE run_id = @runId AND (@actions IS NULL OR action IN (SELECT value FROM json_each(@actions)))
     ORDER BY id DESC LIMIT +@limit`,
-  taskStatesOfRuns: `SELECT run_id, task_id, state, try_number FROM task_instances WHERE run_id IN (SELECT value FROM json_each(?))`,
+  /** A mapped task is one cell, its own task instance: its instances (up to 100,000 a run) are paged by key instead. */
+  taskStatesOfRuns: `SELECT run_id, task_id, state, try_number FROM task_instances WHERE run_id IN (SELECT value FROM json_each(?)) AND map_task IS NULL`,
 
   // --- a worker's own path: leases renewed together, starts after a wait in its queue ---
   renewLeases: `

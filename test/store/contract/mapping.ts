@@ -61,6 +61,8 @@ export function mappingContract(h: Harness): void {
       const second = await store.pageMappedInstances({ runId: RUN, taskId: "load", afterKey: "b.csv", limit: 2 });
       expect(second.map((i) => [i.taskId, i.item])).toEqual([["load[c/d.csv]", '"c/d.csv"']]);
       expect((await store.pageMappedInstances({ runId: RUN, taskId: "load", keyPrefix: "c/", limit: 10 })).map((i) => i.key)).toEqual(["c/d.csv"]);
+      // A grid's cells: the mapped task is one cell, whatever the number of its instances.
+      expect((await store.taskStatesOfRuns([RUN])).map((c) => c.taskId).sort()).toEqual(["list", "load", "reduce"]);
       const [reduce] = await claim();
       expect((await store.finishAttempt(finish(reduce!))).runState).toBe("success");
     });
