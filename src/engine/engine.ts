@@ -495,8 +495,11 @@ export class Engine {
 
   // --- the schedule: pause, preview, the ledger, why (scheduling.ts) -------------------------------
 
-  async pause(pipelineId: string, request: { note?: string } & Acting = {}): Promise<PipelineState> {
-    return this.#scheduling.setPaused(pipelineId, true, request);
+  /** With `stop`, the pipeline's external tasks that wait on remote jobs are skipped and their jobs cancelled (stop-remote-jobs.ts). */
+  async pause(pipelineId: string, request: { note?: string; stop?: boolean } & Acting = {}): Promise<PipelineState> {
+    const state = await this.#scheduling.setPaused(pipelineId, true, request);
+    if (request.stop) await (await import("./stop-remote-jobs.ts")).stopRemoteJobs(this, pipelineId, request);
+    return state;
   }
 
   async unpause(pipelineId: string, request: { note?: string } & Acting = {}): Promise<PipelineState> {
