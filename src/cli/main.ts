@@ -6,6 +6,7 @@ import { flagAsTyped } from "./flags.ts";
 import { registerInspectCommands } from "./commands/inspect.ts";
 import { registerRunCommand } from "./commands/run.ts";
 import { registerValidateCommand } from "./commands/validate.ts";
+import { registerVersionsCommand } from "./commands/versions.ts";
 import { registerDaemonCommands } from "./commands/daemons.ts";
 import { registerActionCommands, registerOperateCommands } from "./commands/operate.ts";
 import { registerBackfillCommands } from "./commands/backfill.ts";
@@ -36,6 +37,7 @@ const program = new Command("idem")
 
 registerInitCommand(program);
 registerValidateCommand(program);
+registerVersionsCommand(program);
 registerRunCommand(program);
 registerInspectCommands(program);
 registerAttemptsCommand(program);

@@ -1,4 +1,5 @@
 import { codeLines, codeStanding, type CodeStanding } from "./records/code-choice.ts";
+import type { CodeVersionUse } from "../store/port.ts";
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { Clock } from "../core/model/clock.ts";
@@ -494,8 +495,11 @@ export class Engine {
 
   // --- the schedule: pause, preview, the ledger, why (scheduling.ts) -------------------------------
 
-  async pause(pipelineId: string, request: { note?: string } & Acting = {}): Promise<PipelineState> {
-    return this.#scheduling.setPaused(pipelineId, true, request);
+  /** With `stop`, the pipeline's external tasks that wait on remote jobs are skipped and their jobs cancelled (stop-remote-jobs.ts). */
+  async pause(pipelineId: string, request: { note?: string; stop?: boolean } & Acting = {}): Promise<PipelineState> {
+    const state = await this.#scheduling.setPaused(pipelineId, true, request);
+    if (request.stop) await (await import("./stop-remote-jobs.ts")).stopRemoteJobs(this, pipelineId, request);
+    return state;
   }
 
   async unpause(pipelineId: string, request: { note?: string } & Acting = {}): Promise<PipelineState> {
@@ -531,6 +535,11 @@ export class Engine {
   async why(runId: string, taskId?: string): Promise<string[]> {
     const lines = await this.#scheduling.why(runId, taskId);
     return taskId || !(await this.store.getRun(runId)) ? lines : [...lines, ...codeLines(runId, await this.codeStanding(runId))];
+  }
+
+  /** A pipeline's code versions, oldest first, with the runs pinned to each (docs/code-versions.md). */
+  async codeVersions(pipelineId: string): Promise<CodeVersionUse[]> {
+    return this.store.listCodeVersions(pipelineId);
   }
 
   /** The run's code version, the pipeline's latest, and what keeps the run from moving to it (records/code-choice.ts). */

@@ -2,6 +2,7 @@ import type {
   ApiTokenRecord,
   ChangeEvent,
   CodeVersionRecord,
+  CodeVersionUse,
   WatermarkRecord,
   AttemptRecord,
   AuditEntry,
@@ -315,6 +316,13 @@ export function rowMappers(decode: RowDecoding) {
     };
   }
 
+  function toCodeVersionUse(r: Row): CodeVersionUse {
+    return {
+      ...toCodeVersion(r), runs: Number(r.runs), firstRanAt: r.first_ran_at === null ? null : Number(r.first_ran_at),
+      firstDate: r.first_date ?? null, lastDate: r.last_date ?? null,
+    };
+  }
+
   function toWatermark(r: Row): WatermarkRecord {
     return { pipelineId: r.pipeline_id, taskId: r.task_id, value: r.kind === "number" ? Number(r.value) : r.value, updatedAt: r.updated_at };
   }
@@ -322,7 +330,7 @@ export function rowMappers(decode: RowDecoding) {
   return {
     toSkippedInterval, toWorker, toExpiredAttempt, toDatasetEvent, toFreshness, toFreshnessPublication, toOutboxAlert, toAuditEntry,
     toPipelineState, toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt,
-    toApiToken, toChangeEvent, toWatermark, toClaimedAttempt, toCodeVersion, toMappedInstance };
+    toApiToken, toChangeEvent, toWatermark, toClaimedAttempt, toCodeVersion, toCodeVersionUse, toMappedInstance };
 }
 
 /** A watermark is stored as text with its kind, the same in every adapter. */

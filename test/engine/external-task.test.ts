@@ -180,4 +180,23 @@ describe("external tasks", () => {
     expect(last.errorMessage).toContain('memory job {"id":"job-1"} cancelled');
     expect(remote.submitted).toHaveLength(1);
   });
+
+  it("a pause with stop skips the external tasks waiting on remote jobs and cancels their jobs; a plain pause leaves them", async () => {
+    const remote = new RemoteEngine();
+    const p = pipeline("stopped", { schedule: london(), start: "2026-09-01", end: "2026-09-01" }, {
+      job: { external: remote.job(), pollInterval: "10m", pollBackoff: false },
+      after_job: { after: ["job"], run: () => {} },
+    });
+    h = await ScheduleHarness.open([p], "2026-09-01T00:00:00Z");
+    await h.at("2026-09-02T01:00:00Z");
+    await h.engine.pause("stopped", { note: "maintenance", actor: "ops" });
+    expect((await h.store.listExternalJobs("stopped@2026-09-01"))[0]).toMatchObject({ state: "open" });
+    await h.engine.pause("stopped", { note: "cluster migration", stop: true, actor: "ops" });
+    const tasks = Object.fromEntries((await h.store.listTaskInstances("stopped@2026-09-01")).map((t) => [t.taskId, [t.state, t.reason]]));
+    expect(tasks.job).toEqual(["skipped", "skipped by ops: stopped with the pipeline's pause: cluster migration"]);
+    expect(tasks.after_job![0]).toBe("skipped");
+    await h.work();
+    expect(remote.cancelled).toEqual(["job-1"]);
+    expect((await h.store.listExternalJobs("stopped@2026-09-01"))[0]).toMatchObject({ state: "cancelled" });
+  });
 });

@@ -83,6 +83,10 @@ describe("a run keeps its code (SQLite, real processes)", () => {
     expect(indexed.map((v) => v.code_version)).toEqual([oldVersion, newVersion]);
     expect(indexed[0]).toMatchObject({ file: "pipelines/pinned.ts" });
     expect(Object.keys(JSON.parse(indexed[0]!.packages))).toEqual(["idem"]);
+    const timeline = JSON.parse(cli("versions", "pinned", "--json").stdout) as { codeVersion: string; runs: number; firstDate: string; firstRanAt: number | null }[];
+    expect(timeline.map((v) => [v.codeVersion, v.runs, v.firstDate])).toEqual([[oldVersion, 1, "2026-09-01"], [newVersion, 1, "2026-09-02"]]);
+    expect(timeline.every((v) => v.firstRanAt !== null)).toBe(true);
+    expect(cli("versions", "pinned").stdout).toMatch(new RegExp(`${oldVersion}.*idem@`));
     expect(readdirSync(join(project, ".idem", "bundles")).sort()).toEqual([`${newVersion}.json`, `${newVersion}.mjs`, `${oldVersion}.json`, `${oldVersion}.mjs`].sort());
 
     // A clear runs the old day again on its own code by default...

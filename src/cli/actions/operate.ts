@@ -29,7 +29,7 @@ export function expected(cli: Cli, pipelineId: string, options: { from?: string;
   });
 }
 
-export function pause(cli: Cli, pipelineId: string, options: { note?: string }) {
+export function pause(cli: Cli, pipelineId: string, options: { note?: string; stop?: boolean }) {
   return setPaused(cli, pipelineId, true, options);
 }
 
@@ -37,9 +37,9 @@ export function unpause(cli: Cli, pipelineId: string, options: { note?: string }
   return setPaused(cli, pipelineId, false, options);
 }
 
-function setPaused(cli: Cli, pipelineId: string, paused: boolean, options: { note?: string }) {
+function setPaused(cli: Cli, pipelineId: string, paused: boolean, options: { note?: string; stop?: boolean }) {
   return withEngine(cli, PIPELINES, async (engine, actor) => {
-    const state = paused ? await engine.pause(pipelineId, { note: options.note, actor }) : await engine.unpause(pipelineId, { note: options.note, actor });
+    const state = paused ? await engine.pause(pipelineId, { note: options.note, stop: options.stop, actor }) : await engine.unpause(pipelineId, { note: options.note, actor });
     console.log(`${pipelineId} ${state.paused ? "paused" : "unpaused"}${options.note ? `: ${options.note}` : ""}`);
   });
 }

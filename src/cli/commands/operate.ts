@@ -20,6 +20,7 @@ export function registerOperateCommands(program: Command): void {
     .command("pause <pipeline>")
     .description("stop creating runs for the pipeline (audited)")
     .option("--note <text>", "why, for the audit log")
+    .option("--stop", "also stop its remote jobs: external tasks waiting on one are skipped and their jobs cancelled")
     .action(lazy(actions, "pause"));
   program
     .command("unpause <pipeline>")

@@ -109,11 +109,11 @@ export function pipelineRoutes(api: Hono<AppEnv>, registry: AnyRouteSpec[], { en
       method: "post", path: `/pipelines/:pipelineId/${paused ? "pause" : "unpause"}`, tag: "actions", action: true,
       summary: paused ? "Pause: stop creating runs" : "Unpause: create runs again, catching up under the run cap",
       params: pipelineParams,
-      body: z.object({ reason }),
+      body: z.object({ reason, ...(paused ? { stop: z.boolean().optional().describe("also stop its remote jobs: external tasks waiting on one are skipped and their jobs cancelled") } : {}) }),
       responds: { status: 200, description: "{ state, audit }" },
       handle: async (c, { params, body, principal }) => {
         let audit: AuditEntry | undefined;
-        const request = { note: body.reason, actor: principal.actor, onAudit: (e: AuditEntry) => (audit = e) };
+        const request = { note: body.reason, stop: (body as { stop?: boolean }).stop, actor: principal.actor, onAudit: (e: AuditEntry) => (audit = e) };
         const state = paused ? await engine.pause(params.pipelineId, request) : await engine.unpause(params.pipelineId, request);
         return c.json(toApi({ state, audit }));
       },

@@ -13,6 +13,8 @@ export interface RunStore {
   /** Indexes a pipeline's code version (its stored bundle); a no-op when the store already has it. */
   saveCodeVersion(version: CodeVersionRecord): Promise<void>;
   getCodeVersion(pipelineId: string, codeVersion: string): Promise<CodeVersionRecord | null>;
+  /** A pipeline's code versions, oldest first, each with the runs pinned to it (a history read, per pipeline). */
+  listCodeVersions(pipelineId: string): Promise<CodeVersionUse[]>;
   /** The one way runs come to exist: at most one per (pipeline, interval), whoever asks. */
   createRunIfAbsent(run: NewRun): Promise<{ run: RunRecord; created: boolean }>;
   /**
@@ -55,6 +57,17 @@ export interface CodeVersionRecord {
   packages: Record<string, string>;
   createdAt: number;
   createdBy: string | null;
+}
+
+/** A code version and the runs that use it. */
+export interface CodeVersionUse extends CodeVersionRecord {
+  /** How many runs are pinned to it now. */
+  runs: number;
+  /** When the first of them started (null: none has). */
+  firstRanAt: number | null;
+  /** The business dates of its first and last runs (null: no run). */
+  firstDate: string | null;
+  lastDate: string | null;
 }
 
 export interface PipelineVersionRecord {

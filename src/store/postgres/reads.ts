@@ -1,4 +1,4 @@
-import type { CodeVersionRecord } from "../port.ts";
+import type { CodeVersionRecord, CodeVersionUse } from "../port.ts";
 import type { RunState } from "../../core/model/states.ts";
 import { backfillProgress } from "../../core/policy/backfill-progress.ts";
 import { durationsByTask, poolUsage, FAR } from "../decision-rows.ts";
@@ -18,7 +18,7 @@ import { toIncidentCount, toPoolQueue, toRunStateCount, toTaskStateCount } from 
 export const mappers = rowMappers({ bool: (v) => v === true, json: (v) => v });
 const {
   toSkippedInterval, toWorker, toExpiredAttempt, toDatasetEvent, toFreshness, toFreshnessPublication, toOutboxAlert, toAuditEntry,
-  toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt, toApiToken, toChangeEvent, toWatermark, toCodeVersion
+  toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt, toApiToken, toChangeEvent, toWatermark, toCodeVersion, toCodeVersionUse
 } = mappers;
 
 /**
@@ -37,6 +37,10 @@ export class PostgresReads {
   async getCodeVersion(pipelineId: string, codeVersion: string): Promise<CodeVersionRecord | null> {
     const row = await this.db.first("selectCodeVersion", [pipelineId, codeVersion]);
     return row ? toCodeVersion(row) : null;
+  }
+
+  async listCodeVersions(pipelineId: string): Promise<CodeVersionUse[]> {
+    return (await this.db.rows("selectCodeVersionUses", [pipelineId])).map(toCodeVersionUse);
   }
 
   async countLiveRuns(pipelineId: string): Promise<number> {

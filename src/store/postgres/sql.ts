@@ -30,6 +30,10 @@ export const SQL = {
     VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8) ON CONFLICT DO NOTHING`,
   selectCodeVersion: `SELECT * FROM code_versions WHERE pipeline_id = $1 AND code_version = $2`,
 
+  selectCodeVersionUses: `
+    SELECT v.*, count(r.run_id) AS runs, min(r.started_at) AS first_ran_at, min(r.business_date) AS first_date, max(r.business_date) AS last_date
+    FROM code_versions v LEFT JOIN runs r ON r.pipeline_id = v.pipeline_id AND r.code_version = v.code_version
+    WHERE v.pipeline_id = $1 GROUP BY v.pipeline_id, v.code_version ORDER BY v.created_at, v.code_version`,
   insertRun: `
     INSERT INTO runs (run_id, pipeline_id, interval_start, interval_end, business_date, state, trigger_kind,
                       triggered_by, reason, graph_version, params, created_at, backfill_id, code_version)

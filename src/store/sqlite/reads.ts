@@ -1,4 +1,4 @@
-import type { CodeVersionRecord } from "../port.ts";
+import type { CodeVersionRecord, CodeVersionUse } from "../port.ts";
 import type Database from "better-sqlite3";
 import type { RunState } from "../../core/model/states.ts";
 import { backfillProgress } from "../../core/policy/backfill-progress.ts";
@@ -21,7 +21,7 @@ export type Statements = { [K in keyof typeof SQL]: Database.Statement };
 export const mappers = rowMappers({ bool: (v) => v === 1, json: (v) => (v === null ? null : JSON.parse(v as string)) });
 const {
   toSkippedInterval, toWorker, toExpiredAttempt, toDatasetEvent, toFreshness, toFreshnessPublication, toOutboxAlert, toAuditEntry,
-  toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt, toApiToken, toChangeEvent, toWatermark, toCodeVersion
+  toLeadership, toIncident, toBackfill, toBackfillItem, toRun, toTaskInstance, toAttempt, toApiToken, toChangeEvent, toWatermark, toCodeVersion, toCodeVersionUse
 } = mappers;
 
 /**
@@ -46,6 +46,10 @@ export class SqliteReads {
   async getCodeVersion(pipelineId: string, codeVersion: string): Promise<CodeVersionRecord | null> {
     const row = this.q.selectCodeVersion.get(pipelineId, codeVersion) as Row | undefined;
     return row ? toCodeVersion(row) : null;
+  }
+
+  async listCodeVersions(pipelineId: string): Promise<CodeVersionUse[]> {
+    return (this.q.selectCodeVersionUses.all(pipelineId) as Row[]).map(toCodeVersionUse);
   }
 
   async countLiveRuns(pipelineId: string): Promise<number> {

@@ -84,6 +84,23 @@ export function runsContract(h: Harness): void {
       expect((await store.getRun("p@2026-09-02"))?.codeVersion).toBeNull();
     });
 
+    it("lists a pipeline's code versions oldest first, each with the runs pinned to it", async () => {
+      const version = (codeVersion: string, createdAt: number) => ({
+        pipelineId: "p", codeVersion, graphVersion: "v1", file: "pipelines/p.ts", location: "/b", packages: {}, createdAt, createdBy: null,
+      });
+      await store.saveCodeVersion(version("c2", T0 + 10));
+      await store.saveCodeVersion(version("c1", T0));
+      await store.saveCodeVersion({ ...version("c9", T0), pipelineId: "other" });
+      await saveGraph();
+      for (const day of ["2026-09-01", "2026-09-03"]) await store.createRunIfAbsent(newRun({ businessDate: day, codeVersion: "c1", tasks: tasksOf(["a"]) }));
+      await claim(10, T0 + 5);
+      const listed = await store.listCodeVersions("p");
+      expect(listed.map((v) => [v.codeVersion, v.runs, v.firstDate, v.lastDate])).toEqual([["c1", 2, "2026-09-01", "2026-09-03"], ["c2", 0, null, null]]);
+      expect(listed[0]!.firstRanAt).toBe(T0 + 5);
+      expect(listed[1]!.firstRanAt).toBeNull();
+      expect(await store.listCodeVersions("nope")).toEqual([]);
+    });
+
     it("keeps a run's code version through a rerun, and moves it with its graph when the rerun names one, even for some tasks only", async () => {
       await saveGraph();
       await store.createRunIfAbsent(newRun({ codeVersion: "c1", tasks: tasksOf(["a", "b"], [["a", "b"]]) }));
