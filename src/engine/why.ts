@@ -2,6 +2,7 @@ import type { Pipeline } from "../core/pipeline/types.ts";
 import { formatInstant } from "../core/time/dates.ts";
 import type { Interval } from "../core/time/interval.ts";
 import type { Store, TaskInstanceRecord } from "../store/port.ts";
+import { parseMappedTaskId } from "../core/policy/fan-out.ts";
 
 export interface WhyContext {
   store: Store;
@@ -34,7 +35,8 @@ export async function explainRun(ctx: WhyContext, runId: string, taskId?: string
     ((version?.definition.tasks as { id: string; upstream: string[] }[] | undefined) ?? []).map((t) => [t.id, t.upstream]),
   );
   const byId = new Map(tasks.map((t) => [t.taskId, t]));
-  const selected = taskId ? tasks.filter((t) => t.taskId === taskId) : tasks;
+  // A mapped task's instances are told through it (there may be 100,000), unless one is asked for.
+  const selected = taskId ? tasks.filter((t) => t.taskId === taskId) : tasks.filter((t) => parseMappedTaskId(t.taskId) === null);
   if (taskId && selected.length === 0) return [`run ${runId} has no task ${taskId}`];
 
   const pools = new Map((await store.listPools()).map((p) => [p.name, p]));
@@ -95,6 +97,10 @@ async function explainTask(
     case "removed":
       return `${task.state.replace("_", " ")}${task.reason ? `: ${task.reason}` : ""}`;
     case "scheduled": {
+      if (task.mapped) {
+        const { live, failing, total } = task.mapped;
+        return `waiting for its mapped instances: ${live} of ${total} still to end${failing ? `, ${failing} failed` : ""}`;
+      }
       const waiting = upstream
         .map((id) => byId.get(id))
         .filter((t): t is TaskInstanceRecord => !!t && !["success", "failed", "skipped", "upstream_failed"].includes(t.state));

@@ -150,6 +150,7 @@ export function rowMappers(decode: RowDecoding) {
       reason: r.reason,
       startedAt: r.started_at,
       endedAt: r.ended_at,
+      mapped: r.map_total === null || r.map_total === undefined ? null : { live: Number(r.map_live), failing: Number(r.map_failing), total: Number(r.map_total) },
     };
   }
 

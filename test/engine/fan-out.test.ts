@@ -101,6 +101,23 @@ describe("fan-out: a task mapped over a list found when it becomes eligible", ()
     expect((await t.store.listTaskInstances(RUN)).find((x) => x.taskId === "load")!.state).toBe("queued");
   });
 
+  it("says why a run waits on a mapped task in one line for it, and explains one instance when asked", async () => {
+    const clock = new FakeClock("2026-09-02T03:00:00Z");
+    const p = pipeline("files", { schedule: utc }, { load: { map: { items: () => ["a", "b"] }, run: () => {} } });
+    t = await openTestEngine([p], clock);
+    await t.engine.trigger("files", "2026-09-01");
+    const [first] = await t.store.claimReady({ workerId: "w", pid: 1, limit: 1, now: clock.now(), leaseMs: 60_000, logDir: t.dir });
+    await t.store.finishAttempt({
+      attemptId: first!.attemptId, workerId: "w", now: clock.now(), outcome: "success", retryable: false, retryAt: null, exitCode: null,
+      errorClass: null, errorMessage: null, summary: null, skipReason: null,
+      map: { items: [{ key: "a", item: '"a"' }, { key: "b", item: '"b"' }], maxActive: null },
+    });
+    const lines = await t.engine.why(RUN);
+    expect(lines).toContain("load: waiting for its mapped instances: 2 of 2 still to end");
+    expect(lines.some((l) => l.startsWith("load["))).toBe(false);
+    expect((await t.engine.why(RUN, "load[a]"))[0]).toMatch(/^load\[a\]: /);
+  });
+
   it("keys objects by the key function, retries an instance on its own, and expands a function of the context", async () => {
     const tries = new Map<string, number>();
     const p = pipeline("files", { schedule: utc }, {

@@ -180,6 +180,8 @@ export interface TaskInstanceRecord {
   reason: string | null;
   startedAt: number | null;
   endedAt: number | null;
+  /** A mapped task that expanded its list: how many of its instances are live, failing, and not removed. */
+  mapped?: { live: number; failing: number; total: number } | null;
 }
 
 export interface AttemptRecord {
