@@ -121,6 +121,49 @@ export function mappingContract(h: Harness): void {
       expect(outcome.runState).toBe("failed");
     });
 
+    it("clears one key of an ended run: that key, its chained instance and the reduce run again, no other key", async () => {
+      const edges = await saveGraph("chain", [["load", "check"], ["check", "report"]]);
+      const tasks = tasksOf(["load", "check", "report"], edges);
+      await store.createRunIfAbsent(newRun({ graphVersion: "chain", tasks }));
+      const [load] = await claim();
+      await store.finishAttempt(finish(load!, { map: { items: listOf(["a", "b"]), maxActive: null, chained: [{ taskId: "check", parent: "load" }] } }));
+      await finishAll((a) => (a.taskId === "load[b]" ? "failed" : "success"));
+      expect(await states()).toMatchObject({ load: "failed", "check[b]": "upstream_failed", report: "upstream_failed" });
+      expect((await store.getRun(RUN))!.state).toBe("failed");
+      const cleared = await store.clearKeys({ runId: RUN, taskId: "load", selector: "b", chain: ["check"], downstream: ["report"], tasks, at: T0 + 3_000 });
+      expect(cleared).toEqual({ keys: ["b"] });
+      expect(await states()).toEqual({
+        load: "scheduled", "load[a]": "success", "load[b]": "queued", check: "scheduled", "check[a]": "success", "check[b]": "scheduled", report: "scheduled",
+      });
+      expect((await store.getRun(RUN))!.state).toBe("queued");
+      const done = await finishAll(() => "success", T0 + 4_000);
+      expect(done).toEqual(["load[b]", "check[b]", "report"]);
+      expect(await states()).toMatchObject({ load: "success", check: "success", report: "success" });
+      expect((await store.getRun(RUN))!.state).toBe("success");
+      // try numbers go on: load[b] ran twice
+      expect((await store.listTaskInstances(RUN)).find((t) => t.taskId === "load[b]")!.tryNumber).toBe(2);
+    });
+
+    it("clears every key a pattern matches, and refuses a pattern matching nothing or reaching a running instance", async () => {
+      const load = await mappedRun();
+      await store.finishAttempt(finish(load, { map: { items: listOf(["2026-01", "2026-02", "2027-01", "a*b"]), maxActive: 1 } }));
+      await finishAll();
+      expect((await states()).reduce).toBe("success");
+      const tasks = tasksOf(["list", "load", "reduce"], [["list", "load"], ["load", "reduce"]]);
+      const clear = (selector: string) => store.clearKeys({ runId: RUN, taskId: "load", selector, chain: [], downstream: ["reduce"], tasks, at: T0 + 3_000 });
+      await expect(clear("2025-*")).rejects.toThrow(/no instance of load matches load\[2025-\*\]/);
+      expect((await clear("2026-*")).keys).toEqual(["2026-01", "2026-02"]);
+      // maxActive 1 holds the second key back
+      expect(await states()).toMatchObject({ load: "scheduled", "load[2026-01]": "queued", "load[2026-02]": "scheduled", "load[2027-01]": "success", reduce: "scheduled" });
+      const [running] = await claim(10, T0 + 4_000);
+      expect(running!.taskId).toBe("load[2026-01]");
+      await expect(clear("*")).rejects.toThrow(/running \(load\[2026-01\]\)/);
+      await store.finishAttempt(finish(running!, { now: T0 + 4_000 }));
+      expect(await finishAll(() => "success", T0 + 5_000)).toEqual(["load[2026-02]", "reduce"]);
+      // an escaped star names the key itself
+      expect((await clear("a\\*b")).keys).toEqual(["a*b"]);
+    });
+
     it("skips a mapped task whose list is empty, with the reason, and the run goes on", async () => {
       const load = await mappedRun();
       const outcome = await store.finishAttempt(finish(load, { map: { items: [], maxActive: null } }));
