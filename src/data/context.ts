@@ -18,6 +18,8 @@ export interface WriteContext {
   tryNumber: number;
   /** The business date of the run, YYYY-MM-DD; checked against frozen dates. */
   businessDate?: string | null;
+  /** A mapped instance's key (`ctx.mapKey`); replaceKey replaces the rows of this key. */
+  mapKey?: string | null;
   /** When set, the write is applied at most once per (table, batchId). */
   batchId?: string | null;
   /** The run's trigger; incremental loads read it to choose between the watermark and the interval. */
@@ -41,6 +43,7 @@ export function writerPrefix(context: WriteContext | null | undefined): string {
 export function writeContextFrom(
   ctx: {
     runId: string; pipelineId: string; taskId: string; tryNumber: number; businessDate?: string | null; trigger?: RunTrigger | null;
+    mapKey?: string | null;
     interval?: { start: ZonedInstant; end: ZonedInstant } | null;
   },
   extra: { batchId?: string | null } = {},
@@ -55,6 +58,7 @@ export function writeContextFrom(
     taskId: ctx.taskId,
     tryNumber: ctx.tryNumber,
     businessDate: ctx.businessDate ?? null,
+    mapKey: ctx.mapKey ?? null,
     batchId: extra.batchId ?? null,
     trigger: ctx.trigger ?? null,
     interval,

@@ -19,6 +19,7 @@ export { readHistory, formatHistory, type HistoryEntry, type Operation } from ".
 export { readFileHistory, formatFileHistory, type FileHistoryEntry } from "./files/file-history.ts";
 export type { LoadOptions, WriteSummary } from "./loaders/common.ts";
 export { replaceWhere, type ReplaceWhereOptions } from "./loaders/replace-where.ts";
+export { replaceKey, keyBatchId, type ReplaceKeyOptions } from "./loaders/replace-key.ts";
 export { mergeByKey, type MergeByKeyOptions, type MergeSummary } from "./loaders/merge.ts";
 export { plainAppend, batchSink } from "./loaders/append.ts";
 export { swapPartition, partitionFile, type PartitionSwapOptions, type PartitionSwapSummary } from "./files/partition-swap.ts";

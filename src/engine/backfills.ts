@@ -124,7 +124,7 @@ export class Backfills {
       tellAudit(request, await this.#e.audit(actor, "backfill", pipeline, null, null, request.reason, {
         backfillId: backfill.backfillId, from: plan.from, to: plan.to, reprocess: plan.reprocess, openFrozen: request.openFrozen ?? null,
         // The choice and the versions the dates will run, as the preview showed them.
-        code: { choice: plan.code, versions: rangesOf(plan.items, (i) => (runs(i) ? i.codeVersion ?? "none" : null)) },
+        code: { choice: plan.code, versions: codeRanges(plan.items, runs) },
         planned: plan.items.filter(runs).length,
         left: plan.items.filter((i) => i.action === "leave").length,
         // Dates not ended yet differ only by their end: one range says it.
@@ -206,4 +206,11 @@ export class Backfills {
     if (downstream) for (const id of matched) for (const d of reachable(nodes, id, "downstream")) all.add(d);
     return [...pipeline.tasks.keys()].filter((id) => all.has(id));
   }
+}
+
+/** The dates the backfill runs, as ranges by the code version each runs (null: not pinned, no bundle). */
+function codeRanges(items: BackfillPlan["items"], runs: (item: BackfillPlan["items"][number]) => boolean): { from: string; to: string; version: string | null }[] {
+  const UNPINNED = "\0";
+  return rangesOf(items, (i) => (runs(i) ? i.codeVersion ?? UNPINNED : null))
+    .map(({ from, to, why }) => ({ from, to, version: why === UNPINNED ? null : why }));
 }

@@ -52,7 +52,7 @@ describe("history", () => {
 describe("the write context", () => {
   it("is taken from any object with the task context's fields", () => {
     const ctx = { runId: "r", pipelineId: "p", taskId: "t", tryNumber: 2, businessDate: "2026-09-01", params: {}, log: {} };
-    expect(writeContextFrom(ctx, { batchId: "b-7" })).toEqual({ runId: "r", pipelineId: "p", taskId: "t", tryNumber: 2, businessDate: "2026-09-01", batchId: "b-7", trigger: null, interval: null });
+    expect(writeContextFrom(ctx, { batchId: "b-7" })).toEqual({ runId: "r", pipelineId: "p", taskId: "t", tryNumber: 2, businessDate: "2026-09-01", mapKey: null, batchId: "b-7", trigger: null, interval: null });
     const start = Temporal.ZonedDateTime.from("2026-09-01T00:00[Europe/London]");
     const withRun = writeContextFrom({ ...ctx, trigger: "backfill", interval: { start, end: start.add({ days: 1 }) } });
     expect(withRun).toMatchObject({ trigger: "backfill", interval: { start: "2026-09-01T00:00:00+01:00", end: "2026-09-02T00:00:00+01:00" } });

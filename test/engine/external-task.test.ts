@@ -199,4 +199,40 @@ describe("external tasks", () => {
     expect(remote.cancelled).toEqual(["job-1"]);
     expect((await h.store.listExternalJobs("stopped@2026-09-01"))[0]).toMatchObject({ state: "cancelled" });
   });
+
+  it("a pause with stop reaches an external task whose poll is running at that moment: it waits for the poll, then skips it and cancels its job", async () => {
+    const remote = new RemoteEngine();
+    const job = remote.job();
+    let pollEntered!: () => void;
+    const entered = new Promise<void>((r) => (pollEntered = r));
+    let releasePoll!: () => void;
+    const released = new Promise<void>((r) => (releasePoll = r));
+    let blocking = false;
+    const slowPoll: ExternalJob<{ id: string }> = {
+      ...job,
+      poll: async (handle, ctx) => {
+        if (blocking) {
+          pollEntered();
+          await released;
+        }
+        return job.poll(handle, ctx);
+      },
+    };
+    const p = pipeline("stopped", { schedule: london(), start: "2026-09-01", end: "2026-09-01" }, {
+      job: { external: slowPoll, pollInterval: "10m", pollBackoff: false },
+    });
+    h = await ScheduleHarness.open([p], "2026-09-01T00:00:00Z");
+    await h.at("2026-09-02T01:00:00Z");
+    blocking = true;
+    const polling = h.at("2026-09-02T01:10:00Z");
+    await entered;
+    expect((await h.store.listTaskInstances("stopped@2026-09-01"))[0]).toMatchObject({ state: "running" });
+    const pausing = h.engine.pause("stopped", { note: "cluster migration", stop: true, actor: "ops" });
+    releasePoll();
+    await Promise.all([polling, pausing]);
+    expect((await h.store.listTaskInstances("stopped@2026-09-01"))[0]).toMatchObject({ state: "skipped", reason: "skipped by ops: stopped with the pipeline's pause: cluster migration" });
+    await h.work();
+    expect(remote.cancelled).toEqual(["job-1"]);
+    expect((await h.store.listExternalJobs("stopped@2026-09-01"))[0]).toMatchObject({ state: "cancelled" });
+  });
 });

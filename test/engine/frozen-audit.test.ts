@@ -36,6 +36,12 @@ describe("the audit of a backfill", () => {
     expect(entry).toMatchObject({ action: "backfill", actor: "ana", reason: "rebuild after the fix" });
     expect(entry!.details).toEqual({
       backfillId: backfill.backfillId, from: "2026-09-01", to: "2026-09-22", reprocess: "none", openFrozen: null,
+      // A pipeline defined in memory has no bundle: its dates run unpinned code.
+      code: { choice: "latest", versions: [
+        { from: "2026-09-03", to: "2026-09-07", version: null },
+        { from: "2026-09-15", to: "2026-09-15", version: null },
+        { from: "2026-09-17", to: "2026-09-19", version: null },
+      ] },
       planned: 9, left: 0,
       refused: [
         { from: "2026-09-01", to: "2026-09-02", why: "before the pipeline's start" },
