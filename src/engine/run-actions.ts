@@ -1,9 +1,10 @@
 import { ArgumentError, ConflictError, NotFoundError, UsageError } from "../core/model/errors.ts";
 import { cannotSurvive, parseCodeChoice, rerunCode } from "./records/code-choice.ts";
 import { pinnedCode } from "./project/pinned-code.ts";
-import type { Params } from "../core/pipeline/types.ts";
+import type { Params, Pipeline } from "../core/pipeline/types.ts";
 import { assertDeclaredParams } from "../core/pipeline/params.ts";
 import { reachable } from "../core/graph/dag.ts";
+import { keyedChain, mappedTaskId, parseMappedTaskId } from "../core/policy/fan-out.ts";
 import type { RunRecord, TaskInstanceRecord } from "../store/port.ts";
 import { defaultActor, tellAudit, type Acting } from "./acting.ts";
 import type { EngineContext } from "./engine-context.ts";
@@ -63,6 +64,12 @@ export class RunActions {
     // Same code by default: a clear runs again what the run ran.
     const code = await rerunCode(run, loaded, parseCodeChoice(request.code, "same"));
     const pipeline = code.pipeline;
+    const named = request.taskId ? parseMappedTaskId(request.taskId) : null;
+    if (named) {
+      // A key's clear always reaches what follows it, and only that.
+      if (request.upstream || request.failedOnly) throw new UsageError(`clear ${request.taskId}: a key or key pattern goes with neither upstream nor failed-only`);
+      return this.#clearKeys(run, pipeline, named, request);
+    }
     const tasks = await store.listTaskInstances(runId);
     let chosen = new Set(tasks.map((t) => t.taskId));
     if (request.taskId) {
@@ -99,6 +106,28 @@ export class RunActions {
     }));
     this.#e.announce();
     return this.#runs.taskInstances(runId);
+  }
+
+  /** A clear naming `task[key]` or `task[glob]`: those keys, their chained instances and what follows the mapped task, nothing else. */
+  async #clearKeys(run: RunRecord, pipeline: Pipeline, named: { taskId: string; key: string }, request: { reason: string; openFrozen?: string } & Acting): Promise<TaskInstanceRecord[]> {
+    const task = pipeline.tasks.get(named.taskId);
+    if (!task || !(task.kind === "function" && task.map)) throw new NotFoundError("task", `run ${run.runId}: ${named.taskId} is not a mapped task of pipeline ${pipeline.id}`);
+    this.#frozen.assertNotFrozen(pipeline, run.businessDate, request.openFrozen);
+    const chain = keyedChain(pipeline.tasks, named.taskId).map((l) => l.taskId);
+    const inChain = new Set(chain);
+    const downstream = [...reachable([...pipeline.tasks.values()], named.taskId, "downstream")].filter((id) => !inChain.has(id));
+    const involved = new Set([named.taskId, ...chain, ...downstream]);
+    const { keys } = await refusalsTranslated(() => this.#e.store.clearKeys({
+      runId: run.runId, taskId: named.taskId, selector: named.key, chain, downstream,
+      tasks: taskInstancesOf(pipeline).filter((t) => involved.has(t.taskId)), at: this.#e.clock.now(),
+    }));
+    const actor = request.actor ?? defaultActor();
+    tellAudit(request, await this.#e.audit(actor, "clear", this.#e.pipeline(run.pipelineId), run.runId, mappedTaskId(named.taskId, named.key), request.reason, {
+      keys: keys.length <= 100 ? keys : [...keys.slice(0, 100), `... ${keys.length - 100} more`], keyCount: keys.length, chain, downstream,
+      ...(request.openFrozen ? { openFrozen: request.openFrozen } : {}),
+    }));
+    this.#e.announce();
+    return this.#runs.taskInstances(run.runId);
   }
 
   async skip(runId: string, taskId: string, request: { reason: string } & Acting): Promise<TaskInstanceRecord> {

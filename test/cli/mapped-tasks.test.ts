@@ -71,6 +71,19 @@ describe("a mapped task in a pipeline file, run by idem run in task hosts", () =
     expect(bad.err).toContain("--state: unknown state done");
   });
 
+  it("clears one key by a glob: that instance and the reduce wait again, every other key stays done", () => {
+    const none = idem("clear", "files@2026-09-01", "--task", "load[zz*]", "--reason", "reload");
+    expect(none.code).not.toBe(0);
+    expect(none.err).toContain("no instance of load matches load[zz*]");
+    const cleared = idem("clear", "files@2026-09-01", "--task", "load[sub/*]", "--reason", "late correction");
+    expect(cleared.err).toBe("");
+    expect(cleared.code).toBe(0);
+    const states = JSON.parse(idem("tasks", "files@2026-09-01", "--mapped", "load", "--json").out).items.map((i: { key: string; state: string }) => `${i.key} ${i.state}`);
+    expect(states).toEqual(["a.csv success", "b.csv success", "sub/c.csv queued"]);
+    const audit = JSON.parse(idem("audit", "--pipeline", "files", "--json").out)[0];
+    expect(audit).toMatchObject({ action: "clear", taskId: "load[sub/*]", details: { keys: ["sub/c.csv"], keyCount: 1, downstream: ["report"] } });
+  });
+
   it("fails the mapped task with a data error naming pipeline, task, business date and the duplicate key, expanding nothing", () => {
     const run = idem("run", "files", "--date", "2026-09-02");
     expect(run.code).not.toBe(0);

@@ -19,8 +19,9 @@ export function planRerun(
   taskIds?: readonly string[],
 ): RerunPlan {
   const inGraph = new Set(wanted);
-  // A mapped instance is run again with its mapped task, whose list decides its instances anew
-  // (kept keys run again with their history): clearing one key alone is not done yet.
+  // A mapped instance named here runs again with its mapped task, whose list decides its
+  // instances anew (kept keys run again with their history); a clear of one key alone is
+  // planKeyClear's (key-clear.ts), which the engine uses for `task[key]`.
   const reset = taskIds ? [...new Set(taskIds.map((taskId) => parseMappedTaskId(taskId)?.taskId ?? taskId))] : [...inGraph];
   const unknown = reset.find((taskId) => !inGraph.has(taskId));
   if (unknown !== undefined) return { conflict: `run ${runId} has no task ${unknown}` };

@@ -39,6 +39,28 @@ export interface RunStore {
   skipTask(request: TaskActionRequest): Promise<TaskInstanceRecord>;
   /** Sets a task instance's final state by hand (success or failed); downstream follows. */
   markTask(request: TaskActionRequest & { state: "success" | "failed" }): Promise<TaskInstanceRecord>;
+  /**
+   * Runs again the mapped instances whose key `selector` names or matches (core's planKeyClear),
+   * their chained instances and the tasks downstream, in one transaction: the mapped tasks wait
+   * again for their instances, no other key runs again. Refused whole (nothing matches, one of
+   * them is running). The keys cleared.
+   */
+  clearKeys(request: KeyClearRequest): Promise<{ keys: string[] }>;
+}
+
+export interface KeyClearRequest {
+  runId: string;
+  /** The mapped task (not an instance id). */
+  taskId: string;
+  /** The key, or a glob, inside the brackets. */
+  selector: string;
+  /** The tasks mapped by key over it, in chain order. */
+  chain: readonly string[];
+  /** The plain tasks downstream of it and of its chain. */
+  downstream: readonly string[];
+  /** Tries, trigger rule, pool, slots and priority of the mapped task, its chain and the downstream tasks. */
+  tasks: readonly NewTaskInstance[];
+  at: number;
 }
 
 export interface NewPipelineVersion {

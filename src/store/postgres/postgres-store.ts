@@ -9,6 +9,7 @@ import type { RunState, TaskState } from "../../core/model/states.ts";
 import { attemptLogPath } from "../../core/model/log-path.ts";
 import { planClaim } from "../../core/policy/claim-plan.ts";
 import { planRerun } from "../../core/policy/rerun-plan.ts";
+import { planKeyClear } from "../../core/policy/key-clear.ts";
 import { mappedTaskEnd, parseMappedTaskId, type MappedItem } from "../../core/policy/fan-out.ts";
 import { expansionWrites, REMOVED_REASON } from "../mapping-rows.ts";
 import { othersMayFindWork } from "../../core/policy/wake-others.ts";
@@ -17,7 +18,7 @@ import { assertSummaryFits, claimCandidate, datasetWaits, isCurrentAttempt, wait
 import {
   StoreConflictError, type AttemptFinish, type AuditEntry, type ClaimRequest,
   type ClaimedAttempt, type FinishAndClaim, type FinishedAndClaimed, type FinishOutcome, type Leadership, type NewAuditEntry,
-  type NewPipelineVersion, type NewRun, type NewTaskInstance, type PauseRequest, type PipelineState, type RerunRequest, type RunRecord, type SkipIntervalsRequest, type Store,
+  type NewPipelineVersion, type NewRun, type NewTaskInstance, type PauseRequest, type PipelineState, type RerunRequest, type KeyClearRequest, type RunRecord, type SkipIntervalsRequest, type Store,
   type TaskInstanceRecord, type TaskActionRequest, type NewBackfill, type BackfillRecord, type BackfillState, type NewIncident, type Incident, type IncidentActionRequest, type AlertEvent,
   type NewApiToken, type ApiTokenRecord
 } from "../port.ts";
@@ -230,6 +231,51 @@ export class PostgresStore extends PostgresReads implements Store {
       tasks.map((t) => t.priority),
       fromBackfill,
     ]);
+  }
+
+  async clearKeys(request: KeyClearRequest): Promise<{ keys: string[] }> {
+    return this.#announcing(this.db.tx(async (tx) => {
+      const { runId, taskId } = request;
+      if (!(await tx.first("lockRun", [runId]))) throw new StoreConflictError(`no run ${runId}`);
+      // The mapped task's row first (as an instance ending takes it), so no instance ends its task meanwhile.
+      await tx.first("mapCounts", [runId, taskId]);
+      const instances = (await tx.rows("mapExistingKeys", [runId, taskId])).map((r) => ({ key: r.map_key as string, state: r.state as TaskState }));
+      const chainStates = new Map<string, TaskState>();
+      for (const link of request.chain) {
+        for (const r of await tx.rows("mapExistingKeys", [runId, link])) chainStates.set(`${link}[${r.map_key}]`, r.state as TaskState);
+      }
+      const downstream: { taskId: string; state: TaskState }[] = [];
+      for (const id of request.downstream) {
+        const row = await tx.first("selectTaskInstance", [runId, id]);
+        if (row) downstream.push({ taskId: id, state: row.state as TaskState });
+      }
+      const plan = planKeyClear({ runId, taskId, selector: request.selector, instances, chain: request.chain, chainStates, downstream });
+      if (plan.conflict !== undefined) throw new StoreConflictError(plan.conflict);
+      const task = new Map(request.tasks.map((t) => [t.taskId, t]));
+      const reset = (id: string, of: string) => {
+        const t = task.get(of);
+        if (!t) throw new StoreConflictError(`run ${runId}: no task ${of} in the request`);
+        void tx.send("resetTaskInstance", [runId, id, t.maxTries, t.triggerRule, t.pool, t.slots, t.priority]);
+      };
+      for (const id of plan.instances) reset(id, parseMappedTaskId(id)!.taskId);
+      for (const id of plan.downstream) reset(id, id);
+      for (const mapped of plan.reopen) {
+        const counts = await tx.first("mapCounts", [runId, mapped]);
+        if (counts && counts.map_total !== null) void tx.send("mapRecount", [runId, mapped, counts.map_max_active]);
+      }
+      // The named task's instances wait on nothing but maxActive; chained ones wait for their key's parent.
+      const maxActive = (await tx.first("mapCounts", [runId, taskId]))!.map_max_active as number | null;
+      if (maxActive === null) {
+        const ids = plan.keys.map((key) => `${taskId}[${key}]`);
+        void tx.send("settleTaskInstancesOfRuns", [ids.map(() => runId), ids, ids.map(() => "queued"), ids.map(() => null), ids.map(() => request.at)]);
+      } else {
+        const active = Number((await tx.first("mapActive", [runId, taskId]))!.n);
+        for (let free = Math.min(Number(maxActive) - active, plan.keys.length); free > 0; free--) await tx.send("mapReleaseHeld", [runId, taskId, request.at]);
+      }
+      void tx.send("reopenRun", [runId]);
+      this.#notify(tx);
+      return { keys: plan.keys };
+    }));
   }
 
   async rerun(request: RerunRequest): Promise<RunRecord> {

@@ -364,6 +364,10 @@ export const SQL = {
                      AND m.state IN ('failed', 'upstream_failed')),
       map_total = (SELECT count(*) FROM task_instances m WHERE m.run_id = $1 AND m.map_task = $2 AND m.state <> 'removed')
     WHERE run_id = $1 AND task_id = $2`,
+  /** Instances of a mapped task that hold a maxActive place (held ones wait as 'scheduled'). */
+  mapActive: `
+    SELECT count(*) AS n FROM task_instances WHERE run_id = $1 AND map_task = $2
+    AND state IN ('queued', 'running', 'up_for_retry', 'up_for_reschedule')`,
   /** The mapped task's row, locked: instances of one mapped task ending at once take turns here. */
   mapCounts: `
     SELECT state, try_number, max_tries, map_live, map_failing, map_total, map_max_active FROM task_instances

@@ -186,6 +186,10 @@ export const SQL = {
                      AND m.state IN ('failed', 'upstream_failed')),
       map_total = (SELECT count(*) FROM task_instances m WHERE m.run_id = @runId AND m.map_task = @taskId AND m.state <> 'removed')
     WHERE run_id = @runId AND task_id = @taskId`,
+  /** Instances of a mapped task that hold a maxActive place (held ones wait as 'scheduled'). */
+  mapActive: `
+    SELECT count(*) AS n FROM task_instances WHERE run_id = ? AND map_task = ?
+    AND state IN ('queued', 'running', 'up_for_retry', 'up_for_reschedule')`,
   mapCounts: `
     SELECT state, try_number, max_tries, map_live, map_failing, map_total, map_max_active FROM task_instances
     WHERE run_id = ? AND task_id = ?`,

@@ -14,12 +14,13 @@ import { assertSummaryFits, claimCandidate, datasetWaits, isCurrentAttempt, wait
 import {
   StoreConflictError, type AttemptFinish, type AuditEntry, type ClaimRequest,
   type ClaimedAttempt, type FinishOutcome, type FinishAndClaim, type FinishedAndClaimed, type NewAuditEntry, type NewPipelineVersion, type NewRun, type NewTaskInstance,
-  type RerunRequest, type RunRecord, type Store, type TaskInstanceRecord, type PipelineState,
+  type RerunRequest, type KeyClearRequest, type RunRecord, type Store, type TaskInstanceRecord, type PipelineState,
   type PauseRequest, type SkipIntervalsRequest, type MappedInstanceQuery, type MappedInstanceRecord, type Leadership, type TaskActionRequest, type NewBackfill, type BackfillRecord, type BackfillState, type NewIncident, type Incident, type IncidentActionRequest, type AlertEvent, type NewApiToken, type ApiTokenRecord
 } from "../port.ts";
 import { assertRestatable } from "../restatable.ts";
 import { expansionWrites, REMOVED_REASON } from "../mapping-rows.ts";
 import { mappedTaskEnd, parseMappedTaskId, type MappedItem } from "../../core/policy/fan-out.ts";
+import { planKeyClear } from "../../core/policy/key-clear.ts";
 import { openWalDatabase } from "../../sqlite/open-wal.ts";
 import { auditActionOf, decideIncidentAction, reopenDue, SYSTEM_ACTOR } from "../../core/policy/incident-lifecycle.ts";
 import { incidentAudit } from "../incident-audit.ts";
@@ -170,6 +171,47 @@ export class SqliteStore extends SqliteReads implements Store {
       if (!request.resume) q.requestExternalCancels.run(request.restate ? "restated: the run runs again" : "cleared: the task runs again", request.runId);
       this.#finishRunIfDone(request.runId, request.at);
       return toRun(q.selectRun.get(request.runId) as Row);
+    }).immediate();
+  }
+
+  async clearKeys(request: KeyClearRequest): Promise<{ keys: string[] }> {
+    return this.db.transaction(() => {
+      const q = this.q;
+      const { runId, taskId } = request;
+      if (!q.selectRun.get(runId)) throw new StoreConflictError(`no run ${runId}`);
+      const instances = (q.mapExistingKeys.all(runId, taskId) as Row[]).map((r) => ({ key: r.map_key as string, state: r.state as TaskState }));
+      const chainStates = new Map<string, TaskState>();
+      for (const link of request.chain) {
+        for (const r of q.mapExistingKeys.all(runId, link) as Row[]) chainStates.set(`${link}[${r.map_key}]`, r.state);
+      }
+      const downstream = request.downstream.flatMap((id) => {
+        const row = q.selectTaskInstance.get(runId, id) as Row | undefined;
+        return row ? [{ taskId: id, state: row.state as TaskState }] : [];
+      });
+      const plan = planKeyClear({ runId, taskId, selector: request.selector, instances, chain: request.chain, chainStates, downstream });
+      if (plan.conflict !== undefined) throw new StoreConflictError(plan.conflict);
+      const task = new Map(request.tasks.map((t) => [t.taskId, t]));
+      const reset = (id: string, of: string) => {
+        const t = task.get(of);
+        if (!t) throw new StoreConflictError(`run ${runId}: no task ${of} in the request`);
+        q.resetTaskInstance.run({ runId, taskId: id, maxTries: t.maxTries, triggerRule: t.triggerRule, pool: t.pool, slots: t.slots, priority: t.priority });
+      };
+      for (const id of plan.instances) reset(id, parseMappedTaskId(id)!.taskId);
+      for (const id of plan.downstream) reset(id, id);
+      for (const mapped of plan.reopen) {
+        const counts = q.mapCounts.get(runId, mapped) as Row | undefined;
+        if (counts?.map_total !== null && counts?.map_total !== undefined) q.mapRecount.run({ runId, taskId: mapped, maxActive: counts.map_max_active });
+      }
+      // The named task's instances wait on nothing but maxActive; chained ones wait for their key's parent.
+      const maxActive = (q.mapCounts.get(runId, taskId) as Row).map_max_active as number | null;
+      if (maxActive === null) {
+        for (const key of plan.keys) q.queueTaskInstance.run(request.at, runId, `${taskId}[${key}]`);
+      } else {
+        const active = (q.mapActive.get(runId, taskId) as Row).n as number;
+        for (let free = Math.min(maxActive - active, plan.keys.length); free > 0; free--) q.mapReleaseHeld.run({ runId, taskId, at: request.at });
+      }
+      q.reopenRun.run(runId);
+      return { keys: plan.keys };
     }).immediate();
   }
 

@@ -15,31 +15,31 @@ function listOf(keys: readonly string[]): MappedItem[] {
 }
 
 export function mappingContract(h: Harness): void {
-  describe("MappingReads", () => {
-    const { store, saveGraph, claim, finish, states } = h;
+  const { store, saveGraph, claim, finish, states } = h;
 
-    /** list -> load (mapped) -> reduce; `list` ran, `load`'s first step is claimed and returned. */
-    async function mappedRun(overrides: Parameters<typeof tasksOf>[2] = {}): Promise<ClaimedAttempt> {
-      const edges = await saveGraph("mapped", [["list", "load"], ["load", "reduce"]]);
-      await store.createRunIfAbsent(newRun({ graphVersion: "mapped", tasks: tasksOf(["list", "load", "reduce"], edges, overrides) }));
-      const [list] = await claim();
-      await store.finishAttempt(finish(list!));
-      const [load] = await claim();
-      expect(load!.taskId).toBe("load");
-      return load!;
-    }
+  /** list -> load (mapped) -> reduce; `list` ran, `load`'s first step is claimed and returned. */
+  async function mappedRun(overrides: Parameters<typeof tasksOf>[2] = {}): Promise<ClaimedAttempt> {
+    const edges = await saveGraph("mapped", [["list", "load"], ["load", "reduce"]]);
+    await store.createRunIfAbsent(newRun({ graphVersion: "mapped", tasks: tasksOf(["list", "load", "reduce"], edges, overrides) }));
+    const [list] = await claim();
+    await store.finishAttempt(finish(list!));
+    const [load] = await claim();
+    expect(load!.taskId).toBe("load");
+    return load!;
+  }
 
-    async function finishAll(outcome: (a: ClaimedAttempt) => "success" | "failed" = () => "success", now = T0 + 2_000): Promise<string[]> {
-      const done: string[] = [];
-      for (let batch = await claim(50, now); batch.length > 0; batch = await claim(50, now)) {
-        for (const a of batch) {
-          await store.finishAttempt(finish(a, { now, outcome: outcome(a), summary: JSON.stringify({ rows: a.mapKey?.length ?? 0 }) }));
-          done.push(a.taskId);
-        }
+  async function finishAll(outcome: (a: ClaimedAttempt) => "success" | "failed" = () => "success", now = T0 + 2_000): Promise<string[]> {
+    const done: string[] = [];
+    for (let batch = await claim(50, now); batch.length > 0; batch = await claim(50, now)) {
+      for (const a of batch) {
+        await store.finishAttempt(finish(a, { now, outcome: outcome(a), summary: JSON.stringify({ rows: a.mapKey?.length ?? 0 }) }));
+        done.push(a.taskId);
       }
-      return done;
     }
+    return done;
+  }
 
+  describe("MappingReads", () => {
     it("expands a list into one instance per key, each claimed with its key and item, and ends the mapped task when they all have", async () => {
       const load = await mappedRun({ load: { maxTries: 3, pool: null, priority: 5 } });
       const outcome = await store.finishAttempt(finish(load, { map: { items: listOf(["b.csv", "a.csv", "c/d.csv"]), maxActive: null } }));
@@ -177,5 +177,53 @@ export function mappingContract(h: Harness): void {
       expect(first.map((c) => c.mapKey)).toEqual(keys.slice(0, 3));
       expect((await store.getRun(RUN))!.state).toBe("running");
     }, 120_000);
+  });
+
+  // Clearing by key is a RunStore method, tested here with the mapped runs above.
+  describe("RunStore", () => {
+    describe("clearing mapped instances by key", () => {
+      it("clears one key of an ended run: that key, its chained instance and the reduce run again, no other key", async () => {
+        const edges = await saveGraph("chain", [["load", "check"], ["check", "report"]]);
+        const tasks = tasksOf(["load", "check", "report"], edges);
+        await store.createRunIfAbsent(newRun({ graphVersion: "chain", tasks }));
+        const [load] = await claim();
+        await store.finishAttempt(finish(load!, { map: { items: listOf(["a", "b"]), maxActive: null, chained: [{ taskId: "check", parent: "load" }] } }));
+        await finishAll((a) => (a.taskId === "load[b]" ? "failed" : "success"));
+        expect(await states()).toMatchObject({ load: "failed", "check[b]": "upstream_failed", report: "upstream_failed" });
+        expect((await store.getRun(RUN))!.state).toBe("failed");
+        const cleared = await store.clearKeys({ runId: RUN, taskId: "load", selector: "b", chain: ["check"], downstream: ["report"], tasks, at: T0 + 3_000 });
+        expect(cleared).toEqual({ keys: ["b"] });
+        expect(await states()).toEqual({
+          load: "scheduled", "load[a]": "success", "load[b]": "queued", check: "scheduled", "check[a]": "success", "check[b]": "scheduled", report: "scheduled",
+        });
+        expect((await store.getRun(RUN))!.state).toBe("queued");
+        const done = await finishAll(() => "success", T0 + 4_000);
+        expect(done).toEqual(["load[b]", "check[b]", "report"]);
+        expect(await states()).toMatchObject({ load: "success", check: "success", report: "success" });
+        expect((await store.getRun(RUN))!.state).toBe("success");
+        // try numbers go on: load[b] ran twice
+        expect((await store.listTaskInstances(RUN)).find((t) => t.taskId === "load[b]")!.tryNumber).toBe(2);
+      });
+
+      it("clears every key a pattern matches, and refuses a pattern matching nothing or reaching a running instance", async () => {
+        const load = await mappedRun();
+        await store.finishAttempt(finish(load, { map: { items: listOf(["2026-01", "2026-02", "2027-01", "a*b"]), maxActive: 1 } }));
+        await finishAll();
+        expect((await states()).reduce).toBe("success");
+        const tasks = tasksOf(["list", "load", "reduce"], [["list", "load"], ["load", "reduce"]]);
+        const clear = (selector: string) => store.clearKeys({ runId: RUN, taskId: "load", selector, chain: [], downstream: ["reduce"], tasks, at: T0 + 3_000 });
+        await expect(clear("2025-*")).rejects.toThrow(/no instance of load matches load\[2025-\*\]/);
+        expect((await clear("2026-*")).keys).toEqual(["2026-01", "2026-02"]);
+        // maxActive 1 holds the second key back
+        expect(await states()).toMatchObject({ load: "scheduled", "load[2026-01]": "queued", "load[2026-02]": "scheduled", "load[2027-01]": "success", reduce: "scheduled" });
+        const [running] = await claim(10, T0 + 4_000);
+        expect(running!.taskId).toBe("load[2026-01]");
+        await expect(clear("*")).rejects.toThrow(/running \(load\[2026-01\]\)/);
+        await store.finishAttempt(finish(running!, { now: T0 + 4_000 }));
+        expect(await finishAll(() => "success", T0 + 5_000)).toEqual(["load[2026-02]", "reduce"]);
+        // an escaped star names the key itself
+        expect((await clear("a\\*b")).keys).toEqual(["a*b"]);
+      });
+    });
   });
 }
