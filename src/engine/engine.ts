@@ -18,6 +18,7 @@ import type { Acting } from "./acting.ts";
 import type { EngineContext } from "./engine-context.ts";
 import { ApiTokens, type TokenInfo } from "./tokens.ts";
 import { collectBundles, type BundleCollection } from "./bundle-collection.ts";
+import { codeDiff, type CodeDiff } from "./code-diff.ts";
 import type { BundleRetention } from "../core/policy/bundle-retention.ts";
 import { Pages, type Page } from "./pages.ts";
 import { Backfills, type BackfillPlan, type BackfillRequest } from "./backfills.ts";
@@ -547,6 +548,11 @@ export class Engine {
   /** Removes the pipeline's bundles no run, window or retention rule needs (bundle-collection.ts). */
   async collectBundles(pipelineId: string, request: Acting & { retention?: Partial<BundleRetention> } = {}): Promise<BundleCollection> {
     return collectBundles(this.store, this.clock, pipelineId, request);
+  }
+
+  /** The graph and source differences between two of the pipeline's code versions (code-diff.ts). */
+  async codeDiff(pipelineId: string, from: string, to: string): Promise<CodeDiff> {
+    return codeDiff(this.store, pipelineId, from, to);
   }
 
   /** The run's code version, the pipeline's latest, and what keeps the run from moving to it (records/code-choice.ts). */

@@ -113,6 +113,15 @@ describe("a run keeps its code (SQLite, real processes)", () => {
     expect(await runEnded(project, "pinned@2026-09-01")).toBe("success");
     expect(codeRan(attempts(project, "pinned@2026-09-01")).slice(12)).toEqual(["after:v2", "last:v2"]);
 
+    // The diff of the two versions: the same graph; the sources differ in the module and the comment.
+    const diff = cli("versions", "pinned", "--diff", oldVersion.slice(0, 8), newVersion);
+    expect(diff.status, diff.stderr).toBe(0);
+    expect(diff.stdout).toContain(`pipeline pinned, code version ${oldVersion} -> ${newVersion}\ngraph: the same tasks, kinds and dependencies\n`);
+    expect(diff.stdout).toContain(`--- ${oldVersion}/lib/version.ts\n+++ ${newVersion}/lib/version.ts\n@@ -1,2 +1,2 @@\n-export const CODE = "v1";\n+export const CODE = "v2";\n`);
+    expect(diff.stdout).toContain("-// first deploy\n+// second deploy\n");
+    const wrong = cli("versions", "pinned", "--diff", "0000", newVersion);
+    expect([wrong.status, wrong.stderr.trim()]).toEqual([2, expect.stringContaining("pipeline pinned has no code version 0000 (idem versions pinned lists them)")]);
+
     // Collection: the old version has no run left, so its bundle goes, audited; it stays listed, marked.
     const collected = cli("versions", "pinned", "--collect", "--keep-newest", "1", "--keep-days", "0", "--reason", "tidy");
     expect(collected.status, collected.stderr).toBe(0);
@@ -125,6 +134,7 @@ describe("a run keeps its code (SQLite, real processes)", () => {
     expect(entry).toHaveLength(1);
     expect(JSON.parse(entry[0]!.details)).toMatchObject({ retention: { keepNewest: 1, keepDays: 0 }, needed: [] });
     expect(JSON.parse(entry[0]!.details).collected).toContain(oldVersion);
+    expect(cli("versions", "pinned", "--diff", oldVersion, newVersion).stderr).toContain(`code version ${oldVersion} of pipeline pinned was collected: its sources are gone`);
     expect(cli("versions", "pinned", "--collect", "--keep-newest", "0").stderr).toMatch(/--keep-newest.*Expected a whole number >= 1/);
   }, 120_000);
 

@@ -1,5 +1,7 @@
 import { isoTime, printJson, table } from "../format.ts";
 import type { Cli } from "../lazy.ts";
+import { UsageError } from "../../core/model/errors.ts";
+import type { GraphDiff } from "../../core/pipeline/graph-diff.ts";
 import { withEngine } from "../project.ts";
 
 interface VersionsFlags {
@@ -8,10 +10,21 @@ interface VersionsFlags {
   keepNewest?: number;
   keepDays?: number;
   reason?: string;
+  diff?: string[];
 }
 
 export function versions(cli: Cli, pipelineId: string, flags: VersionsFlags) {
   return withEngine(cli, { pipelines: false }, async (engine, actor) => {
+    if (flags.diff) {
+      if (flags.diff.length !== 2) throw new UsageError(`--diff takes two code versions of ${pipelineId}, got ${flags.diff.length}`);
+      const diff = await engine.codeDiff(pipelineId, flags.diff[0]!, flags.diff[1]!);
+      if (flags.json) return printJson(diff);
+      console.log(`pipeline ${pipelineId}, code version ${diff.from} -> ${diff.to}`);
+      for (const line of graphLines(diff.graph)) console.log(line);
+      if (diff.sources.length === 0) console.log("sources: the same");
+      for (const source of diff.sources) process.stdout.write(source.diff);
+      return;
+    }
     if (flags.collect) {
       const done = await engine.collectBundles(pipelineId, { actor, reason: flags.reason, retention: retentionOf(flags) });
       if (flags.json) return printJson(done);
@@ -38,4 +51,13 @@ export function versions(cli: Cli, pipelineId: string, flags: VersionsFlags) {
 /** Only the flags given: the engine's defaults (core/policy/bundle-retention.ts) fill the rest. */
 function retentionOf(flags: VersionsFlags): { keepNewest?: number; keepDays?: number } {
   return { ...(flags.keepNewest === undefined ? {} : { keepNewest: flags.keepNewest }), ...(flags.keepDays === undefined ? {} : { keepDays: flags.keepDays }) };
+}
+
+function graphLines(graph: GraphDiff): string[] {
+  if (graph.added.length + graph.removed.length + graph.changed.length === 0) return ["graph: the same tasks, kinds and dependencies"];
+  return [
+    ...graph.added.map((id) => `graph: task ${id} added`),
+    ...graph.removed.map((id) => `graph: task ${id} removed`),
+    ...graph.changed.map((c) => `graph: task ${c.taskId} changed: ${c.changes.join("; ")}`),
+  ];
 }

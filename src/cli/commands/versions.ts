@@ -9,6 +9,7 @@ export function registerVersionsCommand(program: Command): void {
     .option("--collect", "remove the bundles no run, window or retention rule needs (audited)")
     .option("--keep-newest <n>", "with --collect: the newest versions always kept (default 3)", positiveWholeNumber)
     .option("--keep-days <n>", "with --collect: versions recorded, and versions of runs created or ended, within this many days are kept (default 30)", wholeNumber)
+    .option("--diff <versions...>", "two versions (or unique prefixes): the graph changes (tasks added, removed, changed) and a unified diff of their sources")
     .option("--reason <text>", "why, for the audit log")
     .option("--json", "print as JSON")
     .action(lazy(() => import("../actions/versions.ts"), "versions"));
