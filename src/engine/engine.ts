@@ -17,6 +17,8 @@ import type { FrozenPeriod } from "../core/policy/frozen.ts";
 import type { Acting } from "./acting.ts";
 import type { EngineContext } from "./engine-context.ts";
 import { ApiTokens, type TokenInfo } from "./tokens.ts";
+import { collectBundles, type BundleCollection } from "./bundle-collection.ts";
+import type { BundleRetention } from "../core/policy/bundle-retention.ts";
 import { Pages, type Page } from "./pages.ts";
 import { Backfills, type BackfillPlan, type BackfillRequest } from "./backfills.ts";
 import { IncidentActions, type IncidentAcknowledgeRequest, type IncidentView } from "./incidents.ts";
@@ -540,6 +542,11 @@ export class Engine {
   /** A pipeline's code versions, oldest first, with the runs pinned to each (docs/code-versions.md). */
   async codeVersions(pipelineId: string): Promise<CodeVersionUse[]> {
     return this.store.listCodeVersions(pipelineId);
+  }
+
+  /** Removes the pipeline's bundles no run, window or retention rule needs (bundle-collection.ts). */
+  async collectBundles(pipelineId: string, request: Acting & { retention?: Partial<BundleRetention> } = {}): Promise<BundleCollection> {
+    return collectBundles(this.store, this.clock, pipelineId, request);
   }
 
   /** The run's code version, the pipeline's latest, and what keeps the run from moving to it (records/code-choice.ts). */

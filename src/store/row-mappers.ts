@@ -320,6 +320,7 @@ export function rowMappers(decode: RowDecoding) {
     return {
       ...toCodeVersion(r), runs: Number(r.runs), firstRanAt: r.first_ran_at === null ? null : Number(r.first_ran_at),
       firstDate: r.first_date ?? null, lastDate: r.last_date ?? null,
+      collectedAt: r.collected_at === null || r.collected_at === undefined ? null : Number(r.collected_at),
     };
   }
 

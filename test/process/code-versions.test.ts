@@ -112,6 +112,20 @@ describe("a run keeps its code (SQLite, real processes)", () => {
     expect(cli("clear", "pinned@2026-09-01", "--task", "after", "--downstream", "--reason", "same code").status).toBe(0);
     expect(await runEnded(project, "pinned@2026-09-01")).toBe("success");
     expect(codeRan(attempts(project, "pinned@2026-09-01")).slice(12)).toEqual(["after:v2", "last:v2"]);
+
+    // Collection: the old version has no run left, so its bundle goes, audited; it stays listed, marked.
+    const collected = cli("versions", "pinned", "--collect", "--keep-newest", "1", "--keep-days", "0", "--reason", "tidy");
+    expect(collected.status, collected.stderr).toBe(0);
+    expect(collected.stdout).toMatch(new RegExp(`collected \\d+ bundle\\(s\\) of pinned: .*${oldVersion}`));
+    expect(readdirSync(join(project, ".idem", "bundles")).filter((f) => f.startsWith(oldVersion))).toEqual([]);
+    const after = JSON.parse(cli("versions", "pinned", "--json").stdout) as { codeVersion: string; collectedAt: number | null }[];
+    expect(after.find((v) => v.codeVersion === oldVersion)?.collectedAt).not.toBeNull();
+    expect(cli("versions", "pinned").stdout).toContain(`${oldVersion} (collected)`);
+    const entry = queryState<{ actor: string; reason: string; details: string }>(project, "SELECT actor, reason, details FROM audit_log WHERE action = 'bundles-collect'");
+    expect(entry).toHaveLength(1);
+    expect(JSON.parse(entry[0]!.details)).toMatchObject({ retention: { keepNewest: 1, keepDays: 0 }, needed: [] });
+    expect(JSON.parse(entry[0]!.details).collected).toContain(oldVersion);
+    expect(cli("versions", "pinned", "--collect", "--keep-newest", "0").stderr).toMatch(/--keep-newest.*Expected a whole number >= 1/);
   }, 120_000);
 
   it("backfills run again on the latest code by default, or on each run's own with same; the preview names the version each date will run", async () => {

@@ -15,6 +15,13 @@ export interface RunStore {
   getCodeVersion(pipelineId: string, codeVersion: string): Promise<CodeVersionRecord | null>;
   /** A pipeline's code versions, oldest first, each with the runs pinned to it (a history read, per pipeline). */
   listCodeVersions(pipelineId: string): Promise<CodeVersionUse[]>;
+  /**
+   * Marks a code version collected (its bundle may then be removed) unless a run pinned to it is
+   * not ended, or was created or ended at `keepRunsSince` or later: checked and marked in one
+   * transaction that excludes run creation on that version, which a marked version refuses. True
+   * when the version is marked (now or before); false when a run needs it or it is not indexed.
+   */
+  collectCodeVersion(request: { pipelineId: string; codeVersion: string; keepRunsSince: number; at: number }): Promise<boolean>;
   /** The one way runs come to exist: at most one per (pipeline, interval), whoever asks. */
   createRunIfAbsent(run: NewRun): Promise<{ run: RunRecord; created: boolean }>;
   /**
@@ -90,6 +97,8 @@ export interface CodeVersionUse extends CodeVersionRecord {
   /** The business dates of its first and last runs (null: no run). */
   firstDate: string | null;
   lastDate: string | null;
+  /** When its bundle was collected (null: it is stored). */
+  collectedAt: number | null;
 }
 
 export interface PipelineVersionRecord {

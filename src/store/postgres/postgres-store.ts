@@ -1,3 +1,4 @@
+import { collectedCodeMessage } from "../../core/policy/bundle-retention.ts";
 import type { CodeVersionRecord } from "../port.ts";
 import type { RecordFrozenPeriods, RecordedFrozenPeriods } from "../port.ts";
 import { toExternalJob, watermarkValue } from "../row-mappers.ts";
@@ -177,8 +178,26 @@ export class PostgresStore extends PostgresReads implements Store {
     await this.db.idempotent("insertCodeVersion", [v.pipelineId, v.codeVersion, v.graphVersion, v.file, v.location, JSON.stringify(v.packages), v.createdAt, v.createdBy]);
   }
 
+  async collectCodeVersion(request: { pipelineId: string; codeVersion: string; keepRunsSince: number; at: number }): Promise<boolean> {
+    const { pipelineId, codeVersion, keepRunsSince, at } = request;
+    return this.db.tx(async (tx) => {
+      // The row lock first: a run being created on this version holds it shared until it commits,
+      // and the runs are read after the lock is ours, so a run committed meanwhile is seen.
+      const row = await tx.first("selectCodeVersionForCollection", [pipelineId, codeVersion]);
+      if (!row) return false;
+      if (row.collected_at !== null) return true;
+      if (await tx.first("selectCodeVersionNeeded", [pipelineId, codeVersion, keepRunsSince])) return false;
+      await tx.send("markCodeVersionCollected", [pipelineId, codeVersion, at]);
+      return true;
+    });
+  }
+
   async createRunIfAbsent(run: NewRun): Promise<{ run: RunRecord; created: boolean }> {
     return this.#announcing(this.db.tx(async (tx) => {
+      if (run.codeVersion) {
+        const code = await tx.first("selectCodeVersionForRun", [run.pipelineId, run.codeVersion]);
+        if (code && code.collected_at !== null) throw new StoreConflictError(collectedCodeMessage(run.pipelineId, run.codeVersion));
+      }
       if (run.cursor !== undefined) {
         void tx.send("insertPipelineState", [run.pipelineId, run.createdAt]);
         void tx.send("advanceCursor", [run.pipelineId, run.cursor]);

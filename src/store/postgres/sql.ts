@@ -27,8 +27,16 @@ export const SQL = {
 
   insertCodeVersion: `
     INSERT INTO code_versions (pipeline_id, code_version, graph_version, file, location, packages, created_at, created_by)
-    VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8) ON CONFLICT DO NOTHING`,
+    VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8)
+    ON CONFLICT (pipeline_id, code_version) DO UPDATE SET collected_at = NULL WHERE code_versions.collected_at IS NOT NULL`,
   selectCodeVersion: `SELECT * FROM code_versions WHERE pipeline_id = $1 AND code_version = $2`,
+
+  selectCodeVersionForCollection: `SELECT collected_at FROM code_versions WHERE pipeline_id = $1 AND code_version = $2 FOR UPDATE`,
+  selectCodeVersionForRun: `SELECT collected_at FROM code_versions WHERE pipeline_id = $1 AND code_version = $2 FOR SHARE`,
+  selectCodeVersionNeeded: `
+    SELECT 1 AS needed FROM runs WHERE pipeline_id = $1 AND code_version = $2
+      AND (state IN ('queued', 'running') OR created_at >= $3 OR ended_at >= $3) LIMIT 1`,
+  markCodeVersionCollected: `UPDATE code_versions SET collected_at = $3 WHERE pipeline_id = $1 AND code_version = $2`,
 
   selectCodeVersionUses: `
     SELECT v.*, count(r.run_id) AS runs, min(r.started_at) AS first_ran_at, min(r.business_date) AS first_date, max(r.business_date) AS last_date

@@ -699,4 +699,14 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       ALTER TABLE backfills ADD COLUMN code_choice TEXT NOT NULL DEFAULT 'latest';
     `,
   },
+  {
+    version: 30,
+    name: "collecting old bundles: a code version whose bundle was removed is marked, and no run is pinned to it after",
+    sql: `
+      -- Collection marks the version (in the transaction that checks no live or recent run uses it)
+      -- before removing its files; creating a run pinned to a marked version is refused, and a
+      -- process that stores the same code again clears the mark.
+      ALTER TABLE code_versions ADD COLUMN collected_at INTEGER;
+    `,
+  },
 ];

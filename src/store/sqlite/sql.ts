@@ -27,8 +27,16 @@ export const SQL = {
 
   insertCodeVersion: `
     INSERT INTO code_versions (pipeline_id, code_version, graph_version, file, location, packages, created_at, created_by)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (pipeline_id, code_version) DO UPDATE SET collected_at = NULL WHERE code_versions.collected_at IS NOT NULL`,
   selectCodeVersion: `SELECT * FROM code_versions WHERE pipeline_id = ? AND code_version = ?`,
+
+  selectCodeVersionForCollection: `SELECT collected_at FROM code_versions WHERE pipeline_id = ? AND code_version = ?`,
+  selectCodeVersionForRun: `SELECT collected_at FROM code_versions WHERE pipeline_id = ? AND code_version = ?`,
+  selectCodeVersionNeeded: `
+    SELECT 1 AS needed FROM runs WHERE pipeline_id = ? AND code_version = ?
+      AND (state IN ('queued', 'running') OR created_at >= ? OR ended_at >= ?) LIMIT 1`,
+  markCodeVersionCollected: `UPDATE code_versions SET collected_at = ? WHERE pipeline_id = ? AND code_version = ?`,
 
   selectCodeVersionUses: `
     SELECT v.*, count(r.run_id) AS runs, min(r.started_at) AS first_ran_at, min(r.business_date) AS first_date, max(r.business_date) AS last_date

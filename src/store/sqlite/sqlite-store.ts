@@ -1,3 +1,4 @@
+import { collectedCodeMessage } from "../../core/policy/bundle-retention.ts";
 import type { CodeVersionRecord } from "../port.ts";
 import type { RecordFrozenPeriods, RecordedFrozenPeriods } from "../port.ts";
 import { toExternalJob, watermarkValue } from "../row-mappers.ts";
@@ -89,8 +90,24 @@ export class SqliteStore extends SqliteReads implements Store {
     this.q.insertCodeVersion.run(v.pipelineId, v.codeVersion, v.graphVersion, v.file, v.location, JSON.stringify(v.packages), v.createdAt, v.createdBy);
   }
 
+  async collectCodeVersion(request: { pipelineId: string; codeVersion: string; keepRunsSince: number; at: number }): Promise<boolean> {
+    const { pipelineId, codeVersion, keepRunsSince, at } = request;
+    return this.db.transaction(() => {
+      const row = this.q.selectCodeVersionForCollection.get(pipelineId, codeVersion) as Row | undefined;
+      if (!row) return false;
+      if (row.collected_at !== null) return true;
+      if (this.q.selectCodeVersionNeeded.get(pipelineId, codeVersion, keepRunsSince, keepRunsSince)) return false;
+      this.q.markCodeVersionCollected.run(at, pipelineId, codeVersion);
+      return true;
+    }).immediate();
+  }
+
   async createRunIfAbsent(run: NewRun): Promise<{ run: RunRecord; created: boolean }> {
     return this.db.transaction(() => {
+      if (run.codeVersion) {
+        const code = this.q.selectCodeVersionForRun.get(run.pipelineId, run.codeVersion) as Row | undefined;
+        if (code && code.collected_at !== null) throw new StoreConflictError(collectedCodeMessage(run.pipelineId, run.codeVersion));
+      }
       const { cursor, ...fields } = run;
       if (cursor !== undefined) {
         this.q.insertPipelineState.run(run.pipelineId, run.createdAt);

@@ -101,6 +101,28 @@ export function runsContract(h: Harness): void {
       expect(await store.listCodeVersions("nope")).toEqual([]);
     });
 
+    it("collects a code version only when no run needs it, pins no run to a collected one, and takes it back when stored again", async () => {
+      const c1 = { pipelineId: "p", codeVersion: "c1", graphVersion: "flat", file: "pipelines/p.ts", location: "/b", packages: {}, createdAt: T0, createdBy: null };
+      const collect = (keepRunsSince: number) => store.collectCodeVersion({ pipelineId: "p", codeVersion: "c1", keepRunsSince, at: T0 + 2000 });
+      await store.saveCodeVersion(c1);
+      await saveGraph("flat", []);
+      await store.createRunIfAbsent(newRun({ graphVersion: "flat", codeVersion: "c1", tasks: tasksOf(["a", "b"]), createdAt: T0 }));
+      expect(await collect(T0 + 1000)).toBe(false);
+      for (const a of await claim(10, T0 + 100)) await store.finishAttempt(finish(a, { now: T0 + 100 }));
+      expect((await store.getRun("p@2026-09-01"))?.state).toBe("success");
+      expect(await collect(T0 + 100)).toBe(false);
+      expect(await collect(T0 + 101)).toBe(true);
+      expect(await collect(T0 + 101)).toBe(true);
+      expect((await store.listCodeVersions("p")).map((v) => [v.codeVersion, v.collectedAt])).toEqual([["c1", T0 + 2000]]);
+      expect(await store.collectCodeVersion({ pipelineId: "p", codeVersion: "nope", keepRunsSince: T0, at: T0 })).toBe(false);
+      const later = newRun({ businessDate: "2026-09-02", graphVersion: "flat", codeVersion: "c1", tasks: tasksOf(["a"]), createdAt: T0 + 3000 });
+      await expect(store.createRunIfAbsent(later)).rejects.toThrow("code version c1 of pipeline p was collected (its bundle removed)");
+      expect(await store.getRun("p@2026-09-02")).toBeNull();
+      await store.saveCodeVersion({ ...c1, createdAt: T0 + 3000 });
+      expect((await store.listCodeVersions("p")).map((v) => [v.codeVersion, v.createdAt, v.collectedAt])).toEqual([["c1", T0, null]]);
+      expect((await store.createRunIfAbsent(later)).created).toBe(true);
+    });
+
     it("keeps a run's code version through a rerun, and moves it with its graph when the rerun names one, even for some tasks only", async () => {
       await saveGraph();
       await store.createRunIfAbsent(newRun({ codeVersion: "c1", tasks: tasksOf(["a", "b"], [["a", "b"]]) }));
