@@ -205,3 +205,12 @@ export function mappedTaskEnd(counts: { live: number; failing: number; total: nu
   if (counts.failing > 0) return { state: "failed", reason: `${counts.failing} of ${counts.total} mapped instances failed` };
   return { state: "success", reason: null };
 }
+
+/**
+ * Whether an instance settled by hand reopens its mapped task: it had ended (success or failed,
+ * from its instances), so it counts them again and ends afresh, and what its old end settled
+ * downstream is decided again.
+ */
+export function markReopensMappedTask(mapped: { state: TaskState; mapTotal: number | null }): boolean {
+  return mapped.mapTotal !== null && (mapped.state === "success" || mapped.state === "failed");
+}

@@ -10,7 +10,7 @@ import { attemptLogPath } from "../../core/model/log-path.ts";
 import { planClaim } from "../../core/policy/claim-plan.ts";
 import { planRerun } from "../../core/policy/rerun-plan.ts";
 import { planKeyClear } from "../../core/policy/key-clear.ts";
-import { mappedTaskEnd, parseMappedTaskId, type MappedItem } from "../../core/policy/fan-out.ts";
+import { mappedTaskEnd, markReopensMappedTask, parseMappedTaskId, type MappedItem } from "../../core/policy/fan-out.ts";
 import { expansionWrites, REMOVED_REASON } from "../mapping-rows.ts";
 import { othersMayFindWork } from "../../core/policy/wake-others.ts";
 import { endTry, endTryKnown, nextTryNumber, reopenedByHand, runEnd, RunProgress, settleByHandRefusal, type Settlement, type TryEnd } from "../../core/policy/run-progress.ts";
@@ -922,6 +922,12 @@ export class PostgresStore extends PostgresReads implements Store {
       // Downstream instances settled because of the old state (upstream_failed, or skipped for an
       // upstream skip) wait again, and are settled afresh from the new one.
       const stack = [r.taskId];
+      const mapped = parseMappedTaskId(r.taskId);
+      const counts = mapped ? await tx.first("mapCounts", [r.runId, mapped.taskId]) : undefined;
+      if (mapped && counts && markReopensMappedTask({ state: counts.state as TaskState, mapTotal: counts.map_total === null ? null : Number(counts.map_total) })) {
+        void tx.send("mapRecount", [r.runId, mapped.taskId, counts.map_max_active]);
+        stack.push(mapped.taskId);
+      }
       while (stack.length > 0) {
         for (const c of await tx.rows("lockChildren", [r.runId, run.graph_version, stack.pop()!])) {
           const reopened = reopenedByHand({ state: c.state, reason: c.reason, tryNumber: c.try_number, maxTries: c.max_tries });

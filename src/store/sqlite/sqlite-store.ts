@@ -19,7 +19,7 @@ import {
 } from "../port.ts";
 import { assertRestatable } from "../restatable.ts";
 import { expansionWrites, REMOVED_REASON } from "../mapping-rows.ts";
-import { mappedTaskEnd, parseMappedTaskId, type MappedItem } from "../../core/policy/fan-out.ts";
+import { mappedTaskEnd, markReopensMappedTask, parseMappedTaskId, type MappedItem } from "../../core/policy/fan-out.ts";
 import { planKeyClear } from "../../core/policy/key-clear.ts";
 import { openWalDatabase } from "../../sqlite/open-wal.ts";
 import { auditActionOf, decideIncidentAction, reopenDue, SYSTEM_ACTOR } from "../../core/policy/incident-lifecycle.ts";
@@ -661,6 +661,12 @@ export class SqliteStore extends SqliteReads implements Store {
       // Downstream instances settled because of the old state (upstream_failed, or skipped for an
       // upstream skip) wait again, and are settled afresh from the new one.
       const stack = [r.taskId];
+      const mapped = parseMappedTaskId(r.taskId);
+      const counts = mapped ? (q.mapCounts.get(r.runId, mapped.taskId) as Row | undefined) : undefined;
+      if (mapped && counts && markReopensMappedTask({ state: counts.state, mapTotal: counts.map_total })) {
+        q.mapRecount.run({ runId: r.runId, taskId: mapped.taskId, maxActive: counts.map_max_active });
+        stack.push(mapped.taskId);
+      }
       while (stack.length > 0) {
         for (const c of q.childInstances.all(r.runId, run.graph_version, stack.pop()!) as Row[]) {
           const reopened = reopenedByHand({ state: c.state, reason: c.reason, tryNumber: c.try_number, maxTries: c.max_tries });

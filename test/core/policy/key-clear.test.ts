@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { TaskState } from "../../../src/core/model/states.ts";
 import { isKeyPattern, keyMatcher, planKeyClear } from "../../../src/core/policy/key-clear.ts";
+import { markReopensMappedTask } from "../../../src/core/policy/fan-out.ts";
 
 const key = fc.string({ minLength: 1, maxLength: 12 });
 const escaped = (k: string) => k.replace(/[\\*]/g, (c) => `\\${c}`);
@@ -47,5 +48,15 @@ describe("clearing mapped instances by key", () => {
     expect(planKeyClear({ ...base, instances, chainStates: new Map() }).conflict).toBeUndefined();
     expect(planKeyClear({ ...base, instances, chainStates: new Map([["check[a1]", "running"]]) }).conflict).toMatch(/running \(check\[a1\]\)/);
     expect(planKeyClear({ ...base, instances: [], chainStates: new Map() }).conflict).toMatch(/no mapped instances/);
+  });
+});
+
+describe("a mark of one mapped instance", () => {
+  it("reopens its mapped task only once that task has ended from its instances", () => {
+    expect(markReopensMappedTask({ state: "failed", mapTotal: 2 })).toBe(true);
+    expect(markReopensMappedTask({ state: "success", mapTotal: 2 })).toBe(true);
+    expect(markReopensMappedTask({ state: "scheduled", mapTotal: 2 })).toBe(false);
+    expect(markReopensMappedTask({ state: "skipped", mapTotal: 0 })).toBe(false);
+    expect(markReopensMappedTask({ state: "failed", mapTotal: null })).toBe(false);
   });
 });

@@ -121,6 +121,17 @@ export function mappingContract(h: Harness): void {
       expect(outcome.runState).toBe("failed");
     });
 
+    it("a mark of one instance of an ended mapped task reopens it: it ends afresh, and its reduce runs", async () => {
+      const load = await mappedRun();
+      await store.finishAttempt(finish(load, { map: { items: listOf(["a", "b"]), maxActive: null } }));
+      await finishAll((a) => (a.taskId === "load[b]" ? "failed" : "success"));
+      expect(await states()).toMatchObject({ load: "failed", reduce: "upstream_failed" });
+      expect((await store.getRun(RUN))!.state).toBe("failed");
+      await store.markTask({ runId: RUN, taskId: "load[b]", state: "success", reason: "loaded by hand", at: T0 + 3_000 });
+      expect(await states()).toMatchObject({ load: "success", "load[a]": "success", "load[b]": "success", reduce: "queued" });
+      expect((await store.getRun(RUN))!.state).toBe("queued");
+    });
+
     it("skips a mapped task whose list is empty, with the reason, and the run goes on", async () => {
       const load = await mappedRun();
       const outcome = await store.finishAttempt(finish(load, { map: { items: [], maxActive: null } }));
