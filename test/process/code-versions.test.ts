@@ -175,8 +175,8 @@ export const days = pipeline("days", { schedule: daily({ at: "00:00" }), start: 
     expect(codeVersionOfRun(project, "days@2026-09-02")).toBe(newVersion);
     const audit = queryState<{ details: string }>(project, "SELECT details FROM audit_log WHERE action = 'backfill' ORDER BY id").map((a) => JSON.parse(a.details).code);
     expect(audit).toEqual([
-      { choice: "same", versions: [{ from: "2026-09-01", to: "2026-09-01", why: oldVersion }] },
-      { choice: "latest", versions: [{ from: "2026-09-02", to: "2026-09-02", why: newVersion }] },
+      { choice: "same", versions: [{ from: "2026-09-01", to: "2026-09-01", version: oldVersion }] },
+      { choice: "latest", versions: [{ from: "2026-09-02", to: "2026-09-02", version: newVersion }] },
     ]);
   }, 120_000);
 
