@@ -126,10 +126,13 @@ describe("what a task instance's state change costs on SQLite", () => {
     expect(indexes.filter((i) => !read.has(i))).toEqual([]);
   });
 
-  it("runs one trigger per update of task_instances, with no IN list in it", () => {
-    const triggers = store.db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'task_instances' AND sql LIKE '%AFTER UPDATE%'").all() as { name: string; sql: string }[];
-    expect(triggers.map((t) => t.name)).toEqual(["task_state_changed"]);
-    expect(triggers[0]!.sql).not.toMatch(/\bIN\s*\(/i);
+  it("runs one trigger per update of an unmapped task instance, with no IN list in it; the mapped instances' counts only for mapped ones", () => {
+    const triggers = store.db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'task_instances' AND sql LIKE '%AFTER UPDATE%' ORDER BY name").all() as { name: string; sql: string }[];
+    expect(triggers.map((t) => t.name)).toEqual(["task_instances_map_counts", "task_state_changed"]);
+    const [mapCounts, stateChanged] = triggers;
+    expect(stateChanged!.sql).not.toMatch(/\bIN\s*\(/i);
+    // Fired for mapped instances alone: an unmapped one's update pays only this WHEN.
+    expect(mapCounts!.sql).toMatch(/FOR EACH ROW WHEN NEW\.map_task IS NOT NULL/);
   });
 });
 
