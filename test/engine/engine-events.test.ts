@@ -84,6 +84,8 @@ export const days = pipeline("days", { schedule: daily({ at: "00:00" }), start: 
     const locator = { pipelineId: "days", runId: created!.runId, taskId: "one", mapKey: null, tryNumber: 1, businessDate: created!.businessDate, workerId: engine.workerId };
     expect(payloads(seen, "attempt:claimed")[0]).toMatchObject(locator);
     expect(payloads(seen, "attempt:started")[0]).toEqual(locator);
+    // The claim that took the attempt, timed: one of the one slot wanted.
+    expect(payloads(seen, "worker:claimed").find((c) => c.claimed === 1)).toMatchObject({ workerId: engine.workerId, wanted: 1, durationMs: expect.any(Number) });
     expect(finished).toMatchObject({ ...locator, taskState: "success", runState: "success", outcome: "success", errorClass: null });
     expect(payloads(seen, "scheduler:started")[0]).toMatchObject({ pipelines: 1 });
     expect(payloads(seen, "worker:started")[0]).toMatchObject({ workerId: engine.workerId, concurrency: 1 });

@@ -123,6 +123,7 @@ describe("/metrics' text", () => {
     h.engine.events.emit("attempt:finished", {
       ...attempt, taskState: "success", runState: null, startedAt: 0, endedAt: 2_500, outcome: "success", errorClass: null, errorMessage: null, durationMs: 2_500,
     });
+    h.engine.events.emit("worker:claimed", { workerId: "w1", wanted: 10, claimed: 3, finishes: 2, durationMs: 7 });
     h.engine.events.emit("scheduler:tick", { holder: "s1", leader: true, durationMs: 4, lagMs: 1_500, runsCreated: 0, attemptsLost: 0 });
     const { contentType, text } = await metrics.scrape();
     expect(contentType).toMatch(/^text\/plain; version=0\.0\.4/);
@@ -146,6 +147,9 @@ describe("/metrics' text", () => {
       'idem_attempt_duration_seconds_sum{pipeline="stock",task="count",state="success"} 2.5',
       'idem_queue_wait_seconds_bucket{le="15",pipeline="stock",task="count"} 0',
       'idem_queue_wait_seconds_bucket{le="60",pipeline="stock",task="count"} 1',
+      'idem_claim_duration_seconds_bucket{le="0.005",with_results="true"} 0',
+      'idem_claim_duration_seconds_bucket{le="0.01",with_results="true"} 1',
+      'idem_claim_duration_seconds_count{with_results="true"} 1',
       'idem_scheduler_tick_duration_seconds_count{leader="true"} 1',
       'idem_scheduler_tick_lag_seconds_bucket{le="1",leader="true"} 0',
       'idem_scheduler_tick_lag_seconds_bucket{le="2.5",leader="true"} 1',

@@ -39,6 +39,7 @@ const LINES: { [K in EngineEventName]: Describe<K> } = {
   "backfill:ended": (p) => info(`backfill ${p.backfillId} ${p.state}: ${p.succeeded} succeeded, ${p.failed} failed`),
   "attempt:lost": (p) => warn(`${attempt(p)}: lost (worker ${p.workerId} stopped renewing its lease); now ${p.taskState}`),
   "worker:started": (p) => info(`worker ${p.workerId}: concurrency ${p.concurrency}${p.prefetch ? `, prefetch ${p.prefetch}` : ""}`),
+  "worker:claimed": (p) => debug(`claimed ${p.claimed} of ${p.wanted} wanted${p.finishes ? `, with ${p.finishes} result(s) recorded,` : ""} in ${p.durationMs} ms`),
   "attempt:claimed": (p) => debug(`${attempt(p)}: claimed${p.queueWaitMs === null ? "" : ` after ${p.queueWaitMs} ms queued`}`),
   "attempt:started": (p) => debug(`${attempt(p)}: started`),
   "attempt:finished": (p) => {

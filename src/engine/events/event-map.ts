@@ -42,6 +42,8 @@ export interface EngineEventMap {
   // --- a worker -------------------------------------------------------------------------------------
   "worker:started": { workerId: string; concurrency: number; prefetch: number | "auto" };
   "attempt:claimed": AttemptLocator & { workerId: string; claimedAt: number; queueWaitMs: number | null };
+  /** One claim from the store (with the results it recorded in the same call, if any): how long it took. */
+  "worker:claimed": { workerId: string; wanted: number; claimed: number; finishes: number; durationMs: number };
   /** The attempt's task code was handed to where it runs (a task host, a command's process). */
   "attempt:started": AttemptLocator & { workerId: string };
   /** The attempt's result was recorded. */

@@ -276,10 +276,20 @@ export class Worker {
    */
   async #recordAndClaim(results: Result[], request: ClaimRequest | null, signal: AbortSignal): Promise<{ claimed: ClaimedAttempt[] | undefined; untold: boolean }> {
     const { store } = this.#o;
-    if (results.length === 0) return { claimed: await this.#retrying("claim", () => store.claimReady(request!), signal), untold: false };
+    const started = performance.now();
+    const told = (claimed: ClaimedAttempt[] | undefined) => {
+      if (request && claimed) {
+        this.#o.events.emit("worker:claimed", {
+          workerId: this.#o.workerId, wanted: request.limit, claimed: claimed.length, finishes: results.length, durationMs: Math.round((performance.now() - started) * 1000) / 1000,
+        });
+      }
+      return claimed;
+    };
+    if (results.length === 0) return { claimed: told(await this.#retrying("claim", () => store.claimReady(request!), signal)), untold: false };
     let together;
     try {
       together = await store.finishAndClaim({ finishes: results.map((r) => r.finish), claim: request });
+      told(together.claimed);
     } catch (error) {
       this.#o.events.emit("worker:store-failed", { workerId: this.#o.workerId, error: (error as Error).message, trouble: { kind: "finish-and-claim", results: results.length } });
       this.#recordEachAlone(results);
