@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { DefinitionError } from "../../src/core/model/errors.ts";
 import { batchSink, plainAppend, readHistory, sql, type Target, type WriteContext } from "../../src/data/index.ts";
-import { cleanTempDirs, dropSchema, targetKinds } from "./targets.ts";
+import { cleanTempDirs, dropSchema, targetKinds, targetsOf } from "./targets.ts";
 
 const context: WriteContext = { runId: "run-1", pipelineId: "events", taskId: "sink", tryNumber: 1 };
 const rows = [{ event_id: 1, kind: "click" }, { event_id: 2, kind: "view" }];
@@ -15,18 +15,7 @@ afterAll(cleanTempDirs);
 
 for (const kind of targetKinds()) {
   describe.skipIf(kind.skip !== null)(`appends into ${kind.name}`, () => {
-    const opened: Target[] = [];
-    afterAll(async () => {
-      for (const t of opened) {
-        await dropSchema(t);
-        await t.close();
-      }
-    });
-    const open = async () => {
-      const t = await kind.open();
-      opened.push(t);
-      return t;
-    };
+    const open = targetsOf(kind);
 
     it("a plain append writes the rows again on every run, with no predicate in history", async () => {
       const target = await open();

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { intervalWindow } from "../../src/data/watermark.ts";
 import { incrementalLoad, memoryWatermarkStore, sql, subtractLookback, tableWatermarkStore, type Target, type Watermark, type WriteContext } from "../../src/data/index.ts";
-import { cleanTempDirs, dropSchema, targetKinds } from "./targets.ts";
+import { cleanTempDirs, targetKinds, targetsOf } from "./targets.ts";
 
 const context = { runId: "run-1", pipelineId: "crm", taskId: "sync_orders", tryNumber: 1, trigger: null } satisfies WriteContext;
 
@@ -36,16 +36,9 @@ describe("lookback arithmetic", () => {
 
 for (const kind of targetKinds()) {
   describe.skipIf(kind.skip !== null)(`incremental loads with a watermark into ${kind.name}`, () => {
-    const opened: Target[] = [];
-    afterAll(async () => {
-      for (const t of opened) {
-        await dropSchema(t);
-        await t.close();
-      }
-    });
+    const open = targetsOf(kind);
     const setup = async () => {
-      const target = await kind.open();
-      opened.push(target);
+      const target = await open();
       await target.exec(sql`CREATE TABLE src (id BIGINT, status VARCHAR(20), version BIGINT)`);
       await target.exec(sql`INSERT INTO src VALUES (1, 'new', 10), (2, 'new', 20), (3, 'new', 30)`);
       const reads: (Watermark | null)[] = [];

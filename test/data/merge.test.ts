@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { DataError, DefinitionError } from "../../src/core/model/errors.ts";
 import { mergeByKey, readHistory, sql, type Target, type WriteContext } from "../../src/data/index.ts";
-import { cleanTempDirs, dropSchema, targetKinds } from "./targets.ts";
+import { cleanTempDirs, targetKinds, targetsOf } from "./targets.ts";
 
 const context: WriteContext = { runId: "run-1", pipelineId: "crm", taskId: "sync_customers", tryNumber: 1 };
 const columns = { id: "bigint", region: "text", name: "text", balance: "double" } as const;
@@ -21,18 +21,7 @@ afterAll(cleanTempDirs);
 
 for (const kind of targetKinds()) {
   describe.skipIf(kind.skip !== null)(`mergeByKey into ${kind.name}`, () => {
-    const opened: Target[] = [];
-    const open = async () => {
-      const t = await kind.open();
-      opened.push(t);
-      return t;
-    };
-    afterAll(async () => {
-      for (const t of opened) {
-        await dropSchema(t);
-        await t.close();
-      }
-    });
+    const open = targetsOf(kind);
     const merge = (target: Target, rows: readonly Record<string, unknown>[], extra: Partial<Parameters<typeof mergeByKey>[0]> = {}) =>
       mergeByKey({ target, table: "customers", columns, key: "id", source: { rows }, context, whenMissingFromSource: "keep", ...extra });
 

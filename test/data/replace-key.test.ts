@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { DataError, DefinitionError } from "../../src/core/model/errors.ts";
 import { readHistory, replaceKey, sql, tableContentHash, writeContextFrom, type Target } from "../../src/data/index.ts";
-import { cleanTempDirs, dropSchema, targetKinds, tempDir } from "./targets.ts";
+import { cleanTempDirs, targetKinds, targetsOf, tempDir } from "./targets.ts";
 
 const columns = { order_id: "bigint", amount: "decimal(12,2)", file: "text" } as const;
 
@@ -27,18 +27,7 @@ afterAll(cleanTempDirs);
 
 for (const kind of targetKinds()) {
   describe.skipIf(kind.skip !== null)(`replaceKey into ${kind.name}`, () => {
-    const opened: Target[] = [];
-    const open = async () => {
-      const t = await kind.open();
-      opened.push(t);
-      return t;
-    };
-    afterAll(async () => {
-      for (const t of opened) {
-        await dropSchema(t);
-        await t.close();
-      }
-    });
+    const open = targetsOf(kind);
 
     const load = (target: Target, key: string, path: string, tryNumber = 1) =>
       replaceKey({

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { DataError, DefinitionError } from "../../src/core/model/errors.ts";
 import { readHistory, replaceWhere, sql, type Target, type WriteContext } from "../../src/data/index.ts";
-import { cleanTempDirs, dropSchema, targetKinds, tempDir } from "./targets.ts";
+import { cleanTempDirs, targetKinds, targetsOf, tempDir } from "./targets.ts";
 
 const context: WriteContext = { runId: "run-1", pipelineId: "shop", taskId: "load_day", tryNumber: 1, businessDate: "2026-09-01" };
 const columns = { order_id: "bigint", customer_id: "text", amount: "decimal(12,2)", order_date: "date" } as const;
@@ -23,18 +23,7 @@ afterAll(cleanTempDirs);
 
 for (const kind of targetKinds()) {
   describe.skipIf(kind.skip !== null)(`replaceWhere into ${kind.name}`, () => {
-    const opened: Target[] = [];
-    const open = async () => {
-      const t = await kind.open();
-      opened.push(t);
-      return t;
-    };
-    afterAll(async () => {
-      for (const t of opened) {
-        await dropSchema(t);
-        await t.close();
-      }
-    });
+    const open = targetsOf(kind);
 
     const loadDay = (target: Target, date: string, file: string, extra: Partial<Parameters<typeof replaceWhere>[0]> = {}) =>
       replaceWhere({

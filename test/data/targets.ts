@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
+import { afterAll } from "vitest";
 import { openDuckDB, openPostgres, openSQLite, sql, type Target } from "../../src/data/index.ts";
 import { freshSchema, postgresUrl } from "./pg.ts";
 
@@ -48,4 +49,23 @@ export async function dropSchema(target: Target): Promise<void> {
   await client.connect();
   await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   await client.end();
+}
+
+/**
+ * Opens fresh targets of one kind for a describe block, each closed (and its schema dropped)
+ * after the block.
+ */
+export function targetsOf(kind: TargetKind): () => Promise<Target> {
+  const opened: Target[] = [];
+  afterAll(async () => {
+    for (const t of opened) {
+      await dropSchema(t);
+      await t.close();
+    }
+  });
+  return async () => {
+    const t = await kind.open();
+    opened.push(t);
+    return t;
+  };
 }
