@@ -540,7 +540,7 @@ export class Engine {
     return taskId || !(await this.store.getRun(runId)) ? lines : [...lines, ...codeLines(runId, await this.codeStanding(runId))];
   }
 
-  /** A pipeline's code versions, oldest first, with the runs pinned to each (docs/code-versions.md). */
+  /** A pipeline's code versions, oldest first, with the runs pinned to each (docs/versions.md). */
   async codeVersions(pipelineId: string): Promise<CodeVersionUse[]> {
     return this.store.listCodeVersions(pipelineId);
   }
