@@ -709,4 +709,16 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       ALTER TABLE code_versions ADD COLUMN collected_at INTEGER;
     `,
   },
+  {
+    version: 31,
+    name: "a mapped task's active instances by an index of their own, for maxActive and operators' actions by key",
+    sql: `
+      -- How many instances of a mapped task hold a maxActive place (queued, running, waiting to
+      -- retry): read when a clear or mark by key frees or takes places, and when a chained
+      -- instance becomes eligible under maxActive. Over this index it costs O(the active ones),
+      -- never O(the task's instances).
+      CREATE INDEX task_instances_map_active ON task_instances (run_id, map_task)
+        WHERE state IN ('queued', 'running', 'up_for_retry', 'up_for_reschedule') AND map_task IS NOT NULL;
+    `,
+  },
 ];
