@@ -5,6 +5,7 @@ import type { Params, Pipeline } from "../core/pipeline/types.ts";
 import { assertDeclaredParams } from "../core/pipeline/params.ts";
 import { reachable } from "../core/graph/dag.ts";
 import { keyedChain, mappedTaskId, parseMappedTaskId } from "../core/policy/fan-out.ts";
+import { mapOf } from "../core/pipeline/kind.ts";
 import type { RunRecord, TaskInstanceRecord } from "../store/port.ts";
 import { defaultActor, tellAudit, type Acting } from "./acting.ts";
 import type { EngineContext } from "./engine-context.ts";
@@ -111,7 +112,7 @@ export class RunActions {
   /** A clear naming `task[key]` or `task[glob]`: those keys, their chained instances and what follows the mapped task, nothing else. */
   async #clearKeys(run: RunRecord, pipeline: Pipeline, named: { taskId: string; key: string }, request: { reason: string; openFrozen?: string } & Acting): Promise<TaskInstanceRecord[]> {
     const task = pipeline.tasks.get(named.taskId);
-    if (!task || !(task.kind === "function" && task.map)) throw new NotFoundError("task", `run ${run.runId}: ${named.taskId} is not a mapped task of pipeline ${pipeline.id}`);
+    if (!task || !mapOf(task)) throw new NotFoundError("task", `run ${run.runId}: ${named.taskId} is not a mapped task of pipeline ${pipeline.id}`);
     this.#frozen.assertNotFrozen(pipeline, run.businessDate, request.openFrozen);
     const chain = keyedChain(pipeline.tasks, named.taskId).map((l) => l.taskId);
     const inChain = new Set(chain);
