@@ -14,7 +14,7 @@ export interface BundleCollection {
 }
 
 /**
- * Removes a pipeline's old bundles (docs/code-versions.md, "Collecting old bundles"). Each version
+ * Removes a pipeline's old bundles (docs/versions.md, "Collecting old bundles"). Each version
  * is marked collected in the store first, in the transaction that checks no run needs it; its
  * files are removed only after, so a run that becomes live on it meanwhile keeps it, and a run is
  * never created pinned to a marked version.

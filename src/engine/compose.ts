@@ -98,7 +98,7 @@ export async function loadProjectPipelines(config: ResolvedConfig, importModule?
 
 /**
  * Pipeline files imported as their stored bundles, so that a run created here is pinned to the
- * code it was created with (docs/code-versions.md).
+ * code it was created with (docs/versions.md).
  */
 async function pinnedImporter(config: ResolvedConfig, importModule: ModuleImporter | undefined): Promise<ModuleImporter> {
   const [{ bundledImporter }, { CodeLibrary }] = await Promise.all([import("./project/bundled-importer.ts"), import("./project/code-library.ts")]);

@@ -18,7 +18,8 @@ import type { Acting } from "./acting.ts";
 import type { EngineContext } from "./engine-context.ts";
 import { ApiTokens, type TokenInfo } from "./tokens.ts";
 import { collectBundles, type BundleCollection } from "./bundle-collection.ts";
-import { codeDiff, type CodeDiff } from "./code-diff.ts";
+import { codeDiff, pickCodeVersion, type CodeDiff } from "./code-diff.ts";
+import { codeOf } from "./project/code-of.ts";
 import type { BundleRetention } from "../core/policy/bundle-retention.ts";
 import { Pages, type Page } from "./pages.ts";
 import { Backfills, type BackfillPlan, type BackfillRequest } from "./backfills.ts";
@@ -404,7 +405,7 @@ export class Engine {
    */
   async runsPage(
     pipelineId: string,
-    query: { states?: readonly RunState[]; triggers?: readonly TriggerKind[]; fromDate?: string; toDate?: string; limit: number; after?: number },
+    query: { states?: readonly RunState[]; triggers?: readonly TriggerKind[]; codeVersion?: string; fromDate?: string; toDate?: string; limit: number; after?: number },
   ): Promise<Page<RunRecord, number>> {
     return this.#runReads.runsPage(pipelineId, query);
   }
@@ -540,7 +541,7 @@ export class Engine {
     return taskId || !(await this.store.getRun(runId)) ? lines : [...lines, ...codeLines(runId, await this.codeStanding(runId))];
   }
 
-  /** A pipeline's code versions, oldest first, with the runs pinned to each (docs/code-versions.md). */
+  /** A pipeline's code versions, oldest first, with the runs pinned to each (docs/versions.md). */
   async codeVersions(pipelineId: string): Promise<CodeVersionUse[]> {
     return this.store.listCodeVersions(pipelineId);
   }
@@ -553,6 +554,16 @@ export class Engine {
   /** The graph and source differences between two of the pipeline's code versions (code-diff.ts). */
   async codeDiff(pipelineId: string, from: string, to: string): Promise<CodeDiff> {
     return codeDiff(this.store, pipelineId, from, to);
+  }
+
+  /** One of the pipeline's code versions, named in full or by a prefix that names one, with the runs pinned to it. */
+  async codeVersion(pipelineId: string, given: string): Promise<CodeVersionUse> {
+    return pickCodeVersion(await this.store.listCodeVersions(pipelineId), pipelineId, given);
+  }
+
+  /** The code version of the pipeline as loaded now: what a new run is pinned to (null: its file could not be bundled). */
+  latestCodeVersion(pipelineId: string): string | null {
+    return codeOf(this.pipeline(pipelineId))?.codeVersion ?? null;
   }
 
   /** The run's code version, the pipeline's latest, and what keeps the run from moving to it (records/code-choice.ts). */

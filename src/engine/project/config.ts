@@ -84,7 +84,7 @@ export interface IdemConfig {
   pipelines?: string | string[];
   /**
    * Where the bundles of pipeline files are kept (the code each run is pinned to, see
-   * docs/code-versions.md): a directory every worker can read, for many machines. Default
+   * docs/versions.md): a directory every worker can read, for many machines. Default
    * `<stateDir>/bundles`.
    */
   bundles?: string;

@@ -219,7 +219,7 @@ export class PostgresReads {
   async pageRuns(query: RunPageQuery): Promise<RunRecord[]> {
     const rows = await this.db.rows("pageRuns", [
       query.pipelineId, Math.min(query.beforeStart ?? FAR, query.toStart ?? FAR), query.fromStart ?? -FAR,
-      query.states ? [...query.states] : null, query.triggers ? [...query.triggers] : null, query.limit,
+      query.states ? [...query.states] : null, query.triggers ? [...query.triggers] : null, query.limit, query.codeVersion ?? null,
     ]);
     return rows.map(toRun);
   }

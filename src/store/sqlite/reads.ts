@@ -220,6 +220,7 @@ export class SqliteReads {
       from: query.fromStart ?? -FAR,
       states: query.states ? JSON.stringify(query.states) : null,
       triggers: query.triggers ? JSON.stringify(query.triggers) : null,
+      codeVersion: query.codeVersion ?? null,
       limit: query.limit,
     }) as Row[]).map(toRun);
   }

@@ -491,6 +491,7 @@ export const SQL = {
     WHERE pipeline_id = @pipelineId AND interval_start < @before AND interval_start >= @from
       AND (@states IS NULL OR state IN (SELECT value FROM json_each(@states)))
       AND (@triggers IS NULL OR trigger_kind IN (SELECT value FROM json_each(@triggers)))
+      AND (@codeVersion IS NULL OR code_version = @codeVersion)
     ORDER BY interval_start DESC LIMIT +@limit`,
   taskInstancesOfRuns: `SELECT * FROM task_instances WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY run_id, task_id`,
   pageAudit: `
