@@ -216,3 +216,8 @@ export function mappedTaskEnd(counts: { live: number; failing: number; total: nu
 export function markReopensMappedTask(mapped: { state: TaskState; mapTotal: number | null }): boolean {
   return mapped.mapTotal !== null && (mapped.state === "success" || mapped.state === "failed");
 }
+
+/** Whether an instance in this state holds one of its mapped task's maxActive places (a held one waits as `scheduled`). */
+export function holdsMaxActivePlace(state: TaskState): boolean {
+  return state === "queued" || state === "running" || state === "up_for_retry" || state === "up_for_reschedule";
+}

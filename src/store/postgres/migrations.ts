@@ -735,6 +735,18 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
   },
   {
     version: 31,
+    name: "a mapped task's active instances by an index of their own, for maxActive and operators' actions by key",
+    sql: `
+      -- How many instances of a mapped task hold a maxActive place (queued, running, waiting to
+      -- retry): read when a clear or mark by key frees or takes places, and when a chained
+      -- instance becomes eligible under maxActive. Over this index it costs O(the active ones),
+      -- never O(the task's instances).
+      CREATE INDEX task_instances_map_active ON task_instances (run_id, map_task)
+        WHERE state IN ('queued', 'running', 'up_for_retry', 'up_for_reschedule') AND map_task IS NOT NULL;
+    `,
+  },
+  {
+    version: 32,
     name: "a remote job may hold its task's pool slots while it runs (holdPoolWhileRemote)",
     sql: `
       -- The pool and slots the job holds, copied from its task instance when the handle is

@@ -346,6 +346,19 @@ export const SQL = {
    * priority from their mapped task's row.
    */
   mapExistingKeys: `SELECT map_key, state FROM task_instances WHERE run_id = $1 AND map_task = $2`,
+  /**
+   * An operator's selector (core's keyLookup): one key, or the range of a glob's literal prefix
+   * (map_key is COLLATE "C": byte order, as core's range assumes), over the unique index of
+   * (run, task, key), so a clear or mark by key reads the keys it may name, not every instance.
+   */
+  mapInstanceOfKey: `SELECT map_key, state FROM task_instances WHERE run_id = $1 AND map_task = $2 AND map_key = $3`,
+  mapInstancesInRange: `
+    SELECT map_key, state FROM task_instances WHERE run_id = $1 AND map_task = $2 AND map_key >= $3 AND map_key < $4`,
+  mapInstancesFrom: `SELECT map_key, state FROM task_instances WHERE run_id = $1 AND map_task = $2 AND map_key >= $3`,
+  /** A mapped task waits again for its instances; its counts are the trigger's, kept on every instance's change. */
+  mapReopen: `
+    UPDATE task_instances SET state = 'scheduled', reason = NULL, ended_at = NULL
+    WHERE run_id = $1 AND task_id = $2 AND map_total IS NOT NULL`,
   mapInsert: `
     INSERT INTO task_instances (run_id, task_id, state, max_tries, trigger_rule, pool, slots, priority, queued_at, from_backfill,
                                 map_task, map_key, map_position, map_item, map_parent)
@@ -375,7 +388,7 @@ export const SQL = {
   /** Instances of a mapped task that hold a maxActive place (held ones wait as 'scheduled'). */
   mapActive: `
     SELECT count(*) AS n FROM task_instances WHERE run_id = $1 AND map_task = $2
-    AND state IN ('queued', 'running', 'up_for_retry', 'up_for_reschedule')`,
+    AND state IN ('queued', 'running', 'up_for_retry', 'up_for_reschedule') AND map_task IS NOT NULL`,
   /** The mapped task's row, locked: instances of one mapped task ending at once take turns here. */
   mapCounts: `
     SELECT state, try_number, max_tries, map_live, map_failing, map_total, map_max_active FROM task_instances

@@ -158,6 +158,19 @@ export const SQL = {
    * slots and priority from their mapped task's row.
    */
   mapExistingKeys: `SELECT map_key, state FROM task_instances WHERE run_id = ? AND map_task = ?`,
+  /**
+   * An operator's selector (core's keyLookup): one key, or the range of a glob's literal prefix,
+   * over the unique index of (run, task, key), so a clear or mark by key reads the keys it may
+   * name, not every instance of the task.
+   */
+  mapInstanceOfKey: `SELECT map_key, state FROM task_instances WHERE run_id = ? AND map_task = ? AND map_key = ?`,
+  mapInstancesInRange: `
+    SELECT map_key, state FROM task_instances WHERE run_id = ? AND map_task = ? AND map_key >= ? AND map_key < ?`,
+  mapInstancesFrom: `SELECT map_key, state FROM task_instances WHERE run_id = ? AND map_task = ? AND map_key >= ?`,
+  /** A mapped task waits again for its instances; its counts are the trigger's, kept on every instance's change. */
+  mapReopen: `
+    UPDATE task_instances SET state = 'scheduled', reason = NULL, ended_at = NULL
+    WHERE run_id = ? AND task_id = ? AND map_total IS NOT NULL`,
   mapInsert: `
     INSERT INTO task_instances (run_id, task_id, state, max_tries, trigger_rule, pool, slots, priority, queued_at,
                                 map_task, map_key, map_position, map_item, map_parent)
@@ -188,8 +201,8 @@ export const SQL = {
     WHERE run_id = @runId AND task_id = @taskId`,
   /** Instances of a mapped task that hold a maxActive place (held ones wait as 'scheduled'). */
   mapActive: `
-    SELECT count(*) AS n FROM task_instances WHERE run_id = ? AND map_task = ?
-    AND state IN ('queued', 'running', 'up_for_retry', 'up_for_reschedule')`,
+    SELECT count(*) AS n FROM task_instances INDEXED BY task_instances_map_active WHERE run_id = ? AND map_task = ?
+    AND state IN ('queued', 'running', 'up_for_retry', 'up_for_reschedule') AND map_task IS NOT NULL`,
   mapCounts: `
     SELECT state, try_number, max_tries, map_live, map_failing, map_total, map_max_active FROM task_instances
     WHERE run_id = ? AND task_id = ?`,
