@@ -5,6 +5,7 @@ import type { Params, Pipeline } from "../core/pipeline/types.ts";
 import { assertDeclaredParams } from "../core/pipeline/params.ts";
 import { reachable } from "../core/graph/dag.ts";
 import { keyedChain, mappedTaskId, parseMappedTaskId } from "../core/policy/fan-out.ts";
+import { mapOf } from "../core/pipeline/kind.ts";
 import { keyLookup, keySelectorProblem } from "../core/policy/key-selector.ts";
 import type { RunRecord, TaskInstanceRecord } from "../store/port.ts";
 import { defaultActor, tellAudit, type Acting } from "./acting.ts";
@@ -197,5 +198,5 @@ function assertMappedTask(run: RunRecord, pipeline: Pipeline, named: { taskId: s
   const problem = keySelectorProblem(mappedTaskId(named.taskId, named.key), named.key);
   if (problem !== null) throw new ArgumentError("taskId", () => problem);
   const task = pipeline.tasks.get(named.taskId);
-  if (!task || !(task.kind === "function" && task.map)) throw new NotFoundError("task", `run ${run.runId}: ${named.taskId} is not a mapped task of pipeline ${pipeline.id}`);
+  if (!task || !mapOf(task)) throw new NotFoundError("task", `run ${run.runId}: ${named.taskId} is not a mapped task of pipeline ${pipeline.id}`);
 }

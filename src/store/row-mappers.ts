@@ -356,5 +356,7 @@ export function toExternalJob(r: Row): ExternalJobRecord {
     submittedAt: Number(r.submitted_at),
     endedAt: r.ended_at === null || r.ended_at === undefined ? null : Number(r.ended_at),
     note: r.note ?? null,
+    heldPool: r.held_pool ?? null,
+    heldSlots: Number(r.held_slots ?? 0),
   };
 }

@@ -68,6 +68,20 @@ describe("CodeLibrary: a file whose inputs did not change is not bundled again",
     expect(readFileSync(second.bundle, "utf8")).toContain("from tsx");
   });
 
+  it("builds again when a file that steers resolution (a tsconfig.json above a module) appears, changes or goes", async () => {
+    const { project, builds, library, entry } = setUp();
+    await library().keep(entry);
+    const tsconfig = join(project, "tsconfig.json");
+    writeFileSync(tsconfig, JSON.stringify({ compilerOptions: { baseUrl: "." } }));
+    await library().keep(entry);
+    writeFileSync(tsconfig, JSON.stringify({ compilerOptions: { baseUrl: "lib" } }));
+    await library().keep(entry);
+    rmSync(tsconfig);
+    await library().keep(entry);
+    await library().keep(entry);
+    expect(builds).toHaveLength(4);
+  });
+
   it("a package's new version is a new code version", async () => {
     const { project, library, entry } = setUp();
     const first = await library().keep(entry);

@@ -52,7 +52,7 @@ export function pools(cli: Cli, options: { json?: boolean }) {
     console.log(
       table(
         ["pool", "slots", "used", "held by"],
-        list.map((p) => [p.name, p.slots, p.used, p.holders.map((h) => `${h.runId} ${h.taskId} (${h.slots})`).join(", ")]),
+        list.map((p) => [p.name, p.slots, p.used, p.holders.map((h) => `${h.runId} ${h.taskId} (${h.slots}${h.remote ? ", remote job" : ""})`).join(", ")]),
       ),
     );
   });

@@ -76,7 +76,7 @@ export class CodeLibrary {
     const bundle = this.#copyPath(built.codeVersion);
     // Made anew when it is not what was built (damaged: a remembered build found it not hashing to its version).
     if (!existsSync(bundle) || readFileSync(bundle, "utf8") !== built.code) writeOnce(bundle, built.code);
-    const inputs = stampInputs(built.inputs, this.#projectDir, builtAt);
+    const inputs = stampInputs(built.inputs, builtAt);
     if (inputs) writeOnce(this.#recordPath(file), JSON.stringify({ file, codeVersion: built.codeVersion, packages: built.packages, inputs } satisfies BuildRecord));
     return { codeVersion: built.codeVersion, packages: built.packages, file: shown, location: this.location, bundle };
   }

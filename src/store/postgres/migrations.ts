@@ -745,4 +745,17 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
         WHERE state IN ('queued', 'running', 'up_for_retry', 'up_for_reschedule') AND map_task IS NOT NULL;
     `,
   },
+  {
+    version: 32,
+    name: "a remote job may hold its task's pool slots while it runs (holdPoolWhileRemote)",
+    sql: `
+      -- The pool and slots the job holds, copied from its task instance when the handle is
+      -- recorded; none (0) unless the task asked. A job holds them while it is open and its task
+      -- instance is live: claims count it in place of the task instance (never both), and the
+      -- partial index finds the holders.
+      ALTER TABLE external_jobs ADD COLUMN held_pool TEXT;
+      ALTER TABLE external_jobs ADD COLUMN held_slots INTEGER NOT NULL DEFAULT 0;
+      CREATE INDEX external_jobs_holding ON external_jobs (held_pool) WHERE state = 'open' AND held_slots > 0;
+    `,
+  },
 ];

@@ -275,6 +275,8 @@ export class PostgresStore extends PostgresReads implements Store {
       } else {
         await this.#fillMaxActive(tx, runId, taskId, Number(maxActive), request.at);
       }
+      // The cleared keys' remote jobs: nobody waits on them now (core's planKeyClear refused any running).
+      void tx.send("requestExternalCancels", [runId, "cleared: the task runs again"]);
       void tx.send("reopenRun", [runId]);
       this.#notify(tx);
       return { keys: plan.keys };
@@ -403,11 +405,8 @@ export class PostgresStore extends PostgresReads implements Store {
       await capped;
       if (candidates.length === 0) return none;
       await caps.loadPools(tx, candidates);
-      const plan = planClaim(
-        candidates.map(claimCandidate),
-        { ...limits, limit: request.limit, now: request.now, pipelineIds: request.pipelineIds },
-        caps.counts(),
-      );
+      const rows = candidates.map(claimCandidate);
+      const plan = planClaim(rows, { ...limits, limit: request.limit, now: request.now, pipelineIds: request.pipelineIds }, caps.counts(rows));
       const exhausted = request.runId || request.backfillId
         ? candidates.length < scan
         : candidates.filter((c) => c.grp === 0).length < scan && candidates.filter((c) => c.grp === 1).length < scan;
@@ -929,7 +928,7 @@ export class PostgresStore extends PostgresReads implements Store {
 
   async recordExternalJob(job: NewExternalJob): Promise<ExternalJobRecord | null> {
     return this.db.tx(async (tx) => {
-      const inserted = await tx.first("insertExternalJob", [job.attemptId, job.workerId, job.key, job.handle, job.adapter, job.link, job.at]);
+      const inserted = await tx.first("insertExternalJob", [job.attemptId, job.workerId, job.key, job.handle, job.adapter, job.link, job.at, job.holdsPool]);
       return inserted ? toExternalJob((await tx.first("selectExternalJob", [inserted.job_id]))!) : null;
     }, { once: true });
   }

@@ -59,8 +59,8 @@ export class PostgresReads {
   }
 
   async listPools(): Promise<PoolUsage[]> {
-    const [poolRows, holders] = await Promise.all([this.db.rows("selectPools"), this.db.rows("selectPoolHolders")]);
-    return poolUsage(poolRows, holders);
+    const [poolRows, holders, remote] = await Promise.all([this.db.rows("selectPools"), this.db.rows("selectPoolHolders"), this.db.rows("remotePoolHolders", [null])]);
+    return poolUsage(poolRows, holders, remote);
   }
 
   async listWorkers(): Promise<WorkerRecord[]> {

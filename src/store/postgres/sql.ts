@@ -179,9 +179,17 @@ export const SQL = {
   /** The pools' rows are the locks of their slots: claimers of one pool take turns. */
   lockPools: `SELECT name, slots FROM pools WHERE name = ANY($1::text[]) ORDER BY name FOR UPDATE`,
   poolsInUse: `
-    SELECT pool, sum(slots) AS used FROM task_instances
+    SELECT pool, sum(slots)::int AS used FROM task_instances
     WHERE state = 'running' AND pool = ANY($1::text[])
     GROUP BY pool`,
+  /**
+   * Remote jobs recorded holding slots of these pools (all pools when null) and still open, with
+   * their task instance's state: core's withRemoteHolds decides which count.
+   */
+  remotePoolHolders: `
+    SELECT j.run_id, j.task_id, j.held_pool AS pool, j.held_slots AS slots, j.state AS job_state, t.state AS task_state
+    FROM external_jobs j JOIN task_instances t ON t.run_id = j.run_id AND t.task_id = j.task_id
+    WHERE j.state = 'open' AND j.held_slots > 0 AND ($1::text[] IS NULL OR j.held_pool = ANY($1::text[]))`,
   /**
    * Starts the chosen attempts in one statement: attempt rows, their task instances, and the
    * runs that start now; returns what the worker needs to run each.
@@ -801,8 +809,9 @@ export const SQL = {
   metricOpenIncidents: `SELECT kind, pipeline_id, acknowledged_at IS NOT NULL AS acknowledged, ack_until, count(*) AS n FROM incidents WHERE resolved_at IS NULL GROUP BY kind, pipeline_id, acknowledged_at IS NOT NULL, ack_until`,
   // --- external jobs: fenced like a finish (running, this worker's, the current attempt) ---
   insertExternalJob: `
-    INSERT INTO external_jobs (run_id, task_id, attempt_id, try_number, job_key, handle, adapter, link, state, submitted_at)
-    SELECT a.run_id, a.task_id, a.attempt_id, a.try_number, $3, $4, $5, $6, 'open', $7
+    INSERT INTO external_jobs (run_id, task_id, attempt_id, try_number, job_key, handle, adapter, link, state, submitted_at, held_pool, held_slots)
+    SELECT a.run_id, a.task_id, a.attempt_id, a.try_number, $3, $4, $5, $6, 'open', $7,
+           CASE WHEN $8::boolean THEN t.pool END, CASE WHEN $8::boolean AND t.pool IS NOT NULL THEN t.slots ELSE 0 END
     FROM attempts a JOIN task_instances t ON t.run_id = a.run_id AND t.task_id = a.task_id AND t.current_attempt_id = a.attempt_id
     WHERE a.attempt_id = $1 AND a.worker_id = $2 AND a.state = 'running'
     ON CONFLICT DO NOTHING

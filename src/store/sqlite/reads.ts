@@ -64,7 +64,7 @@ export class SqliteReads {
   }
 
   async listPools(): Promise<PoolUsage[]> {
-    return poolUsage(this.q.selectPools.all() as Row[], this.q.selectPoolHolders.all() as Row[]);
+    return poolUsage(this.q.selectPools.all() as Row[], this.q.selectPoolHolders.all() as Row[], this.q.remotePoolHolders.all() as Row[]);
   }
 
   async listWorkers(): Promise<WorkerRecord[]> {

@@ -318,6 +318,11 @@ export const SQL = {
     WHERE t.state = 'running' GROUP BY r.pipeline_id`,
   poolsInUse: `
     SELECT pool, sum(slots) AS used FROM task_instances WHERE state = 'running' AND pool IS NOT NULL GROUP BY pool`,
+  /** Remote jobs recorded holding slots and still open, with their task instance's state: core's withRemoteHolds decides which count. */
+  remotePoolHolders: `
+    SELECT j.run_id, j.task_id, j.held_pool AS pool, j.held_slots AS slots, j.state AS job_state, t.state AS task_state
+    FROM external_jobs j JOIN task_instances t ON t.run_id = j.run_id AND t.task_id = j.task_id
+    WHERE j.state = 'open' AND j.held_slots > 0`,
   selectPools: `SELECT * FROM pools ORDER BY name`,
   selectPoolHolders: `
     SELECT t.pool, t.run_id, t.task_id, t.slots, a.worker_id
@@ -587,8 +592,9 @@ export const SQL = {
   metricOpenIncidents: `SELECT kind, pipeline_id, acknowledged_at IS NOT NULL AS acknowledged, ack_until, count(*) AS n FROM incidents WHERE resolved_at IS NULL GROUP BY kind, pipeline_id, acknowledged_at IS NOT NULL, ack_until`,
   // --- external jobs: fenced like a finish (running, this worker's, the current attempt) ---
   insertExternalJob: `
-    INSERT INTO external_jobs (run_id, task_id, attempt_id, try_number, job_key, handle, adapter, link, state, submitted_at)
-    SELECT a.run_id, a.task_id, a.attempt_id, a.try_number, @key, @handle, @adapter, @link, 'open', @at
+    INSERT INTO external_jobs (run_id, task_id, attempt_id, try_number, job_key, handle, adapter, link, state, submitted_at, held_pool, held_slots)
+    SELECT a.run_id, a.task_id, a.attempt_id, a.try_number, @key, @handle, @adapter, @link, 'open', @at,
+           CASE WHEN @holdsPool = 1 THEN t.pool END, CASE WHEN @holdsPool = 1 AND t.pool IS NOT NULL THEN t.slots ELSE 0 END
     FROM attempts a JOIN task_instances t ON t.run_id = a.run_id AND t.task_id = a.task_id AND t.current_attempt_id = a.attempt_id
     WHERE a.attempt_id = @attemptId AND a.worker_id = @workerId AND a.state = 'running'
     ON CONFLICT DO NOTHING

@@ -7,10 +7,10 @@ import type { ExternalDatasetEvent, ExternalDatasetEventRecorded, NewExternalDat
 import type Database from "better-sqlite3";
 import type { RunState, TaskState } from "../../core/model/states.ts";
 import { attemptLogPath } from "../../core/model/log-path.ts";
-import { planClaim } from "../../core/policy/claim-plan.ts";
+import { holderKey, planClaim, withRemoteHolds } from "../../core/policy/claim-plan.ts";
 import { planRerun } from "../../core/policy/rerun-plan.ts";
 import { endTry, nextTryNumber, reopenedByHand, runEnd, RunProgress, settleByHandRefusal } from "../../core/policy/run-progress.ts";
-import { assertSummaryFits, claimCandidate, datasetWaits, isCurrentAttempt, waitingTasks } from "../decision-rows.ts";
+import { assertSummaryFits, claimCandidate, datasetWaits, isCurrentAttempt, remoteHolder, waitingTasks } from "../decision-rows.ts";
 import {
   StoreConflictError, type AttemptFinish, type AuditEntry, type ClaimRequest,
   type ClaimedAttempt, type FinishOutcome, type FinishAndClaim, type FinishedAndClaimed, type NewAuditEntry, type NewPipelineVersion, type NewRun, type NewTaskInstance,
@@ -214,6 +214,8 @@ export class SqliteStore extends SqliteReads implements Store {
       } else {
         this.#fillMaxActive(runId, taskId, maxActive, request.at);
       }
+      // The cleared keys' remote jobs: nobody waits on them now (core's planKeyClear refused any running).
+      q.requestExternalCancels.run("cleared: the task runs again", runId);
       q.reopenRun.run(runId);
       return { keys: plan.keys };
     }).immediate();
@@ -285,17 +287,21 @@ export class SqliteStore extends SqliteReads implements Store {
     if (limits.maxActiveTasks) {
       for (const r of q.countRunningByPipeline.all() as Row[]) runningByPipeline.set(r.pipeline_id, r.n);
     }
-    const pools = new Map<string, { slots: number; used: number }>();
+    let pools: Map<string, { slots: number; used: number }> | null = null;
+    let heldRemotely = new Set<string>();
     const plan = () => {
       const candidates = rows.map(claimCandidate);
-      if (pools.size === 0 && candidates.some((c) => c.pool !== null)) {
-        for (const p of q.selectPools.all() as Row[]) pools.set(p.name, { slots: p.slots, used: 0 });
+      if (pools === null && candidates.some((c) => c.pool !== null)) {
+        const counted = new Map<string, { slots: number; used: number }>();
+        for (const p of q.selectPools.all() as Row[]) counted.set(p.name, { slots: p.slots, used: 0 });
         for (const u of q.poolsInUse.all() as Row[]) {
-          const pool = pools.get(u.pool);
+          const pool = counted.get(u.pool);
           if (pool) pool.used = u.used;
         }
+        ({ pools, heldRemotely } = withRemoteHolds(counted, (q.remotePoolHolders.all() as Row[]).map(remoteHolder)));
       }
-      return planClaim(candidates, { ...limits, limit: request.limit, now: request.now, pipelineIds: request.pipelineIds }, { running, runningByPipeline, pools });
+      for (const c of candidates) if (c.pool !== null && heldRemotely.has(holderKey(c.row.run_id, c.taskId))) c.heldRemotely = true;
+      return planClaim(candidates, { ...limits, limit: request.limit, now: request.now, pipelineIds: request.pipelineIds }, { running, runningByPipeline, pools: pools ?? new Map() });
     };
     let chosen = plan();
     const wide = request.limit * 4 + 32;
@@ -650,7 +656,7 @@ export class SqliteStore extends SqliteReads implements Store {
 
   async recordExternalJob(job: NewExternalJob): Promise<ExternalJobRecord | null> {
     return this.db.transaction(() => {
-      const inserted = this.q.insertExternalJob.get(job) as Row | undefined;
+      const inserted = this.q.insertExternalJob.get({ ...job, holdsPool: job.holdsPool ? 1 : 0 }) as Row | undefined;
       return inserted ? toExternalJob(this.q.selectExternalJob.get(inserted.job_id) as Row) : null;
     }).immediate();
   }
