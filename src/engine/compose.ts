@@ -67,7 +67,7 @@ export async function openProject(config: ResolvedConfig, options: OpenProjectOp
     connections: config.connections, secrets, stateUrl: location,
     logMaxBytes: config.logMaxBytes, taskMemoryMb: config.taskMemoryMb,
     concurrency: config.concurrency, prefetch: config.prefetch, parallelism: config.parallelism, pools: config.pools, reloadMs: config.reloadMs,
-    workerLeaseMs: config.workerLeaseMs, schedulerLeaseMs: config.schedulerLeaseMs, datasetWebhook: config.datasetWebhook,
+    workerLeaseMs: config.workerLeaseMs, schedulerLeaseMs: config.schedulerLeaseMs, datasetWebhook: config.datasetWebhook, bundleCollection: config.bundleCollection,
     watch: {
       notifiers: config.notifiers, defaultNotify: config.defaultNotify, intervalMs: config.checkerIntervalMs,
       routes: config.alerts.routes, digest: config.alerts.digest, failing: config.alerts.failing, uiUrl: config.uiUrl, configFile: config.file,

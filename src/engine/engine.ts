@@ -14,10 +14,11 @@ import type {
 } from "../store/port.ts";
 import type { RunState, TriggerKind } from "../core/model/states.ts";
 import type { FrozenPeriod } from "../core/policy/frozen.ts";
-import type { Acting } from "./acting.ts";
+import { defaultActor, tellAudit, type Acting } from "./acting.ts";
 import type { EngineContext } from "./engine-context.ts";
 import { ApiTokens, type TokenInfo } from "./tokens.ts";
-import { collectBundles, type BundleCollection } from "./bundle-collection.ts";
+import { collectBundles, type BundleCollection } from "./records/bundle-collection.ts";
+import { bundleCollectionOf, type BundleCollectionSchedule } from "./project/defaults.ts";
 import { codeDiff, pickCodeVersion, type CodeDiff } from "./code-diff.ts";
 import { codeOf } from "./project/code-of.ts";
 import type { BundleRetention } from "../core/policy/bundle-retention.ts";
@@ -117,6 +118,8 @@ export interface EngineOptions {
   reloadMs?: number;
   /** Pools created when missing, by each long-running process at its start. */
   pools?: Readonly<Record<string, number>>;
+  /** When the leading scheduler collects old bundles (`collectBundles` in idem.config.ts); absent: the defaults, null: never. */
+  bundleCollection?: BundleCollectionSchedule | null;
   /** The signed dataset webhook (`datasetWebhook` in idem.config.ts); absent: none. */
   datasetWebhook?: ResolvedDatasetWebhook | null;
 }
@@ -275,6 +278,7 @@ export class Engine {
     return {
       concurrency: o.concurrency ?? DEFAULTS.concurrency, prefetch: o.prefetch ?? "auto", parallelism: o.parallelism, workerLeaseMs: o.workerLeaseMs ?? DEFAULTS.workerLeaseMs,
       schedulerLeaseMs: o.schedulerLeaseMs ?? DEFAULTS.schedulerLeaseMs, reloadMs: o.reloadMs ?? null, logMaxBytes: o.logMaxBytes ?? null, pools: o.pools ?? {},
+      bundleCollection: o.bundleCollection === undefined ? bundleCollectionOf(undefined) : o.bundleCollection,
     };
   }
 
@@ -548,7 +552,11 @@ export class Engine {
 
   /** Removes the pipeline's bundles no run, window or retention rule needs (bundle-collection.ts). */
   async collectBundles(pipelineId: string, request: Acting & { retention?: Partial<BundleRetention> } = {}): Promise<BundleCollection> {
-    return collectBundles(this.store, this.clock, pipelineId, request);
+    const { audit, ...done } = await collectBundles(this.store, this.clock, pipelineId, {
+      actor: request.actor ?? defaultActor(), reason: request.reason ?? null, retention: request.retention, auditIfNone: true,
+    });
+    if (audit) tellAudit(request, audit);
+    return done;
   }
 
   /** The graph and source differences between two of the pipeline's code versions (code-diff.ts). */
