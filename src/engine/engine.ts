@@ -27,6 +27,7 @@ import { FrozenPeriods } from "./frozen-periods.ts";
 import { intervalBetween, intervalForDate } from "./intervals.ts";
 import { RunReads } from "./run-reads.ts";
 import { MappedInstances } from "./mapped-instances.ts";
+import { TaskRows } from "./task-rows.ts";
 import { AttemptLogs, type LogRange } from "./attempt-logs.ts";
 import { RunActions } from "./run-actions.ts";
 import { RunHere, type RunRequest, type RunResult } from "./run-here.ts";
@@ -154,6 +155,7 @@ export class Engine {
   readonly #incidents: IncidentActions;
   readonly #runReads: RunReads;
   readonly #mapped: MappedInstances;
+  readonly #taskRows: TaskRows;
   readonly #logs: AttemptLogs;
   readonly #runActions: RunActions;
   readonly #runHere: RunHere;
@@ -207,6 +209,7 @@ export class Engine {
     });
     this.#runReads = new RunReads(context, this.#pages);
     this.#mapped = new MappedInstances(context, this.#runReads);
+    this.#taskRows = new TaskRows(context, this.#runReads);
     this.#logs = new AttemptLogs(context, this.#runReads);
     this.#runActions = new RunActions(context, this.#frozen, this.#runReads);
     this.#runHere = new RunHere(context, this.#frozen, {
@@ -392,6 +395,16 @@ export class Engine {
 
   async attempts(runId: string, taskId?: string): Promise<AttemptRecord[]> {
     return this.#runReads.attempts(runId, taskId);
+  }
+
+  /** A run's task instances one row per task: a mapped task with its instances counted by state, never listed. */
+  async taskRows(runId: string): Promise<TaskInstanceRecord[]> {
+    return this.#taskRows.ofRun(runId);
+  }
+
+  /** The attempts of those rows: a mapped task's own, none of its instances'. */
+  async taskRowAttempts(runId: string): Promise<AttemptRecord[]> {
+    return this.#taskRows.attempts(runId);
   }
 
   async externalJobs(runId: string, taskId?: string): Promise<ExternalJobRecord[]> {
