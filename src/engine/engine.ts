@@ -388,6 +388,11 @@ export class Engine {
     return this.#runReads.taskInstances(runId);
   }
 
+  /** One task instance (a mapped instance by its id, task[key]), without reading the run's others. */
+  async taskInstance(runId: string, taskId: string): Promise<TaskInstanceRecord> {
+    return this.#runReads.taskInstance(runId, taskId);
+  }
+
   /** A mapped task's instances in a run, a page at a time by key (keyset: `after` is the last key seen). */
   async mappedInstances(...args: Parameters<MappedInstances["page"]>): ReturnType<MappedInstances["page"]> {
     return this.#mapped.page(...args);
@@ -571,7 +576,7 @@ export class Engine {
   /** The run's code version, the pipeline's latest, and what keeps the run from moving to it (records/code-choice.ts). */
   async codeStanding(runId: string): Promise<CodeStanding> {
     const run = await this.run(runId);
-    return codeStanding(run, await this.taskInstances(runId), this.catalog.get(run.pipelineId));
+    return codeStanding(run, () => this.taskInstances(runId), this.catalog.get(run.pipelineId));
   }
 
   // --- frozen periods (frozen-periods.ts) ----------------------------------------------------------

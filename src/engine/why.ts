@@ -21,7 +21,12 @@ export async function explainRun(ctx: WhyContext, runId: string, taskId?: string
   const { store } = ctx;
   const run = await store.getRun(runId);
   if (!run) return [`there is no run ${runId}`];
-  const tasks = await store.listTaskInstances(runId);
+  // One row per task (a mapped task with its counts), and the one instance asked for: never all of a mapped task's instances.
+  const tasks = await store.taskRowsOfRun(runId);
+  if (taskId && parseMappedTaskId(taskId) !== null) {
+    const instance = await store.getTaskInstance(runId, taskId);
+    if (instance) tasks.push(instance);
+  }
   const lines: string[] = [];
   if (run.state === "success" || run.state === "failed") {
     lines.push(`run ${runId} is finished: ${run.state}${run.endedAt ? ` at ${ctx.formatTime(run.endedAt)}` : ""}`);
@@ -36,7 +41,7 @@ export async function explainRun(ctx: WhyContext, runId: string, taskId?: string
   );
   const byId = new Map(tasks.map((t) => [t.taskId, t]));
   // A mapped task's instances are told through it (there may be 100,000), unless one is asked for.
-  const selected = taskId ? tasks.filter((t) => t.taskId === taskId) : tasks.filter((t) => parseMappedTaskId(t.taskId) === null);
+  const selected = taskId ? tasks.filter((t) => t.taskId === taskId) : tasks;
   if (taskId && selected.length === 0) return [`run ${runId} has no task ${taskId}`];
 
   const pools = new Map((await store.listPools()).map((p) => [p.name, p]));
@@ -44,7 +49,7 @@ export async function explainRun(ctx: WhyContext, runId: string, taskId?: string
   const alive = workers.filter((w) => ctx.now - w.lastSeen <= ctx.workerAliveMs);
   let runningTasks = 0;
   for (const live of await store.listRuns({ pipelineId: run.pipelineId, states: ["running"] })) {
-    runningTasks += (await store.listTaskInstances(live.runId)).filter((t) => t.state === "running").length;
+    for (const t of await store.taskRowsOfRun(live.runId)) runningTasks += t.mapped ? t.mapped.states.running : t.state === "running" ? 1 : 0;
   }
   const capped = ctx.maxActiveTasks !== undefined && runningTasks >= ctx.maxActiveTasks ? ctx.maxActiveTasks : null;
 

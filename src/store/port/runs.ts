@@ -33,6 +33,8 @@ export interface RunStore {
   getRun(runId: string): Promise<RunRecord | null>;
   listRuns(query: RunQuery): Promise<RunRecord[]>;
   listTaskInstances(runId: string): Promise<TaskInstanceRecord[]>;
+  /** One task instance (a mapped instance by its id, task[key]), without reading the run's others. */
+  getTaskInstance(runId: string, taskId: string): Promise<TaskInstanceRecord | null>;
   listAttempts(runId: string, taskId?: string): Promise<AttemptRecord[]>;
   /** Earliest time a waiting retry of this run becomes due, or null. */
   nextRetryAt(runId: string): Promise<number | null>;

@@ -172,6 +172,11 @@ export class PostgresReads {
     return (await this.db.rows("selectTaskInstances", [runId])).map(toTaskInstance);
   }
 
+  async getTaskInstance(runId: string, taskId: string): Promise<TaskInstanceRecord | null> {
+    const row = await this.db.first("selectTaskInstance", [runId, taskId]);
+    return row ? toTaskInstance(row) : null;
+  }
+
   async listAttempts(runId: string, taskId?: string): Promise<AttemptRecord[]> {
     const rows = taskId ? await this.db.rows("selectAttemptsOfTask", [runId, taskId]) : await this.db.rows("selectAttempts", [runId]);
     return rows.map(toAttempt);

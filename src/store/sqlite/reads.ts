@@ -174,6 +174,11 @@ export class SqliteReads {
     return (this.q.selectTaskInstances.all(runId) as Row[]).map(toTaskInstance);
   }
 
+  async getTaskInstance(runId: string, taskId: string): Promise<TaskInstanceRecord | null> {
+    const row = this.q.selectTaskInstance.get(runId, taskId) as Row | undefined;
+    return row ? toTaskInstance(row) : null;
+  }
+
   async listAttempts(runId: string, taskId?: string): Promise<AttemptRecord[]> {
     const rows = (taskId ? this.q.selectAttemptsOfTask.all(runId, taskId) : this.q.selectAttempts.all(runId)) as Row[];
     return rows.map(toAttempt);

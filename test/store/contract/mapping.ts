@@ -264,6 +264,15 @@ export function mappingContract(h: Harness): void {
 
   // Clearing by key is a RunStore method, tested here with the mapped runs above.
   describe("RunStore", () => {
+    it("reads one task instance, a mapped instance by its id, without the run's others", async () => {
+      const load = await mappedRun();
+      await store.finishAttempt(finish(load, { map: { items: listOf(["a", "b"]), maxActive: null } }));
+      expect(await store.getTaskInstance(RUN, "load[b]")).toMatchObject({ runId: RUN, taskId: "load[b]", state: "queued", tryNumber: 0, mapped: null });
+      expect((await store.getTaskInstance(RUN, "load"))!.mapped).toMatchObject({ total: 2, live: 2, failing: 0, states: { queued: 2 } });
+      expect(await store.getTaskInstance(RUN, "load[zz]")).toBeNull();
+      expect(await store.getTaskInstance("p@1999-01-01", "load")).toBeNull();
+    });
+
     describe("clearing mapped instances by key", () => {
       it("clears one key of an ended run: that key, its chained instance and the reduce run again, no other key", async () => {
         const edges = await saveGraph("chain", [["load", "check"], ["check", "report"]]);
