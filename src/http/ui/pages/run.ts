@@ -2,7 +2,8 @@ import type { Engine } from "../../../engine/engine.ts";
 import type { Pipeline } from "../../../core/pipeline/types.ts";
 import { html, seg, type Html } from "../html.ts";
 import { frozenPeriodOf } from "../../../core/policy/frozen.ts";
-import { actionForm, at, badge, frozenNote, links, openFrozenField, page, pageHead, stateLabel, took, type View } from "../parts.ts";
+import { actionForm, at, badge, frozenNote, links, openFrozenField, page, pageHead, plural, stateLabel, took, type View } from "../parts.ts";
+import { instancesLink, mappedCounts, mappedTotal } from "../mapped.ts";
 import { gantt } from "../gantt.ts";
 import { sentence } from "../sentence.ts";
 
@@ -13,7 +14,8 @@ const RESTATE_ACTIONS = ["restate", "restate-refused"] as const;
 export async function runPage(engine: Engine, view: View, runId: string): Promise<Html> {
   const run = await engine.run(runId);
   const [tasks, attempts, why, restatements] = await Promise.all([
-    engine.taskInstances(runId), engine.attempts(runId), engine.why(runId), engine.runAudit(runId, { actions: RESTATE_ACTIONS, limit: 50 }),
+    // One row per task: a mapped task with its instances counted, never listed (there may be 100,000).
+    engine.taskRows(runId), engine.taskRowAttempts(runId), engine.why(runId), engine.runAudit(runId, { actions: RESTATE_ACTIONS, limit: 50 }),
   ]);
   let pipeline: Pipeline | null = null;
   try {
@@ -44,7 +46,8 @@ ${tasks.map((t) => {
     const a = last.get(t.taskId);
     const note = t.reason ?? (a?.errorMessage ? `${a.errorClass ?? "Error"}: ${a.errorMessage}` : t.state === "up_for_retry" && t.nextTryAt ? null : a?.summary ? JSON.stringify(a.summary) : null);
     return html`<tr><td><a class="mono" href="${links.task(runId, t.taskId)}">${t.taskId}</a>${t.pool ? html` <span class="pill" title="pool">⛁ ${t.pool}${t.slots > 1 ? ` ×${t.slots}` : ""}</span>` : ""}</td>
-<td>${badge(t.state, { ti: `${runId}/${t.taskId}` })}</td><td class="num">${t.tryNumber}/${t.maxTries}</td><td>${at(t.startedAt)}</td><td class="num">${took(t.startedAt, t.endedAt, now)}</td>
+<td>${badge(t.state, { ti: `${runId}/${t.taskId}` })}${t.mapped ? html`<div class="mapped-row">${mappedCounts(t.mapped.states, (state) => instancesLink(runId, t.taskId, { state }))}
+<a href="${instancesLink(runId, t.taskId)}">${plural(mappedTotal(t.mapped.states), "instance")} by key →</a></div>` : ""}</td><td class="num">${t.tryNumber}/${t.maxTries}</td><td>${at(t.startedAt)}</td><td class="num">${took(t.startedAt, t.endedAt, now)}</td>
 <td>${t.state === "up_for_retry" && t.nextTryAt ? html`retry at ${at(t.nextTryAt, true)}` : note ? html`<span class="${a?.errorMessage && !t.reason ? "" : "muted"}">${note.length > 240 ? note.slice(0, 240) + "…" : note}</span>` : ""}</td></tr>`;
   })}</tbody></table>`;
   const taskOptions = tasks.map((t) => html`<option value="${t.taskId}">${t.taskId} (${stateLabel(t.state)})</option>`);
