@@ -57,7 +57,7 @@ import { pathToFileURL } from "node:url";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { freshSchema, percentile, project, repo, startIdem, until, withSchema } from "./pg/lib/cluster.ts";
-import { descendantPids, peakRssMb, startPostgres, startRedis, type Server } from "./lib/servers.ts";
+import { cpuMsOf, descendantPids, peakRssMb, startPostgres, startRedis, type Server } from "./lib/servers.ts";
 import { openWalDatabase } from "../src/sqlite/open-wal.ts";
 import { notifyWork } from "../src/engine/worker/wakeup.ts";
 import { PostgresStore } from "../src/store/postgres/postgres-store.ts";
@@ -404,16 +404,6 @@ async function seedHistory(p: Awaited<ReturnType<typeof idemProject>>, runs: num
 async function historyCursors(p: Awaited<ReturnType<typeof idemProject>>) {
   for (let i = 0; i < HISTORY_PIPELINES; i++) {
     await p.query(`INSERT INTO pipelines (pipeline_id, schedule_cursor, created_at) VALUES ($1, $2, $3)`, [`hist${i}`, HISTORY_END, Date.now()]);
-  }
-}
-
-/** CPU time (user + system) a live process has used, in ms: /proc/<pid>/stat counts 100ths of a second. */
-function cpuMsOf(pid: number): number | null {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "").split(" ");
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return null;
   }
 }
 

@@ -131,6 +131,16 @@ export function peakRssMb(pid: number): number | null {
   }
 }
 
+/** CPU time (user + system) a live process has used, in ms (/proc/<pid>/stat counts 100ths of a second), or null once it is gone. */
+export function cpuMsOf(pid: number): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "").split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
+}
+
 /** Every process below `pid` (a worker's supervising shells and their task hosts). */
 export function descendantPids(pid: number): number[] {
   let children: number[] = [];

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { NotFoundError, UsageError } from "../core/model/errors.ts";
 import { graphDiff, type GraphDiff } from "../core/pipeline/graph-diff.ts";
 import { unifiedDiff } from "../core/text/unified-diff.ts";
-import type { Store } from "../store/port.ts";
+import type { CodeVersionUse, Store } from "../store/port.ts";
 
 export interface CodeDiff {
   pipelineId: string;
@@ -21,14 +21,8 @@ export interface CodeDiff {
  */
 export async function codeDiff(store: Store, pipelineId: string, a: string, b: string): Promise<CodeDiff> {
   const versions = await store.listCodeVersions(pipelineId);
-  const pick = (given: string) => {
-    const matches = versions.filter((v) => v.codeVersion.startsWith(given));
-    if (matches.length === 1) return matches[0]!;
-    if (matches.length === 0) throw new NotFoundError("pipeline", `pipeline ${pipelineId} has no code version ${given} (idem versions ${pipelineId} lists them)`);
-    throw new UsageError(`code version ${given} of pipeline ${pipelineId} is ambiguous: ${matches.map((v) => v.codeVersion).join(", ")}`);
-  };
-  const from = pick(a);
-  const to = pick(b);
+  const from = pickCodeVersion(versions, pipelineId, a);
+  const to = pickCodeVersion(versions, pipelineId, b);
   const graphOf = async (v: typeof from) => (await store.getPipelineVersion(pipelineId, v.graphVersion))?.definition ?? {};
   const before = sourcesOf(pipelineId, from);
   const after = sourcesOf(pipelineId, to);
@@ -40,6 +34,14 @@ export async function codeDiff(store: Store, pipelineId: string, a: string, b: s
       .map((file) => ({ file, diff: unifiedDiff(before.get(file) ?? "", after.get(file) ?? "", { from: `${from.codeVersion}/${file}`, to: `${to.codeVersion}/${file}` }) }))
       .filter((f) => f.diff !== ""),
   };
+}
+
+/** The one version of `versions` that `given` names, in full or by a prefix that names one. */
+export function pickCodeVersion(versions: readonly CodeVersionUse[], pipelineId: string, given: string): CodeVersionUse {
+  const matches = given === "" ? [] : versions.filter((v) => v.codeVersion.startsWith(given));
+  if (matches.length === 1) return matches[0]!;
+  if (matches.length === 0) throw new NotFoundError("codeVersion", `pipeline ${pipelineId} has no code version ${given} (idem versions ${pipelineId} lists them)`);
+  throw new UsageError(`code version ${given} of pipeline ${pipelineId} is ambiguous: ${matches.map((v) => v.codeVersion).join(", ")}`);
 }
 
 const SOURCE_MAP = "//# sourceMappingURL=data:application/json;base64,";

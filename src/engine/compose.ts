@@ -67,7 +67,7 @@ export async function openProject(config: ResolvedConfig, options: OpenProjectOp
     connections: config.connections, secrets, stateUrl: location,
     logMaxBytes: config.logMaxBytes, taskMemoryMb: config.taskMemoryMb,
     concurrency: config.concurrency, prefetch: config.prefetch, parallelism: config.parallelism, pools: config.pools, reloadMs: config.reloadMs,
-    workerLeaseMs: config.workerLeaseMs, schedulerLeaseMs: config.schedulerLeaseMs, datasetWebhook: config.datasetWebhook,
+    workerLeaseMs: config.workerLeaseMs, schedulerLeaseMs: config.schedulerLeaseMs, datasetWebhook: config.datasetWebhook, bundleCollection: config.bundleCollection,
     watch: {
       notifiers: config.notifiers, defaultNotify: config.defaultNotify, intervalMs: config.checkerIntervalMs,
       routes: config.alerts.routes, digest: config.alerts.digest, failing: config.alerts.failing, uiUrl: config.uiUrl, configFile: config.file,
@@ -98,7 +98,7 @@ export async function loadProjectPipelines(config: ResolvedConfig, importModule?
 
 /**
  * Pipeline files imported as their stored bundles, so that a run created here is pinned to the
- * code it was created with (docs/code-versions.md).
+ * code it was created with (docs/versions.md).
  */
 async function pinnedImporter(config: ResolvedConfig, importModule: ModuleImporter | undefined): Promise<ModuleImporter> {
   const [{ bundledImporter }, { CodeLibrary }] = await Promise.all([import("./project/bundled-importer.ts"), import("./project/code-library.ts")]);

@@ -14,11 +14,13 @@ import type {
 } from "../store/port.ts";
 import type { RunState, TriggerKind } from "../core/model/states.ts";
 import type { FrozenPeriod } from "../core/policy/frozen.ts";
-import type { Acting } from "./acting.ts";
+import { defaultActor, tellAudit, type Acting } from "./acting.ts";
 import type { EngineContext } from "./engine-context.ts";
 import { ApiTokens, type TokenInfo } from "./tokens.ts";
-import { collectBundles, type BundleCollection } from "./bundle-collection.ts";
-import { codeDiff, type CodeDiff } from "./code-diff.ts";
+import { collectBundles, type BundleCollection } from "./records/bundle-collection.ts";
+import { bundleCollectionOf, type BundleCollectionSchedule } from "./project/defaults.ts";
+import { codeDiff, pickCodeVersion, type CodeDiff } from "./code-diff.ts";
+import { codeOf } from "./project/code-of.ts";
 import type { BundleRetention } from "../core/policy/bundle-retention.ts";
 import { Pages, type Page } from "./pages.ts";
 import { Backfills, type BackfillPlan, type BackfillRequest } from "./backfills.ts";
@@ -117,6 +119,8 @@ export interface EngineOptions {
   reloadMs?: number;
   /** Pools created when missing, by each long-running process at its start. */
   pools?: Readonly<Record<string, number>>;
+  /** When the leading scheduler collects old bundles (`collectBundles` in idem.config.ts); absent: the defaults, null: never. */
+  bundleCollection?: BundleCollectionSchedule | null;
   /** The signed dataset webhook (`datasetWebhook` in idem.config.ts); absent: none. */
   datasetWebhook?: ResolvedDatasetWebhook | null;
 }
@@ -277,6 +281,7 @@ export class Engine {
     return {
       concurrency: o.concurrency ?? DEFAULTS.concurrency, prefetch: o.prefetch ?? "auto", parallelism: o.parallelism, workerLeaseMs: o.workerLeaseMs ?? DEFAULTS.workerLeaseMs,
       schedulerLeaseMs: o.schedulerLeaseMs ?? DEFAULTS.schedulerLeaseMs, reloadMs: o.reloadMs ?? null, logMaxBytes: o.logMaxBytes ?? null, pools: o.pools ?? {},
+      bundleCollection: o.bundleCollection === undefined ? bundleCollectionOf(undefined) : o.bundleCollection,
     };
   }
 
@@ -422,7 +427,7 @@ export class Engine {
    */
   async runsPage(
     pipelineId: string,
-    query: { states?: readonly RunState[]; triggers?: readonly TriggerKind[]; fromDate?: string; toDate?: string; limit: number; after?: number },
+    query: { states?: readonly RunState[]; triggers?: readonly TriggerKind[]; codeVersion?: string; fromDate?: string; toDate?: string; limit: number; after?: number },
   ): Promise<Page<RunRecord, number>> {
     return this.#runReads.runsPage(pipelineId, query);
   }
@@ -558,19 +563,33 @@ export class Engine {
     return taskId || !(await this.store.getRun(runId)) ? lines : [...lines, ...codeLines(runId, await this.codeStanding(runId))];
   }
 
-  /** A pipeline's code versions, oldest first, with the runs pinned to each (docs/code-versions.md). */
+  /** A pipeline's code versions, oldest first, with the runs pinned to each (docs/versions.md). */
   async codeVersions(pipelineId: string): Promise<CodeVersionUse[]> {
     return this.store.listCodeVersions(pipelineId);
   }
 
   /** Removes the pipeline's bundles no run, window or retention rule needs (bundle-collection.ts). */
   async collectBundles(pipelineId: string, request: Acting & { retention?: Partial<BundleRetention> } = {}): Promise<BundleCollection> {
-    return collectBundles(this.store, this.clock, pipelineId, request);
+    const { audit, ...done } = await collectBundles(this.store, this.clock, pipelineId, {
+      actor: request.actor ?? defaultActor(), reason: request.reason ?? null, retention: request.retention, auditIfNone: true,
+    });
+    if (audit) tellAudit(request, audit);
+    return done;
   }
 
   /** The graph and source differences between two of the pipeline's code versions (code-diff.ts). */
   async codeDiff(pipelineId: string, from: string, to: string): Promise<CodeDiff> {
     return codeDiff(this.store, pipelineId, from, to);
+  }
+
+  /** One of the pipeline's code versions, named in full or by a prefix that names one, with the runs pinned to it. */
+  async codeVersion(pipelineId: string, given: string): Promise<CodeVersionUse> {
+    return pickCodeVersion(await this.store.listCodeVersions(pipelineId), pipelineId, given);
+  }
+
+  /** The code version of the pipeline as loaded now: what a new run is pinned to (null: its file could not be bundled). */
+  latestCodeVersion(pipelineId: string): string | null {
+    return codeOf(this.pipeline(pipelineId))?.codeVersion ?? null;
   }
 
   /** The run's code version, the pipeline's latest, and what keeps the run from moving to it (records/code-choice.ts). */

@@ -1,4 +1,4 @@
-import { ArgumentError } from "../core/model/errors.ts";
+import { ArgumentError, NotFoundError } from "../core/model/errors.ts";
 import type { RunState, TriggerKind } from "../core/model/states.ts";
 import type { Pipeline } from "../core/pipeline/types.ts";
 import { addDays, parseBusinessDate, parseInstant, startOfDay } from "../core/time/dates.ts";
@@ -33,7 +33,7 @@ export class Pages {
    */
   async runs(
     pipelineId: string,
-    query: { states?: readonly RunState[]; triggers?: readonly TriggerKind[]; fromDate?: string; toDate?: string; limit: number; after?: number },
+    query: { states?: readonly RunState[]; triggers?: readonly TriggerKind[]; codeVersion?: string; fromDate?: string; toDate?: string; limit: number; after?: number },
   ): Promise<Page<RunRecord, number>> {
     const tz = this.#pipeline(pipelineId).schedule.timezone;
     const day = (date: string, argument: "from" | "to") => {
@@ -43,10 +43,14 @@ export class Pages {
         throw new ArgumentError(argument, (n) => `${n(argument)}: ${(error as Error).message}`, { pipeline: pipelineId });
       }
     };
+    if (query.codeVersion !== undefined && !(await this.#store.getCodeVersion(pipelineId, query.codeVersion))) {
+      throw new NotFoundError("codeVersion", `pipeline ${pipelineId} has no code version ${query.codeVersion} (idem versions ${pipelineId} lists them)`);
+    }
     const rows = await this.#store.pageRuns({
       pipelineId,
       states: query.states,
       triggers: query.triggers,
+      codeVersion: query.codeVersion,
       fromStart: query.fromDate === undefined ? undefined : startOfDay(day(query.fromDate, "from"), tz),
       toStart: query.toDate === undefined ? undefined : startOfDay(addDays(day(query.toDate, "to"), 1), tz),
       beforeStart: query.after,

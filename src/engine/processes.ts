@@ -9,6 +9,7 @@ import type { TaskCodeRunner } from "./executor/task-code-runner.ts";
 import type { Watchdog } from "./freshness/watchdog.ts";
 import type { EngineEvents } from "./events/engine-events.ts";
 import type { ConnectionConfig } from "./project/config.ts";
+import type { BundleCollectionSchedule } from "./project/defaults.ts";
 import type { PipelineCatalog } from "./project/catalog.ts";
 import { BACKFILL_ONLY_HOLDER, schedulerPresence } from "./scheduler/presence.ts";
 import { Scheduler } from "./scheduler/scheduler.ts";
@@ -57,6 +58,8 @@ export interface ProcessSettings {
   logMaxBytes: number | null;
   /** Pools created when missing, at open and at each long-running process's start. */
   pools: Readonly<Record<string, number>>;
+  /** When the leading scheduler collects old bundles; null: only by hand. */
+  bundleCollection: BundleCollectionSchedule | null;
 }
 
 export interface WorkerRequest {
@@ -81,7 +84,7 @@ export function buildScheduler(parts: ProcessParts, holder: string, options: { b
     leaseTtlMs: parts.settings.schedulerLeaseMs,
     frozen: parts.frozen,
     onWork: () => notifyWork(parts.stateDir),
-    ...(options.backfillsOnly ? { scope: "backfills" as const } : {}),
+    ...(options.backfillsOnly ? { scope: "backfills" as const } : { bundleCollection: parts.settings.bundleCollection }),
     events: parts.events,
     onLeadChange: () => parts.schedulerStart.tried(),
   });

@@ -5,6 +5,8 @@ import type { Params, Pipeline } from "../core/pipeline/types.ts";
 import { assertDeclaredParams } from "../core/pipeline/params.ts";
 import { reachable } from "../core/graph/dag.ts";
 import { keyedChain, mappedTaskId, parseMappedTaskId } from "../core/policy/fan-out.ts";
+import { mapOf } from "../core/pipeline/kind.ts";
+import { keyLookup, keySelectorProblem } from "../core/policy/key-selector.ts";
 import type { RunRecord, TaskInstanceRecord } from "../store/port.ts";
 import { defaultActor, tellAudit, type Acting } from "./acting.ts";
 import type { EngineContext } from "./engine-context.ts";
@@ -110,8 +112,7 @@ export class RunActions {
 
   /** A clear naming `task[key]` or `task[glob]`: those keys, their chained instances and what follows the mapped task, nothing else. */
   async #clearKeys(run: RunRecord, pipeline: Pipeline, named: { taskId: string; key: string }, request: { reason: string; openFrozen?: string } & Acting): Promise<TaskInstanceRecord[]> {
-    const task = pipeline.tasks.get(named.taskId);
-    if (!task || !(task.kind === "function" && task.map)) throw new NotFoundError("task", `run ${run.runId}: ${named.taskId} is not a mapped task of pipeline ${pipeline.id}`);
+    assertMappedTask(run, pipeline, named);
     this.#frozen.assertNotFrozen(pipeline, run.businessDate, request.openFrozen);
     const chain = keyedChain(pipeline.tasks, named.taskId).map((l) => l.taskId);
     const inChain = new Set(chain);
@@ -123,7 +124,7 @@ export class RunActions {
     }));
     const actor = request.actor ?? defaultActor();
     tellAudit(request, await this.#e.audit(actor, "clear", this.#e.pipeline(run.pipelineId), run.runId, mappedTaskId(named.taskId, named.key), request.reason, {
-      keys: keys.length <= 100 ? keys : [...keys.slice(0, 100), `... ${keys.length - 100} more`], keyCount: keys.length, chain, downstream,
+      keys: firstKeys(keys), keyCount: keys.length, chain, downstream,
       ...(request.openFrozen ? { openFrozen: request.openFrozen } : {}),
     }));
     this.#e.announce();
@@ -140,14 +141,42 @@ export class RunActions {
     return ti;
   }
 
+  /**
+   * Settles a task instance by hand; `task[glob]` every mapped instance the glob matches, in one
+   * transaction (then the mapped task's own task instance is returned, and the audit entry lists
+   * the keys).
+   */
   async mark(runId: string, taskId: string, request: { state: "success" | "failed"; reason: string } & Acting): Promise<TaskInstanceRecord> {
     const run = await this.#runs.run(runId);
+    const named = parseMappedTaskId(taskId);
+    if (named) {
+      const lookup = keyLookup(named.key);
+      if (lookup.kind !== "key") return this.#markKeys(run, named, request);
+      assertMappedTask(run, this.#e.pipeline(run.pipelineId), named);
+      // `load[a\*b]` names the key a*b
+      taskId = mappedTaskId(named.taskId, lookup.key);
+    }
     const actor = request.actor ?? defaultActor();
     const ti = await refusalsTranslated(() => this.#e.store.markTask({ runId, taskId, state: request.state, reason: request.reason, at: this.#e.clock.now() }));
     tellAudit(request, await this.#e.audit(actor, `mark-${request.state}`, this.#e.pipeline(run.pipelineId), runId, taskId, request.reason, {}));
     await this.#tellIfEnded(run);
     this.#e.announce();
     return ti;
+  }
+
+  async #markKeys(run: RunRecord, named: { taskId: string; key: string }, request: { state: "success" | "failed"; reason: string } & Acting): Promise<TaskInstanceRecord> {
+    const pipeline = this.#e.pipeline(run.pipelineId);
+    assertMappedTask(run, pipeline, named);
+    const { keys, marked } = await refusalsTranslated(() => this.#e.store.markKeys({
+      runId: run.runId, taskId: named.taskId, selector: named.key, state: request.state, reason: request.reason, at: this.#e.clock.now(),
+    }));
+    const actor = request.actor ?? defaultActor();
+    tellAudit(request, await this.#e.audit(actor, `mark-${request.state}`, pipeline, run.runId, mappedTaskId(named.taskId, named.key), request.reason, {
+      keys: firstKeys(keys), keyCount: keys.length, markedCount: marked.length,
+    }));
+    await this.#tellIfEnded(run);
+    this.#e.announce();
+    return (await this.#runs.taskInstances(run.runId)).find((t) => t.taskId === named.taskId)!;
   }
 
   /** A skip or mark that settles a run's last live task instance ends the run here, with no attempt to say so. */
@@ -157,4 +186,17 @@ export class RunActions {
       this.#e.events.emit("run:ended", { pipelineId: after.pipelineId, runId: after.runId, state: after.state, by: "operator" });
     }
   }
+}
+
+/** The keys an audit entry lists: the first 100, then how many more. */
+function firstKeys(keys: readonly string[]): string[] {
+  return keys.length <= 100 ? [...keys] : [...keys.slice(0, 100), `... ${keys.length - 100} more`];
+}
+
+/** `task[...]` names instances of a mapped task of the run's pipeline, with brackets that can name keys. */
+function assertMappedTask(run: RunRecord, pipeline: Pipeline, named: { taskId: string; key: string }): void {
+  const problem = keySelectorProblem(mappedTaskId(named.taskId, named.key), named.key);
+  if (problem !== null) throw new ArgumentError("taskId", () => problem);
+  const task = pipeline.tasks.get(named.taskId);
+  if (!task || !mapOf(task)) throw new NotFoundError("task", `run ${run.runId}: ${named.taskId} is not a mapped task of pipeline ${pipeline.id}`);
 }

@@ -59,7 +59,7 @@ export class RunReads {
    */
   async runsPage(
     pipelineId: string,
-    query: { states?: readonly RunState[]; triggers?: readonly TriggerKind[]; fromDate?: string; toDate?: string; limit: number; after?: number },
+    query: { states?: readonly RunState[]; triggers?: readonly TriggerKind[]; codeVersion?: string; fromDate?: string; toDate?: string; limit: number; after?: number },
   ): Promise<Page<RunRecord, number>> {
     return this.#pages.runs(pipelineId, query);
   }

@@ -131,7 +131,7 @@ async function explainTask(
         if (!pool) reasons.push(`pool ${task.pool} does not exist (create it with the slots it should have)`);
         else if (task.slots > pool.slots) reasons.push(`needs ${task.slots} slots but pool ${task.pool} has only ${pool.slots}`);
         else if (pool.used + task.slots > pool.slots) {
-          const holders = pool.holders.map((h) => `${h.runId} ${h.taskId}`).join(", ");
+          const holders = pool.holders.map((h) => `${h.runId} ${h.taskId}${h.remote ? " (its remote job)" : ""}`).join(", ");
           reasons.push(`pool ${task.pool} full (${pool.used}/${pool.slots} slots, held by ${holders})`);
         }
       }

@@ -15,6 +15,7 @@ const FIELD_OF: Record<NotFoundError["what"], string> = {
   token: "name",
   incident: "key",
   dataset: "name",
+  codeVersion: "version",
 };
 
 /** Status and problem document for an error the engine raised; anything unexpected is a 500 and logged. */

@@ -1,5 +1,5 @@
 import type { TaskState } from "../core/model/states.ts";
-import type { ClaimCandidate } from "../core/policy/claim-plan.ts";
+import { remoteJobHoldsSlots, type ClaimCandidate, type RemoteHolder } from "../core/policy/claim-plan.ts";
 import type { WaitingTask } from "../core/policy/run-progress.ts";
 import type { TriggerRule } from "../core/policy/trigger-rules.ts";
 import { MAX_SUMMARY_BYTES, StoreConflictError, type PoolUsage } from "./port.ts";
@@ -54,16 +54,31 @@ export function claimCandidate(row: Row): CandidateRow {
   };
 }
 
-/** Pools with the running task instances that hold their slots. */
-export function poolUsage(poolRows: readonly Row[], holderRows: readonly Row[]): PoolUsage[] {
+/** A remote-holder row (run_id, task_id, pool, slots, job_state, task_state) as core reads it. */
+export function remoteHolder(row: Row): RemoteHolder {
+  return { runId: row.run_id, taskId: row.task_id, pool: row.pool, slots: Number(row.slots), jobState: row.job_state, taskState: row.task_state };
+}
+
+/**
+ * Pools with who holds their slots: running task instances, and the remote jobs that hold
+ * slots while their task instance waits between polls (core's withRemoteHolds: each task
+ * instance once; a running one is listed as running).
+ */
+export function poolUsage(poolRows: readonly Row[], holderRows: readonly Row[], remoteRows: readonly Row[]): PoolUsage[] {
   const pools = new Map<string, PoolUsage>(
     poolRows.map((p) => [p.name, { name: p.name, slots: p.slots, used: 0, description: p.description, holders: [] }]),
   );
   for (const h of holderRows) {
     const pool = pools.get(h.pool);
     if (!pool) continue;
+    pool.used += Number(h.slots);
+    pool.holders.push({ runId: h.run_id, taskId: h.task_id, slots: Number(h.slots), workerId: h.worker_id, remote: false });
+  }
+  for (const h of remoteRows.map(remoteHolder)) {
+    const pool = pools.get(h.pool);
+    if (!pool || h.taskState === "running" || !remoteJobHoldsSlots(h)) continue;
     pool.used += h.slots;
-    pool.holders.push({ runId: h.run_id, taskId: h.task_id, slots: h.slots, workerId: h.worker_id });
+    pool.holders.push({ runId: h.runId, taskId: h.taskId, slots: h.slots, workerId: null, remote: true });
   }
   return [...pools.values()];
 }

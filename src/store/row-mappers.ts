@@ -29,7 +29,7 @@ import { TASK_STATES, type TaskState } from "../core/model/states.ts";
 
 export type Row = Record<string, any>;
 
-/** A mapped task's row's counts by state (migration 31); null for a row that is not an expanded mapped task. */
+/** A mapped task's row's counts by state (migration 33); null for a row that is not an expanded mapped task. */
 export function mappedStateCounts(r: Row): MappedStateCounts | null {
   if (r.map_total === null || r.map_total === undefined) return null;
   const counts = {} as Record<TaskState, number>;
@@ -368,5 +368,7 @@ export function toExternalJob(r: Row): ExternalJobRecord {
     submittedAt: Number(r.submitted_at),
     endedAt: r.ended_at === null || r.ended_at === undefined ? null : Number(r.ended_at),
     note: r.note ?? null,
+    heldPool: r.held_pool ?? null,
+    heldSlots: Number(r.held_slots ?? 0),
   };
 }

@@ -30,6 +30,19 @@ describe("finding and reading idem.config.ts", () => {
     expect(config.stateDir).toBe(join(dir, ".idem"));
     expect(config.connections).toEqual({ wh: { duckdb: join(dir, "data/wh.duckdb") } });
     expect(config.prefetch).toBe("auto");
+    expect(config.bundleCollection).toEqual({ everyMs: 86_400_000, retention: { keepNewest: 3, keepDays: 30 } });
+  });
+
+  it("reads when the scheduler collects old bundles: the defaults fill what is not given, false turns it off, a bad value is named", async () => {
+    const read = async (setting: string) => {
+      const project = mkdtempSync(join(dir, "p-"));
+      writeFileSync(join(project, "package.json"), ESM);
+      writeFileSync(join(project, "idem.config.mjs"), `export default { collectBundles: ${setting} };`);
+      return loadConfig(project).then((c) => c.bundleCollection, (e: Error) => e.message.split(`${join(project, "idem.config.mjs")}:1: `).join("<file>: "));
+    };
+    expect(await read(`{ everyMs: 3600000, keepDays: 7 }`)).toEqual({ everyMs: 3_600_000, retention: { keepNewest: 3, keepDays: 7 } });
+    expect(await read("false")).toBeNull();
+    expect(await read(`{ everyMs: 1000 }`)).toBe("<file>: collectBundles.everyMs: expected a whole number >= 60000");
   });
 
   it("says there is no config here or above, naming the folder", async () => {

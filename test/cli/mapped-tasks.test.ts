@@ -84,6 +84,22 @@ describe("a mapped task in a pipeline file, run by idem run in task hosts", () =
     expect(audit).toMatchObject({ action: "clear", taskId: "load[sub/*]", details: { keys: ["sub/c.csv"], keyCount: 1, downstream: ["report"] } });
   });
 
+  it("marks every key a glob matches, says what it marked, and refuses a pattern that can name no key with exit 2 and one line", () => {
+    const marked = idem("mark", "files@2026-09-01", "load[sub/*]", "--state", "success", "--reason", "loaded by hand");
+    expect(marked.err).toBe("");
+    expect(marked.code).toBe(0);
+    expect(marked.out).toBe("files@2026-09-01 load[sub/*]: 1 of 1 matching instances marked success (load: success)\n");
+    const audit = JSON.parse(idem("audit", "--pipeline", "files", "--json").out)[0];
+    expect(audit).toMatchObject({ action: "mark-success", taskId: "load[sub/*]", details: { keys: ["sub/c.csv"], keyCount: 1, markedCount: 1 } });
+    const again = idem("mark", "files@2026-09-01", "load[sub/*]", "--state", "success", "--reason", "again");
+    expect(again.code).toBe(2);
+    expect(again.err).toContain("every instance load[sub/*] matches (1) is success already");
+    const empty = idem("mark", "files@2026-09-01", "load[]", "--state", "failed", "--reason", "r");
+    expect(empty.code).toBe(2);
+    expect(empty.err.trim().split("\n")).toHaveLength(1);
+    expect(empty.err).toContain("load[]: the brackets are empty; name a key or a glob");
+  });
+
   it("fails the mapped task with a data error naming pipeline, task, business date and the duplicate key, expanding nothing", () => {
     const run = idem("run", "files", "--date", "2026-09-02");
     expect(run.code).not.toBe(0);

@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { pipeline } from "../../src/core/pipeline/define.ts";
 import { daily } from "../../src/core/time/index.ts";
+import { externalJobKey } from "../../src/core/policy/external-job.ts";
 import { httpJob } from "../../src/engine/external-jobs/http.ts";
 import { ScheduleHarness } from "../support/scheduling.ts";
 
@@ -15,7 +16,7 @@ afterEach(async () => {
   server = undefined;
 });
 
-interface Run { runId: number; token: string; life: string; result: string | null; message: string }
+interface Run { runId: number; token: string; name: string; life: string; result: string | null; message: string }
 
 /**
  * A server on 127.0.0.1 shaped like Databricks Jobs 2.1: runs/submit (a repeated
@@ -35,10 +36,10 @@ async function databricks(options: { dropFirstSubmit?: boolean } = {}) {
       const send = (status: number, value: unknown) => res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(value));
       if (req.headers.authorization !== "Bearer dapi-test") return send(401, { error_code: "UNAUTHENTICATED" });
       if (req.method === "POST" && url.pathname === "/api/2.1/jobs/runs/submit") {
-        const { idempotency_token: token } = JSON.parse(body) as { idempotency_token: string };
+        const { idempotency_token: token, run_name: name } = JSON.parse(body) as { idempotency_token: string; run_name: string };
         let run = runs.find((r) => r.token === token);
         if (!run) {
-          run = { runId: 1000 + runs.length, token, life: "PENDING", result: null, message: "" };
+          run = { runId: 1000 + runs.length, token, name, life: "PENDING", result: null, message: "" };
           runs.push(run);
         }
         if (options.dropFirstSubmit && !dropped) {
@@ -70,7 +71,7 @@ async function databricks(options: { dropFirstSubmit?: boolean } = {}) {
     headers: () => ({ authorization: "Bearer dapi-test" }),
     submit: {
       url: `${base}/runs/submit`,
-      body: (ctx, key) => ({ run_name: `sales ${ctx.businessDate}`, idempotency_token: key, tasks: [{ task_key: "etl", notebook_task: { notebook_path: "/etl" } }] }),
+      body: (ctx, key) => ({ run_name: `sales ${ctx.businessDate}${ctx.mapKey === null ? "" : ` ${ctx.mapKey}`}`, idempotency_token: key, tasks: [{ task_key: "etl", notebook_task: { notebook_path: "/etl" } }] }),
       handle: "run_id",
     },
     status: {
@@ -127,5 +128,28 @@ describe("the HTTP job adapter against a Databricks-shaped server", () => {
     expect(remote.runs[1]).toMatchObject({ result: "CANCELED", message: "cancelled by idem" });
     expect((await h.store.listExternalJobs("dbx@2026-09-01")).map((j) => j.state)).toEqual(["failed", "cancelled"]);
     expect((await h.store.listAttempts("dbx@2026-09-01", "etl")).at(-1)).toMatchObject({ errorClass: "Timeout" });
+  });
+  it("a mapped task submits one run per key, each under its own token; a clear of one key cancels that run on the server and submits it again", async () => {
+    const remote = await databricks();
+    const p = pipeline("dbx", { schedule: london(), start: "2026-09-01", end: "2026-09-01" }, {
+      regions: { run: () => ({ names: ["eu", "us", "ap"] }) },
+      etl: { after: ["regions"], map: { items: { task: "regions", field: "names" } }, external: remote.job, pollInterval: "1m", pollBackoff: false },
+    });
+    h = await ScheduleHarness.open([p], "2026-09-01T00:00:00Z");
+    await h.at("2026-09-02T01:00:00Z");
+    expect(remote.runs.map((r) => r.name).sort()).toEqual(["sales 2026-09-01 ap", "sales 2026-09-01 eu", "sales 2026-09-01 us"]);
+    const tokenOf = (region: string, submission = 1) => externalJobKey({ pipelineId: "dbx", businessDate: "2026-09-01", taskId: "etl", mapKey: region, submission });
+    for (const region of ["eu", "us", "ap"]) expect(remote.runs.find((r) => r.name.endsWith(region))!.token).toBe(tokenOf(region));
+    const us = remote.runs.find((r) => r.name.endsWith("us"))!;
+    await h.engine.clear("dbx@2026-09-01", { taskId: "etl[us]", reason: "us input replaced" });
+    await h.at("2026-09-02T01:01:00Z");
+    expect(us).toMatchObject({ result: "CANCELED", message: "cancelled by idem" });
+    expect(remote.runs.filter((r) => r.name.endsWith("us")).map((r) => r.token)).toEqual([tokenOf("us"), tokenOf("us", 2)]);
+    expect(remote.runs).toHaveLength(4);
+    for (const run of remote.runs) if (!run.result) Object.assign(run, { life: "TERMINATED", result: "SUCCESS" });
+    await h.at("2026-09-02T01:02:00Z");
+    expect((await h.runs("dbx"))[0]!.state).toBe("success");
+    const states = async (region: string) => (await h!.store.listExternalJobs("dbx@2026-09-01", `etl[${region}]`)).map((j) => j.state);
+    expect([await states("eu"), await states("us"), await states("ap")]).toEqual([["succeeded"], ["cancelled", "succeeded"], ["succeeded"]]);
   });
 });

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { pipeline } from "../../src/core/pipeline/define.ts";
 import type { ExternalJob, ExternalStatus } from "../../src/core/pipeline/types.ts";
 import { daily } from "../../src/core/time/index.ts";
+import { externalJobKey } from "../../src/core/policy/external-job.ts";
 import { ScheduleHarness } from "../support/scheduling.ts";
 
 let h: ScheduleHarness;
@@ -234,5 +235,87 @@ describe("external tasks", () => {
     await h.work();
     expect(remote.cancelled).toEqual(["job-1"]);
     expect((await h.store.listExternalJobs("stopped@2026-09-01"))[0]).toMatchObject({ state: "cancelled" });
+  });
+  it("with holdPoolWhileRemote the remote jobs hold the pool: at most pool size / slots submitted at once, their slots back when a job ends or is cleared", async () => {
+    const remote = new RemoteEngine();
+    const p = pipeline("hpc", { schedule: "manual", timezone: "Europe/London" }, {
+      job: { external: remote.job(), pollInterval: "10m", pollBackoff: false, pool: "slurm", slots: 4, holdPoolWhileRemote: true },
+    });
+    h = await ScheduleHarness.open([p], "2026-09-10T00:00:00Z");
+    await h.engine.setPool("slurm", 8);
+    await h.engine.backfill("hpc", { from: "2026-09-01", to: "2026-09-05", maxActiveRuns: 5, reason: "reload" });
+    await h.at("2026-09-10T00:01:00Z");
+    expect(remote.submitted).toHaveLength(2);
+    const holders = async () => (await h.engine.pools())[0]!.holders.map((x) => [x.runId, x.remote, x.workerId]);
+    const holding = await holders();
+    expect(holding).toEqual([[expect.any(String), true, null], [expect.any(String), true, null]]);
+    expect((await h.engine.pools())[0]).toMatchObject({ used: 8 });
+    const waiting = (await h.store.listTaskInstances("hpc@2026-09-05"))[0]!.state === "queued" ? "hpc@2026-09-05" : "hpc@2026-09-04";
+    expect((await h.engine.why(waiting, "job")).join("\n")).toMatch(/pool slurm full \(8\/8 slots, held by hpc@\S+ job \(its remote job\), hpc@\S+ job \(its remote job\)\)/);
+    // Their polls run with the pool full, find the jobs running, and submit nothing more.
+    await h.at("2026-09-10T00:11:00Z");
+    expect(remote.submitted).toHaveLength(2);
+    expect(await holders()).toEqual(holding);
+    remote.end("job-1", "succeeded");
+    await h.at("2026-09-10T00:21:00Z");
+    expect(remote.submitted).toHaveLength(3);
+    expect((await h.engine.pools())[0]).toMatchObject({ used: 8 });
+    // A clear asks to cancel the job: its slots come back at once, and the next waiting task takes them.
+    const jobRun = async (id: string) => {
+      for (const [runId] of holding) if ((await h.store.listExternalJobs(runId as string))[0]!.handle === JSON.stringify({ id })) return runId as string;
+      throw new Error(`no run holds ${id}`);
+    };
+    const cleared = await jobRun("job-2");
+    await h.engine.clear(cleared, { reason: "wrong input" });
+    expect((await h.engine.pools())[0]).toMatchObject({ used: 4 });
+    await h.at("2026-09-10T00:22:00Z");
+    expect(remote.cancelled).toEqual(["job-2"]);
+    expect(remote.submitted).toHaveLength(4);
+    expect((await h.engine.pools())[0]).toMatchObject({ used: 8 });
+    for (const id of ["job-3", "job-4"]) remote.end(id, "succeeded");
+    await h.at("2026-09-10T00:40:00Z");
+    await h.at("2026-09-10T01:00:00Z");
+    await h.at("2026-09-10T01:20:00Z");
+    for (const id of ["job-5", "job-6"]) remote.end(id, "succeeded");
+    await h.at("2026-09-10T01:40:00Z");
+    expect(remote.submitted).toHaveLength(6);
+    expect((await h.runs("hpc")).map((r) => r.state)).toEqual(["success", "success", "success", "success", "success"]);
+    expect((await h.engine.pools())[0]).toMatchObject({ used: 0, holders: [] });
+  });
+
+  it("holdPoolWhileRemote needs a pool", () => {
+    expect(() => pipeline("nopool", { schedule: "manual" }, { job: { external: new RemoteEngine().job(), holdPoolWhileRemote: true } })).toThrow(
+      /holdPoolWhileRemote needs a pool/,
+    );
+  });
+  it("a mapped external task submits one job per key under a key that names it, and a clear of one key cancels and resubmits that key's job alone", async () => {
+    const remote = new RemoteEngine();
+    const base = remote.job();
+    const seen: string[] = [];
+    const perKey: ExternalJob<{ id: string }> = { ...base, submit: (ctx, key) => (seen.push(`${ctx.mapKey}=${JSON.stringify(ctx.item)}`), base.submit(ctx, key)) };
+    const p = pipeline("regions", { schedule: london(), start: "2026-09-01", end: "2026-09-01" }, {
+      list: { run: () => ({ regions: [{ name: "eu" }, { name: "us" }, { name: "ap" }] }) },
+      load: { after: ["list"], map: { items: { task: "list", field: "regions" }, key: (r: { name: string }) => r.name }, external: perKey, pollInterval: "10m", pollBackoff: false },
+      report: { after: ["load"], run: async (ctx) => ({ rows: (await ctx.mapped("load")).instances.map((i) => `${i.key}:${i.summary?.rows}`) }) },
+    });
+    h = await ScheduleHarness.open([p], "2026-09-01T00:00:00Z");
+    await h.at("2026-09-02T01:00:00Z");
+    expect(seen.sort()).toEqual(['ap={"name":"ap"}', 'eu={"name":"eu"}', 'us={"name":"us"}']);
+    const keyOf = (region: string) => externalJobKey({ pipelineId: "regions", businessDate: "2026-09-01", taskId: "load", mapKey: region, submission: 1 });
+    const jobs = async (region: string) => h.store.listExternalJobs("regions@2026-09-01", `load[${region}]`);
+    for (const region of ["eu", "us", "ap"]) expect(await jobs(region)).toEqual([expect.objectContaining({ state: "open", key: keyOf(region) })]);
+    expect(new Set(remote.submitted).size).toBe(3);
+    const usJob = JSON.parse((await jobs("us"))[0]!.handle) as { id: string };
+    await h.engine.clear("regions@2026-09-01", { taskId: "load[us]", reason: "us reloaded upstream" });
+    await h.at("2026-09-02T01:01:00Z");
+    expect(remote.cancelled).toEqual([usJob.id]);
+    expect(remote.submitted).toHaveLength(4);
+    expect((await jobs("us")).map((j) => [j.state, j.key])).toEqual([["cancelled", keyOf("us")], ["open", externalJobKey({ pipelineId: "regions", businessDate: "2026-09-01", taskId: "load", mapKey: "us", submission: 2 })]]);
+    for (const region of ["eu", "ap"]) expect((await jobs(region)).map((j) => j.state)).toEqual(["open"]);
+    for (const [id, job] of remote.jobs) if (job.state === "running") remote.end(id, "succeeded");
+    await h.at("2026-09-02T01:11:00Z");
+    expect((await h.runs("regions"))[0]!.state).toBe("success");
+    const report = (await h.store.listAttempts("regions@2026-09-01", "report")).at(-1)!;
+    expect(report.summary).toEqual({ rows: ["ap:42", "eu:42", "us:42"] });
   });
 });

@@ -258,7 +258,7 @@ describe("the HTTP API: problems, pages, documents", () => {
     expect(body.properties.reason.description).toMatch(/audit/);
     const list = doc.paths["/pipelines/{pipelineId}/runs"].get;
     expect(list.parameters.map((p: { name: string; in: string }) => `${p.in} ${p.name}`)).toEqual(
-      ["path pipelineId", "query state", "query trigger", "query from", "query to", "query limit", "query cursor"],
+      ["path pipelineId", "query state", "query trigger", "query code", "query from", "query to", "query limit", "query cursor"],
     );
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/events", "/audit", "/backfills/preview", "/runs/{runId}/tasks/{taskId}/attempts/{try}/log"]));
   });

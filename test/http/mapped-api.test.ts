@@ -30,4 +30,29 @@ describe("the HTTP API: a mapped task's instances by key", () => {
     expect(bad.body).toMatchObject({ field: "state" });
     expect(bad.body.detail).toContain("unknown state done");
   });
+
+  it("marks every instance a key pattern matches, audited with the keys, and refuses a pattern that can name no key with a problem naming the field", async () => {
+    const p = pipeline("files", { schedule: daily({ at: "02:00", timezone: "UTC" }) }, {
+      load: { map: { items: () => ["a1", "a2", "b"] }, run: (ctx) => { if (ctx.mapKey!.startsWith("a")) throw new Error("a is broken"); } },
+      report: { after: ["load"], run: () => ({ ok: true }) },
+    });
+    t = await openTestEngine([p], new FakeClock("2026-09-02T03:00:00Z"));
+    await t.engine.runForDate("files", "2026-09-01");
+    const token = (await t.engine.createToken({ name: "olga", role: "operator", actor: "root" })).secret;
+    const app = testApp(t.engine);
+    const mark = (task: string) => call(app, `/api/v1/runs/files@2026-09-01/tasks/${encodeURIComponent(task)}/mark`, { token, body: { state: "success", reason: "loaded by hand" } });
+    const marked = await mark("load[a*]");
+    expect(marked.status).toBe(200);
+    expect(marked.body).toMatchObject({
+      task: { taskId: "load", state: "success" },
+      audit: { action: "mark-success", taskId: "load[a*]", details: { keys: ["a1", "a2"], keyCount: 2, markedCount: 2 } },
+    });
+    expect(Object.fromEntries((await t.engine.taskInstances("files@2026-09-01")).map((i) => [i.taskId, i.state]))).toMatchObject({ "load[a1]": "success", "load[a2]": "success", report: "queued" });
+    const bad = await mark("load[a\\]");
+    expect(bad.status).toBe(422);
+    expect(bad.body).toMatchObject({ field: "taskId", detail: "load[a\\]: ends in \\ with nothing after it to make literal (\\\\ names a backslash)" });
+    const none = await mark("load[zz*]");
+    expect(none.status).toBe(409);
+    expect(none.body.detail).toContain("no instance of load matches load[zz*]");
+  });
 });

@@ -3,6 +3,7 @@ import { pipeline } from "../../src/core/pipeline/define.ts";
 import type { ExternalJob } from "../../src/core/pipeline/types.ts";
 import { daily } from "../../src/core/time/index.ts";
 import type { Principal } from "../../src/http/env.ts";
+import { poolsPage } from "../../src/http/ui/pages/operations.ts";
 import { taskPage } from "../../src/http/ui/pages/task.ts";
 import { ScheduleHarness } from "../support/scheduling.ts";
 
@@ -34,5 +35,16 @@ describe("an external task in the UI", () => {
     expect(sneaky).toContain("<h2>Remote jobs</h2>");
     expect(sneaky).not.toContain("href=\"javascript:");
     expect(sneaky).not.toMatch(/<a href="[^"]*alert/);
+  });
+  it("the pools page lists a remote job that holds its pool among the holders", async () => {
+    const job: ExternalJob<{ id: string }> = { adapter: "memory", submit: () => ({ id: "run-7" }), poll: () => ({ state: "running" }), cancel: () => {} };
+    const remote = pipeline("remote", { schedule: daily({ at: "02:00" }), start: "2026-09-01", end: "2026-09-01" }, {
+      etl: { external: job, pollInterval: "10m", pool: "cluster", slots: 3, holdPoolWhileRemote: true },
+    });
+    h = await ScheduleHarness.open([remote], "2026-09-01T00:00:00Z");
+    await h.engine.setPool("cluster", 4);
+    await h.at("2026-09-02T03:00:00Z");
+    const page = (await poolsPage(h.engine, view())).value;
+    expect(page).toMatch(/remote@2026-09-01 etl<\/a> <span class="faint">×3 by its remote job<\/span>/);
   });
 });

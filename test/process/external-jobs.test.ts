@@ -127,4 +127,52 @@ describe("external jobs with real processes", () => {
     expect(jobs()).toEqual([expect.objectContaining({ state: "succeeded" })]);
     expect(attempts().filter((a) => a.state === "success")).toHaveLength(1);
   }, 60_000);
+  it("a mapped external task holding its pool: one job per key, a worker killed with -9 reattaches each key, and the pool counts each job once", async () => {
+    here.create({
+      "idem.config.ts": `import { defineConfig } from "idem";\nexport default defineConfig({ workerLeaseMs: 1500, schedulerLeaseMs: 1500, concurrency: 4, pools: { cluster: 4 } });\n`,
+      "remote.ts": REMOTE,
+      "pipelines/regions.ts": `
+import { pipeline, daily } from "idem";
+import { remote } from "../remote.ts";
+export const regions = pipeline("regions", { schedule: daily({ at: "00:00" }), timezone: "UTC", start: "2026-09-01", end: "2026-09-01" }, {
+  list: { run: () => ({ regions: ["eu", "us", "ap"] }) },
+  load: {
+    after: ["list"], map: { items: { task: "list", field: "regions" } },
+    external: remote, pollInterval: 200, pollBackoff: false, retries: 3, retryDelay: 0,
+    pool: "cluster", slots: 2, holdPoolWhileRemote: true,
+  },
+});
+`,
+    });
+    here.start("scheduler");
+    const doomed = here.start("worker");
+    await waitFor("two keys' jobs to fill the pool", () => (jobs().length === 2 ? true : undefined));
+    writeFileSync(join(here.project, "block-poll"), "");
+    await waitFor("a poll to block", () => (existsSync(join(here.project, "blocked-poll")) ? true : undefined));
+    await doomed.kill9();
+    rmSync(join(here.project, "block-poll"));
+    here.start("worker");
+    // Every attempt the kill lost is followed by a poll of its key's job on the next try: reattached.
+    await waitFor("each lost key to reattach", () => {
+      const lost = queryState<{ task_id: string; try_number: number }>(here.project, "SELECT task_id, try_number FROM attempts WHERE state = 'lost'");
+      const polled = queryState<{ task_id: string; try_number: number }>(here.project, "SELECT task_id, try_number FROM attempts WHERE state = 'rescheduled'");
+      return lost.length > 0 && lost.every((l) => polled.some((p) => p.task_id === l.task_id && p.try_number > l.try_number)) ? true : undefined;
+    }, 30_000);
+    const pools = JSON.parse(here.cli("pools", "--json").stdout) as { name: string; used: number; holders: { taskId: string; remote: boolean }[] }[];
+    expect(pools[0]!.used).toBe(4);
+    expect(submissions()).toHaveLength(2);
+    const [first, second] = submissions();
+    for (const key of [first!, second!]) writeFileSync(join(here.project, "jobs", key, "state"), "succeeded");
+    await waitFor("the third key to take the freed slots", () => (submissions().length === 3 ? true : undefined), 30_000);
+    writeFileSync(join(here.project, "jobs", submissions()[2]!, "state"), "succeeded");
+    expect(await runEnded()).toBe("success");
+    expect(new Set(submissions()).size).toBe(3);
+    const byKey = queryState<{ task_id: string; state: string; n: number }>(here.project, "SELECT task_id, state, count(*) AS n FROM external_jobs GROUP BY task_id, state ORDER BY task_id");
+    expect(byKey).toEqual([
+      { task_id: "load[ap]", state: "succeeded", n: 1 }, { task_id: "load[eu]", state: "succeeded", n: 1 }, { task_id: "load[us]", state: "succeeded", n: 1 },
+    ]);
+    const successes = queryState<{ task_id: string }>(here.project, "SELECT task_id FROM attempts WHERE state = 'success' AND task_id LIKE 'load[%' ORDER BY task_id");
+    expect(successes.map((s) => s.task_id)).toEqual(["load[ap]", "load[eu]", "load[us]"]);
+    expect((JSON.parse(here.cli("pools", "--json").stdout) as { used: number }[])[0]!.used).toBe(0);
+  }, 90_000);
 });

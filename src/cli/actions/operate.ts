@@ -52,7 +52,7 @@ export function pools(cli: Cli, options: { json?: boolean }) {
     console.log(
       table(
         ["pool", "slots", "used", "held by"],
-        list.map((p) => [p.name, p.slots, p.used, p.holders.map((h) => `${h.runId} ${h.taskId} (${h.slots})`).join(", ")]),
+        list.map((p) => [p.name, p.slots, p.used, p.holders.map((h) => `${h.runId} ${h.taskId} (${h.slots}${h.remote ? ", remote job" : ""})`).join(", ")]),
       ),
     );
   });
@@ -107,8 +107,14 @@ export function skip(cli: Cli, runId: string, taskId: string, flags: { reason?: 
 export function mark(cli: Cli, runId: string, taskId: string, flags: { state: string; reason?: string }) {
   return withEngine(cli, PIPELINES, async (engine, actor) => {
     if (flags.state !== "success" && flags.state !== "failed") throw new UsageError(`--state ${flags.state}: expected success or failed`);
-    const ti = await engine.mark(runId, taskId, { state: flags.state, reason: needReason(flags.reason), actor });
-    console.log(`${runId} ${taskId}: ${ti.state}`);
+    let details: Record<string, unknown> = {};
+    const ti = await engine.mark(runId, taskId, { state: flags.state, reason: needReason(flags.reason), actor, onAudit: (e) => (details = e.details) });
+    if (typeof details.keyCount === "number") {
+      // a key pattern: what it matched and marked, and where its mapped task stands now
+      console.log(`${runId} ${taskId}: ${details.markedCount} of ${details.keyCount} matching instances marked ${flags.state} (${ti.taskId}: ${ti.state})`);
+    } else {
+      console.log(`${runId} ${taskId}: ${ti.state}`);
+    }
   });
 }
 

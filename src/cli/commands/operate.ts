@@ -80,7 +80,7 @@ export function registerActionCommands(program: Command): void {
 
   program
     .command("mark <run> <task>")
-    .description("set a task instance's state by hand; never silent")
+    .description("set a task instance's state by hand; never silent (task[key], or task[glob] for every mapped instance it matches)")
     .requiredOption("--state <state>", "success or failed")
     .option("--reason <text>", "why (required)")
     .action(lazy(actions, "mark"));

@@ -105,7 +105,7 @@ function prefix(place: ErrorPlace): string {
 
 /** What a request named does not exist; `what` says which kind of thing, for surfaces to point at the right field. */
 export class NotFoundError extends UsageError {
-  readonly what: "pipeline" | "run" | "task" | "attempt" | "backfill" | "pool" | "token" | "incident" | "dataset";
+  readonly what: "pipeline" | "run" | "task" | "attempt" | "backfill" | "pool" | "token" | "incident" | "dataset" | "codeVersion";
   constructor(what: NotFoundError["what"], message: string, place: ErrorPlace = {}, remedy: Remedy | null = null) {
     super(message, place, remedy);
     this.what = what;

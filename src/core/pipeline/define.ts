@@ -14,12 +14,13 @@ import { cron, manual, type Timetable } from "../time/timetable.ts";
 import { hashCanonicalJson } from "./canonical-json.ts";
 import { currentDefinitionSink, type InvalidPipeline } from "./definition-sink.ts";
 import { defaultsProblems, pipelineOptionProblems, POLICY_KEYS, TASK_KIND_KEYS, TASK_KINDS, taskKeyProblems } from "./option-keys.ts";
-import { unhandledKind } from "./kind.ts";
+import { keysOfMapped, mapOf, unhandledKind } from "./kind.ts";
 import { DEFAULT_MAX_ITEMS } from "../policy/fan-out.ts";
 import type {
   CatchupPolicy,
   CommandTask,
   FunctionTaskSpec,
+  MapSpec,
   TaskMap,
   Params,
   Pipeline,
@@ -160,9 +161,10 @@ export function pipeline<P extends Params>(
   }
 
   for (const d of definitions) {
-    if (d.kind !== "function" || !d.map || typeof d.map.items === "function" || !("keysOf" in d.map.items)) continue;
-    const over = definitions.find((u) => u.id === (d.map!.items as { keysOf: string }).keysOf);
-    if (over && (over.kind !== "function" || !over.map)) problem(`map.items maps over task ${over.id}'s keys, and ${over.id} is not mapped`, d.id, ["tasks", d.id, "map"]);
+    const keysOf = keysOfMapped(d);
+    if (keysOf === null) continue;
+    const over = definitions.find((u) => u.id === keysOf);
+    if (over && !mapOf(over)) problem(`map.items maps over task ${over.id}'s keys, and ${over.id} is not mapped`, d.id, ["tasks", d.id, "map"]);
   }
 
   for (const promise of promises) {
@@ -320,13 +322,13 @@ function resolveTask<P extends Params>(id: string, spec: TaskSpec<string, P>, de
     case "command":
       return Object.assign(base, { kind }, resolveCommand(spec as Extract<TaskSpec<string, P>, { command: unknown }>, problem));
     case "external":
-      return Object.assign(base, { kind }, resolveExternal(spec as ExternalTaskSpec<string, P>, problem));
+      return Object.assign(base, { kind }, resolveExternal(spec as ExternalTaskSpec<string, P>, policy, base.upstream, problem));
     default:
       return unhandledKind(kind);
   }
 }
 
-function resolveExternal<P extends Params>(spec: ExternalTaskSpec<string, P>, problem: Report): Pick<ExternalTask, "external" | "externalPolicy"> {
+function resolveExternal<P extends Params>(spec: ExternalTaskSpec<string, P>, policy: TaskPolicy, upstream: readonly string[], problem: Report): Pick<ExternalTask, "external" | "externalPolicy" | "map"> {
   const job = spec.external as unknown as Record<string, unknown> | null;
   if (typeof job !== "object" || job === null) {
     problem("`external` must be a job with `submit`, `poll` and `cancel` functions (a ready-made adapter: slurmJob, httpJob, sparkSubmitJob)", "external");
@@ -338,17 +340,25 @@ function resolveExternal<P extends Params>(spec: ExternalTaskSpec<string, P>, pr
   if (pollIntervalMs === 0) problem("pollInterval must be more than 0", "pollInterval");
   const pollBackoff = spec.pollBackoff ?? true;
   if (typeof pollBackoff !== "boolean") problem(`pollBackoff must be true or false, not ${JSON.stringify(pollBackoff)}`, "pollBackoff");
+  const holdPoolWhileRemote = spec.holdPoolWhileRemote ?? false;
+  if (typeof holdPoolWhileRemote !== "boolean") {
+    problem(`holdPoolWhileRemote must be true or false, not ${JSON.stringify(holdPoolWhileRemote)}`, "holdPoolWhileRemote");
+  } else if (holdPoolWhileRemote && policy.pool === null) {
+    problem("holdPoolWhileRemote needs a pool: set `pool` (and `slots`) for the remote job to hold", "holdPoolWhileRemote");
+  }
   return {
     external: spec.external,
     externalPolicy: {
       pollIntervalMs,
       pollBackoff,
       maxPollIntervalMs: read(problem, "maxPollInterval", () => parseDuration(spec.maxPollInterval ?? "10m", "maxPollInterval"), 0),
+      holdPoolWhileRemote: holdPoolWhileRemote === true,
     },
+    map: resolveMap(spec, upstream, problem),
   };
 }
 
-function resolveMap<P extends Params>(spec: FunctionTaskSpec<string, P>, upstream: readonly string[], problem: Report): TaskMap | null {
+function resolveMap<P extends Params>(spec: { map?: MapSpec<string, P> }, upstream: readonly string[], problem: Report): TaskMap | null {
   const map = spec.map;
   if (map === undefined) return null;
   if (!map || typeof map !== "object") {
@@ -521,8 +531,15 @@ function describeTask(task: TaskDefinition): Record<string, unknown> {
       };
     case "sensor":
       return { ...head, ...tail, sensorPolicy: task.sensorPolicy };
-    case "external":
-      return { ...head, ...tail, adapter: task.external.adapter ?? "custom", externalPolicy: task.externalPolicy };
+    case "external": {
+      // Said only when set, like a map: graph versions of external tasks made before stay as they were.
+      const { holdPoolWhileRemote, ...externalPolicy } = task.externalPolicy;
+      return {
+        ...head, ...tail, adapter: task.external.adapter ?? "custom", externalPolicy,
+        ...(holdPoolWhileRemote ? { holdPoolWhileRemote } : {}),
+        ...(task.map ? { map: describeMap(task.map) } : {}),
+      };
+    }
     case "sql":
       return {
         ...head,

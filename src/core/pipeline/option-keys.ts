@@ -23,7 +23,7 @@ export const TASK_KIND_KEYS: Record<TaskKind, { marker: string; own: readonly st
   command: { marker: "command", own: ["command", "cwd", "env", "dataErrorExitCodes"] },
   sensor: { marker: "sensor", own: ["sensor", "pokeInterval", "pokeBackoff", "maxPokeInterval", "sensorTimeout", "softFail", "mode"] },
   sql: { marker: "sql", own: ["sql", "connection", "check"] },
-  external: { marker: "external", own: ["external", "pollInterval", "pollBackoff", "maxPollInterval"] },
+  external: { marker: "external", own: ["external", "pollInterval", "pollBackoff", "maxPollInterval", "holdPoolWhileRemote", "map"] },
 };
 
 export const TASK_KINDS = Object.keys(TASK_KIND_KEYS) as TaskKind[];

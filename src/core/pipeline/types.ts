@@ -281,6 +281,17 @@ export interface ExternalTaskSpec<K extends string, P extends Params> extends Ta
   pollBackoff?: boolean;
   /** Default 10m. */
   maxPollInterval?: DurationInput;
+  /**
+   * The remote job occupies the task's `pool` (its `slots`) while it runs: at most pool size /
+   * slots such jobs run at once, and the slots come back when the job ends, is cancelled, or the
+   * task instance ends. Default false: between polls the task holds no pool slot. Needs a pool.
+   */
+  holdPoolWhileRemote?: boolean;
+  /**
+   * Submit one remote job per item of a list (fan-out, docs/mapping.md): each mapped instance
+   * submits, polls and is cancelled on its own, under a key that includes its map key.
+   */
+  map?: MapSpec<K, P>;
 }
 
 export type TaskSpec<K extends string = string, P extends Params = Params> =
@@ -351,6 +362,8 @@ export interface ExternalPolicy {
   pollIntervalMs: number;
   pollBackoff: boolean;
   maxPollIntervalMs: number;
+  /** The remote job holds the task's pool slots while it runs, not only the attempts that submit and poll it. */
+  holdPoolWhileRemote: boolean;
 }
 
 /**
@@ -362,6 +375,8 @@ export interface ExternalTask extends TaskBase {
   kind: "external";
   external: ExternalJob<any>;
   externalPolicy: ExternalPolicy;
+  /** One remote job per item (fan-out), or null. */
+  map: TaskMap | null;
 }
 
 /**

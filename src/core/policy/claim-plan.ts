@@ -1,3 +1,5 @@
+import type { TaskState } from "../model/states.ts";
+import { LIVE_TASK_STATES } from "./run-progress.ts";
 /**
  * Which task instances one claim takes, under the worker's limit, the pipelines it has loaded,
  * parallelism, each pipeline's cap on running tasks, and pool slots. Every store adapter reads
@@ -10,6 +12,10 @@
  * is passed over, not waited for, except that a candidate kept out of its pool for `starvationMs`
  * reserves the pool: nobody after it takes the pool's slots, so a large task is not starved by
  * small ones.
+ *
+ * A pool's `used` counts running task instances and the remote jobs that hold slots while they
+ * run (`remoteJobHoldsSlots`), each task instance once: a running attempt of a task instance whose
+ * job holds slots is counted as the job.
  */
 
 export interface ClaimCandidate {
@@ -24,6 +30,12 @@ export interface ClaimCandidate {
   due: boolean;
   /** A backfill's or a restatement's: served after live runs. */
   background: boolean;
+  /**
+   * Its remote job holds its pool slots already (core's `remoteJobHoldsSlots`): they are in the
+   * pool's `used`, so it takes none anew and no full or reserved pool keeps it out. Without this a
+   * poll could never be claimed into a pool its own job fills, and the job would never be seen to end.
+   */
+  heldRemotely?: boolean;
 }
 
 export interface ClaimPolicy {
@@ -91,7 +103,7 @@ export function planClaim<C extends ClaimCandidate>(candidates: readonly C[], li
       passedOver = true;
       continue;
     }
-    if (c.pool !== null) {
+    if (c.pool !== null && !c.heldRemotely) {
       const pool = pools.get(c.pool);
       if (!pool || pool.reserved) {
         passedOver = true;
@@ -110,4 +122,51 @@ export function planClaim<C extends ClaimCandidate>(candidates: readonly C[], li
     chosen.push(c);
   }
   return { chosen, passedOver, unconsidered: ordered.length - considered };
+}
+
+/** A remote job recorded holding pool slots, with its task instance's state (the store's row). */
+export interface RemoteHolder {
+  runId: string;
+  taskId: string;
+  pool: string;
+  /** The slots it was recorded holding. */
+  slots: number;
+  jobState: string;
+  taskState: TaskState;
+}
+
+/**
+ * Whether a remote job counts in its pool: it was recorded holding slots (the task asked with
+ * `holdPoolWhileRemote`), it is still open (not ended, not asked to be cancelled), and its task
+ * instance is live (waits on it, or will reattach to it). So a job's slots come back when it
+ * ends, when a clear, a settle by hand or a stop asks to cancel it, and when its task instance
+ * ends for good (even with the job left open because its cancel failed); and a lost attempt's
+ * retry, or the worker that takes it over, reattaches to slots the job still holds.
+ */
+export function remoteJobHoldsSlots(job: Pick<RemoteHolder, "slots" | "jobState" | "taskState">): boolean {
+  return job.jobState === "open" && job.slots > 0 && (LIVE_TASK_STATES as readonly string[]).includes(job.taskState);
+}
+
+/** How a task instance is named among the holders. */
+export const holderKey = (runId: string, taskId: string): string => `${runId}\0${taskId}`;
+
+/**
+ * The pools' use with remote jobs counted: `used` as the store counts it (running task
+ * instances) plus each holding job whose task instance is not running (a running one is counted
+ * already: once, never twice); and the task instances whose jobs hold their slots
+ * (`heldRemotely` for their candidates).
+ */
+export function withRemoteHolds(
+  pools: ReadonlyMap<string, { slots: number; used: number }>,
+  holders: readonly RemoteHolder[],
+): { pools: Map<string, { slots: number; used: number }>; heldRemotely: Set<string> } {
+  const counted = new Map([...pools].map(([name, p]) => [name, { slots: p.slots, used: p.used }]));
+  const heldRemotely = new Set<string>();
+  for (const h of holders) {
+    if (!remoteJobHoldsSlots(h)) continue;
+    heldRemotely.add(holderKey(h.runId, h.taskId));
+    const pool = counted.get(h.pool);
+    if (pool && h.taskState !== "running") pool.used += h.slots;
+  }
+  return { pools: counted, heldRemotely };
 }

@@ -1,3 +1,5 @@
+import { keysOfMapped } from "../pipeline/kind.ts";
+import type { TaskMap } from "../pipeline/types.ts";
 import type { TaskState } from "../model/states.ts";
 
 /**
@@ -38,15 +40,15 @@ export function taskOfInstance<T>(tasks: ReadonlyMap<string, T>, taskId: string)
  * the same key of its `parent`.
  */
 export function keyedChain(
-  tasks: ReadonlyMap<string, { kind: string; map?: { items: unknown } | null }>,
+  tasks: ReadonlyMap<string, { kind: string; map?: TaskMap | null }>,
   taskId: string,
 ): { taskId: string; parent: string }[] {
   const chain: { taskId: string; parent: string }[] = [];
   const inChain = new Set([taskId]);
   for (const [id, task] of tasks) {
-    const items = task.kind === "function" ? task.map?.items : undefined;
-    if (items && typeof items === "object" && "keysOf" in items && inChain.has((items as { keysOf: string }).keysOf)) {
-      chain.push({ taskId: id, parent: (items as { keysOf: string }).keysOf });
+    const over = keysOfMapped(task);
+    if (over !== null && inChain.has(over)) {
+      chain.push({ taskId: id, parent: over });
       inChain.add(id);
     }
   }
@@ -213,4 +215,9 @@ export function mappedTaskEnd(counts: { live: number; failing: number; total: nu
  */
 export function markReopensMappedTask(mapped: { state: TaskState; mapTotal: number | null }): boolean {
   return mapped.mapTotal !== null && (mapped.state === "success" || mapped.state === "failed");
+}
+
+/** Whether an instance in this state holds one of its mapped task's maxActive places (a held one waits as `scheduled`). */
+export function holdsMaxActivePlace(state: TaskState): boolean {
+  return state === "queued" || state === "running" || state === "up_for_retry" || state === "up_for_reschedule";
 }

@@ -1,39 +1,14 @@
 import type { TaskState } from "../model/states.ts";
 import { mappedTaskId } from "./fan-out.ts";
+import { keyMatcher } from "./key-selector.ts";
 
 /**
  * Clearing mapped instances by key: `load[a.csv]` names one key, `load[2026-*]` every key the
  * glob matches (`*` any run of characters, none included; `\` makes the next character literal,
  * so `load[a\*b]` names the key `a*b`). A clear reaches the matched instances, the instances of
  * the same keys of the tasks mapped by key over it (its chain), and the tasks downstream of the
- * mapped task (a reduce): no other key runs again.
+ * mapped task (a reduce): no other key runs again. What the brackets name is key-selector.ts's.
  */
-
-/** Whether a selector is a pattern (holds an unescaped `*`) rather than one key. */
-export function isKeyPattern(selector: string): boolean {
-  for (let i = 0; i < selector.length; i++) {
-    if (selector[i] === "\\") i++;
-    else if (selector[i] === "*") return true;
-  }
-  return false;
-}
-
-/** A key selector's test: the key itself, or every key the glob matches. */
-export function keyMatcher(selector: string): (key: string) => boolean {
-  let source = "";
-  for (let i = 0; i < selector.length; i++) {
-    const c = selector[i]!;
-    if (c === "\\" && i + 1 < selector.length) source += escapeRegExp(selector[++i]!);
-    else if (c === "*") source += "[\\s\\S]*";
-    else source += escapeRegExp(c);
-  }
-  const re = new RegExp(`^${source}$`, "u");
-  return (key) => re.test(key);
-}
-
-function escapeRegExp(c: string): string {
-  return /[\\^$.*+?()[\]{}|]/.test(c) ? `\\${c}` : c;
-}
 
 export interface KeyClearInput {
   runId: string;
@@ -41,7 +16,9 @@ export interface KeyClearInput {
   taskId: string;
   /** The key or glob inside the brackets. */
   selector: string;
-  /** The mapped task's instances (key and state), removed ones included. */
+  /** Whether the mapped task was expanded (has instances at all). */
+  expanded: boolean;
+  /** The mapped task's instances the selector's keyLookup reached (key and state), removed ones included. */
   instances: readonly { key: string; state: TaskState }[];
   /** The tasks mapped by key over it, in chain order (core's keyedChain). */
   chain: readonly string[];
@@ -70,9 +47,8 @@ export type KeyClearPlan =
  */
 export function planKeyClear(input: KeyClearInput): KeyClearPlan {
   const named = `${input.taskId}[${input.selector}]`;
-  if (input.instances.length === 0) return { conflict: `run ${input.runId}: task ${input.taskId} has no mapped instances to clear (${named})` };
-  const matches = keyMatcher(input.selector);
-  const keys = input.instances.filter((i) => i.state !== "removed" && matches(i.key)).map((i) => i.key).sort();
+  if (!input.expanded) return { conflict: `run ${input.runId}: task ${input.taskId} has no mapped instances to clear (${named})` };
+  const keys = matchedKeys(input.selector, input.instances);
   if (keys.length === 0) return { conflict: `run ${input.runId}: no instance of ${input.taskId} matches ${named} (removed keys are not cleared)` };
   const instances = keys.map((k) => mappedTaskId(input.taskId, k));
   for (const task of input.chain) for (const k of keys) if (input.chainStates.has(mappedTaskId(task, k))) instances.push(mappedTaskId(task, k));
@@ -83,4 +59,21 @@ export function planKeyClear(input: KeyClearInput): KeyClearPlan {
   ];
   if (busy.length > 0) return { conflict: `run ${input.runId} has a task running (${busy.slice(0, 5).join(", ")}${busy.length > 5 ? ", ..." : ""}); wait for it to finish` };
   return { keys, instances, reopen: [input.taskId, ...input.chain], downstream: input.downstream.map((d) => d.taskId) };
+}
+
+/** The keys a selector matches among instances, in key order; removed keys never (their key left the list). */
+export function matchedKeys(selector: string, instances: readonly { key: string; state: TaskState }[]): string[] {
+  const matches = keyMatcher(selector);
+  return instances.filter((i) => i.state !== "removed" && matches(i.key)).map((i) => i.key).sort(compareCodePoints);
+}
+
+/** Code point order, the stores' order of keys (JavaScript's < compares UTF-16 units). */
+export function compareCodePoints(a: string, b: string): number {
+  const x = [...a];
+  const y = [...b];
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const d = x[i]!.codePointAt(0)! - y[i]!.codePointAt(0)!;
+    if (d !== 0) return d;
+  }
+  return x.length - y.length;
 }

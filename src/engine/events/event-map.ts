@@ -36,6 +36,9 @@ export interface EngineEventMap {
   /** A run the backfill was to run again on its own code, whose code cannot be loaded: left as it is. */
   "backfill:code-missing": { backfillId: string; pipelineId: string; runId: string; reason: string };
   "backfill:ended": { backfillId: string; pipelineId: string; state: "completed" | "failed"; succeeded: number; failed: number };
+  /** The leading scheduler's collection of a pipeline's old bundles removed some (`collected`), or kept some a run needed. */
+  "bundles:collected": { pipelineId: string; collected: string[]; needed: string[] };
+  "bundles:collect-failed": { pipelineId: string; error: string };
   /** An attempt whose worker stopped renewing its lease, recorded lost by the scheduler. */
   "attempt:lost": Omit<AttemptLocator, "businessDate" | "mapKey"> & { workerId: string; taskState: string | null };
 

@@ -122,7 +122,8 @@ async function runTask(
     case "sensor":
       return sensorAttempt(task, attempt);
     case "external":
-      return externalAttempt(task, attempt);
+      // A mapped external task's own step is its list's expansion, a call of task code like a function's.
+      return isExpansion(task, claim.mapKey) ? attempt.code({ upstream: true }) : externalAttempt(task, attempt);
     default:
       return unhandledKind(task);
   }

@@ -1,6 +1,10 @@
 import { DataError, DefinitionError } from "../../core/model/errors.ts";
 import { expandItems, keyedChain, mappedTaskId, type MappedItem } from "../../core/policy/fan-out.ts";
-import type { FunctionTask, Pipeline, Summary, TaskContext, TaskMap } from "../../core/pipeline/types.ts";
+import type { ExternalTask, FunctionTask, Pipeline, Summary, TaskContext, TaskMap } from "../../core/pipeline/types.ts";
+import { keysOfMapped, mapOf } from "../../core/pipeline/kind.ts";
+
+/** A task that may be mapped (a function or an external task), with its list. */
+type MappedTask = (FunctionTask | ExternalTask) & { map: TaskMap };
 import type { AttemptFinish } from "../../store/port.ts";
 
 /**
@@ -11,7 +15,7 @@ import type { AttemptFinish } from "../../store/port.ts";
  */
 const MAPPED_ITEMS = "idem.mappedItems";
 
-export function expansionCode(task: FunctionTask & { map: TaskMap }) {
+export function expansionCode(task: MappedTask) {
   const map = task.map;
   return async (ctx: Omit<TaskContext, "signal">): Promise<Summary> => {
     const place = { pipelineId: ctx.pipelineId, taskId: ctx.taskId, businessDate: ctx.businessDate };
@@ -41,7 +45,7 @@ export function expansionCode(task: FunctionTask & { map: TaskMap }) {
  * The finish of a mapped task's first step that succeeded: its list as the finish's `map`,
  * and a summary that counts it. Null when the summary is not an expansion's.
  */
-export function expansionFinish(pipeline: Pipeline, task: FunctionTask & { map: TaskMap }, summary: Summary | null): Pick<AttemptFinish, "map" | "summary"> | null {
+export function expansionFinish(pipeline: Pipeline, task: MappedTask, summary: Summary | null): Pick<AttemptFinish, "map" | "summary"> | null {
   const items = summary?.[MAPPED_ITEMS];
   if (!Array.isArray(items)) return null;
   const chained = keyedChain(pipeline.tasks, task.id);
@@ -57,11 +61,11 @@ export function expansionFinish(pipeline: Pipeline, task: FunctionTask & { map: 
  * that task, so `ctx.upstream.<task>` is what that key's upstream instance returned.
  */
 export function upstreamInstances(task: { upstream: readonly string[]; kind: string; map?: TaskMap | null }, mapKey: string | null): { name: string; instance: string }[] {
-  const over = mapKey !== null && task.kind === "function" && task.map && typeof task.map.items === "object" && "keysOf" in task.map.items ? task.map.items.keysOf : null;
+  const over = mapKey !== null ? keysOfMapped(task) : null;
   return task.upstream.map((name) => ({ name, instance: name === over ? mappedTaskId(name, mapKey!) : name }));
 }
 
 /** Whether this claim is a mapped task's first step (its own task instance, not one of its instances). */
-export function isExpansion(task: { kind: string; map?: TaskMap | null }, mapKey: string | null): task is FunctionTask & { map: TaskMap } {
-  return task.kind === "function" && !!task.map && mapKey === null;
+export function isExpansion(task: { kind: string; map?: TaskMap | null }, mapKey: string | null): task is MappedTask {
+  return mapOf(task) !== null && mapKey === null;
 }

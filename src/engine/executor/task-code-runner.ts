@@ -96,7 +96,8 @@ export function taskCode(task: TaskDefinition, projectDir: string, mapKey: strin
       return (ctx) => ({ argv: [...(typeof command === "function" ? command(ctx as TaskContext) : command)] });
     }
     case "external":
-      return (ctx) => runExternalCall(task.external, external, ctx as TaskContext);
+      // A mapped external task's own task instance finds and expands its list; each instance submits its own job.
+      return isExpansion(task, mapKey) ? expansionCode(task) : (ctx) => runExternalCall(task.external, external, ctx as TaskContext);
     default:
       return unhandledKind(task);
   }

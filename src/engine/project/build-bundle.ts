@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { builtinModules } from "node:module";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
 /** A pipeline file bundled with the local modules it imports; packages stay imports. */
@@ -11,6 +11,11 @@ export interface Bundle {
   packages: Record<string, string>;
   /** The content hash of the code and the package versions. */
   codeVersion: string;
+  /**
+   * The files it was built from, absolute: each local module esbuild read, and the manifest
+   * (`package.json`) each package version was read from. What `bundle-inputs.ts` stamps.
+   */
+  inputs: string[];
 }
 
 /**
@@ -81,10 +86,14 @@ export async function buildBundle(file: string, projectDir: string, outFile: str
   if (COMPUTED_IMPORT.test(code)) throw new BundleBuildError(`${file} imports a path computed at run time`);
   const imports = Object.values(result.metafile.outputs).flatMap((o) => o.imports).filter((i) => i.external).map((i) => i.path);
   const packages: Record<string, string> = {};
+  const manifests: string[] = [];
   for (const name of [...new Set(imports.map(packageName).filter((n): n is string => n !== null))].sort()) {
-    packages[name] = installedVersion(name, projectDir);
+    const installed = installedVersion(name, projectDir);
+    packages[name] = installed.version;
+    if (installed.manifest) manifests.push(installed.manifest);
   }
-  return { code, packages, codeVersion: codeVersionOf(code, packages) };
+  const sources = Object.keys(result.metafile.inputs).map((input) => resolve(projectDir, input));
+  return { code, packages, codeVersion: codeVersionOf(code, packages), inputs: [...sources, ...manifests] };
 }
 
 /** The version a bundle's content hashes to: its code and the versions of the packages it was built against. */
@@ -102,21 +111,24 @@ function packageName(specifier: string): string | null {
   return BUILTIN.has(name) ? null : name;
 }
 
-/** The version Node would load from the project: node_modules up the tree, else the package the project is part of (a self-reference). */
-function installedVersion(name: string, projectDir: string): string {
+/**
+ * The version Node would load from the project: node_modules up the tree, else the package the
+ * project is part of (a self-reference); with the manifest it was read from.
+ */
+function installedVersion(name: string, projectDir: string): { version: string; manifest: string | null } {
   for (let dir = projectDir; ; dir = dirname(dir)) {
     const installed = join(dir, "node_modules", name, "package.json");
-    if (existsSync(installed)) return versionIn(installed) ?? "unknown";
+    if (existsSync(installed)) return { version: versionIn(installed) ?? "unknown", manifest: installed };
     const own = join(dir, "package.json");
     if (existsSync(own)) {
       try {
         const manifest = JSON.parse(readFileSync(own, "utf8")) as { name?: string; version?: string };
-        if (manifest.name === name) return manifest.version ?? "unknown";
+        if (manifest.name === name) return { version: manifest.version ?? "unknown", manifest: own };
       } catch {
         // not JSON: not this package
       }
     }
-    if (dirname(dir) === dir) return "unknown";
+    if (dirname(dir) === dir) return { version: "unknown", manifest: null };
   }
 }
 

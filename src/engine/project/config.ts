@@ -7,7 +7,7 @@ import { INCIDENT_KINDS, SEVERITIES } from "../../core/model/incidents.ts";
 import type { AlertRoute } from "../../core/policy/alert-routing.ts";
 import type { DigestPolicy, FailingPolicy } from "../../core/policy/alert-delivery.ts";
 import { boolean, exactly, falseOnly, secretsByName, listOf, namedRecord, oneOf, oneWordOf, text, trueOnly, variants, wholeNumber, wholeNumberOr, type Check } from "./config-schema.ts";
-import { DEFAULTS } from "./defaults.ts";
+import { bundleCollectionOf, DEFAULTS, type BundleCollectionSchedule } from "./defaults.ts";
 import { locateConfigKey } from "./locate-key.ts";
 
 /** The default cap of one attempt's log: 10 MiB (`logMaxBytes` in idem.config.ts). */
@@ -84,10 +84,17 @@ export interface IdemConfig {
   pipelines?: string | string[];
   /**
    * Where the bundles of pipeline files are kept (the code each run is pinned to, see
-   * docs/code-versions.md): a directory every worker can read, for many machines. Default
+   * docs/versions.md): a directory every worker can read, for many machines. Default
    * `<stateDir>/bundles`.
    */
   bundles?: string;
+  /**
+   * Old bundles collected by the leading scheduler (docs/versions.md, "Collecting old bundles"):
+   * how often (default every 24 h, first when it takes the lead) and the retention rule (default
+   * the newest 3 versions, and 30 days), as `idem versions --collect` applies it. `false`: only
+   * by hand.
+   */
+  collectBundles?: { everyMs?: number; keepNewest?: number; keepDays?: number } | false;
   /** Task instances of one run that may run at once in `idem run`, and per worker. Default 4. */
   concurrency?: number;
   /**
@@ -164,6 +171,8 @@ export interface ResolvedConfig {
   pipelinePaths: string[];
   /** Where pipeline bundles are stored (`bundles`, else `<stateDir>/bundles`). */
   bundleDir: string;
+  /** When and by which rule the scheduler collects old bundles; null: only by hand. */
+  bundleCollection: BundleCollectionSchedule | null;
   concurrency: number;
   prefetch: number | "auto";
   parallelism: number | undefined;
@@ -220,6 +229,7 @@ const configSchema: Check = exactly({
   state: text,
   pipelines: oneOf(text, listOf(text, 1)),
   bundles: text,
+  collectBundles: oneOf(exactly({ everyMs: wholeNumber(60_000), keepNewest: wholeNumber(1), keepDays: wholeNumber(0) }), falseOnly),
   concurrency: wholeNumber(1),
   prefetch: wholeNumberOr(0, "auto"),
   parallelism: wholeNumber(1),
@@ -307,6 +317,7 @@ export async function loadConfig(cwd: string, explicitFile?: string, importModul
       : resolve(rootDir, config.state.replace(/^sqlite:(\/\/)?/i, "")),
     pipelinePaths: (Array.isArray(pipelines) ? pipelines : [pipelines]).map((p) => resolve(rootDir, p)),
     bundleDir: config.bundles === undefined ? join(resolve(rootDir, config.stateDir ?? ".idem"), "bundles") : resolve(rootDir, config.bundles),
+    bundleCollection: bundleCollectionOf(config.collectBundles),
     concurrency: config.concurrency ?? DEFAULTS.concurrency,
     prefetch: config.prefetch ?? "auto",
     parallelism: config.parallelism,

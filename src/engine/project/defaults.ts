@@ -1,3 +1,5 @@
+import { DEFAULT_BUNDLE_RETENTION, type BundleRetention } from "../../core/policy/bundle-retention.ts";
+
 /**
  * The numbers a project gets when its idem.config.ts does not set them, in one place: the
  * config's resolution, the engine built without a config (tests, `idem/testing`) and each
@@ -28,6 +30,22 @@ export const DEFAULTS = {
   alertDigest: { after: 5, windowMs: 60_000 },
   /** A notifier failing this many times in a row, or for this long, is an incident. */
   notifierFailing: { after: 3, forMs: 10 * 60_000 },
+  /** How often the leading scheduler collects the bundles no run, window or retention rule needs (`collectBundles`). */
+  bundleCollectionEveryMs: 24 * 60 * 60_000,
   /** How far a signed dataset webhook's timestamp may be from the server's clock (Stripe's five minutes). */
   datasetWebhookToleranceMs: 5 * 60_000,
 } as const;
+
+/** When the leading scheduler collects a pipeline's old bundles, and by which retention rule. */
+export interface BundleCollectionSchedule {
+  everyMs: number;
+  retention: BundleRetention;
+}
+
+export function bundleCollectionOf(setting: { everyMs?: number; keepNewest?: number; keepDays?: number } | false | undefined): BundleCollectionSchedule | null {
+  if (setting === false) return null;
+  return {
+    everyMs: setting?.everyMs ?? DEFAULTS.bundleCollectionEveryMs,
+    retention: { keepNewest: setting?.keepNewest ?? DEFAULT_BUNDLE_RETENTION.keepNewest, keepDays: setting?.keepDays ?? DEFAULT_BUNDLE_RETENTION.keepDays },
+  };
+}

@@ -28,7 +28,7 @@ export class PinnedCode {
     const version = claim.codeVersion;
     let pipelines = this.#versions.get(version);
     if (!pipelines) {
-      pipelines = this.#load(version, new CodeLibrary(current.location, dirname(current.bundle), dirname(current.bundle)));
+      pipelines = this.#load(version, new CodeLibrary(current.location, dirname(current.bundle), { cacheDir: dirname(current.bundle) }));
       this.#versions.set(version, pipelines);
       // A bundle that could not be had may be copied in later: ask again next time.
       void pipelines.then((p) => typeof p === "string" && this.#versions.delete(version));

@@ -16,6 +16,10 @@ import { nextDueOf } from "./next-due.ts";
 import { restateTrailingWindow, type RestateEnvironment } from "./restate.ts";
 import { DEFAULTS } from "../project/defaults.ts";
 import { EngineEvents } from "../events/engine-events.ts";
+import { collectBundles } from "../records/bundle-collection.ts";
+import type { BundleCollectionSchedule } from "../project/defaults.ts";
+import { codeOf } from "../project/code-of.ts";
+import { formatDuration } from "../../core/time/duration.ts";
 
 export interface SchedulerOptions {
   store: Store;
@@ -43,6 +47,8 @@ export interface SchedulerOptions {
    * with who leads: logs follow the lease, not the end of a long tick.
    */
   onLeadChange?: (leader: boolean, leaderHolder: string) => void;
+  /** How often the leader collects old bundles, and by which rule (`collectBundles` in the config); absent or null: never. */
+  bundleCollection?: BundleCollectionSchedule | null;
 }
 
 export interface TickResult {
@@ -64,7 +70,9 @@ const MAX_LATEST_SCAN = 20_000;
  * interval, a cursor that only moves forward), so a deposed leader cannot create a twin.
  */
 export class Scheduler {
-  readonly #o: Required<Omit<SchedulerOptions, "onWork" | "catalog" | "onLeadChange">> & Pick<SchedulerOptions, "onWork" | "catalog" | "onLeadChange">;
+  readonly #o: Required<Omit<SchedulerOptions, "onWork" | "catalog" | "onLeadChange" | "bundleCollection">> & Pick<SchedulerOptions, "onWork" | "catalog" | "onLeadChange" | "bundleCollection">;
+  /** When this scheduler, leading, next collects old bundles (null: at its first tick as leader). */
+  #nextCollectionAt: number | null = null;
   #leading: boolean | null = null;
   #state: SchedulerStatus["state"] = { kind: "idle" };
   #ticks = 0;
@@ -181,6 +189,7 @@ export class Scheduler {
       if (next) nextTickAt = Math.min(nextTickAt, next.firesAt);
     }
     if (runsCreated + attemptsLost > 0) this.#o.onWork?.();
+    await this.#collectBundles(now);
     return { leader: true, leaderHolder: holder, runsCreated, attemptsLost, nextTickAt: Math.min(nextTickAt, now + leaseTtlMs / 3) };
   }
 
@@ -241,6 +250,30 @@ export class Scheduler {
       this.#state = { kind: "stopped" };
       unsubscribe?.();
       await this.#o.store.resignLead("scheduler", this.#o.holder);
+    }
+  }
+
+  /**
+   * Collects the bundles of each bundled pipeline that nothing needs any more, every `everyMs`:
+   * the same collection as `idem versions --collect` (`bundle-collection.ts`), so the store's
+   * guarded mark keeps every bundle a queued or running attempt uses. A failure waits for the
+   * next collection; it never stops the schedule.
+   */
+  async #collectBundles(now: number): Promise<void> {
+    const schedule = this.#o.bundleCollection;
+    if (!schedule || this.#o.scope !== "all" || (this.#nextCollectionAt !== null && now < this.#nextCollectionAt)) return;
+    this.#nextCollectionAt = now + schedule.everyMs;
+    const { store, clock, events } = this.#o;
+    for (const pipeline of this.#pipelines()) {
+      if (!codeOf(pipeline)) continue;
+      try {
+        const done = await collectBundles(store, clock, pipeline.id, {
+          actor: "scheduler", reason: `scheduled collection, every ${formatDuration(schedule.everyMs)}`, retention: schedule.retention, auditIfNone: false,
+        });
+        if (done.collected.length + done.needed.length > 0) events.emit("bundles:collected", { pipelineId: pipeline.id, collected: done.collected, needed: done.needed });
+      } catch (error) {
+        events.emit("bundles:collect-failed", { pipelineId: pipeline.id, error: (error as Error).message });
+      }
     }
   }
 

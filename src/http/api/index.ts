@@ -10,6 +10,7 @@ import { operationRoutes } from "./operations.ts";
 import { pipelineRoutes } from "./pipelines.ts";
 import type { AnyRouteSpec } from "./route.ts";
 import { runRoutes } from "./runs.ts";
+import { versionRoutes } from "./versions.ts";
 
 /**
  * /api/v1: JSON over everything the CLI shows and does. The OpenAPI document needs no credentials;
@@ -21,6 +22,7 @@ export function apiRoutes(deps: AppDeps, registry: AnyRouteSpec[] = []): Hono<Ap
   api.get("/openapi.json", (c) => c.json((document ??= openApiDocument(registry, API_VERSION))));
   api.use(requirePrincipal());
   pipelineRoutes(api, registry, deps);
+  versionRoutes(api, registry, deps);
   runRoutes(api, registry, deps);
   backfillRoutes(api, registry, deps);
   operationRoutes(api, registry, deps);

@@ -7,6 +7,7 @@ import type { AppDeps, AppEnv } from "../env.ts";
 import { toApi } from "./json.ts";
 import { pipelineDetail, pipelineGraph, pipelineSummary } from "./present.ts";
 import { addRoute, type AnyRouteSpec } from "./route.ts";
+import { named } from "./versions.ts";
 import { businessDate, cursor, decodeCursor, encodeCursor, pageLimit, pipelineParams, reason, runStates, triggerKinds } from "./schemas.ts";
 
 export function pipelineRoutes(api: Hono<AppEnv>, registry: AnyRouteSpec[], { engine }: AppDeps): void {
@@ -61,16 +62,17 @@ export function pipelineRoutes(api: Hono<AppEnv>, registry: AnyRouteSpec[], { en
     params: pipelineParams,
     query: z.object({
       state: runStates, trigger: triggerKinds,
+      code: z.string().min(1).max(64).optional().describe("only the runs pinned to this code version (in full)"),
       from: businessDate.optional().describe("first business date, inclusive"),
       to: businessDate.optional().describe("last business date, inclusive"),
       limit: pageLimit, cursor,
     }),
     responds: { status: 200, description: "{ items: [run], next_cursor }" },
     handle: async (c, { params, query }) => {
-      const page = await engine.runsPage(params.pipelineId, {
-        states: query.state, triggers: query.trigger, fromDate: query.from, toDate: query.to, limit: query.limit,
+      const page = await named("code", () => engine.runsPage(params.pipelineId, {
+        states: query.state, triggers: query.trigger, codeVersion: query.code, fromDate: query.from, toDate: query.to, limit: query.limit,
         after: decodeCursor(query.cursor, z.number().int()),
-      });
+      }));
       return c.json({ items: toApi(page.items), next_cursor: encodeCursor(page.next) });
     },
   });

@@ -221,7 +221,7 @@ export function runRoutes(api: Hono<AppEnv>, registry: AnyRouteSpec[], { engine,
 
   addRoute(api, registry, {
     method: "post", path: "/runs/:runId/tasks/:taskId/mark", tag: "actions", action: true,
-    summary: "Mark a task instance success or failed by hand; downstream follows",
+    summary: "Mark a task instance success or failed by hand; downstream follows. A mapped task's `task[glob]` marks every instance it matches in one transaction (task is then the mapped task, the audit lists the keys)",
     params: taskParams,
     body: z.object({ state: z.enum(["success", "failed"]).describe("the state to set"), reason }),
     responds: { status: 200, description: "{ task, audit }" },

@@ -57,7 +57,8 @@ export function uiActions(engine: Engine): Hono<AppEnv> {
   actions.post("/runs/:runId/tasks/:taskId/mark", act(async (form, acting, c) => {
     if (form.state !== "success" && form.state !== "failed") throw new UsageError(`state ${JSON.stringify(form.state ?? "")}: expected success or failed`);
     const ti = await engine.mark(c.req.param("runId")!, c.req.param("taskId")!, { state: form.state, reason: reasonOf(form), ...acting });
-    return { done: `Marked ${ti.taskId} ${ti.state}.` };
+    const named = c.req.param("taskId")!;
+    return { done: named === ti.taskId ? `Marked ${ti.taskId} ${ti.state}.` : `Marked ${named} ${form.state}; ${ti.taskId} is ${ti.state}.` };
   }));
   actions.post("/pipelines/:pipelineId/pause", act(async (form, acting, c) => {
     const state = await engine.pause(c.req.param("pipelineId")!, { note: reasonOf(form), ...acting });

@@ -20,6 +20,7 @@ import { freshnessPage } from "./pages/freshness.ts";
 import { datasetsPage, healthPage, poolsPage, workersPage } from "./pages/operations.ts";
 import { auditPage } from "./pages/audit.ts";
 import { loginPage } from "./pages/login.ts";
+import { versionDiffPage, versionPage, versionsPage } from "./pages/versions.ts";
 
 /**
  * The web UI: server-rendered pages under /ui that only read from and act through the engine.
@@ -63,6 +64,9 @@ export function uiRoutes(deps: AppDeps): Hono<AppEnv> {
   });
   ui.get("/ui/pipelines/:pipelineId/graph", render((view, c) => graphPage(engine, view, c.req.param("pipelineId")!)));
   ui.get("/ui/pipelines/:pipelineId/ledger", render((view, c) => ledgerPage(engine, view, c.req.param("pipelineId")!)));
+  ui.get("/ui/pipelines/:pipelineId/versions", render((view, c) => versionsPage(engine, view, c.req.param("pipelineId")!)));
+  ui.get("/ui/pipelines/:pipelineId/versions/diff", render((view, c) => versionDiffPage(engine, view, c.req.param("pipelineId")!)));
+  ui.get("/ui/pipelines/:pipelineId/versions/:version", render((view, c) => versionPage(engine, view, c.req.param("pipelineId")!, c.req.param("version")!)));
   ui.get("/ui/runs/:runId", render((view, c) => runPage(engine, view, c.req.param("runId")!)));
   ui.get("/ui/runs/:runId/tasks/:taskId", render((view, c) => taskPage(engine, view, c.req.param("runId")!, c.req.param("taskId")!)));
   ui.get("/ui/runs/:runId/tasks/:taskId/instances", render((view, c) => instancesPage(engine, view, c.req.param("runId")!, c.req.param("taskId")!)));

@@ -118,6 +118,9 @@ export const links = {
   run: (runId: string) => `/ui/runs/${seg(runId)}`,
   task: (runId: string, taskId: string, tryNumber?: number | null) => `/ui/runs/${seg(runId)}/tasks/${seg(taskId)}${query({ try: tryNumber })}`,
   backfill: (id: string) => `/ui/backfills/${seg(id)}`,
+  versions: (id: string) => `/ui/pipelines/${seg(id)}/versions`,
+  version: (id: string, codeVersion: string, before?: number | null) => `/ui/pipelines/${seg(id)}/versions/${seg(codeVersion)}${query({ before })}`,
+  versionDiff: (id: string, from?: string, to?: string) => `/ui/pipelines/${seg(id)}/versions/diff${query({ from, to })}`,
 };
 
 /** A form that changes something: CSRF token included, disabled for viewers with the reason shown. */

@@ -40,6 +40,12 @@ export interface NewExternalJob {
   /** Where a person can look at it, if the adapter says. */
   link: string | null;
   at: number;
+  /**
+   * The job holds its task instance's pool slots while it runs (`holdPoolWhileRemote`): the
+   * store records the task instance's pool and slots with it, and claims count them until the
+   * job ends, is asked to be cancelled, or its task instance ends (core's `remoteJobHoldsSlots`).
+   */
+  holdsPool: boolean;
 }
 
 export interface ExternalJobRecord {
@@ -59,6 +65,9 @@ export interface ExternalJobRecord {
   endedAt: number | null;
   /** Why it ended or is to be cancelled: the remote error, the timeout, the clear. */
   note: string | null;
+  /** The pool and slots it was recorded holding while it runs; null and 0 when it holds none. */
+  heldPool: string | null;
+  heldSlots: number;
 }
 
 export interface EndExternalJob {

@@ -45,6 +45,8 @@ export interface RunPageQuery {
   pipelineId: string;
   states?: readonly RunState[];
   triggers?: readonly TriggerKind[];
+  /** Only the runs pinned to this code version. */
+  codeVersion?: string;
   /** Runs whose interval starts at or after this. */
   fromStart?: number;
   /** Runs whose interval starts before this. */

@@ -12,5 +12,9 @@ export interface PoolUsage {
   slots: number;
   used: number;
   description: string | null;
-  holders: { runId: string; taskId: string; slots: number; workerId: string | null }[];
+  /**
+   * Running task instances, and external tasks whose remote job holds their slots while it runs
+   * (`remote`: no worker holds them; the job does, until it ends or is cancelled).
+   */
+  holders: { runId: string; taskId: string; slots: number; workerId: string | null; remote: boolean }[];
 }

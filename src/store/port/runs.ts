@@ -49,6 +49,23 @@ export interface RunStore {
    * them is running). The keys cleared.
    */
   clearKeys(request: KeyClearRequest): Promise<{ keys: string[] }>;
+  /**
+   * Settles by hand every mapped instance `selector` matches (core's planKeyMark), each as
+   * markTask would, in one transaction; refused whole with nothing marked. The keys matched, and
+   * the instance ids settled (those not in the state already).
+   */
+  markKeys(request: KeyMarkRequest): Promise<{ keys: string[]; marked: string[] }>;
+}
+
+export interface KeyMarkRequest {
+  runId: string;
+  /** The mapped task (not an instance id). */
+  taskId: string;
+  /** A glob inside the brackets (key-selector.ts). */
+  selector: string;
+  state: "success" | "failed";
+  reason: string;
+  at: number;
 }
 
 export interface KeyClearRequest {

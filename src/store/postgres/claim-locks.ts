@@ -1,4 +1,5 @@
-import type { ClaimCounts } from "../../core/policy/claim-plan.ts";
+import { holderKey, withRemoteHolds, type ClaimCounts, type RemoteHolder } from "../../core/policy/claim-plan.ts";
+import { remoteHolder, type CandidateRow } from "../decision-rows.ts";
 import type { ClaimLimits } from "../port.ts";
 import { KEYS } from "./sql.ts";
 import { observed, type Tx } from "./transaction.ts";
@@ -15,6 +16,8 @@ export class ClaimLocks {
   running = 0;
   readonly runningByPipeline = new Map<string, number>();
   readonly pools = new Map<string, { slots: number; used: number } | null>();
+  /** Remote jobs holding slots of the pools read so far (core's withRemoteHolds counts them). */
+  readonly #remote: RemoteHolder[] = [];
 
   constructor(schema: string) {
     this.#schema = schema;
@@ -38,17 +41,23 @@ export class ClaimLocks {
     })());
   }
 
-  /** What core's claim plan needs: the counts, and the pools that exist. */
-  counts(): ClaimCounts {
-    const pools = new Map<string, { slots: number; used: number }>();
-    for (const [name, pool] of this.pools) if (pool) pools.set(name, pool);
+  /**
+   * What core's claim plan needs: the counts, and the pools that exist, with the slots remote
+   * jobs hold counted; the candidates whose own job holds their slots are marked so.
+   */
+  counts(candidates: CandidateRow[]): ClaimCounts {
+    const running = new Map<string, { slots: number; used: number }>();
+    for (const [name, pool] of this.pools) if (pool) running.set(name, pool);
+    const { pools, heldRemotely } = withRemoteHolds(running, this.#remote);
+    for (const c of candidates) if (c.pool !== null && heldRemotely.has(holderKey(c.row.run_id, c.taskId))) c.heldRemotely = true;
     return { running: this.running, runningByPipeline: this.runningByPipeline, pools };
   }
 
   async loadPools(tx: Tx, candidates: Row[]): Promise<void> {
     const pools = [...new Set(candidates.map((c) => c.pool as string | null).filter((p): p is string => p !== null && !this.pools.has(p)))].sort();
     if (pools.length === 0) return;
-    const [poolRows, inUse] = await Promise.all([tx.rows("lockPools", [pools]), tx.rows("poolsInUse", [pools])]);
+    const [poolRows, inUse, remote] = await Promise.all([tx.rows("lockPools", [pools]), tx.rows("poolsInUse", [pools]), tx.rows("remotePoolHolders", [pools])]);
+    this.#remote.push(...remote.map(remoteHolder));
     for (const p of pools) this.pools.set(p, null);
     for (const p of poolRows) this.pools.set(p.name, { slots: p.slots, used: 0 });
     for (const u of inUse) {

@@ -9,8 +9,10 @@ import type { RunState, TaskState } from "../../core/model/states.ts";
 import { attemptLogPath } from "../../core/model/log-path.ts";
 import { planClaim } from "../../core/policy/claim-plan.ts";
 import { planRerun } from "../../core/policy/rerun-plan.ts";
-import { planKeyClear } from "../../core/policy/key-clear.ts";
-import { mappedTaskEnd, markReopensMappedTask, parseMappedTaskId, type MappedItem } from "../../core/policy/fan-out.ts";
+import { matchedKeys, planKeyClear } from "../../core/policy/key-clear.ts";
+import { planKeyMark } from "../../core/policy/key-mark.ts";
+import { keyLookup } from "../../core/policy/key-selector.ts";
+import { holdsMaxActivePlace, mappedTaskEnd, mappedTaskId, markReopensMappedTask, parseMappedTaskId, type MappedItem } from "../../core/policy/fan-out.ts";
 import { expansionWrites, REMOVED_REASON } from "../mapping-rows.ts";
 import { othersMayFindWork } from "../../core/policy/wake-others.ts";
 import { endTry, endTryKnown, nextTryNumber, reopenedByHand, runEnd, RunProgress, settleByHandRefusal, type Settlement, type TryEnd } from "../../core/policy/run-progress.ts";
@@ -18,7 +20,7 @@ import { assertSummaryFits, claimCandidate, datasetWaits, isCurrentAttempt, wait
 import {
   StoreConflictError, type AttemptFinish, type AuditEntry, type ClaimRequest,
   type ClaimedAttempt, type FinishAndClaim, type FinishedAndClaimed, type FinishOutcome, type Leadership, type NewAuditEntry,
-  type NewPipelineVersion, type NewRun, type NewTaskInstance, type PauseRequest, type PipelineState, type RerunRequest, type KeyClearRequest, type RunRecord, type SkipIntervalsRequest, type Store,
+  type NewPipelineVersion, type NewRun, type NewTaskInstance, type PauseRequest, type PipelineState, type RerunRequest, type KeyClearRequest, type KeyMarkRequest, type RunRecord, type SkipIntervalsRequest, type Store,
   type TaskInstanceRecord, type TaskActionRequest, type NewBackfill, type BackfillRecord, type BackfillState, type NewIncident, type Incident, type IncidentActionRequest, type AlertEvent,
   type NewApiToken, type ApiTokenRecord
 } from "../port.ts";
@@ -238,18 +240,23 @@ export class PostgresStore extends PostgresReads implements Store {
       const { runId, taskId } = request;
       if (!(await tx.first("lockRun", [runId]))) throw new StoreConflictError(`no run ${runId}`);
       // The mapped task's row first (as an instance ending takes it), so no instance ends its task meanwhile.
-      await tx.first("mapCounts", [runId, taskId]);
-      const instances = (await tx.rows("mapExistingKeys", [runId, taskId])).map((r) => ({ key: r.map_key as string, state: r.state as TaskState }));
+      const counts = await tx.first("mapCounts", [runId, taskId]);
+      const instances = await this.#keyCandidates(tx, runId, taskId, request.selector);
+      // Only the matched keys' chained instances are read, each by its id.
       const chainStates = new Map<string, TaskState>();
-      for (const link of request.chain) {
-        for (const r of await tx.rows("mapExistingKeys", [runId, link])) chainStates.set(`${link}[${r.map_key}]`, r.state as TaskState);
+      for (const key of matchedKeys(request.selector, instances)) {
+        for (const link of request.chain) {
+          const row = await tx.first("selectTaskInstance", [runId, mappedTaskId(link, key)]);
+          if (row) chainStates.set(mappedTaskId(link, key), row.state as TaskState);
+        }
       }
       const downstream: { taskId: string; state: TaskState }[] = [];
       for (const id of request.downstream) {
         const row = await tx.first("selectTaskInstance", [runId, id]);
         if (row) downstream.push({ taskId: id, state: row.state as TaskState });
       }
-      const plan = planKeyClear({ runId, taskId, selector: request.selector, instances, chain: request.chain, chainStates, downstream });
+      const expanded = counts !== undefined && counts.map_total !== null;
+      const plan = planKeyClear({ runId, taskId, selector: request.selector, expanded, instances, chain: request.chain, chainStates, downstream });
       if (plan.conflict !== undefined) throw new StoreConflictError(plan.conflict);
       const task = new Map(request.tasks.map((t) => [t.taskId, t]));
       const reset = (id: string, of: string) => {
@@ -259,23 +266,61 @@ export class PostgresStore extends PostgresReads implements Store {
       };
       for (const id of plan.instances) reset(id, parseMappedTaskId(id)!.taskId);
       for (const id of plan.downstream) reset(id, id);
-      for (const mapped of plan.reopen) {
-        const counts = await tx.first("mapCounts", [runId, mapped]);
-        if (counts && counts.map_total !== null) void tx.send("mapRecount", [runId, mapped, counts.map_max_active]);
-      }
+      for (const mapped of plan.reopen) void tx.send("mapReopen", [runId, mapped]);
       // The named task's instances wait on nothing but maxActive; chained ones wait for their key's parent.
-      const maxActive = (await tx.first("mapCounts", [runId, taskId]))!.map_max_active as number | null;
+      const maxActive = counts!.map_max_active as number | null;
       if (maxActive === null) {
-        const ids = plan.keys.map((key) => `${taskId}[${key}]`);
+        const ids = plan.keys.map((key) => mappedTaskId(taskId, key));
         void tx.send("settleTaskInstancesOfRuns", [ids.map(() => runId), ids, ids.map(() => "queued"), ids.map(() => null), ids.map(() => request.at)]);
       } else {
-        const active = Number((await tx.first("mapActive", [runId, taskId]))!.n);
-        for (let free = Math.min(Number(maxActive) - active, plan.keys.length); free > 0; free--) await tx.send("mapReleaseHeld", [runId, taskId, request.at]);
+        await this.#fillMaxActive(tx, runId, taskId, Number(maxActive), request.at);
       }
+      // The cleared keys' remote jobs: nobody waits on them now (core's planKeyClear refused any running).
+      void tx.send("requestExternalCancels", [runId, "cleared: the task runs again"]);
       void tx.send("reopenRun", [runId]);
       this.#notify(tx);
       return { keys: plan.keys };
     }));
+  }
+
+  async markKeys(request: KeyMarkRequest): Promise<{ keys: string[]; marked: string[] }> {
+    return this.#announcing(this.db.tx(async (tx) => {
+      const { runId, taskId } = request;
+      const run = await tx.first("lockRun", [runId]);
+      if (!run) throw new StoreConflictError(`no run ${runId}`);
+      const counts = await tx.first("mapCounts", [runId, taskId]);
+      const expanded = counts !== undefined && counts.map_total !== null;
+      const instances = await this.#keyCandidates(tx, runId, taskId, request.selector);
+      const plan = planKeyMark({ runId, taskId, selector: request.selector, state: request.state, expanded, instances });
+      if (plan.conflict !== undefined) throw new StoreConflictError(plan.conflict);
+      const reason = request.state === "success" ? null : `marked failed: ${request.reason}`;
+      for (const id of plan.settle) {
+        // Locked now: a claim may have started it since it was read, which refuses the whole mark.
+        const ti = await tx.first("lockTaskInstance", [runId, id]);
+        const refusal = settleByHandRefusal(runId, id, { run: true, taskState: ti?.state ?? null });
+        if (refusal !== null) throw new StoreConflictError(refusal);
+        await this.#settleOneByHand(tx, run, { runId, taskId: id, reason: request.reason, at: request.at }, ti!.state as TaskState, request.state, reason);
+      }
+      return { keys: plan.matched, marked: plan.settle };
+    }, { once: true }));
+  }
+
+  /** The instances of a mapped task an operator's selector may name, read as core's keyLookup says. */
+  async #keyCandidates(tx: Tx, runId: string, taskId: string, selector: string): Promise<{ key: string; state: TaskState }[]> {
+    const lookup = keyLookup(selector);
+    const rows = lookup.kind === "key" ? await tx.rows("mapInstanceOfKey", [runId, taskId, lookup.key])
+      : lookup.kind === "all" ? await tx.rows("mapExistingKeys", [runId, taskId])
+      : lookup.to === null ? await tx.rows("mapInstancesFrom", [runId, taskId, lookup.from])
+      : await tx.rows("mapInstancesInRange", [runId, taskId, lookup.from, lookup.to]);
+    return rows.map((r) => ({ key: r.map_key as string, state: r.state as TaskState }));
+  }
+
+  /** maxActive: queues held instances (by position) into the places the active ones leave. */
+  async #fillMaxActive(tx: Tx, runId: string, taskId: string, maxActive: number, at: number): Promise<void> {
+    const active = Number((await tx.first("mapActive", [runId, taskId]))!.n);
+    for (let free = maxActive - active; free > 0; free--) {
+      if ((await tx.send("mapReleaseHeld", [runId, taskId, at])).rowCount === 0) break;
+    }
   }
 
   async rerun(request: RerunRequest): Promise<RunRecord> {
@@ -360,11 +405,8 @@ export class PostgresStore extends PostgresReads implements Store {
       await capped;
       if (candidates.length === 0) return none;
       await caps.loadPools(tx, candidates);
-      const plan = planClaim(
-        candidates.map(claimCandidate),
-        { ...limits, limit: request.limit, now: request.now, pipelineIds: request.pipelineIds },
-        caps.counts(),
-      );
+      const rows = candidates.map(claimCandidate);
+      const plan = planClaim(rows, { ...limits, limit: request.limit, now: request.now, pipelineIds: request.pipelineIds }, caps.counts(rows));
       const exhausted = request.runId || request.backfillId
         ? candidates.length < scan
         : candidates.filter((c) => c.grp === 0).length < scan && candidates.filter((c) => c.grp === 1).length < scan;
@@ -677,12 +719,12 @@ export class PostgresStore extends PostgresReads implements Store {
    * place, and its mapped task may end: whether a held instance was queued, and whether the
    * mapped task settled.
    */
-  async #mappedInstanceEnded(tx: Tx, runId: string, taskId: string, at: number, progress: RunProgress): Promise<{ released: boolean; settled: boolean }> {
+  async #mappedInstanceEnded(tx: Tx, runId: string, taskId: string, at: number, progress: RunProgress, heldPlace = true): Promise<{ released: boolean; settled: boolean }> {
     const mapped = parseMappedTaskId(taskId);
     if (!mapped) return { released: false, settled: false };
     const counts = await tx.first("mapCounts", [runId, mapped.taskId]);
     let released = false;
-    if (counts?.map_max_active !== null && counts?.map_max_active !== undefined) {
+    if (heldPlace && counts?.map_max_active !== null && counts?.map_max_active !== undefined) {
       released = (await tx.send("mapReleaseHeld", [runId, mapped.taskId, at])).rowCount === 1;
     }
     const settled = (await this.#mappedTaskCheck(tx, runId, mapped.taskId, at, progress)) !== null;
@@ -886,7 +928,7 @@ export class PostgresStore extends PostgresReads implements Store {
 
   async recordExternalJob(job: NewExternalJob): Promise<ExternalJobRecord | null> {
     return this.db.tx(async (tx) => {
-      const inserted = await tx.first("insertExternalJob", [job.attemptId, job.workerId, job.key, job.handle, job.adapter, job.link, job.at]);
+      const inserted = await tx.first("insertExternalJob", [job.attemptId, job.workerId, job.key, job.handle, job.adapter, job.link, job.at, job.holdsPool]);
       return inserted ? toExternalJob((await tx.first("selectExternalJob", [inserted.job_id]))!) : null;
     }, { once: true });
   }
@@ -918,33 +960,39 @@ export class PostgresStore extends PostgresReads implements Store {
       const ti = run ? await tx.first("lockTaskInstance", [r.runId, r.taskId]) : undefined;
       const refusal = settleByHandRefusal(r.runId, r.taskId, { run: Boolean(run), taskState: ti?.state ?? null });
       if (refusal !== null || !run) throw new StoreConflictError(refusal ?? `no run ${r.runId}`);
-      void tx.send("settleByHand", [r.runId, r.taskId, state, reason, r.at]);
-      // Downstream instances settled because of the old state (upstream_failed, or skipped for an
-      // upstream skip) wait again, and are settled afresh from the new one.
-      const stack = [r.taskId];
-      const mapped = parseMappedTaskId(r.taskId);
-      const counts = mapped ? await tx.first("mapCounts", [r.runId, mapped.taskId]) : undefined;
-      if (mapped && counts && markReopensMappedTask({ state: counts.state as TaskState, mapTotal: counts.map_total === null ? null : Number(counts.map_total) })) {
-        void tx.send("mapRecount", [r.runId, mapped.taskId, counts.map_max_active]);
-        stack.push(mapped.taskId);
-      }
-      while (stack.length > 0) {
-        for (const c of await tx.rows("lockChildren", [r.runId, run.graph_version, stack.pop()!])) {
-          const reopened = reopenedByHand({ state: c.state, reason: c.reason, tryNumber: c.try_number, maxTries: c.max_tries });
-          if (!reopened) continue;
-          void tx.send("resetTaskInstance", [r.runId, c.task_id, reopened.maxTries, c.trigger_rule, c.pool, c.slots, c.priority]);
-          stack.push(c.task_id);
-        }
-      }
-      const progress = new RunProgress();
-      progress.settled(r.taskId, state, r.at);
-      const { released } = await this.#mappedInstanceEnded(tx, r.runId, r.taskId, r.at, progress);
-      const madeEligible = (await this.#decideAll(tx, r.runId, run.graph_version, progress)) || released;
-      void tx.send("reopenRun", [r.runId]);
-      void tx.send("requestExternalCancels", [r.runId, `settled by hand as ${state}: ${r.reason}`]);
-      await this.#finishRunIfDone(tx, r.runId, r.at, madeEligible);
+      await this.#settleOneByHand(tx, run, r, ti!.state as TaskState, state, reason);
       return toTaskInstance((await tx.first("selectTaskInstance", [r.runId, r.taskId]))!);
     }, { once: true }));
+  }
+
+  /** One task instance settled by hand, inside the caller's transaction (run and instance locked, refusals checked). */
+  async #settleOneByHand(tx: Tx, run: Row, r: TaskActionRequest, before: TaskState, state: "success" | "failed" | "skipped", reason: string | null): Promise<void> {
+    void tx.send("settleByHand", [r.runId, r.taskId, state, reason, r.at]);
+    // Downstream instances settled because of the old state (upstream_failed, or skipped for an
+    // upstream skip) wait again, and are settled afresh from the new one.
+    const stack = [r.taskId];
+    const mapped = parseMappedTaskId(r.taskId);
+    const counts = mapped ? await tx.first("mapCounts", [r.runId, mapped.taskId]) : undefined;
+    if (mapped && counts && markReopensMappedTask({ state: counts.state as TaskState, mapTotal: counts.map_total === null ? null : Number(counts.map_total) })) {
+      void tx.send("mapReopen", [r.runId, mapped.taskId]);
+      stack.push(mapped.taskId);
+    }
+    while (stack.length > 0) {
+      for (const c of await tx.rows("lockChildren", [r.runId, run.graph_version, stack.pop()!])) {
+        const reopened = reopenedByHand({ state: c.state, reason: c.reason, tryNumber: c.try_number, maxTries: c.max_tries });
+        if (!reopened) continue;
+        void tx.send("resetTaskInstance", [r.runId, c.task_id, reopened.maxTries, c.trigger_rule, c.pool, c.slots, c.priority]);
+        stack.push(c.task_id);
+      }
+    }
+    const progress = new RunProgress();
+    progress.settled(r.taskId, state, r.at);
+    // Only an instance that held a maxActive place frees one (a held one marked never did).
+    const { released } = await this.#mappedInstanceEnded(tx, r.runId, r.taskId, r.at, progress, holdsMaxActivePlace(before));
+    const madeEligible = (await this.#decideAll(tx, r.runId, run.graph_version, progress)) || released;
+    void tx.send("reopenRun", [r.runId]);
+    void tx.send("requestExternalCancels", [r.runId, `settled by hand as ${state}: ${r.reason}`]);
+    await this.#finishRunIfDone(tx, r.runId, r.at, madeEligible);
   }
 
   // --- backfills ------------------------------------------------------------------------------

@@ -59,8 +59,8 @@ export class PostgresReads {
   }
 
   async listPools(): Promise<PoolUsage[]> {
-    const [poolRows, holders] = await Promise.all([this.db.rows("selectPools"), this.db.rows("selectPoolHolders")]);
-    return poolUsage(poolRows, holders);
+    const [poolRows, holders, remote] = await Promise.all([this.db.rows("selectPools"), this.db.rows("selectPoolHolders"), this.db.rows("remotePoolHolders", [null])]);
+    return poolUsage(poolRows, holders, remote);
   }
 
   async listWorkers(): Promise<WorkerRecord[]> {
@@ -224,7 +224,7 @@ export class PostgresReads {
   async pageRuns(query: RunPageQuery): Promise<RunRecord[]> {
     const rows = await this.db.rows("pageRuns", [
       query.pipelineId, Math.min(query.beforeStart ?? FAR, query.toStart ?? FAR), query.fromStart ?? -FAR,
-      query.states ? [...query.states] : null, query.triggers ? [...query.triggers] : null, query.limit,
+      query.states ? [...query.states] : null, query.triggers ? [...query.triggers] : null, query.limit, query.codeVersion ?? null,
     ]);
     return rows.map(toRun);
   }

@@ -180,9 +180,17 @@ export const SQL = {
   /** The pools' rows are the locks of their slots: claimers of one pool take turns. */
   lockPools: `SELECT name, slots FROM pools WHERE name = ANY($1::text[]) ORDER BY name FOR UPDATE`,
   poolsInUse: `
-    SELECT pool, sum(slots) AS used FROM task_instances
+    SELECT pool, sum(slots)::int AS used FROM task_instances
     WHERE state = 'running' AND pool = ANY($1::text[])
     GROUP BY pool`,
+  /**
+   * Remote jobs recorded holding slots of these pools (all pools when null) and still open, with
+   * their task instance's state: core's withRemoteHolds decides which count.
+   */
+  remotePoolHolders: `
+    SELECT j.run_id, j.task_id, j.held_pool AS pool, j.held_slots AS slots, j.state AS job_state, t.state AS task_state
+    FROM external_jobs j JOIN task_instances t ON t.run_id = j.run_id AND t.task_id = j.task_id
+    WHERE j.state = 'open' AND j.held_slots > 0 AND ($1::text[] IS NULL OR j.held_pool = ANY($1::text[]))`,
   /**
    * Starts the chosen attempts in one statement: attempt rows, their task instances, and the
    * runs that start now; returns what the worker needs to run each.
@@ -339,6 +347,19 @@ export const SQL = {
    * priority from their mapped task's row.
    */
   mapExistingKeys: `SELECT map_key, state FROM task_instances WHERE run_id = $1 AND map_task = $2`,
+  /**
+   * An operator's selector (core's keyLookup): one key, or the range of a glob's literal prefix
+   * (map_key is COLLATE "C": byte order, as core's range assumes), over the unique index of
+   * (run, task, key), so a clear or mark by key reads the keys it may name, not every instance.
+   */
+  mapInstanceOfKey: `SELECT map_key, state FROM task_instances WHERE run_id = $1 AND map_task = $2 AND map_key = $3`,
+  mapInstancesInRange: `
+    SELECT map_key, state FROM task_instances WHERE run_id = $1 AND map_task = $2 AND map_key >= $3 AND map_key < $4`,
+  mapInstancesFrom: `SELECT map_key, state FROM task_instances WHERE run_id = $1 AND map_task = $2 AND map_key >= $3`,
+  /** A mapped task waits again for its instances; its counts are the trigger's, kept on every instance's change. */
+  mapReopen: `
+    UPDATE task_instances SET state = 'scheduled', reason = NULL, ended_at = NULL
+    WHERE run_id = $1 AND task_id = $2 AND map_total IS NOT NULL`,
   mapInsert: `
     INSERT INTO task_instances (run_id, task_id, state, max_tries, trigger_rule, pool, slots, priority, queued_at, from_backfill,
                                 map_task, map_key, map_position, map_item, map_parent)
@@ -357,7 +378,7 @@ export const SQL = {
   mapRemove: `
     UPDATE task_instances SET state = 'removed', reason = $4, next_try_at = NULL, ended_at = $3
     WHERE run_id = $1 AND map_task = $2 AND map_key = ANY($5::text[])`,
-  /** One pass over the instances: every count the mapped task's row keeps (migrations 26 and 31). */
+  /** One pass over the instances: every count the mapped task's row keeps (migrations 26 and 33). */
   mapRecount: `
     UPDATE task_instances SET state = 'scheduled', reason = NULL, ended_at = NULL, map_max_active = $3,
       (map_live, map_failing, map_total, map_in_scheduled, map_in_queued, map_in_running, map_in_success, map_in_failed, map_in_up_for_retry, map_in_up_for_reschedule, map_in_skipped, map_in_upstream_failed, map_in_removed) = (
@@ -379,7 +400,7 @@ export const SQL = {
   /** Instances of a mapped task that hold a maxActive place (held ones wait as 'scheduled'). */
   mapActive: `
     SELECT count(*) AS n FROM task_instances WHERE run_id = $1 AND map_task = $2
-    AND state IN ('queued', 'running', 'up_for_retry', 'up_for_reschedule')`,
+    AND state IN ('queued', 'running', 'up_for_retry', 'up_for_reschedule') AND map_task IS NOT NULL`,
   /** The mapped task's row, locked: instances of one mapped task ending at once take turns here. */
   mapCounts: `
     SELECT state, try_number, max_tries, map_live, map_failing, map_total, map_max_active FROM task_instances
@@ -711,6 +732,7 @@ export const SQL = {
     WHERE pipeline_id = $1 AND interval_start < $2 AND interval_start >= $3
       AND ($4::text[] IS NULL OR state = ANY ($4))
       AND ($5::text[] IS NULL OR trigger_kind = ANY ($5))
+      AND ($7::text IS NULL OR code_version = $7)
     ORDER BY interval_start DESC LIMIT $6`,
   taskInstancesOfRuns: `SELECT * FROM task_instances WHERE run_id = ANY ($1::text[]) ORDER BY run_id, task_id`,
   pageAudit: `
@@ -800,8 +822,9 @@ export const SQL = {
   metricOpenIncidents: `SELECT kind, pipeline_id, acknowledged_at IS NOT NULL AS acknowledged, ack_until, count(*) AS n FROM incidents WHERE resolved_at IS NULL GROUP BY kind, pipeline_id, acknowledged_at IS NOT NULL, ack_until`,
   // --- external jobs: fenced like a finish (running, this worker's, the current attempt) ---
   insertExternalJob: `
-    INSERT INTO external_jobs (run_id, task_id, attempt_id, try_number, job_key, handle, adapter, link, state, submitted_at)
-    SELECT a.run_id, a.task_id, a.attempt_id, a.try_number, $3, $4, $5, $6, 'open', $7
+    INSERT INTO external_jobs (run_id, task_id, attempt_id, try_number, job_key, handle, adapter, link, state, submitted_at, held_pool, held_slots)
+    SELECT a.run_id, a.task_id, a.attempt_id, a.try_number, $3, $4, $5, $6, 'open', $7,
+           CASE WHEN $8::boolean THEN t.pool END, CASE WHEN $8::boolean AND t.pool IS NOT NULL THEN t.slots ELSE 0 END
     FROM attempts a JOIN task_instances t ON t.run_id = a.run_id AND t.task_id = a.task_id AND t.current_attempt_id = a.attempt_id
     WHERE a.attempt_id = $1 AND a.worker_id = $2 AND a.state = 'running'
     ON CONFLICT DO NOTHING

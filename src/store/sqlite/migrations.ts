@@ -711,6 +711,31 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
   },
   {
     version: 31,
+    name: "a mapped task's active instances by an index of their own, for maxActive and operators' actions by key",
+    sql: `
+      -- How many instances of a mapped task hold a maxActive place (queued, running, waiting to
+      -- retry): read when a clear or mark by key frees or takes places, and when a chained
+      -- instance becomes eligible under maxActive. Over this index it costs O(the active ones),
+      -- never O(the task's instances).
+      CREATE INDEX task_instances_map_active ON task_instances (run_id, map_task)
+        WHERE state IN ('queued', 'running', 'up_for_retry', 'up_for_reschedule') AND map_task IS NOT NULL;
+    `,
+  },
+  {
+    version: 32,
+    name: "a remote job may hold its task's pool slots while it runs (holdPoolWhileRemote)",
+    sql: `
+      -- The pool and slots the job holds, copied from its task instance when the handle is
+      -- recorded; none (0) unless the task asked. A job holds them while it is open and its task
+      -- instance is live: claims count it in place of the task instance (never both), and the
+      -- partial index finds the holders.
+      ALTER TABLE external_jobs ADD COLUMN held_pool TEXT;
+      ALTER TABLE external_jobs ADD COLUMN held_slots INTEGER NOT NULL DEFAULT 0;
+      CREATE INDEX external_jobs_holding ON external_jobs (held_pool) WHERE state = 'open' AND held_slots > 0;
+    `,
+  },
+  {
+    version: 33,
     name: "a mapped task's instances counted by state on its own row: the grid's cell and the run page read one row, never the instances",
     sql: `
       -- Beside map_live, map_failing and map_total (migration 26), how many of a mapped task's

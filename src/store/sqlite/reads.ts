@@ -64,7 +64,7 @@ export class SqliteReads {
   }
 
   async listPools(): Promise<PoolUsage[]> {
-    return poolUsage(this.q.selectPools.all() as Row[], this.q.selectPoolHolders.all() as Row[]);
+    return poolUsage(this.q.selectPools.all() as Row[], this.q.selectPoolHolders.all() as Row[], this.q.remotePoolHolders.all() as Row[]);
   }
 
   async listWorkers(): Promise<WorkerRecord[]> {
@@ -225,6 +225,7 @@ export class SqliteReads {
       from: query.fromStart ?? -FAR,
       states: query.states ? JSON.stringify(query.states) : null,
       triggers: query.triggers ? JSON.stringify(query.triggers) : null,
+      codeVersion: query.codeVersion ?? null,
       limit: query.limit,
     }) as Row[]).map(toRun);
   }

@@ -159,6 +159,19 @@ export const SQL = {
    * slots and priority from their mapped task's row.
    */
   mapExistingKeys: `SELECT map_key, state FROM task_instances WHERE run_id = ? AND map_task = ?`,
+  /**
+   * An operator's selector (core's keyLookup): one key, or the range of a glob's literal prefix,
+   * over the unique index of (run, task, key), so a clear or mark by key reads the keys it may
+   * name, not every instance of the task.
+   */
+  mapInstanceOfKey: `SELECT map_key, state FROM task_instances WHERE run_id = ? AND map_task = ? AND map_key = ?`,
+  mapInstancesInRange: `
+    SELECT map_key, state FROM task_instances WHERE run_id = ? AND map_task = ? AND map_key >= ? AND map_key < ?`,
+  mapInstancesFrom: `SELECT map_key, state FROM task_instances WHERE run_id = ? AND map_task = ? AND map_key >= ?`,
+  /** A mapped task waits again for its instances; its counts are the trigger's, kept on every instance's change. */
+  mapReopen: `
+    UPDATE task_instances SET state = 'scheduled', reason = NULL, ended_at = NULL
+    WHERE run_id = ? AND task_id = ? AND map_total IS NOT NULL`,
   mapInsert: `
     INSERT INTO task_instances (run_id, task_id, state, max_tries, trigger_rule, pool, slots, priority, queued_at,
                                 map_task, map_key, map_position, map_item, map_parent)
@@ -179,7 +192,7 @@ export const SQL = {
   mapRemove: `
     UPDATE task_instances SET state = 'removed', reason = @reason, next_try_at = NULL, ended_at = @at
     WHERE run_id = @runId AND map_task = @taskId AND map_key IN (SELECT value FROM json_each(@keys))`,
-  /** One pass over the instances: every count the mapped task's row keeps (migrations 26 and 31). */
+  /** One pass over the instances: every count the mapped task's row keeps (migrations 26 and 33). */
   mapRecount: `
     UPDATE task_instances SET state = 'scheduled', reason = NULL, ended_at = NULL, map_max_active = @maxActive,
       (map_live, map_failing, map_total, map_in_scheduled, map_in_queued, map_in_running, map_in_success, map_in_failed, map_in_up_for_retry, map_in_up_for_reschedule, map_in_skipped, map_in_upstream_failed, map_in_removed) = (
@@ -200,8 +213,8 @@ export const SQL = {
     WHERE run_id = @runId AND task_id = @taskId`,
   /** Instances of a mapped task that hold a maxActive place (held ones wait as 'scheduled'). */
   mapActive: `
-    SELECT count(*) AS n FROM task_instances WHERE run_id = ? AND map_task = ?
-    AND state IN ('queued', 'running', 'up_for_retry', 'up_for_reschedule')`,
+    SELECT count(*) AS n FROM task_instances INDEXED BY task_instances_map_active WHERE run_id = ? AND map_task = ?
+    AND state IN ('queued', 'running', 'up_for_retry', 'up_for_reschedule') AND map_task IS NOT NULL`,
   mapCounts: `
     SELECT state, try_number, max_tries, map_live, map_failing, map_total, map_max_active FROM task_instances
     WHERE run_id = ? AND task_id = ?`,
@@ -317,6 +330,11 @@ export const SQL = {
     WHERE t.state = 'running' GROUP BY r.pipeline_id`,
   poolsInUse: `
     SELECT pool, sum(slots) AS used FROM task_instances WHERE state = 'running' AND pool IS NOT NULL GROUP BY pool`,
+  /** Remote jobs recorded holding slots and still open, with their task instance's state: core's withRemoteHolds decides which count. */
+  remotePoolHolders: `
+    SELECT j.run_id, j.task_id, j.held_pool AS pool, j.held_slots AS slots, j.state AS job_state, t.state AS task_state
+    FROM external_jobs j JOIN task_instances t ON t.run_id = j.run_id AND t.task_id = j.task_id
+    WHERE j.state = 'open' AND j.held_slots > 0`,
   selectPools: `SELECT * FROM pools ORDER BY name`,
   selectPoolHolders: `
     SELECT t.pool, t.run_id, t.task_id, t.slots, a.worker_id
@@ -498,6 +516,7 @@ export const SQL = {
     WHERE pipeline_id = @pipelineId AND interval_start < @before AND interval_start >= @from
       AND (@states IS NULL OR state IN (SELECT value FROM json_each(@states)))
       AND (@triggers IS NULL OR trigger_kind IN (SELECT value FROM json_each(@triggers)))
+      AND (@codeVersion IS NULL OR code_version = @codeVersion)
     ORDER BY interval_start DESC LIMIT +@limit`,
   taskInstancesOfRuns: `SELECT * FROM task_instances WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY run_id, task_id`,
   pageAudit: `
@@ -585,8 +604,9 @@ export const SQL = {
   metricOpenIncidents: `SELECT kind, pipeline_id, acknowledged_at IS NOT NULL AS acknowledged, ack_until, count(*) AS n FROM incidents WHERE resolved_at IS NULL GROUP BY kind, pipeline_id, acknowledged_at IS NOT NULL, ack_until`,
   // --- external jobs: fenced like a finish (running, this worker's, the current attempt) ---
   insertExternalJob: `
-    INSERT INTO external_jobs (run_id, task_id, attempt_id, try_number, job_key, handle, adapter, link, state, submitted_at)
-    SELECT a.run_id, a.task_id, a.attempt_id, a.try_number, @key, @handle, @adapter, @link, 'open', @at
+    INSERT INTO external_jobs (run_id, task_id, attempt_id, try_number, job_key, handle, adapter, link, state, submitted_at, held_pool, held_slots)
+    SELECT a.run_id, a.task_id, a.attempt_id, a.try_number, @key, @handle, @adapter, @link, 'open', @at,
+           CASE WHEN @holdsPool = 1 THEN t.pool END, CASE WHEN @holdsPool = 1 AND t.pool IS NOT NULL THEN t.slots ELSE 0 END
     FROM attempts a JOIN task_instances t ON t.run_id = a.run_id AND t.task_id = a.task_id AND t.current_attempt_id = a.attempt_id
     WHERE a.attempt_id = @attemptId AND a.worker_id = @workerId AND a.state = 'running'
     ON CONFLICT DO NOTHING

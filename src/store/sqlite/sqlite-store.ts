@@ -7,20 +7,22 @@ import type { ExternalDatasetEvent, ExternalDatasetEventRecorded, NewExternalDat
 import type Database from "better-sqlite3";
 import type { RunState, TaskState } from "../../core/model/states.ts";
 import { attemptLogPath } from "../../core/model/log-path.ts";
-import { planClaim } from "../../core/policy/claim-plan.ts";
+import { holderKey, planClaim, withRemoteHolds } from "../../core/policy/claim-plan.ts";
 import { planRerun } from "../../core/policy/rerun-plan.ts";
 import { endTry, nextTryNumber, reopenedByHand, runEnd, RunProgress, settleByHandRefusal } from "../../core/policy/run-progress.ts";
-import { assertSummaryFits, claimCandidate, datasetWaits, isCurrentAttempt, waitingTasks } from "../decision-rows.ts";
+import { assertSummaryFits, claimCandidate, datasetWaits, isCurrentAttempt, remoteHolder, waitingTasks } from "../decision-rows.ts";
 import {
   StoreConflictError, type AttemptFinish, type AuditEntry, type ClaimRequest,
   type ClaimedAttempt, type FinishOutcome, type FinishAndClaim, type FinishedAndClaimed, type NewAuditEntry, type NewPipelineVersion, type NewRun, type NewTaskInstance,
-  type RerunRequest, type KeyClearRequest, type RunRecord, type Store, type TaskInstanceRecord, type PipelineState,
+  type RerunRequest, type KeyClearRequest, type KeyMarkRequest, type RunRecord, type Store, type TaskInstanceRecord, type PipelineState,
   type PauseRequest, type SkipIntervalsRequest, type MappedInstanceQuery, type MappedInstanceRecord, type Leadership, type TaskActionRequest, type NewBackfill, type BackfillRecord, type BackfillState, type NewIncident, type Incident, type IncidentActionRequest, type AlertEvent, type NewApiToken, type ApiTokenRecord
 } from "../port.ts";
 import { assertRestatable } from "../restatable.ts";
 import { expansionWrites, REMOVED_REASON } from "../mapping-rows.ts";
-import { mappedTaskEnd, markReopensMappedTask, parseMappedTaskId, type MappedItem } from "../../core/policy/fan-out.ts";
-import { planKeyClear } from "../../core/policy/key-clear.ts";
+import { holdsMaxActivePlace, mappedTaskEnd, mappedTaskId, markReopensMappedTask, parseMappedTaskId, type MappedItem } from "../../core/policy/fan-out.ts";
+import { matchedKeys, planKeyClear } from "../../core/policy/key-clear.ts";
+import { planKeyMark } from "../../core/policy/key-mark.ts";
+import { keyLookup } from "../../core/policy/key-selector.ts";
 import { openWalDatabase } from "../../sqlite/open-wal.ts";
 import { auditActionOf, decideIncidentAction, reopenDue, SYSTEM_ACTOR } from "../../core/policy/incident-lifecycle.ts";
 import { incidentAudit } from "../incident-audit.ts";
@@ -179,16 +181,22 @@ export class SqliteStore extends SqliteReads implements Store {
       const q = this.q;
       const { runId, taskId } = request;
       if (!q.selectRun.get(runId)) throw new StoreConflictError(`no run ${runId}`);
-      const instances = (q.mapExistingKeys.all(runId, taskId) as Row[]).map((r) => ({ key: r.map_key as string, state: r.state as TaskState }));
+      const counts = q.mapCounts.get(runId, taskId) as Row | undefined;
+      const instances = this.#keyCandidates(runId, taskId, request.selector);
+      // Only the matched keys' chained instances are read, each by its id.
       const chainStates = new Map<string, TaskState>();
-      for (const link of request.chain) {
-        for (const r of q.mapExistingKeys.all(runId, link) as Row[]) chainStates.set(`${link}[${r.map_key}]`, r.state);
+      for (const key of matchedKeys(request.selector, instances)) {
+        for (const link of request.chain) {
+          const row = q.selectTaskInstance.get(runId, mappedTaskId(link, key)) as Row | undefined;
+          if (row) chainStates.set(mappedTaskId(link, key), row.state);
+        }
       }
       const downstream = request.downstream.flatMap((id) => {
         const row = q.selectTaskInstance.get(runId, id) as Row | undefined;
         return row ? [{ taskId: id, state: row.state as TaskState }] : [];
       });
-      const plan = planKeyClear({ runId, taskId, selector: request.selector, instances, chain: request.chain, chainStates, downstream });
+      const expanded = counts?.map_total !== null && counts?.map_total !== undefined;
+      const plan = planKeyClear({ runId, taskId, selector: request.selector, expanded, instances, chain: request.chain, chainStates, downstream });
       if (plan.conflict !== undefined) throw new StoreConflictError(plan.conflict);
       const task = new Map(request.tasks.map((t) => [t.taskId, t]));
       const reset = (id: string, of: string) => {
@@ -198,21 +206,53 @@ export class SqliteStore extends SqliteReads implements Store {
       };
       for (const id of plan.instances) reset(id, parseMappedTaskId(id)!.taskId);
       for (const id of plan.downstream) reset(id, id);
-      for (const mapped of plan.reopen) {
-        const counts = q.mapCounts.get(runId, mapped) as Row | undefined;
-        if (counts?.map_total !== null && counts?.map_total !== undefined) q.mapRecount.run({ runId, taskId: mapped, maxActive: counts.map_max_active });
-      }
+      for (const mapped of plan.reopen) q.mapReopen.run(runId, mapped);
       // The named task's instances wait on nothing but maxActive; chained ones wait for their key's parent.
-      const maxActive = (q.mapCounts.get(runId, taskId) as Row).map_max_active as number | null;
+      const maxActive = counts!.map_max_active as number | null;
       if (maxActive === null) {
-        for (const key of plan.keys) q.queueTaskInstance.run(request.at, runId, `${taskId}[${key}]`);
+        for (const key of plan.keys) q.queueTaskInstance.run(request.at, runId, mappedTaskId(taskId, key));
       } else {
-        const active = (q.mapActive.get(runId, taskId) as Row).n as number;
-        for (let free = Math.min(maxActive - active, plan.keys.length); free > 0; free--) q.mapReleaseHeld.run({ runId, taskId, at: request.at });
+        this.#fillMaxActive(runId, taskId, maxActive, request.at);
       }
+      // The cleared keys' remote jobs: nobody waits on them now (core's planKeyClear refused any running).
+      q.requestExternalCancels.run("cleared: the task runs again", runId);
       q.reopenRun.run(runId);
       return { keys: plan.keys };
     }).immediate();
+  }
+
+  async markKeys(request: KeyMarkRequest): Promise<{ keys: string[]; marked: string[] }> {
+    return this.db.transaction(() => {
+      const q = this.q;
+      const { runId, taskId } = request;
+      const run = q.selectRun.get(runId) as Row | undefined;
+      if (!run) throw new StoreConflictError(`no run ${runId}`);
+      const counts = q.mapCounts.get(runId, taskId) as Row | undefined;
+      const expanded = counts?.map_total !== null && counts?.map_total !== undefined;
+      const plan = planKeyMark({ runId, taskId, selector: request.selector, state: request.state, expanded, instances: this.#keyCandidates(runId, taskId, request.selector) });
+      if (plan.conflict !== undefined) throw new StoreConflictError(plan.conflict);
+      const reason = request.state === "success" ? null : `marked failed: ${request.reason}`;
+      for (const id of plan.settle) this.#settleOneByHand(run, { runId, taskId: id, reason: request.reason, at: request.at }, request.state, reason);
+      return { keys: plan.matched, marked: plan.settle };
+    }).immediate();
+  }
+
+  /** The instances of a mapped task an operator's selector may name, read as core's keyLookup says. */
+  #keyCandidates(runId: string, taskId: string, selector: string): { key: string; state: TaskState }[] {
+    const lookup = keyLookup(selector);
+    const rows = (lookup.kind === "key" ? this.q.mapInstanceOfKey.all(runId, taskId, lookup.key)
+      : lookup.kind === "all" ? this.q.mapExistingKeys.all(runId, taskId)
+      : lookup.to === null ? this.q.mapInstancesFrom.all(runId, taskId, lookup.from)
+      : this.q.mapInstancesInRange.all(runId, taskId, lookup.from, lookup.to)) as Row[];
+    return rows.map((r) => ({ key: r.map_key as string, state: r.state as TaskState }));
+  }
+
+  /** maxActive: queues held instances (by position) into the places the active ones leave. */
+  #fillMaxActive(runId: string, taskId: string, maxActive: number, at: number): void {
+    const active = (this.q.mapActive.get(runId, taskId) as Row).n as number;
+    for (let free = maxActive - active; free > 0; free--) {
+      if (this.q.mapReleaseHeld.run({ runId, taskId, at }).changes === 0) break;
+    }
   }
 
   async claimReady(request: ClaimRequest): Promise<ClaimedAttempt[]> {
@@ -247,17 +287,21 @@ export class SqliteStore extends SqliteReads implements Store {
     if (limits.maxActiveTasks) {
       for (const r of q.countRunningByPipeline.all() as Row[]) runningByPipeline.set(r.pipeline_id, r.n);
     }
-    const pools = new Map<string, { slots: number; used: number }>();
+    let pools: Map<string, { slots: number; used: number }> | null = null;
+    let heldRemotely = new Set<string>();
     const plan = () => {
       const candidates = rows.map(claimCandidate);
-      if (pools.size === 0 && candidates.some((c) => c.pool !== null)) {
-        for (const p of q.selectPools.all() as Row[]) pools.set(p.name, { slots: p.slots, used: 0 });
+      if (pools === null && candidates.some((c) => c.pool !== null)) {
+        const counted = new Map<string, { slots: number; used: number }>();
+        for (const p of q.selectPools.all() as Row[]) counted.set(p.name, { slots: p.slots, used: 0 });
         for (const u of q.poolsInUse.all() as Row[]) {
-          const pool = pools.get(u.pool);
+          const pool = counted.get(u.pool);
           if (pool) pool.used = u.used;
         }
+        ({ pools, heldRemotely } = withRemoteHolds(counted, (q.remotePoolHolders.all() as Row[]).map(remoteHolder)));
       }
-      return planClaim(candidates, { ...limits, limit: request.limit, now: request.now, pipelineIds: request.pipelineIds }, { running, runningByPipeline, pools });
+      for (const c of candidates) if (c.pool !== null && heldRemotely.has(holderKey(c.row.run_id, c.taskId))) c.heldRemotely = true;
+      return planClaim(candidates, { ...limits, limit: request.limit, now: request.now, pipelineIds: request.pipelineIds }, { running, runningByPipeline, pools: pools ?? new Map() });
     };
     let chosen = plan();
     const wide = request.limit * 4 + 32;
@@ -432,11 +476,11 @@ export class SqliteStore extends SqliteReads implements Store {
   }
 
   /** A mapped instance reached a final state: a held instance takes its place, and its mapped task may end. */
-  #mappedInstanceEnded(runId: string, taskId: string, at: number, progress: RunProgress): void {
+  #mappedInstanceEnded(runId: string, taskId: string, at: number, progress: RunProgress, heldPlace = true): void {
     const mapped = parseMappedTaskId(taskId);
     if (!mapped) return;
     const counts = this.q.mapCounts.get(runId, mapped.taskId) as Row | undefined;
-    if (counts?.map_max_active !== null && counts?.map_max_active !== undefined) this.q.mapReleaseHeld.run({ runId, taskId: mapped.taskId, at });
+    if (heldPlace && counts?.map_max_active !== null && counts?.map_max_active !== undefined) this.q.mapReleaseHeld.run({ runId, taskId: mapped.taskId, at });
     this.#mappedTaskCheck(runId, mapped.taskId, at, progress);
   }
 
@@ -612,7 +656,7 @@ export class SqliteStore extends SqliteReads implements Store {
 
   async recordExternalJob(job: NewExternalJob): Promise<ExternalJobRecord | null> {
     return this.db.transaction(() => {
-      const inserted = this.q.insertExternalJob.get(job) as Row | undefined;
+      const inserted = this.q.insertExternalJob.get({ ...job, holdsPool: job.holdsPool ? 1 : 0 }) as Row | undefined;
       return inserted ? toExternalJob(this.q.selectExternalJob.get(inserted.job_id) as Row) : null;
     }).immediate();
   }
@@ -656,35 +700,43 @@ export class SqliteStore extends SqliteReads implements Store {
       const ti = run ? (q.selectTaskInstance.get(r.runId, r.taskId) as Row | undefined) : undefined;
       const refusal = settleByHandRefusal(r.runId, r.taskId, { run: Boolean(run), taskState: ti?.state ?? null });
       if (refusal !== null || !run) throw new StoreConflictError(refusal ?? `no run ${r.runId}`);
-      q.settleByHand.run(state, reason, r.at, r.runId, r.taskId);
-      q.reopenRun.run(r.runId);
-      // Downstream instances settled because of the old state (upstream_failed, or skipped for an
-      // upstream skip) wait again, and are settled afresh from the new one.
-      const stack = [r.taskId];
-      const mapped = parseMappedTaskId(r.taskId);
-      const counts = mapped ? (q.mapCounts.get(r.runId, mapped.taskId) as Row | undefined) : undefined;
-      if (mapped && counts && markReopensMappedTask({ state: counts.state, mapTotal: counts.map_total })) {
-        q.mapRecount.run({ runId: r.runId, taskId: mapped.taskId, maxActive: counts.map_max_active });
-        stack.push(mapped.taskId);
-      }
-      while (stack.length > 0) {
-        for (const c of q.childInstances.all(r.runId, run.graph_version, stack.pop()!) as Row[]) {
-          const reopened = reopenedByHand({ state: c.state, reason: c.reason, tryNumber: c.try_number, maxTries: c.max_tries });
-          if (!reopened) continue;
-          q.resetTaskInstance.run({
-            runId: r.runId, taskId: c.task_id, maxTries: reopened.maxTries, triggerRule: c.trigger_rule, pool: c.pool, slots: c.slots, priority: c.priority,
-          });
-          stack.push(c.task_id);
-        }
-      }
-      const progress = new RunProgress();
-      progress.settled(r.taskId, state, r.at);
-      this.#mappedInstanceEnded(r.runId, r.taskId, r.at, progress);
-      this.#decideDownstream(r.runId, run.graph_version, progress);
-      q.requestExternalCancels.run(`settled by hand as ${state}: ${r.reason}`, r.runId);
-      this.#finishRunIfDone(r.runId, r.at);
+      this.#settleOneByHand(run, r, state, reason);
       return toTaskInstance(q.selectTaskInstance.get(r.runId, r.taskId) as Row);
     }).immediate();
+  }
+
+  /** One task instance settled by hand, inside the caller's transaction (its refusals already checked). */
+  #settleOneByHand(run: Row, r: TaskActionRequest, state: "success" | "failed" | "skipped", reason: string | null): void {
+    const q = this.q;
+    const before = (q.selectTaskInstance.get(r.runId, r.taskId) as Row).state as TaskState;
+    q.settleByHand.run(state, reason, r.at, r.runId, r.taskId);
+    q.reopenRun.run(r.runId);
+    // Downstream instances settled because of the old state (upstream_failed, or skipped for an
+    // upstream skip) wait again, and are settled afresh from the new one.
+    const stack = [r.taskId];
+    const mapped = parseMappedTaskId(r.taskId);
+    const counts = mapped ? (q.mapCounts.get(r.runId, mapped.taskId) as Row | undefined) : undefined;
+    if (mapped && counts && markReopensMappedTask({ state: counts.state, mapTotal: counts.map_total })) {
+      q.mapReopen.run(r.runId, mapped.taskId);
+      stack.push(mapped.taskId);
+    }
+    while (stack.length > 0) {
+      for (const c of q.childInstances.all(r.runId, run.graph_version, stack.pop()!) as Row[]) {
+        const reopened = reopenedByHand({ state: c.state, reason: c.reason, tryNumber: c.try_number, maxTries: c.max_tries });
+        if (!reopened) continue;
+        q.resetTaskInstance.run({
+          runId: r.runId, taskId: c.task_id, maxTries: reopened.maxTries, triggerRule: c.trigger_rule, pool: c.pool, slots: c.slots, priority: c.priority,
+        });
+        stack.push(c.task_id);
+      }
+    }
+    const progress = new RunProgress();
+    progress.settled(r.taskId, state, r.at);
+    // Only an instance that held a maxActive place frees one (a held one marked never did).
+    this.#mappedInstanceEnded(r.runId, r.taskId, r.at, progress, holdsMaxActivePlace(before));
+    this.#decideDownstream(r.runId, run.graph_version, progress);
+    q.requestExternalCancels.run(`settled by hand as ${state}: ${r.reason}`, r.runId);
+    this.#finishRunIfDone(r.runId, r.at);
   }
 
   async createBackfill(b: NewBackfill): Promise<{ backfill: BackfillRecord; created: boolean }> {

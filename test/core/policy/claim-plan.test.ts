@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { compareClaimOrder, planClaim, type ClaimCandidate, type ClaimCounts, type ClaimPolicy } from "../../../src/core/policy/claim-plan.ts";
+import { compareClaimOrder, holderKey, planClaim, withRemoteHolds, type ClaimCandidate, type ClaimCounts, type ClaimPolicy } from "../../../src/core/policy/claim-plan.ts";
+import type { TaskState } from "../../../src/core/model/states.ts";
 
 const RUNS = { numRuns: Number(process.env.IDEM_FC_RUNS ?? 300) };
 const PIPELINES = ["p1", "p2", "p3"];
@@ -118,5 +119,44 @@ describe("claim plan", () => {
     const starved = planClaim([big, small], { limit: 5, now: 100, starvationMs: 100 }, counts);
     expect(starved.chosen).toEqual([]);
     expect(starved.passedOver).toBe(true);
+  });
+});
+
+describe("remote jobs in pools", () => {
+  const holder = fc.record({
+    runId: fc.constantFrom("r1", "r2"),
+    taskId: fc.stringMatching(/^[a-e][0-9]$/),
+    pool: fc.constantFrom("db", "api", "gone"),
+    slots: fc.integer({ min: 0, max: 3 }),
+    jobState: fc.constantFrom("open", "open", "cancel_requested", "succeeded", "failed", "cancelled"),
+    taskState: fc.constantFrom<TaskState>("queued", "running", "up_for_retry", "up_for_reschedule", "success", "failed", "skipped"),
+  });
+
+  it("a job holds slots only while open, holding some, and its task instance is live; a running one is counted once, as running", () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(holder, { selector: (h) => `${h.runId}/${h.taskId}` }), fc.nat(3), (holders, dbRunning) => {
+        const { pools, heldRemotely } = withRemoteHolds(new Map([["db", { slots: 9, used: dbRunning }]]), holders);
+        const holding = holders.filter((h) => h.jobState === "open" && h.slots > 0 && !["success", "failed", "skipped"].includes(h.taskState));
+        expect([...heldRemotely].sort()).toEqual(holding.map((h) => holderKey(h.runId, h.taskId)).sort());
+        const waiting = holding.filter((h) => h.pool === "db" && h.taskState !== "running").reduce((n, h) => n + h.slots, 0);
+        expect(pools.get("db")!.used).toBe(dbRunning + waiting);
+        expect(pools.has("gone")).toBe(false);
+      }),
+      RUNS,
+    );
+  });
+
+  it("a candidate whose job holds its slots is claimed into a full or reserved pool, and takes none of its slots", () => {
+    fc.assert(
+      fc.property(fc.array(candidate, { maxLength: 20 }), counts, (others, now) => {
+        const poll: ClaimCandidate = { taskId: "poll", pipelineId: "p1", pool: "api", slots: 1, priority: 0, waitedSince: 0, due: true, background: false, heldRemotely: true };
+        const full = { ...now, pools: new Map([...now.pools].map(([name, p]) => [name, { slots: p.slots, used: p.slots }])) };
+        const { chosen } = planClaim([...others, poll], { limit: 100, now: 200_000, starvationMs: 0 }, full);
+        expect(chosen).toContain(poll);
+        // Nothing else entered the full pools.
+        expect(chosen.filter((c) => c !== poll && c.pool !== null && !c.heldRemotely)).toEqual([]);
+      }),
+      RUNS,
+    );
   });
 });

@@ -41,7 +41,7 @@ describe("externalJobKey", () => {
 });
 
 describe("nextPollAt", () => {
-  const policy = fc.record({ pollIntervalMs: fc.integer({ min: 1, max: 3_600_000 }), pollBackoff: fc.boolean(), maxPollIntervalMs: fc.integer({ min: 0, max: 86_400_000 }) });
+  const policy = fc.record({ pollIntervalMs: fc.integer({ min: 1, max: 3_600_000 }), pollBackoff: fc.boolean(), maxPollIntervalMs: fc.integer({ min: 0, max: 86_400_000 }), holdPoolWhileRemote: fc.boolean() });
   it("waits at least the interval, at most the larger of interval and cap, and never past the deadline (but not before now)", () => {
     fc.assert(fc.property(policy, fc.nat(10_000_000), fc.nat(10_000_000), fc.option(fc.nat(30_000_000), { nil: null }), (p, submittedAt, ran, timeout) => {
       const now = submittedAt + ran;

@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { TaskState } from "../../../src/core/model/states.ts";
-import { isKeyPattern, keyMatcher, planKeyClear } from "../../../src/core/policy/key-clear.ts";
+import { planKeyClear } from "../../../src/core/policy/key-clear.ts";
+import { isKeyPattern, keyMatcher } from "../../../src/core/policy/key-selector.ts";
 import { markReopensMappedTask } from "../../../src/core/policy/fan-out.ts";
 
 const key = fc.string({ minLength: 1, maxLength: 12 });
@@ -30,7 +31,7 @@ describe("clearing mapped instances by key", () => {
     fc.assert(fc.property(fc.uniqueArray(key, { minLength: 1, maxLength: 30 }), fc.array(fc.constantFrom(...ended, "removed" as TaskState)), (keys, states) => {
       const instances = keys.map((k, i) => ({ key: k, state: states[i] ?? "success" }));
       const chainStates = new Map(keys.map((k) => [`check[${k}]`, "success" as TaskState]));
-      const plan = planKeyClear({ runId: "r", taskId: "load", selector: "*", instances, chain: ["check"], chainStates, downstream: [{ taskId: "report", state: "success" }] });
+      const plan = planKeyClear({ runId: "r", taskId: "load", selector: "*", expanded: true, instances, chain: ["check"], chainStates, downstream: [{ taskId: "report", state: "success" }] });
       const live = instances.filter((i) => i.state !== "removed").map((i) => i.key).sort();
       if (live.length === 0) {
         expect(plan.conflict).toMatch(/no instance of load matches/);
@@ -43,11 +44,12 @@ describe("clearing mapped instances by key", () => {
   });
 
   it("refuses the whole clear when a matched instance, its chained one or a downstream task is running", () => {
-    const base = { runId: "r", taskId: "load", selector: "a*", chain: ["check"], downstream: [{ taskId: "report", state: "scheduled" as TaskState }] };
+    const base = { runId: "r", taskId: "load", selector: "a*", expanded: true, chain: ["check"], downstream: [{ taskId: "report", state: "scheduled" as TaskState }] };
     const instances = [{ key: "a1", state: "success" as TaskState }, { key: "b", state: "running" as TaskState }];
     expect(planKeyClear({ ...base, instances, chainStates: new Map() }).conflict).toBeUndefined();
     expect(planKeyClear({ ...base, instances, chainStates: new Map([["check[a1]", "running"]]) }).conflict).toMatch(/running \(check\[a1\]\)/);
-    expect(planKeyClear({ ...base, instances: [], chainStates: new Map() }).conflict).toMatch(/no mapped instances/);
+    expect(planKeyClear({ ...base, expanded: false, instances: [], chainStates: new Map() }).conflict).toMatch(/no mapped instances/);
+    expect(planKeyClear({ ...base, instances: [], chainStates: new Map() }).conflict).toMatch(/no instance of load matches load\[a\*\]/);
   });
 });
 

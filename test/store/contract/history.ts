@@ -30,6 +30,12 @@ export function historyContract(h: Harness): void {
       const ranged = await store.pageRuns({ pipelineId: "p", fromStart: Date.parse("2026-08-11T00:00:00Z"), toStart: Date.parse("2026-08-13T00:00:00Z"), limit: 50 });
       expect(ranged.map((r) => r.runId)).toEqual(["p@2026-08-12", "p@2026-08-11"]);
       expect(await store.pageRuns({ pipelineId: "p", states: ["failed"], limit: 50 })).toEqual([]);
+      await store.createRunIfAbsent(newRun({ businessDate: "2026-07-01", codeVersion: "c0de1", tasks: tasksOf(["a"]) }));
+      await store.createRunIfAbsent(newRun({ businessDate: "2026-07-02", codeVersion: "c0de1", tasks: tasksOf(["a"]) }));
+      await store.createRunIfAbsent(newRun({ businessDate: "2026-07-03", codeVersion: "c0de2", tasks: tasksOf(["a"]) }));
+      const pinned = await store.pageRuns({ pipelineId: "p", codeVersion: "c0de1", limit: 1 });
+      expect(pinned.map((r) => r.runId)).toEqual(["p@2026-07-02"]);
+      expect((await store.pageRuns({ pipelineId: "p", codeVersion: "c0de1", beforeStart: pinned[0]!.intervalStart, limit: 5 })).map((r) => r.runId)).toEqual(["p@2026-07-01"]);
       expect((await store.pageRuns({ pipelineId: "p", states: ["queued", "failed"], limit: 2 })).map((r) => r.state)).toEqual(["queued", "queued"]);
       const cells = await store.taskInstancesOfRuns(["p@2026-08-10", "p@2026-08-11", "nope"]);
       expect(cells.map((t) => [t.runId, t.taskId])).toEqual([["p@2026-08-10", "a"], ["p@2026-08-11", "a"]]);

@@ -317,5 +317,36 @@ export function mappingContract(h: Harness): void {
         expect((await clear("a\\*b")).keys).toEqual(["a*b"]);
       });
     });
+
+    describe("marking mapped instances by key pattern", () => {
+      it("settles every key a glob matches in one transaction: the ended mapped task ends afresh and its reduce runs", async () => {
+        const load = await mappedRun();
+        await store.finishAttempt(finish(load, { map: { items: listOf(["a1", "a2", "b"]), maxActive: null } }));
+        await finishAll((a) => (a.mapKey?.startsWith("a") ? "failed" : "success"));
+        expect(await states()).toMatchObject({ load: "failed", reduce: "upstream_failed" });
+        const mark = (selector: string) => store.markKeys({ runId: RUN, taskId: "load", selector, state: "success", reason: "loaded by hand", at: T0 + 3_000 });
+        await expect(mark("zz*")).rejects.toThrow(/no instance of load matches load\[zz\*\]/);
+        expect(await mark("a*")).toEqual({ keys: ["a1", "a2"], marked: ["load[a1]", "load[a2]"] });
+        expect(await states()).toMatchObject({ load: "success", "load[a1]": "success", "load[a2]": "success", "load[b]": "success", reduce: "queued" });
+        expect((await store.getRun(RUN))!.state).toBe("queued");
+        // nothing is left to mark: refused, nothing written
+        await expect(mark("*")).rejects.toThrow(/every instance load\[\*\] matches \(3\) is success already/);
+      });
+
+      it("marking held instances under maxActive frees no place: the cap still holds", async () => {
+        const load = await mappedRun();
+        await store.finishAttempt(finish(load, { map: { items: listOf(["x1", "x2", "y1", "y2"]), maxActive: 1 } }));
+        expect(await states()).toMatchObject({ "load[x1]": "queued", "load[x2]": "scheduled", "load[y1]": "scheduled", "load[y2]": "scheduled" });
+        await store.markKeys({ runId: RUN, taskId: "load", selector: "y*", state: "failed", reason: "bad files", at: T0 + 3_000 });
+        expect(await states()).toMatchObject({ "load[x1]": "queued", "load[x2]": "scheduled", "load[y1]": "failed", "load[y2]": "failed", load: "scheduled" });
+        const claimed = await claim(10, T0 + 4_000);
+        expect(claimed.map((a) => a.taskId)).toEqual(["load[x1]"]);
+        // a running instance refuses the whole mark
+        await expect(store.markKeys({ runId: RUN, taskId: "load", selector: "x*", state: "success", reason: "r", at: T0 + 4_000 })).rejects.toThrow(/running \(load\[x1\]\)/);
+        await store.finishAttempt(finish(claimed[0]!, { now: T0 + 5_000 }));
+        expect(await finishAll(() => "success", T0 + 5_000)).toEqual(["load[x2]"]);
+        expect(await states()).toMatchObject({ load: "failed", reduce: "upstream_failed" });
+      });
+    });
   });
 }

@@ -1,5 +1,6 @@
 import type { ExternalStatus, ExternalTask, Summary } from "../../../core/pipeline/types.ts";
 import { externalDeadline, externalJobKey, nextPollAt } from "../../../core/policy/external-job.ts";
+import { parseMappedTaskId } from "../../../core/policy/fan-out.ts";
 import { formatDuration } from "../../../core/time/duration.ts";
 import { ErrorClass } from "../../../core/model/error-classes.ts";
 import type { ExternalJobRecord } from "../../../store/port.ts";
@@ -11,7 +12,8 @@ export const EXTERNAL_STEP_TIMEOUT_MS = 5 * 60_000;
 
 /**
  * One step of an external task, like one poke of a sensor in reschedule mode: between steps the
- * task instance holds no worker slot, no task host and no pool slot.
+ * task instance holds no worker slot and no task host, and no pool slot unless its job was
+ * recorded holding them (`holdPoolWhileRemote`: the store counts them until the job ends).
  *
  * - No job recorded: submit under the key of the next submission (core's `externalJobKey`),
  *   record the handle in the store (fenced by this attempt), and only then wait: a worker that
@@ -42,7 +44,9 @@ export async function externalAttempt(task: ExternalTask, attempt: KindAttempt):
   }
 
   if (job === null) {
-    const key = externalJobKey({ pipelineId: claim.pipelineId, businessDate: claim.businessDate, taskId: claim.taskId, mapKey: claim.mapKey, submission: submissions + 1 });
+    // A mapped instance's key names its task and its map key apart (not `task[key]` as one name).
+    const taskId = parseMappedTaskId(claim.taskId)?.taskId ?? claim.taskId;
+    const key = externalJobKey({ pipelineId: claim.pipelineId, businessDate: claim.businessDate, taskId, mapKey: claim.mapKey, submission: submissions + 1 });
     log.line("INFO", `submitting ${task.external.adapter ?? "custom"} job under key ${key}`);
     const submitted = await step({ op: "submit", key });
     if (submitted.outcome !== "success") return submitted;
@@ -51,6 +55,7 @@ export async function externalAttempt(task: ExternalTask, attempt: KindAttempt):
     const now = env.clock.now();
     const recorded = await jobs.recordExternalJob({
       attemptId: claim.attemptId, workerId: env.workerId, key, handle: JSON.stringify(handle), adapter: task.external.adapter ?? "custom", link, at: now,
+      holdsPool: task.externalPolicy.holdPoolWhileRemote,
     });
     if (!recorded) {
       return {

@@ -12,7 +12,7 @@ export async function poolsPage(engine: Engine, view: View): Promise<Html> {
 <div class="panel flush">${pools.length ? html`<table class="t"><thead><tr><th>Pool</th><th>Used</th><th>Held by</th><th>Tasks that use it</th><th>Resize</th></tr></thead><tbody>
 ${pools.map((p) => html`<tr><td><b class="mono">${p.name}</b>${p.description ? html`<div class="muted">${p.description}</div>` : ""}</td>
 <td><b>${p.used}</b> / ${p.slots}${p.used >= p.slots && p.slots > 0 ? html` ${badge("up_for_retry", undefined, "full")}` : ""}</td>
-<td>${p.holders.length ? p.holders.map((h) => html`<div><a href="${links.task(h.runId, h.taskId)}" class="mono">${h.runId} ${h.taskId}</a> <span class="faint">×${h.slots}${h.workerId ? ` on ${h.workerId}` : ""}</span></div>`) : html`<span class="faint">free</span>`}</td>
+<td>${p.holders.length ? p.holders.map((h) => html`<div><a href="${links.task(h.runId, h.taskId)}" class="mono">${h.runId} ${h.taskId}</a> <span class="faint">×${h.slots}${h.workerId ? ` on ${h.workerId}` : h.remote ? " by its remote job" : ""}</span></div>`) : html`<span class="faint">free</span>`}</td>
 <td class="mono">${(users.get(p.name) ?? []).join(", ") || html`<span class="faint">none</span>`}</td>
 <td>${actionForm(view, { action: `/ui/pools/${seg(p.name)}`, label: "Set slots", cls: "inline", body: html`<input name="slots" type="number" min="0" value="${p.slots}" aria-label="slots of ${p.name}">` })}</td></tr>`)}
 </tbody></table>` : html`<div class="empty">No pool. Tasks name one with <code>pool</code>; idem creates it on first use.</div>`}</div>`;

@@ -3,8 +3,8 @@ import type { PipelineState } from "../../../store/port.ts";
 import { html, type Content, type Html } from "../html.ts";
 import { actionForm, badge, links, pageHead, plural, type View } from "../parts.ts";
 
-/** The header every pipeline page shares: name, schedule, paused, and the Grid / Graph / Ledger tabs. */
-export function pipelineHeader(view: View, p: Pipeline, state: PipelineState, active: "grid" | "graph" | "ledger", right?: Content): Html {
+/** The header every pipeline page shares: name, schedule, paused, and the Grid / Graph / Ledger / Versions tabs. */
+export function pipelineHeader(view: View, p: Pipeline, state: PipelineState, active: "grid" | "graph" | "ledger" | "versions", right?: Content): Html {
   const tab = (key: typeof active, label: string, href: string) => html`<a href="${href}"${key === active ? html` class="on" aria-current="page"` : ""}>${label}</a>`;
   return html`${pageHead({
     crumbs: [["Pipelines", "/ui/pipelines"], p.id],
@@ -16,5 +16,5 @@ export function pipelineHeader(view: View, p: Pipeline, state: PipelineState, ac
       danger: !state.paused,
     })}</div></details>`,
   })}
-<nav class="tabs">${tab("grid", "Grid", links.grid(p.id))}${tab("graph", "Graph", links.graph(p.id))}${tab("ledger", "Ledger", links.ledger(p.id))}</nav>`;
+<nav class="tabs">${tab("grid", "Grid", links.grid(p.id))}${tab("graph", "Graph", links.graph(p.id))}${tab("ledger", "Ledger", links.ledger(p.id))}${tab("versions", "Versions", links.versions(p.id))}</nav>`;
 }

@@ -38,7 +38,7 @@ export async function runPage(engine: Engine, view: View, runId: string): Promis
 ${run.restateCount > 0 || run.restateNote ? html`<dt>Restated</dt><dd><span class="rst">↻${run.restateCount}</span> ${run.restateCount === 1 ? "once" : `${run.restateCount} times`}${run.restatedAt ? html`, last at ${at(run.restatedAt, true)}` : ""}${run.restateNote ? html`<div class="muted">not restated: ${run.restateNote}</div>` : ""}</dd>` : ""}
 ${freeze ? html`<dt>Frozen</dt><dd>${freeze.from}..${freeze.to} by ${freeze.owner}: ${freeze.reason}</dd>` : ""}
 <dt>Graph version</dt><dd><code>${run.graphVersion.slice(0, 12)}</code></dd>
-<dt>Code version</dt><dd>${run.codeVersion ? html`<code>${run.codeVersion}</code>` : html`<span class="faint">none: each attempt runs the pipeline as loaded</span>`}</dd>
+<dt>Code version</dt><dd>${run.codeVersion ? html`<a class="mono" href="${links.version(run.pipelineId, run.codeVersion)}">${run.codeVersion}</a>` : html`<span class="faint">none: each attempt runs the pipeline as loaded</span>`}</dd>
 ${Object.keys(run.params).length ? html`<dt>Params</dt><dd><code>${JSON.stringify(run.params)}</code></dd>` : ""}
 </dl>`;
   const table = html`<table class="t"><thead><tr><th>Task</th><th>State</th><th>Try</th><th>Started</th><th>Took</th><th>Note</th></tr></thead><tbody>
