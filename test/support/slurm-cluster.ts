@@ -78,7 +78,9 @@ export async function startSlurmCluster(): Promise<SlurmCluster> {
     "MinJobAge=3600",
     "KillWait=2",
     "NodeName=idemnode NodeAddr=127.0.0.1 CPUs=2 State=UNKNOWN",
-    "PartitionName=debug Nodes=idemnode Default=YES MaxTime=INFINITE State=UP",
+    // Jobs share the node's cores (up to 8 on each): the tests run their scenarios at once, and a
+    // job that sleeps must not keep another test's job pending.
+    "PartitionName=debug Nodes=idemnode Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:8",
     "",
   ].join("\n"));
   const env = { ...process.env, PATH: `${process.env.PATH}:/usr/sbin:/sbin`, SLURM_CONF: conf } as Record<string, string>;
