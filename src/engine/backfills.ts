@@ -8,6 +8,7 @@ import { addDays, parseBusinessDate, startOfDay } from "../core/time/dates.ts";
 import type { AuditEntry, BackfillItem, BackfillProgress, BackfillRecord, NewBackfillItem, RunRecord, Store } from "../store/port.ts";
 import { defaultActor, tellAudit, type Acting } from "./acting.ts";
 import { estimateBackfill, type BackfillEstimate } from "./backfill/estimate.ts";
+import { estimateMappedWork, MAPPED_WORK_HISTORY_RUNS, type MappedWorkEstimate } from "../core/policy/mapped-work.ts";
 import { IN_THE_FUTURE, planBackfill, rangesOf, type Reprocess } from "./backfill/plan.ts";
 import { refusalsTranslated } from "./records/store-refusals.ts";
 import { parseCodeChoice, type CodeChoice } from "./records/code-choice.ts";
@@ -43,6 +44,8 @@ export interface BackfillPlan {
   /** Each date with the code version it will run (null: the pipeline has no bundle, or the run none). */
   items: (NewBackfillItem & { codeVersion: string | null })[];
   estimate: BackfillEstimate;
+  /** Each mapped task's expected instances per date and in all, from its item counts in history: an estimate. */
+  mapped: MappedWorkEstimate;
 }
 
 /** What backfills need of the engine: its store and clock, its pipelines, and its way of recording and announcing an action. */
@@ -101,7 +104,11 @@ export class Backfills {
     const toRun = items.filter((i) => i.action === "create" || i.action === "rerun").length;
     const pools = new Map((await this.#e.store.listPools()).map((p) => [p.name, p.slots]));
     const estimate = estimateBackfill(pipeline, toRun, maxActiveRuns, await this.#e.store.taskDurations(pipeline.id, 100), pools);
-    return { pipelineId, from, to, reprocess: request.reprocess ?? "none", backwards: request.backwards ?? false, maxActiveRuns, taskIds, code, items, estimate };
+    const mappedTasks = [...pipeline.tasks.values()].filter((t) => t.kind === "function" && t.map && (!taskIds || taskIds.includes(t.id))).map((t) => t.id);
+    const mapped = estimateMappedWork(
+      mappedTasks, mappedTasks.length ? await this.#e.store.mappedItemCounts(pipeline.id, mappedTasks, MAPPED_WORK_HISTORY_RUNS) : new Map(), toRun,
+    );
+    return { pipelineId, from, to, reprocess: request.reprocess ?? "none", backwards: request.backwards ?? false, maxActiveRuns, taskIds, code, items, estimate, mapped };
   }
 
   /** Plans and stores a backfill; the scheduler runs it. The same live backfill asked again is returned, not duplicated. */

@@ -93,6 +93,16 @@ export function durationsByTask(rows: readonly Row[]): Map<string, number[]> {
   return durations;
 }
 
+/** Mapped tasks' item counts (task_id, map_total), in the rows' order, by task. */
+export function countsByTask(rows: readonly Row[]): Map<string, number[]> {
+  const counts = new Map<string, number[]>();
+  for (const r of rows) {
+    if (!counts.has(r.task_id)) counts.set(r.task_id, []);
+    counts.get(r.task_id)!.push(Number(r.map_total));
+  }
+  return counts;
+}
+
 /** Dataset waits (business_date, dataset) by business date. */
 export function datasetWaits(rows: readonly Row[]): Map<string, Set<string>> {
   const waits = new Map<string, Set<string>>();

@@ -57,6 +57,16 @@ describe("a mapped task in a pipeline file, run by idem run in task hosts", () =
     });
   });
 
+  it("a backfill's dry run counts the mapped work it will make from the item counts of completed runs, labelled an estimate", () => {
+    const plan = idem("backfill", "files", "--from", "2026-09-03", "--to", "2026-09-05", "--dry-run");
+    expect(plan.err).toBe("");
+    expect(plan.code).toBe(0);
+    expect(plan.out).toContain("mapped work (estimate: the median item count of each mapped task in its last 20 completed runs, times 3 dates):\n");
+    expect(plan.out).toContain("  load: ~3 instances a date (median of 1 completed run, last 3) x 3 = ~9\n  total: ~9 mapped instances (estimate)\n");
+    const json = JSON.parse(idem("backfill", "files", "--from", "2026-09-03", "--to", "2026-09-05", "--dry-run", "--json").out);
+    expect(json.mapped).toMatchObject({ dates: 3, instances: 9, tasks: [{ taskId: "load", perDate: 3, last: 3, runsSeen: 1, instances: 9 }] });
+  });
+
   it("lists a mapped task's instances by key, a page at a time, with a filter", () => {
     const first = idem("tasks", "files@2026-09-01", "--mapped", "load", "--limit", "2");
     expect(first.code).toBe(0);

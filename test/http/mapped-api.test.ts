@@ -31,6 +31,30 @@ describe("the HTTP API: a mapped task's instances by key", () => {
     expect(bad.body.detail).toContain("unknown state done");
   });
 
+  it("a backfill preview counts each mapped task's instances from the item counts of its completed runs, in the API and the UI", async () => {
+    const p = pipeline("files", { schedule: daily({ at: "02:00", timezone: "UTC" }) }, {
+      load: { map: { items: (ctx) => Array.from({ length: ctx.businessDate === "2026-09-02" ? 4 : 2 }, (_, i) => `f${i}`) }, run: () => ({ ok: true }) },
+      check: { after: ["load"], map: { items: { keysOf: "load" } }, run: () => ({ ok: true }) },
+      fresh: { map: { items: () => ["x"] }, run: () => ({ ok: true }) },
+    });
+    t = await openTestEngine([p], new FakeClock("2026-09-05T03:00:00Z"));
+    for (const day of ["2026-09-01", "2026-09-02", "2026-09-03"]) await t.engine.runForDate("files", day);
+    const token = (await t.engine.createToken({ name: "victor", role: "viewer", actor: "root" })).secret;
+    const app = testApp(t.engine);
+    const preview = await call(app, "/api/v1/backfills/preview", { token, body: { pipelineId: "files", from: "2026-09-04", to: "2026-09-04", reprocess: "none", tasks: "load|check" } });
+    expect(preview.status).toBe(200);
+    expect(preview.body.mapped).toEqual({
+      dates: 1, instances: 4, tasksWithoutHistory: [],
+      tasks: [{ taskId: "load", perDate: 2, last: 2, runsSeen: 3, instances: 2 }, { taskId: "check", perDate: 2, last: 2, runsSeen: 3, instances: 2 }],
+      basis: "estimate: the median item count of each mapped task in its last 20 completed runs, times 1 date",
+    });
+    const page = await call(app, "/ui/backfills/new?pipeline=files&from=2026-09-04&to=2026-09-04&reprocess=all", { token });
+    expect(page.status).toBe(200);
+    const html = page.body as string;
+    expect(html).toContain("Mapped work (estimate)");
+    expect(html).toMatch(/<td class="mono">load<\/td><td>~2<\/td><td>2<\/td><td>3<\/td><td>~2<\/td>/);
+  });
+
   it("marks every instance a key pattern matches, audited with the keys, and refuses a pattern that can name no key with a problem naming the field", async () => {
     const p = pipeline("files", { schedule: daily({ at: "02:00", timezone: "UTC" }) }, {
       load: { map: { items: () => ["a1", "a2", "b"] }, run: (ctx) => { if (ctx.mapKey!.startsWith("a")) throw new Error("a is broken"); } },

@@ -98,6 +98,16 @@ function printPlan(plan: BackfillPlan): void {
       : `estimate: ${formatDuration(e.p50Ms)} (p50), ${formatDuration(e.p90Ms!)} (p90)` +
           (e.tasksWithoutHistory.length ? `; no history for ${e.tasksWithoutHistory.join(", ")}` : ""),
   );
+  const m = plan.mapped;
+  if (m.tasks.length === 0) return;
+  const n = (count: number) => count.toLocaleString("en-US");
+  console.log(`mapped work (${m.basis}):`);
+  for (const t of m.tasks) {
+    console.log(t.perDate === null
+      ? `  ${t.taskId}: no completed run to estimate from`
+      : `  ${t.taskId}: ~${n(t.perDate)} instances a date (median of ${t.runsSeen} completed run${t.runsSeen === 1 ? "" : "s"}, last ${n(t.last!)}) x ${m.dates} = ~${n(t.instances!)}`);
+  }
+  console.log(`  total: ~${n(m.instances)} mapped instances (estimate)${m.tasksWithoutHistory.length ? `, not counting ${m.tasksWithoutHistory.join(", ")}` : ""}`);
 }
 
 /**

@@ -23,6 +23,12 @@ export interface BackfillStore {
   cancelBackfill(backfillId: string, reason: string, at: number): Promise<BackfillRecord>;
   /** Durations (ms) of the latest successful attempts of each task, for estimates. */
   taskDurations(pipelineId: string, perTask: number): Promise<Map<string, number[]>>;
+  /**
+   * The item counts of these mapped tasks in the pipeline's latest `runs` ended runs, newest
+   * interval first (a run where a task's list was never found gives it none), for a backfill
+   * preview's estimate of mapped work.
+   */
+  mappedItemCounts(pipelineId: string, taskIds: readonly string[], runs: number): Promise<Map<string, number[]>>;
 }
 
 export type BackfillState = "running" | "paused" | "completed" | "failed" | "cancelled";

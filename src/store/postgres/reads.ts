@@ -1,7 +1,7 @@
 import type { CodeVersionRecord, CodeVersionUse } from "../port.ts";
 import type { RunState } from "../../core/model/states.ts";
 import { backfillProgress } from "../../core/policy/backfill-progress.ts";
-import { durationsByTask, poolUsage, FAR } from "../decision-rows.ts";
+import { countsByTask, durationsByTask, poolUsage, FAR } from "../decision-rows.ts";
 import type {
   AttemptRecord, AuditEntry, AuditQuery, PipelineVersionRecord, RunQuery, RunRecord, TaskInstanceRecord, SkippedInterval, PoolUsage,
   WorkerRecord, ExpiredAttempt, Leadership, DatasetEvent, BackfillRecord, BackfillItem, BackfillProgress, FreshnessRecord,
@@ -115,6 +115,10 @@ export class PostgresReads {
     ]);
     const items = counts && { planned: counts.planned, notStarted: counts.not_started, untouched: counts.untouched };
     return backfillProgress(items, states as { state: RunState; n: number }[]);
+  }
+
+  async mappedItemCounts(pipelineId: string, taskIds: readonly string[], runs: number): Promise<Map<string, number[]>> {
+    return countsByTask(await this.db.rows("mappedItemCounts", [pipelineId, runs, taskIds]));
   }
 
   async taskDurations(pipelineId: string, perTask: number): Promise<Map<string, number[]>> {

@@ -2,7 +2,7 @@ import type { CodeVersionRecord, CodeVersionUse } from "../port.ts";
 import type Database from "better-sqlite3";
 import type { RunState } from "../../core/model/states.ts";
 import { backfillProgress } from "../../core/policy/backfill-progress.ts";
-import { durationsByTask, poolUsage, FAR } from "../decision-rows.ts";
+import { countsByTask, durationsByTask, poolUsage, FAR } from "../decision-rows.ts";
 import type {
   AttemptRecord, AuditEntry, AuditQuery, PipelineVersionRecord, RunQuery, RunRecord, TaskInstanceRecord, SkippedInterval, PoolUsage,
   WorkerRecord, ExpiredAttempt, Leadership, DatasetEvent, BackfillRecord, BackfillItem, BackfillProgress, FreshnessRecord,
@@ -115,6 +115,10 @@ export class SqliteReads {
     const c = this.q.backfillItemCounts.get(backfillId) as Row;
     const runs = this.q.backfillRunStates.all(backfillId) as { state: RunState; n: number }[];
     return backfillProgress({ planned: c.planned, notStarted: c.not_started, untouched: c.untouched }, runs);
+  }
+
+  async mappedItemCounts(pipelineId: string, taskIds: readonly string[], runs: number): Promise<Map<string, number[]>> {
+    return countsByTask(this.q.mappedItemCounts.all(pipelineId, runs, JSON.stringify(taskIds)) as Row[]);
   }
 
   async taskDurations(pipelineId: string, perTask: number): Promise<Map<string, number[]>> {

@@ -423,6 +423,14 @@ export const SQL = {
     UPDATE task_instances SET state = 'skipped', reason = ?, ended_at = ?, next_try_at = NULL
     WHERE run_id = ? AND state IN ('scheduled', 'queued', 'up_for_retry', 'up_for_reschedule')`,
   joinBackfill: `UPDATE runs SET backfill_id = ?, trigger_kind = 'backfill', triggered_by = ?, reason = ? WHERE run_id = ?`,
+  /** The latest ended runs by the interval index, newest first, then each mapped task's row by its key. */
+  mappedItemCounts: `
+    SELECT t.task_id, t.map_total FROM (
+      SELECT run_id, interval_start FROM runs WHERE pipeline_id = ? AND state IN ('success', 'failed')
+      ORDER BY interval_start DESC LIMIT +?) r
+    JOIN task_instances t ON t.run_id = r.run_id AND t.task_id IN (SELECT value FROM json_each(?))
+    WHERE t.map_total IS NOT NULL
+    ORDER BY r.interval_start DESC, t.task_id`,
   taskDurations: `
     SELECT task_id, ended_at - started_at AS ms FROM (
       SELECT a.task_id, a.started_at, a.ended_at,

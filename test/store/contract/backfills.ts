@@ -72,5 +72,22 @@ export function backfillsContract(h: Harness): void {
       expect(await store.taskDurations("p", 5)).toEqual(new Map([["a", [4_000]]]));
       expect(await store.taskDurations("other", 5)).toEqual(new Map());
     });
+
+    it("reads the item counts of mapped tasks in the latest ended runs, newest first, for a preview's estimate of mapped work", async () => {
+      await saveGraph("v1", []);
+      const items = (n: number) => Array.from({ length: n }, (_, i) => ({ key: `k${i}`, item: JSON.stringify(`k${i}`) }));
+      for (const [day, n] of [["2026-09-01", 1], ["2026-09-02", 3], ["2026-09-03", 2], ["2026-09-04", 5]] as const) {
+        await store.createRunIfAbsent(newRun({ businessDate: day, tasks: tasksOf(["load"]) }));
+        const [load] = await claim();
+        await store.finishAttempt(finish(load!, { map: { items: items(n), maxActive: null } }));
+        // the last run is still running: its count is not history yet
+        if (day === "2026-09-04") break;
+        for (let batch = await claim(); batch.length > 0; batch = await claim()) for (const a of batch) await store.finishAttempt(finish(a));
+        expect((await store.getRun(`p@${day}`))!.state).toBe("success");
+      }
+      expect(await store.mappedItemCounts("p", ["load", "other"], 20)).toEqual(new Map([["load", [2, 3, 1]]]));
+      expect(await store.mappedItemCounts("p", ["load"], 2)).toEqual(new Map([["load", [2, 3]]]));
+      expect(await store.mappedItemCounts("q", ["load"], 20)).toEqual(new Map());
+    });
   });
 }

@@ -1,4 +1,4 @@
-import type { Engine } from "../../../engine/engine.ts";
+import type { BackfillPlan, Engine } from "../../../engine/engine.ts";
 import type { BackfillProgress } from "../../../store/port.ts";
 import { backfillRequestOf } from "../actions.ts";
 import { html, seg, type Html } from "../html.ts";
@@ -54,9 +54,20 @@ export async function newBackfillPage(engine: Engine, view: View): Promise<Html>
 </div>
 <div class="cols"><div class="panel flush"><h2>Every date (${plan.items.length})</h2><table class="t"><thead><tr><th>Business date</th><th>Action</th><th>Reason</th><th>Run</th></tr></thead><tbody>${rows}</tbody></table></div>
 <div><div class="panel"><h2>Cost estimate</h2><p>${e.basis}.</p>${e.tasksWithoutHistory.length ? html`<p class="muted">No history yet for ${e.tasksWithoutHistory.join(", ")} (counted as zero).</p>` : ""}</div>
+${mappedWorkPanel(plan.mapped)}
 <div class="panel"><h2>Confirm</h2>${confirm}</div>
 <div class="panel"><h2>Change the plan</h2>${backfillForm(engine, view, params)}</div></div></div>`;
   return page(view, { title: "Backfill preview", active: "backfills", body });
+}
+
+/** Each mapped task's expected instances, from the item counts of its last completed runs: labelled an estimate. */
+function mappedWorkPanel(m: BackfillPlan["mapped"]): Html | string {
+  if (m.tasks.length === 0) return "";
+  const n = (count: number | null) => (count === null ? "?" : count.toLocaleString("en-US"));
+  const rows = m.tasks.map((t) => html`<tr><td class="mono">${t.taskId}</td><td>${t.perDate === null ? "no completed run" : `~${n(t.perDate)}`}</td><td>${n(t.last)}</td><td>${t.runsSeen}</td><td>${t.instances === null ? "?" : `~${n(t.instances)}`}</td></tr>`);
+  return html`<div class="panel flush" id="mapped-work"><h2>Mapped work (estimate)</h2><p class="muted">${m.basis}.</p>
+<table class="t"><thead><tr><th>Mapped task</th><th>Per date</th><th>Last</th><th>Runs seen</th><th>Instances</th></tr></thead><tbody>${rows}
+<tr><td>total</td><td></td><td></td><td></td><td>~${n(m.instances)}</td></tr></tbody></table></div>`;
 }
 
 /** One backfill: its progress per date, and pause, resume, cancel. */
