@@ -1,4 +1,5 @@
-import { codeLines, codeStanding, type CodeStanding } from "./records/code-choice.ts";
+import { codeLines, type CodeStanding } from "./records/code-choice.ts";
+import { RunCode } from "./run-code.ts";
 import type { CodeVersionUse } from "../store/port.ts";
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
@@ -162,6 +163,7 @@ export class Engine {
   readonly #taskRows: TaskRows;
   readonly #logs: AttemptLogs;
   readonly #runActions: RunActions;
+  readonly #runCode: RunCode;
   readonly #runHere: RunHere;
   readonly #scheduling: Scheduling;
   readonly #pools: Pools;
@@ -216,6 +218,7 @@ export class Engine {
     this.#taskRows = new TaskRows(context, this.#runReads);
     this.#logs = new AttemptLogs(context, this.#runReads);
     this.#runActions = new RunActions(context, this.#frozen, this.#runReads);
+    this.#runCode = new RunCode(context, this.#runReads);
     this.#runHere = new RunHere(context, this.#frozen, {
       workerId: this.workerId, concurrency: this.settings.concurrency, workerLeaseMs: options.workerLeaseMs, reloadMs: options.reloadMs, projectDir,
       random: options.random ?? Math.random, frozen: this.#frozen.project, connections: this.connections, logMaxBytes: options.logMaxBytes,
@@ -594,8 +597,12 @@ export class Engine {
 
   /** The run's code version, the pipeline's latest, and what keeps the run from moving to it (records/code-choice.ts). */
   async codeStanding(runId: string): Promise<CodeStanding> {
-    const run = await this.run(runId);
-    return codeStanding(run, () => this.taskInstances(runId), this.catalog.get(run.pipelineId));
+    return this.#runCode.standing(runId);
+  }
+
+  /** Records, audited, that a run the latest code differs from finishes on its own code (run-code.ts); moving it is `clear` with code latest. */
+  async keepRunCode(runId: string, request: { reason: string } & Acting): Promise<AuditEntry> {
+    return this.#runCode.keepOwn(runId, request);
   }
 
   // --- frozen periods (frozen-periods.ts) ----------------------------------------------------------

@@ -117,8 +117,12 @@ async function explainTask(
       const last = (await ctx.store.listAttempts(task.runId, task.taskId)).at(-1);
       return `retry at ${ctx.formatTime(task.nextTryAt!)} (try ${task.tryNumber} of ${task.maxTries} failed${last?.errorMessage ? `: ${last.errorMessage}` : ""})`;
     }
-    case "up_for_reschedule":
-      return `sensor condition not met; next poke at ${ctx.formatTime(task.nextTryAt!)}`;
+    case "up_for_reschedule": {
+      const { job } = await ctx.store.externalJobOf(task.runId, task.taskId);
+      if (job?.state !== "open") return `sensor condition not met; next poke at ${ctx.formatTime(task.nextTryAt!)}`;
+      const held = job.heldSlots > 0 ? `, holding ${job.heldSlots} slot${job.heldSlots === 1 ? "" : "s"} of pool ${job.heldPool}` : "";
+      return `waiting on its remote job (${job.adapter} ${job.handle}, submitted ${ctx.formatTime(job.submittedAt)}${held}); next poll at ${ctx.formatTime(task.nextTryAt!)}`;
+    }
     case "running": {
       const last = (await ctx.store.listAttempts(task.runId, task.taskId)).at(-1);
       return `running try ${task.tryNumber} on worker ${last?.workerId ?? "?"} since ${ctx.formatTime(last?.startedAt ?? task.startedAt ?? ctx.now)}` +
