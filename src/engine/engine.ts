@@ -1,4 +1,5 @@
-import { codeLines, codeStanding, type CodeStanding } from "./records/code-choice.ts";
+import { codeLines, type CodeStanding } from "./records/code-choice.ts";
+import { RunCode } from "./run-code.ts";
 import type { CodeVersionUse } from "../store/port.ts";
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
@@ -29,6 +30,7 @@ import { FrozenPeriods } from "./frozen-periods.ts";
 import { intervalBetween, intervalForDate } from "./intervals.ts";
 import { RunReads } from "./run-reads.ts";
 import { MappedInstances } from "./mapped-instances.ts";
+import { TaskRows } from "./task-rows.ts";
 import { AttemptLogs, type LogRange } from "./attempt-logs.ts";
 import { RunActions } from "./run-actions.ts";
 import { RunHere, type RunRequest, type RunResult } from "./run-here.ts";
@@ -158,8 +160,10 @@ export class Engine {
   readonly #incidents: IncidentActions;
   readonly #runReads: RunReads;
   readonly #mapped: MappedInstances;
+  readonly #taskRows: TaskRows;
   readonly #logs: AttemptLogs;
   readonly #runActions: RunActions;
+  readonly #runCode: RunCode;
   readonly #runHere: RunHere;
   readonly #scheduling: Scheduling;
   readonly #pools: Pools;
@@ -211,8 +215,10 @@ export class Engine {
     });
     this.#runReads = new RunReads(context, this.#pages);
     this.#mapped = new MappedInstances(context, this.#runReads);
+    this.#taskRows = new TaskRows(context, this.#runReads);
     this.#logs = new AttemptLogs(context, this.#runReads);
     this.#runActions = new RunActions(context, this.#frozen, this.#runReads);
+    this.#runCode = new RunCode(context, this.#runReads);
     this.#runHere = new RunHere(context, this.#frozen, {
       workerId: this.workerId, concurrency: this.settings.concurrency, workerLeaseMs: options.workerLeaseMs, reloadMs: options.reloadMs, projectDir,
       random: options.random ?? Math.random, frozen: this.#frozen.project, connections: this.connections, logMaxBytes: options.logMaxBytes,
@@ -390,6 +396,11 @@ export class Engine {
     return this.#runReads.taskInstances(runId);
   }
 
+  /** One task instance (a mapped instance by its id, task[key]), without reading the run's others. */
+  async taskInstance(runId: string, taskId: string): Promise<TaskInstanceRecord> {
+    return this.#runReads.taskInstance(runId, taskId);
+  }
+
   /** A mapped task's instances in a run, a page at a time by key (keyset: `after` is the last key seen). */
   async mappedInstances(...args: Parameters<MappedInstances["page"]>): ReturnType<MappedInstances["page"]> {
     return this.#mapped.page(...args);
@@ -397,6 +408,16 @@ export class Engine {
 
   async attempts(runId: string, taskId?: string): Promise<AttemptRecord[]> {
     return this.#runReads.attempts(runId, taskId);
+  }
+
+  /** A run's task instances one row per task: a mapped task with its instances counted by state, never listed. */
+  async taskRows(runId: string): Promise<TaskInstanceRecord[]> {
+    return this.#taskRows.ofRun(runId);
+  }
+
+  /** The attempts of those rows: a mapped task's own, none of its instances'. */
+  async taskRowAttempts(runId: string): Promise<AttemptRecord[]> {
+    return this.#taskRows.attempts(runId);
   }
 
   async externalJobs(runId: string, taskId?: string): Promise<ExternalJobRecord[]> {
@@ -576,8 +597,12 @@ export class Engine {
 
   /** The run's code version, the pipeline's latest, and what keeps the run from moving to it (records/code-choice.ts). */
   async codeStanding(runId: string): Promise<CodeStanding> {
-    const run = await this.run(runId);
-    return codeStanding(run, await this.taskInstances(runId), this.catalog.get(run.pipelineId));
+    return this.#runCode.standing(runId);
+  }
+
+  /** Records, audited, that a run the latest code differs from finishes on its own code (run-code.ts); moving it is `clear` with code latest. */
+  async keepRunCode(runId: string, request: { reason: string } & Acting): Promise<AuditEntry> {
+    return this.#runCode.keepOwn(runId, request);
   }
 
   // --- frozen periods (frozen-periods.ts) ----------------------------------------------------------

@@ -34,6 +34,14 @@ export class RunReads {
     return pipeline ? inTaskOrder(pipeline, tasks) : tasks;
   }
 
+  /** One task instance (a mapped instance by its id, task[key]), without reading the run's others. */
+  async taskInstance(runId: string, taskId: string): Promise<TaskInstanceRecord> {
+    await this.run(runId);
+    const ti = await this.#e.store.getTaskInstance(runId, taskId);
+    if (!ti) throw new NotFoundError("task", `run ${runId} has no task "${taskId}"`);
+    return ti;
+  }
+
   async attempts(runId: string, taskId?: string): Promise<AttemptRecord[]> {
     await this.run(runId);
     return this.#e.store.listAttempts(runId, taskId);

@@ -21,7 +21,12 @@ export async function explainRun(ctx: WhyContext, runId: string, taskId?: string
   const { store } = ctx;
   const run = await store.getRun(runId);
   if (!run) return [`there is no run ${runId}`];
-  const tasks = await store.listTaskInstances(runId);
+  // One row per task (a mapped task with its counts), and the one instance asked for: never all of a mapped task's instances.
+  const tasks = await store.taskRowsOfRun(runId);
+  if (taskId && parseMappedTaskId(taskId) !== null) {
+    const instance = await store.getTaskInstance(runId, taskId);
+    if (instance) tasks.push(instance);
+  }
   const lines: string[] = [];
   if (run.state === "success" || run.state === "failed") {
     lines.push(`run ${runId} is finished: ${run.state}${run.endedAt ? ` at ${ctx.formatTime(run.endedAt)}` : ""}`);
@@ -36,7 +41,7 @@ export async function explainRun(ctx: WhyContext, runId: string, taskId?: string
   );
   const byId = new Map(tasks.map((t) => [t.taskId, t]));
   // A mapped task's instances are told through it (there may be 100,000), unless one is asked for.
-  const selected = taskId ? tasks.filter((t) => t.taskId === taskId) : tasks.filter((t) => parseMappedTaskId(t.taskId) === null);
+  const selected = taskId ? tasks.filter((t) => t.taskId === taskId) : tasks;
   if (taskId && selected.length === 0) return [`run ${runId} has no task ${taskId}`];
 
   const pools = new Map((await store.listPools()).map((p) => [p.name, p]));
@@ -44,7 +49,7 @@ export async function explainRun(ctx: WhyContext, runId: string, taskId?: string
   const alive = workers.filter((w) => ctx.now - w.lastSeen <= ctx.workerAliveMs);
   let runningTasks = 0;
   for (const live of await store.listRuns({ pipelineId: run.pipelineId, states: ["running"] })) {
-    runningTasks += (await store.listTaskInstances(live.runId)).filter((t) => t.state === "running").length;
+    for (const t of await store.taskRowsOfRun(live.runId)) runningTasks += t.mapped ? t.mapped.states.running : t.state === "running" ? 1 : 0;
   }
   const capped = ctx.maxActiveTasks !== undefined && runningTasks >= ctx.maxActiveTasks ? ctx.maxActiveTasks : null;
 
@@ -112,8 +117,12 @@ async function explainTask(
       const last = (await ctx.store.listAttempts(task.runId, task.taskId)).at(-1);
       return `retry at ${ctx.formatTime(task.nextTryAt!)} (try ${task.tryNumber} of ${task.maxTries} failed${last?.errorMessage ? `: ${last.errorMessage}` : ""})`;
     }
-    case "up_for_reschedule":
-      return `sensor condition not met; next poke at ${ctx.formatTime(task.nextTryAt!)}`;
+    case "up_for_reschedule": {
+      const { job } = await ctx.store.externalJobOf(task.runId, task.taskId);
+      if (job?.state !== "open") return `sensor condition not met; next poke at ${ctx.formatTime(task.nextTryAt!)}`;
+      const held = job.heldSlots > 0 ? `, holding ${job.heldSlots} slot${job.heldSlots === 1 ? "" : "s"} of pool ${job.heldPool}` : "";
+      return `waiting on its remote job (${job.adapter} ${job.handle}, submitted ${ctx.formatTime(job.submittedAt)}${held}); next poll at ${ctx.formatTime(task.nextTryAt!)}`;
+    }
     case "running": {
       const last = (await ctx.store.listAttempts(task.runId, task.taskId)).at(-1);
       return `running try ${task.tryNumber} on worker ${last?.workerId ?? "?"} since ${ctx.formatTime(last?.startedAt ?? task.startedAt ?? ctx.now)}` +

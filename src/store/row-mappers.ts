@@ -22,10 +22,20 @@ import type {
   RunRecord,
   TaskInstanceRecord,
   MappedInstanceRecord,
+  MappedStateCounts,
   ExternalJobRecord,
 } from "./port.ts";
+import { TASK_STATES, type TaskState } from "../core/model/states.ts";
 
 export type Row = Record<string, any>;
+
+/** A mapped task's row's counts by state (migration 33); null for a row that is not an expanded mapped task. */
+export function mappedStateCounts(r: Row): MappedStateCounts | null {
+  if (r.map_total === null || r.map_total === undefined) return null;
+  const counts = {} as Record<TaskState, number>;
+  for (const state of TASK_STATES) counts[state] = Number(r[`map_in_${state}`] ?? 0);
+  return counts;
+}
 
 /** How an adapter's driver hands back booleans and JSON columns. */
 export interface RowDecoding {
@@ -150,7 +160,7 @@ export function rowMappers(decode: RowDecoding) {
       reason: r.reason,
       startedAt: r.started_at,
       endedAt: r.ended_at,
-      mapped: r.map_total === null || r.map_total === undefined ? null : { live: Number(r.map_live), failing: Number(r.map_failing), total: Number(r.map_total) },
+      mapped: r.map_total === null || r.map_total === undefined ? null : { live: Number(r.map_live), failing: Number(r.map_failing), total: Number(r.map_total), states: mappedStateCounts(r)! },
     };
   }
 
@@ -163,6 +173,8 @@ export function rowMappers(decode: RowDecoding) {
       state: r.state,
       tryNumber: r.try_number,
       reason: r.reason,
+      startedAt: r.started_at === null || r.started_at === undefined ? null : Number(r.started_at),
+      endedAt: r.ended_at === null || r.ended_at === undefined ? null : Number(r.ended_at),
       summary: r.summary === null || r.summary === undefined ? null : JSON.parse(r.summary),
     };
   }

@@ -195,3 +195,26 @@ describe("the leading scheduler collects old bundles on its schedule", () => {
     expect((await store.pageAudit({ action: "bundles-collect", limit: 10 })).map((e) => e.details.collected)).toEqual([["old02"], ["old01"]]);
   });
 });
+
+describe("a scheduled collection that fails", () => {
+  it("is told as bundles:collect-failed and leaves the tick to go on: the schedule never waits on it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "idem-bundle-gc-"));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const [store] = await twoHandles("sqlite", dir);
+    // The store answers everything but the collection's first read.
+    const failing = new Proxy(store, {
+      get: (target, key) => {
+        if (key === "listCodeVersions") return async () => { throw new Error("the bundle index is unreadable"); };
+        const value = Reflect.get(target, key);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    }) as Store;
+    const events = new EngineEvents();
+    const failed: unknown[] = [];
+    events.on("bundles:collect-failed", (p) => failed.push(p));
+    const scheduler = new Scheduler({ store: failing, clock, pipelines: [bundledPipeline(join(dir, "bundles"))], holder: "s1", events, bundleCollection: { everyMs: DAY, retention } });
+    const tick = await scheduler.tick();
+    expect(tick.leader).toBe(true);
+    expect(failed).toEqual([{ pipelineId: "p", error: "the bundle index is unreadable" }]);
+  });
+});

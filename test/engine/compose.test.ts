@@ -52,10 +52,12 @@ async function until<T>(what: string, look: () => Promise<T | undefined> | T | u
 
 describe("the engine as the composition root (openProject)", () => {
   it("builds the store, the pipelines and the engine's numbers from the config, and owns the store", async () => {
-    writeProject(`concurrency: 3, prefetch: 6, parallelism: 5, pools: { warehouse: 2 }, workerLeaseMs: 4000, schedulerLeaseMs: 6000, reloadMs: 150`, { "days.ts": DAYS });
+    writeProject(`concurrency: 3, prefetch: 6, parallelism: 5, pools: { warehouse: 2 }, workerLeaseMs: 4000, schedulerLeaseMs: 6000, reloadMs: 150, collectBundles: { everyMs: 3600000, keepNewest: 2 }`, { "days.ts": DAYS });
     const config = await loadConfig(project);
     engine = await openProject(config, { pipelines: true });
-    expect(engine.settings).toEqual({ concurrency: 3, prefetch: 6, parallelism: 5, workerLeaseMs: 4000, schedulerLeaseMs: 6000, reloadMs: 150, logMaxBytes: config.logMaxBytes, pools: { warehouse: 2 } });
+    expect(engine.settings).toEqual({ concurrency: 3, prefetch: 6, parallelism: 5, workerLeaseMs: 4000, schedulerLeaseMs: 6000, reloadMs: 150, logMaxBytes: config.logMaxBytes, pools: { warehouse: 2 },
+      bundleCollection: { everyMs: 3_600_000, retention: { keepNewest: 2, keepDays: 30 } },
+    });
     expect(engine.pipelines().map((p) => p.id)).toEqual(["days"]);
     expect((await engine.pools()).map((p) => [p.name, p.slots])).toEqual([["warehouse", 2]]);
     const store = engine.store;

@@ -252,6 +252,7 @@ describe("external tasks", () => {
     expect((await h.engine.pools())[0]).toMatchObject({ used: 8 });
     const waiting = (await h.store.listTaskInstances("hpc@2026-09-05"))[0]!.state === "queued" ? "hpc@2026-09-05" : "hpc@2026-09-04";
     expect((await h.engine.why(waiting, "job")).join("\n")).toMatch(/pool slurm full \(8\/8 slots, held by hpc@\S+ job \(its remote job\), hpc@\S+ job \(its remote job\)\)/);
+    expect((await h.engine.why(holding[0]![0] as string, "job")).join("\n")).toMatch(/job: waiting on its remote job \(memory \{"id":"job-\d"\}, submitted .+, holding 4 slots of pool slurm\); next poll at /);
     // Their polls run with the pool full, find the jobs running, and submit nothing more.
     await h.at("2026-09-10T00:11:00Z");
     expect(remote.submitted).toHaveLength(2);

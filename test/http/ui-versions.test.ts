@@ -1,54 +1,15 @@
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { openProject } from "../../src/engine/compose.ts";
-import type { Engine } from "../../src/engine/engine.ts";
-import { loadConfig } from "../../src/engine/project/config.ts";
+import { deployedTwice } from "../support/deployed-twice.ts";
 import { call, testApp } from "../support/http.ts";
-import { makeProject, removeProject } from "../support/processes.ts";
-
-/** Version 1: two function tasks. Version 2: load is a command, report is gone, publish is new. */
-const V1 = `import { pipeline } from "idem";
-import { CODE } from "../lib/version.ts";
-// first deploy: <script>alert("x")</script> & co
-export const pinned = pipeline("pinned", {}, {
-  load: { run: () => ({ code: CODE }) },
-  report: { after: ["load"], run: () => ({ code: CODE }) },
-});
-`;
-const V2 = `import { pipeline } from "idem";
-import { CODE } from "../lib/version.ts";
-// second deploy
-export const pinned = pipeline("pinned", {}, {
-  load: { command: ["true"] },
-  publish: { after: ["load"], run: () => ({ code: CODE }) },
-});
-`;
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** A project whose pipeline ran once on version 1, then was deployed as version 2 and ran again. */
-async function deployedTwice(): Promise<{ engine: Engine; v1: string; v2: string }> {
-  const project = makeProject({ "idem.config.ts": `export default {};\n`, "lib/version.ts": `export const CODE = "v1";\n`, "pipelines/pinned.ts": V1 });
-  cleanups.push(() => removeProject(project));
-  const engine = await openProject(await loadConfig(project), { pipelines: true });
-  cleanups.push(() => engine.close());
-  const first = await engine.trigger("pinned", "2026-09-01", { reason: "old code", actor: "ana" });
-  writeFileSync(join(project, "lib/version.ts"), `export const CODE = "v2";\n`);
-  writeFileSync(join(project, "pipelines/pinned.ts"), V2);
-  await engine.catalog.refresh();
-  const second = await engine.trigger("pinned", "2026-09-02", { reason: "new code", actor: "bo" });
-  expect(first.codeVersion).toMatch(/^[0-9a-f]{20}$/);
-  expect(second.codeVersion).not.toBe(first.codeVersion);
-  return { engine, v1: first.codeVersion!, v2: second.codeVersion! };
-}
-
 describe("a pipeline's code versions in the web UI", () => {
   it("lists the versions newest first with who recorded them, when they first ran and their runs, and diffs two of them: graph and escaped sources", async () => {
-    const { engine, v1, v2 } = await deployedTwice();
+    const { engine, v1, v2 } = await deployedTwice(cleanups);
     const app = testApp(engine, "tester");
 
     const timeline = await call(app, "/ui/pipelines/pinned/versions");
@@ -90,7 +51,7 @@ describe("a pipeline's code versions in the web UI", () => {
   });
 
   it("serves the timeline, one version, the runs of one and the diff over /api/v1, with problems naming an unknown version", async () => {
-    const { engine, v1, v2 } = await deployedTwice();
+    const { engine, v1, v2 } = await deployedTwice(cleanups);
     const app = testApp(engine, "tester");
 
     const list = await call(app, "/api/v1/pipelines/pinned/versions");
@@ -116,5 +77,37 @@ describe("a pipeline's code versions in the web UI", () => {
     expect([badTo.status, badTo.body.field]).toEqual([404, "to"]);
     const noFrom = await call(app, `/api/v1/pipelines/pinned/versions/diff?to=${v2}`);
     expect([noFrom.status, noFrom.body.field]).toEqual([422, "from"]);
+  });
+
+  it("states on a live run the tasks the latest code removed or changed the kind of, and offers finishing on its own code (audited) or moving, refused naming them", async () => {
+    const { engine, v1, v2 } = await deployedTwice(cleanups);
+    const app = testApp(engine, "tester");
+    const cannot = ["task load is a command task in it (a function task in the run's)", "task report is not in it"];
+
+    const standing = await call(app, "/api/v1/runs/pinned@2026-09-01/code");
+    expect(standing.body).toEqual({ codeVersion: v1, latest: v2, cannotMove: cannot });
+    const page = (await call(app, "/ui/runs/pinned@2026-09-01")).body as string;
+    const note = /<div class="note bad" id="code-choice" role="note">([\s\S]*?)<div class="choices">/.exec(page)![1]!;
+    expect(note).toContain(`cannot take this run</b>: ${cannot.join("; ").replace(/'/g, "&#39;")}. It finishes on its own code`);
+    expect(note).toContain(`href="/ui/pipelines/pinned/versions/diff?from=${v1}&amp;to=${v2}"`);
+    expect(page).toContain(`action="/ui/runs/pinned@2026-09-01/code/keep"`);
+    expect(page).toMatch(/<input type="hidden" name="code" value="latest">/);
+    // The local user's writes carry the CSRF token its pages hold.
+    const headers = { "x-csrf-token": /name="_csrf" value="([^"]+)"/.exec(page)![1]! };
+
+    const moved = await call(app, "/api/v1/runs/pinned@2026-09-01/clear", { body: { reason: "move it", code: "latest" }, headers });
+    expect([moved.status, moved.body.field]).toEqual([422, "code"]);
+    expect(moved.body.detail).toContain(`run pinned@2026-09-01 cannot move to the latest code (${v2}): ${cannot.join("; ")}`);
+
+    const kept = await call(app, "/api/v1/runs/pinned@2026-09-01/code/keep", { body: { reason: "report must run on the old code" }, headers });
+    expect(kept.status).toBe(200);
+    expect(kept.body.audit).toMatchObject({ action: "code-keep", actor: "tester", runId: "pinned@2026-09-01", reason: "report must run on the old code", details: { codeVersion: v1, latest: v2, cannotMove: cannot } });
+    expect((await engine.run("pinned@2026-09-01")).codeVersion).toBe(v1);
+    expect((await call(app, "/ui/runs/pinned@2026-09-01")).body).toMatch(/id="code-kept">Finishing on its own code: tester chose it at .* \(audit entry #\d+\): report must run on the old code/);
+
+    // A run on the latest code has nothing to choose.
+    expect((await call(app, "/ui/runs/pinned@2026-09-02")).body).not.toContain(`id="code-choice"`);
+    const nothing = await call(app, "/api/v1/runs/pinned@2026-09-02/code/keep", { body: { reason: "keep" }, headers });
+    expect([nothing.status, nothing.body.detail]).toEqual([422, `run pinned@2026-09-02 runs the latest code already (version ${v2}): there is nothing to choose`]);
   });
 });

@@ -77,6 +77,10 @@ describe("a run keeps its code (SQLite, real processes)", () => {
     expect(codeRan(attempts(project, "pinned@2026-09-02"))).toEqual(["first:v2", "hold:v2", "after:v2", "last:v2"]);
     const newVersion = codeVersionOfRun(project, "pinned@2026-09-02")!;
     expect(newVersion).not.toBe(oldVersion);
+    // `idem runs` names each run's code version.
+    const listed = cli("runs", "pinned").stdout;
+    expect(listed).toMatch(new RegExp(`pinned@2026-09-02 .*${newVersion}\n`));
+    expect(listed).toMatch(new RegExp(`pinned@2026-09-01 .*${oldVersion}\n`));
 
     // Both bundles are stored and indexed, with the packages they import.
     const indexed = queryState<{ code_version: string; file: string; packages: string }>(project, "SELECT code_version, file, packages FROM code_versions ORDER BY created_at");

@@ -16,8 +16,8 @@ export function runs(cli: Cli, pipelineId: string, options: { limit: number; jso
     if (runs.length === 0) return console.log(`no runs of ${pipelineId} yet`);
     console.log(
       table(
-        ["run", "date", "state", "trigger", "by", "started", "took", "restated"],
-        runs.map((r) => [r.runId, r.businessDate, r.state, r.trigger, r.triggeredBy, isoTime(r.startedAt), elapsed(r.startedAt, r.endedAt), restated(r)]),
+        ["run", "date", "state", "trigger", "by", "started", "took", "restated", "code"],
+        runs.map((r) => [r.runId, r.businessDate, r.state, r.trigger, r.triggeredBy, isoTime(r.startedAt), elapsed(r.startedAt, r.endedAt), restated(r), r.codeVersion ?? ""]),
       ),
     );
   });

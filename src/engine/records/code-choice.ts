@@ -71,11 +71,12 @@ export interface CodeStanding {
   cannotMove: string[];
 }
 
-export async function codeStanding(run: RunRecord, instances: readonly TaskInstanceRecord[], current: Pipeline | undefined): Promise<CodeStanding> {
+export async function codeStanding(run: RunRecord, instances: () => Promise<readonly TaskInstanceRecord[]>, current: Pipeline | undefined): Promise<CodeStanding> {
   const latest = current ? codeOf(current)?.codeVersion ?? null : null;
+  // The task instances are read only when the codes differ: a run may map 100,000 items.
   if (!current || run.codeVersion === null || latest === run.codeVersion) return { codeVersion: run.codeVersion, latest, cannotMove: [] };
   const own = await pinnedCode.pipelineFor(run, current);
-  return { codeVersion: run.codeVersion, latest, cannotMove: cannotSurvive(instances, typeof own === "string" ? null : own, current, new Set()) };
+  return { codeVersion: run.codeVersion, latest, cannotMove: cannotSurvive(await instances(), typeof own === "string" ? null : own, current, new Set()) };
 }
 
 /**

@@ -5,7 +5,7 @@ import { FieldError } from "../problem.ts";
 import type { AppDeps, AppEnv } from "../env.ts";
 import { toApi } from "./json.ts";
 import { addRoute, type AnyRouteSpec } from "./route.ts";
-import { pipelineParams } from "./schemas.ts";
+import { pipelineParams, reason, runParams } from "./schemas.ts";
 
 const codeVersion = z.string().min(1).max(64).describe("a code version, or a prefix that names one");
 
@@ -38,6 +38,23 @@ export function versionRoutes(api: Hono<AppEnv>, registry: AnyRouteSpec[], { eng
     params: pipelineParams.extend({ version: codeVersion }),
     responds: { status: 200, description: "the code version" },
     handle: async (c, { params }) => c.json(toApi(await engine.codeVersion(params.pipelineId, params.version))),
+  });
+
+  addRoute(api, registry, {
+    method: "get", path: "/runs/:runId/code", tag: "runs",
+    summary: "The run's code version, the pipeline's latest, and what keeps the run from moving to it (the tasks it still has to run that the latest removed or runs as another kind)",
+    params: runParams,
+    responds: { status: 200, description: "{ codeVersion, latest, cannotMove: [reason] }" },
+    handle: async (c, { params }) => c.json(toApi(await engine.codeStanding(params.runId))),
+  });
+
+  addRoute(api, registry, {
+    method: "post", path: "/runs/:runId/code/keep", tag: "actions", action: true,
+    summary: "Let a live run whose code is not the latest finish on its own code, audited (the other choice: clear it with code latest)",
+    params: runParams,
+    body: z.object({ reason }),
+    responds: { status: 200, description: "{ audit }" },
+    handle: async (c, { params, body, principal }) => c.json(toApi({ audit: await engine.keepRunCode(params.runId, { reason: body.reason, actor: principal.actor }) })),
   });
 }
 

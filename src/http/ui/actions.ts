@@ -45,10 +45,16 @@ export function uiActions(engine: Engine): Hono<AppEnv> {
       failedOnly: form.failedOnly === "1",
       reason: reasonOf(form),
       openFrozen: form.openFrozen?.trim() || undefined,
+      code: form.code || undefined,
       ...acting,
     });
     const cleared = tasks.filter((t) => t.state === "scheduled" || t.state === "queued").map((t) => t.taskId);
     return { done: `Cleared ${cleared.join(", ") || "the run"} of ${runId}.` };
+  }));
+  actions.post("/runs/:runId/code/keep", act(async (form, acting, c) => {
+    const runId = c.req.param("runId")!;
+    await engine.keepRunCode(runId, { reason: reasonOf(form), ...acting });
+    return { done: `${runId} finishes on its own code.` };
   }));
   actions.post("/runs/:runId/tasks/:taskId/skip", act(async (form, acting, c) => {
     const ti = await engine.skip(c.req.param("runId")!, c.req.param("taskId")!, { reason: reasonOf(form), ...acting });
@@ -132,7 +138,7 @@ export function backfillRequestOf(form: Record<string, string | undefined>) {
 }
 
 /** The engine's argument as the form names it: what the person sees next to the field. */
-const FIELD_LABELS: Record<string, string> = { openFrozen: "a reason for opening the frozen period" };
+const FIELD_LABELS: Record<string, string> = { openFrozen: "a reason for opening the frozen period", code: "Code:" };
 
 function fieldLabel(argument: string): string {
   return FIELD_LABELS[argument] ?? argument;

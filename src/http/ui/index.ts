@@ -13,6 +13,7 @@ import { gridPage, gridRowsOfDate } from "./pages/grid.ts";
 import { graphPage } from "./pages/graph.ts";
 import { runPage } from "./pages/run.ts";
 import { taskPage, taskLogChunk } from "./pages/task.ts";
+import { instancesPage } from "./pages/instances.ts";
 import { ledgerPage, oncallPage } from "./pages/ledger.ts";
 import { backfillPage, backfillsPage, newBackfillPage } from "./pages/backfills.ts";
 import { freshnessPage } from "./pages/freshness.ts";
@@ -68,6 +69,7 @@ export function uiRoutes(deps: AppDeps): Hono<AppEnv> {
   ui.get("/ui/pipelines/:pipelineId/versions/:version", render((view, c) => versionPage(engine, view, c.req.param("pipelineId")!, c.req.param("version")!)));
   ui.get("/ui/runs/:runId", render((view, c) => runPage(engine, view, c.req.param("runId")!)));
   ui.get("/ui/runs/:runId/tasks/:taskId", render((view, c) => taskPage(engine, view, c.req.param("runId")!, c.req.param("taskId")!)));
+  ui.get("/ui/runs/:runId/tasks/:taskId/instances", render((view, c) => instancesPage(engine, view, c.req.param("runId")!, c.req.param("taskId")!)));
   ui.get("/ui/runs/:runId/tasks/:taskId/log", async (c) => {
     if (!principalOf(c)) return c.text("sign in first", 401);
     const chunk = await taskLogChunk(engine, c.req.param("runId"), c.req.param("taskId"), new URL(c.req.url).searchParams);

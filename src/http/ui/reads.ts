@@ -57,8 +57,19 @@ export interface Failure {
 }
 
 export async function failureOf(engine: Engine, runId: string): Promise<Failure | null> {
-  const [tasks, attempts] = await Promise.all([engine.taskInstances(runId), engine.attempts(runId)]);
-  const failed = new Set(tasks.filter((t) => t.state === "failed").map((t) => t.taskId));
+  // One row per task: a run that maps 100,000 items costs what one that maps none does.
+  const [tasks, ownAttempts] = await Promise.all([engine.taskRows(runId), engine.taskRowAttempts(runId)]);
+  let attempts = ownAttempts;
+  let failed = new Set(tasks.filter((t) => t.state === "failed" && !t.mapped?.states.failed).map((t) => t.taskId));
+  const mapped = tasks.find((t) => t.state === "failed" && t.mapped?.states.failed);
+  if (failed.size === 0 && mapped) {
+    // A mapped task failed because its instances did: the first failed key tells why.
+    const [instance] = (await engine.mappedInstances(runId, mapped.taskId, { states: ["failed"], limit: 1 })).items;
+    if (instance) {
+      attempts = await engine.attempts(runId, instance.taskId);
+      failed = new Set([instance.taskId]);
+    }
+  }
   // The latest attempt of a task that is failed now: an earlier try that a retry fixed is not the cause.
   const attempt = attempts.filter((a) => failed.has(a.taskId) && a.errorMessage).at(-1);
   if (!attempt) return null;

@@ -2,7 +2,8 @@ import type { RunState, TaskState, TriggerKind } from "../../core/model/states.t
 import type { AuditEntry } from "./audit.ts";
 import type { DatasetEvent } from "./datasets.ts";
 import type { AlertEvent, AlertState, Incident, IncidentKind } from "./freshness.ts";
-import type { RunRecord, TaskInstanceRecord } from "./runs.ts";
+import type { MappedStateCounts } from "./mapping.ts";
+import type { AttemptRecord, RunRecord, TaskInstanceRecord } from "./runs.ts";
 import type { WatermarkRecord } from "./watermarks.ts";
 
 /**
@@ -19,6 +20,13 @@ export interface HistoryReads {
    * the rest of each row. A mapped task is one cell (its own task instance), never its instances.
    */
   taskStatesOfRuns(runIds: readonly string[]): Promise<TaskStateCell[]>;
+  /**
+   * A run's task instances as its page lists them: one per task, a mapped task with its instances
+   * counted by state (TaskInstanceRecord.mapped), never its instances themselves.
+   */
+  taskRowsOfRun(runId: string): Promise<TaskInstanceRecord[]>;
+  /** The attempts of those task instances (a mapped task's own, which found its list; none of its instances'), oldest first. */
+  attemptsOfTaskRows(runId: string): Promise<AttemptRecord[]>;
   /** One page of the audit log, newest first. */
   pageAudit(query: AuditPageQuery): Promise<AuditEntry[]>;
   /** A run's audit entries, newest first, optionally only some actions (its restatements, say). */
@@ -54,6 +62,8 @@ export interface TaskStateCell {
   state: TaskState;
   /** The try it is on or ended with: above 1, it was retried (or cleared). */
   tryNumber: number;
+  /** A mapped task that expanded its list: its instances counted by state (one row read); null for any other. */
+  mapped: MappedStateCounts | null;
 }
 
 export interface AuditPageQuery {

@@ -9,6 +9,12 @@ export interface MappingReads {
   pageMappedInstances(query: MappedInstanceQuery): Promise<MappedInstanceRecord[]>;
 }
 
+/**
+ * How many of a mapped task's instances are in each state, kept on the mapped task's own row by
+ * the trigger that keeps its live and failing counts: one row read, whatever their number.
+ */
+export type MappedStateCounts = Readonly<Record<TaskState, number>>;
+
 export interface MappedInstanceQuery {
   runId: string;
   /** The mapped task (not an instance's id). */
@@ -32,6 +38,9 @@ export interface MappedInstanceRecord {
   state: TaskState;
   tryNumber: number;
   reason: string | null;
+  /** When its latest try started and ended (null: not yet). */
+  startedAt: number | null;
+  endedAt: number | null;
   /** The summary of its latest successful attempt, if any. */
   summary: Record<string, unknown> | null;
 }

@@ -1,6 +1,7 @@
 import type { ErrorClass } from "../../core/model/error-classes.ts";
 import type { AttemptState, RunState, TaskState, TriggerKind } from "../../core/model/states.ts";
 import type { TriggerRule } from "../../core/policy/trigger-rules.ts";
+import type { MappedStateCounts } from "./mapping.ts";
 
 /**
  * Runs and their task instances: pipeline versions, the one way a run comes to exist, reruns, a
@@ -32,6 +33,8 @@ export interface RunStore {
   getRun(runId: string): Promise<RunRecord | null>;
   listRuns(query: RunQuery): Promise<RunRecord[]>;
   listTaskInstances(runId: string): Promise<TaskInstanceRecord[]>;
+  /** One task instance (a mapped instance by its id, task[key]), without reading the run's others. */
+  getTaskInstance(runId: string, taskId: string): Promise<TaskInstanceRecord | null>;
   listAttempts(runId: string, taskId?: string): Promise<AttemptRecord[]>;
   /** Earliest time a waiting retry of this run becomes due, or null. */
   nextRetryAt(runId: string): Promise<number | null>;
@@ -228,8 +231,8 @@ export interface TaskInstanceRecord {
   reason: string | null;
   startedAt: number | null;
   endedAt: number | null;
-  /** A mapped task that expanded its list: how many of its instances are live, failing, and not removed. */
-  mapped?: { live: number; failing: number; total: number } | null;
+  /** A mapped task that expanded its list: how many of its instances are live, failing, not removed, and in each state. */
+  mapped?: { live: number; failing: number; total: number; states: MappedStateCounts } | null;
 }
 
 export interface AttemptRecord {

@@ -7,7 +7,7 @@ import type {
   WorkerRecord, ExpiredAttempt, Leadership, DatasetEvent, BackfillRecord, BackfillItem, BackfillProgress, FreshnessRecord,
   FreshnessPublication, Incident, OutboxAlert, ApiTokenRecord, ChangeEvent, RunPageQuery, AuditPageQuery, WatermarkRecord
 } from "../port.ts";
-import { rowMappers, watermarkValue } from "../row-mappers.ts";
+import { mappedStateCounts, rowMappers, watermarkValue } from "../row-mappers.ts";
 import type { Transactions } from "./transaction.ts";
 import { toAlertRecord } from "../alert-rows.ts";
 import type { AlertPageQuery, AlertRecord, MappedInstanceQuery, MappedInstanceRecord, TaskStateCell } from "../port.ts";
@@ -176,6 +176,11 @@ export class PostgresReads {
     return (await this.db.rows("selectTaskInstances", [runId])).map(toTaskInstance);
   }
 
+  async getTaskInstance(runId: string, taskId: string): Promise<TaskInstanceRecord | null> {
+    const row = await this.db.first("selectTaskInstance", [runId, taskId]);
+    return row ? toTaskInstance(row) : null;
+  }
+
   async listAttempts(runId: string, taskId?: string): Promise<AttemptRecord[]> {
     const rows = taskId ? await this.db.rows("selectAttemptsOfTask", [runId, taskId]) : await this.db.rows("selectAttempts", [runId]);
     return rows.map(toAttempt);
@@ -264,7 +269,15 @@ export class PostgresReads {
 
   async taskStatesOfRuns(runIds: readonly string[]): Promise<TaskStateCell[]> {
     if (runIds.length === 0) return [];
-    return (await this.db.rows("taskStatesOfRuns", [[...runIds]])).map((r) => ({ runId: r.run_id, taskId: r.task_id, state: r.state, tryNumber: Number(r.try_number) }));
+    return (await this.db.rows("taskStatesOfRuns", [[...runIds]])).map((r) => ({ runId: r.run_id, taskId: r.task_id, state: r.state, tryNumber: Number(r.try_number), mapped: mappedStateCounts(r) }));
+  }
+
+  async taskRowsOfRun(runId: string): Promise<TaskInstanceRecord[]> {
+    return (await this.db.rows("taskRowsOfRun", [runId])).map(toTaskInstance);
+  }
+
+  async attemptsOfTaskRows(runId: string): Promise<AttemptRecord[]> {
+    return (await this.db.rows("attemptsOfTaskRows", [runId])).map(toAttempt);
   }
 
   async liveRunCounts(): Promise<RunStateCount[]> {

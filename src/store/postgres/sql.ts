@@ -100,7 +100,8 @@ export const SQL = {
     SET state = 'scheduled', max_tries = try_number + $3, next_try_at = NULL, reason = NULL,
         trigger_rule = $4, pool = $5, slots = $6, priority = $7,
         current_attempt_id = NULL, queued_at = NULL, started_at = NULL, ended_at = NULL,
-        map_live = NULL, map_failing = NULL, map_total = NULL, map_held_at = NULL
+        map_live = NULL, map_failing = NULL, map_total = NULL, map_held_at = NULL,
+        map_in_scheduled = NULL, map_in_queued = NULL, map_in_running = NULL, map_in_success = NULL, map_in_failed = NULL, map_in_up_for_retry = NULL, map_in_up_for_reschedule = NULL, map_in_skipped = NULL, map_in_upstream_failed = NULL, map_in_removed = NULL
     WHERE run_id = $1 AND task_id = $2`,
 
   // --- claiming ---
@@ -377,13 +378,24 @@ export const SQL = {
   mapRemove: `
     UPDATE task_instances SET state = 'removed', reason = $4, next_try_at = NULL, ended_at = $3
     WHERE run_id = $1 AND map_task = $2 AND map_key = ANY($5::text[])`,
+  /** One pass over the instances: every count the mapped task's row keeps (migrations 26 and 33). */
   mapRecount: `
     UPDATE task_instances SET state = 'scheduled', reason = NULL, ended_at = NULL, map_max_active = $3,
-      map_live = (SELECT count(*) FROM task_instances m WHERE m.run_id = $1 AND m.map_task = $2
-                  AND m.state IN ('scheduled', 'queued', 'running', 'up_for_retry', 'up_for_reschedule')),
-      map_failing = (SELECT count(*) FROM task_instances m WHERE m.run_id = $1 AND m.map_task = $2
-                     AND m.state IN ('failed', 'upstream_failed')),
-      map_total = (SELECT count(*) FROM task_instances m WHERE m.run_id = $1 AND m.map_task = $2 AND m.state <> 'removed')
+      (map_live, map_failing, map_total, map_in_scheduled, map_in_queued, map_in_running, map_in_success, map_in_failed, map_in_up_for_retry, map_in_up_for_reschedule, map_in_skipped, map_in_upstream_failed, map_in_removed) = (
+        SELECT count(*) FILTER (WHERE m.state IN ('scheduled', 'queued', 'running', 'up_for_retry', 'up_for_reschedule')),
+               count(*) FILTER (WHERE m.state IN ('failed', 'upstream_failed')),
+               count(*) FILTER (WHERE m.state <> 'removed'),
+               count(*) FILTER (WHERE m.state = 'scheduled'),
+               count(*) FILTER (WHERE m.state = 'queued'),
+               count(*) FILTER (WHERE m.state = 'running'),
+               count(*) FILTER (WHERE m.state = 'success'),
+               count(*) FILTER (WHERE m.state = 'failed'),
+               count(*) FILTER (WHERE m.state = 'up_for_retry'),
+               count(*) FILTER (WHERE m.state = 'up_for_reschedule'),
+               count(*) FILTER (WHERE m.state = 'skipped'),
+               count(*) FILTER (WHERE m.state = 'upstream_failed'),
+               count(*) FILTER (WHERE m.state = 'removed')
+        FROM task_instances m WHERE m.run_id = $1 AND m.map_task = $2)
     WHERE run_id = $1 AND task_id = $2`,
   /** Instances of a mapped task that hold a maxActive place (held ones wait as 'scheduled'). */
   mapActive: `
@@ -407,7 +419,7 @@ export const SQL = {
       WHERE run_id = $1 AND map_task = $2 AND state = 'scheduled' AND map_task IS NOT NULL
       ORDER BY map_position LIMIT 1 FOR UPDATE SKIP LOCKED)`,
   /**
-   * maxActive over a task mapped by key (migration 33): a chained instance made eligible while
+   * maxActive over a task mapped by key (migration 34): a chained instance made eligible while
    * its mapped task has no free place waits, held (still 'scheduled', map_held_at set), and the
    * first held one by position is queued as an active one ends.
    */
@@ -427,7 +439,7 @@ export const SQL = {
     UPDATE attempts SET state = 'success', ended_at = $2, exit_code = $3, summary = $4, lease_expires_at = NULL
     WHERE attempt_id = $1`,
   pageMappedInstances: `
-    SELECT i.task_id, i.map_key, i.map_position, i.map_item, i.state, i.try_number, i.reason,
+    SELECT i.task_id, i.map_key, i.map_position, i.map_item, i.state, i.try_number, i.reason, i.started_at, i.ended_at,
            (SELECT a.summary FROM attempts a WHERE a.run_id = i.run_id AND a.task_id = i.task_id AND a.state = 'success'
             ORDER BY a.try_number DESC LIMIT 1) AS summary
     FROM task_instances i
@@ -783,7 +795,16 @@ export const SQL = {
   auditOfRun: `
     SELECT * FROM audit_log WHERE run_id = $1 AND ($2::text[] IS NULL OR action = ANY($2)) ORDER BY id DESC LIMIT $3`,
   /** A mapped task is one cell, its own task instance: its instances (up to 100,000 a run) are paged by key instead. */
-  taskStatesOfRuns: `SELECT run_id, task_id, state, try_number FROM task_instances WHERE run_id = ANY($1::text[]) AND map_task IS NULL`,
+  taskStatesOfRuns: `
+    SELECT run_id, task_id, state, try_number, map_total, map_in_scheduled, map_in_queued, map_in_running, map_in_success, map_in_failed, map_in_up_for_retry, map_in_up_for_reschedule, map_in_skipped, map_in_upstream_failed, map_in_removed
+    FROM task_instances WHERE run_id = ANY($1::text[]) AND map_task IS NULL`,
+  /** A run's page: its task instances, a mapped task's as one row with its counts, never its instances. */
+  taskRowsOfRun: `SELECT * FROM task_instances WHERE run_id = $1 AND map_task IS NULL ORDER BY started_at IS NULL, started_at, task_id`,
+  /** LATERAL keeps the order: the run's few task rows first, then each one's attempts by index. */
+  attemptsOfTaskRows: `
+    SELECT a.* FROM task_instances t CROSS JOIN LATERAL (
+      SELECT * FROM attempts a WHERE a.run_id = t.run_id AND a.task_id = t.task_id) a
+    WHERE t.run_id = $1 AND t.map_task IS NULL ORDER BY a.attempt_id`,
 
   // --- a worker's own path: leases renewed together, starts after a wait in its queue ---
   renewLeases: `

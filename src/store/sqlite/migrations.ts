@@ -736,6 +736,61 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
   },
   {
     version: 33,
+    name: "a mapped task's instances counted by state on its own row: the grid's cell and the run page read one row, never the instances",
+    sql: `
+      -- Beside map_live, map_failing and map_total (migration 26), how many of a mapped task's
+      -- instances are in each state (core's TASK_STATES), kept by the same row trigger in the
+      -- transaction that changes a state, and written whole by the expansion's recount. Null
+      -- until the mapped task has expanded its list.
+      ALTER TABLE task_instances ADD COLUMN map_in_scheduled INTEGER;
+      ALTER TABLE task_instances ADD COLUMN map_in_queued INTEGER;
+      ALTER TABLE task_instances ADD COLUMN map_in_running INTEGER;
+      ALTER TABLE task_instances ADD COLUMN map_in_success INTEGER;
+      ALTER TABLE task_instances ADD COLUMN map_in_failed INTEGER;
+      ALTER TABLE task_instances ADD COLUMN map_in_up_for_retry INTEGER;
+      ALTER TABLE task_instances ADD COLUMN map_in_up_for_reschedule INTEGER;
+      ALTER TABLE task_instances ADD COLUMN map_in_skipped INTEGER;
+      ALTER TABLE task_instances ADD COLUMN map_in_upstream_failed INTEGER;
+      ALTER TABLE task_instances ADD COLUMN map_in_removed INTEGER;
+      UPDATE task_instances SET (map_in_scheduled, map_in_queued, map_in_running, map_in_success, map_in_failed, map_in_up_for_retry, map_in_up_for_reschedule, map_in_skipped, map_in_upstream_failed, map_in_removed) = (
+        SELECT count(*) FILTER (WHERE m.state = 'scheduled'),
+          count(*) FILTER (WHERE m.state = 'queued'),
+          count(*) FILTER (WHERE m.state = 'running'),
+          count(*) FILTER (WHERE m.state = 'success'),
+          count(*) FILTER (WHERE m.state = 'failed'),
+          count(*) FILTER (WHERE m.state = 'up_for_retry'),
+          count(*) FILTER (WHERE m.state = 'up_for_reschedule'),
+          count(*) FILTER (WHERE m.state = 'skipped'),
+          count(*) FILTER (WHERE m.state = 'upstream_failed'),
+          count(*) FILTER (WHERE m.state = 'removed')
+        FROM task_instances m WHERE m.run_id = task_instances.run_id AND m.map_task = task_instances.task_id)
+      WHERE map_total IS NOT NULL;
+      DROP TRIGGER task_instances_map_counts;
+      CREATE TRIGGER task_instances_map_counts AFTER UPDATE OF state ON task_instances
+      FOR EACH ROW WHEN NEW.map_task IS NOT NULL AND NEW.state IS NOT OLD.state
+      BEGIN
+        UPDATE task_instances SET
+          map_live = map_live
+            + (NEW.state IN ('scheduled', 'queued', 'running', 'up_for_retry', 'up_for_reschedule'))
+            - (OLD.state IN ('scheduled', 'queued', 'running', 'up_for_retry', 'up_for_reschedule')),
+          map_failing = map_failing + (NEW.state IN ('failed', 'upstream_failed')) - (OLD.state IN ('failed', 'upstream_failed')),
+          map_total = map_total + (NEW.state <> 'removed') - (OLD.state <> 'removed'),
+          map_in_scheduled = map_in_scheduled + (NEW.state = 'scheduled') - (OLD.state = 'scheduled'),
+          map_in_queued = map_in_queued + (NEW.state = 'queued') - (OLD.state = 'queued'),
+          map_in_running = map_in_running + (NEW.state = 'running') - (OLD.state = 'running'),
+          map_in_success = map_in_success + (NEW.state = 'success') - (OLD.state = 'success'),
+          map_in_failed = map_in_failed + (NEW.state = 'failed') - (OLD.state = 'failed'),
+          map_in_up_for_retry = map_in_up_for_retry + (NEW.state = 'up_for_retry') - (OLD.state = 'up_for_retry'),
+          map_in_up_for_reschedule = map_in_up_for_reschedule + (NEW.state = 'up_for_reschedule') - (OLD.state = 'up_for_reschedule'),
+          map_in_skipped = map_in_skipped + (NEW.state = 'skipped') - (OLD.state = 'skipped'),
+          map_in_upstream_failed = map_in_upstream_failed + (NEW.state = 'upstream_failed') - (OLD.state = 'upstream_failed'),
+          map_in_removed = map_in_removed + (NEW.state = 'removed') - (OLD.state = 'removed')
+        WHERE run_id = NEW.run_id AND task_id = NEW.map_task;
+      END;
+    `,
+  },
+  {
+    version: 34,
     name: "maxActive over a task mapped by key: a chained instance held back while its mapped task has no free place",
     sql: `
       -- A chained instance (items: { keysOf }) becomes eligible when its key's upstream instance

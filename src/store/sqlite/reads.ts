@@ -8,7 +8,7 @@ import type {
   WorkerRecord, ExpiredAttempt, Leadership, DatasetEvent, BackfillRecord, BackfillItem, BackfillProgress, FreshnessRecord,
   FreshnessPublication, Incident, OutboxAlert, ApiTokenRecord, ChangeEvent, RunPageQuery, AuditPageQuery, WatermarkRecord
 } from "../port.ts";
-import { rowMappers, watermarkValue, type Row } from "../row-mappers.ts";
+import { mappedStateCounts, rowMappers, watermarkValue, type Row } from "../row-mappers.ts";
 import type { SQL } from "./sql.ts";
 import { toAlertRecord } from "../alert-rows.ts";
 import type { AlertPageQuery, AlertRecord, TaskStateCell } from "../port.ts";
@@ -178,6 +178,11 @@ export class SqliteReads {
     return (this.q.selectTaskInstances.all(runId) as Row[]).map(toTaskInstance);
   }
 
+  async getTaskInstance(runId: string, taskId: string): Promise<TaskInstanceRecord | null> {
+    const row = this.q.selectTaskInstance.get(runId, taskId) as Row | undefined;
+    return row ? toTaskInstance(row) : null;
+  }
+
   async listAttempts(runId: string, taskId?: string): Promise<AttemptRecord[]> {
     const rows = (taskId ? this.q.selectAttemptsOfTask.all(runId, taskId) : this.q.selectAttempts.all(runId)) as Row[];
     return rows.map(toAttempt);
@@ -275,7 +280,15 @@ export class SqliteReads {
 
   async taskStatesOfRuns(runIds: readonly string[]): Promise<TaskStateCell[]> {
     if (runIds.length === 0) return [];
-    return (this.q.taskStatesOfRuns.all(JSON.stringify(runIds)) as Row[]).map((r) => ({ runId: r.run_id, taskId: r.task_id, state: r.state, tryNumber: r.try_number }));
+    return (this.q.taskStatesOfRuns.all(JSON.stringify(runIds)) as Row[]).map((r) => ({ runId: r.run_id, taskId: r.task_id, state: r.state, tryNumber: r.try_number, mapped: mappedStateCounts(r) }));
+  }
+
+  async taskRowsOfRun(runId: string): Promise<TaskInstanceRecord[]> {
+    return (this.q.taskRowsOfRun.all(runId) as Row[]).map(toTaskInstance);
+  }
+
+  async attemptsOfTaskRows(runId: string): Promise<AttemptRecord[]> {
+    return (this.q.attemptsOfTaskRows.all(runId) as Row[]).map(toAttempt);
   }
 
   async liveRunCounts(): Promise<RunStateCount[]> {

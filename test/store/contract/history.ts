@@ -128,7 +128,8 @@ export function historyContract(h: Harness): void {
       expect(cells.map((c) => `${c.runId} ${c.taskId} ${c.state} ${c.tryNumber}`).sort()).toEqual([
         "p@2026-09-01 a success 1", "p@2026-09-01 b queued 0", "p@2026-09-01 c scheduled 0", "p@2026-09-01 d queued 0", "p@2026-09-02 a queued 0",
       ]);
-      expect(Object.keys(cells[0]!).sort()).toEqual(["runId", "state", "taskId", "tryNumber"]);
+      expect(Object.keys(cells[0]!).sort()).toEqual(["mapped", "runId", "state", "taskId", "tryNumber"]);
+      expect(cells.every((c) => c.mapped === null)).toBe(true);
       expect(await store.taskStatesOfRuns([])).toEqual([]);
     });
   });

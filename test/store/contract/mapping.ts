@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { TASK_STATES, type TaskState } from "../../../src/core/model/states.ts";
 import { expandItems, mappedTaskId, type MappedItem } from "../../../src/core/policy/fan-out.ts";
 import type { ClaimedAttempt } from "../../../src/store/port.ts";
 import { newRun, tasksOf } from "../../support/shapes.ts";
@@ -217,8 +218,88 @@ export function mappingContract(h: Harness): void {
     }, 120_000);
   });
 
+  /** Every mapped task row's counts by state against a recount of its instances, read a page at a time. */
+  async function expectCountsAgree(): Promise<void> {
+    for (const row of (await store.taskRowsOfRun(RUN)).filter((t) => t.mapped)) {
+      const recount = Object.fromEntries(TASK_STATES.map((s) => [s, 0])) as Record<TaskState, number>;
+      for (let after: string | undefined; ; ) {
+        const page = await store.pageMappedInstances({ runId: RUN, taskId: row.taskId, afterKey: after, limit: 7 });
+        for (const i of page) recount[i.state]++;
+        if (page.length < 7) break;
+        after = page.at(-1)!.key;
+      }
+      expect({ task: row.taskId, ...row.mapped!.states }).toEqual({ task: row.taskId, ...recount });
+      const cell = (await store.taskStatesOfRuns([RUN])).find((c) => c.taskId === row.taskId)!;
+      expect(cell.mapped).toEqual(recount);
+    }
+  }
+
+  // A run's page and a grid's cell read a mapped task as one row: these are HistoryReads methods.
+  describe("HistoryReads", () => {
+    it("lists a run's task rows and their attempts without the mapped instances, a mapped task with its instances counted by state", async () => {
+      const load = await mappedRun({ load: { maxTries: 2 } });
+      expect((await store.taskRowsOfRun(RUN)).find((t) => t.taskId === "load")!.mapped).toBeNull();
+      await store.finishAttempt(finish(load, { map: { items: listOf(["a", "b", "c", "d", "e"]), maxActive: null } }));
+      const rows = await store.taskRowsOfRun(RUN);
+      expect(rows.map((t) => t.taskId).sort()).toEqual(["list", "load", "reduce"]);
+      expect(rows.find((t) => t.taskId === "list")!.mapped).toBeNull();
+      const counts = rows.find((t) => t.taskId === "load")!.mapped!;
+      expect([counts.total, counts.live, counts.failing]).toEqual([5, 5, 0]);
+      expect(counts.states).toMatchObject({ queued: 5, running: 0, success: 0, removed: 0 });
+      await expectCountsAgree();
+
+      const claimed = await claim(4, T0 + 2_000);
+      await store.finishAttempt(finish(claimed[0]!, { now: T0 + 2_000 }));
+      await store.finishAttempt(finish(claimed[1]!, { now: T0 + 2_000, outcome: "failed", retryable: false }));
+      await store.finishAttempt(finish(claimed[2]!, { now: T0 + 2_000, outcome: "failed", retryable: true, retryAt: T0 + 60_000 }));
+      expect((await store.taskRowsOfRun(RUN)).find((t) => t.taskId === "load")!.mapped!.states).toMatchObject({
+        queued: 1, running: 1, success: 1, failed: 1, up_for_retry: 1, removed: 0,
+      });
+      await expectCountsAgree();
+      // The instances' attempts are not the run page's: list's, and load's own that found the list.
+      expect((await store.attemptsOfTaskRows(RUN)).map((a) => `${a.taskId} ${a.tryNumber} ${a.state}`)).toEqual(["list 1 success", "load 1 success"]);
+      expect((await store.listAttempts(RUN)).length).toBe(6);
+
+      // A mark by hand, a clear by key and a rerun whose list drops keys keep the counts.
+      await store.markTask({ runId: RUN, taskId: "load[b]", state: "success", reason: "by hand", at: T0 + 3_000 });
+      await expectCountsAgree();
+      await store.finishAttempt(finish(claimed[3]!, { now: T0 + 3_000 }));
+      await finishAll(() => "success", T0 + 70_000);
+      await expectCountsAgree();
+      const tasks = tasksOf(["list", "load", "reduce"], [["list", "load"], ["load", "reduce"]]);
+      await store.clearKeys({ runId: RUN, taskId: "load", selector: "a", chain: [], downstream: ["reduce"], tasks, at: T0 + 80_000 });
+      await expectCountsAgree();
+      await finishAll(() => "success", T0 + 81_000);
+      await store.rerun({ runId: RUN, graphVersion: "mapped", tasks, params: {}, at: T0 + 90_000 });
+      // Reset, the mapped task counts nothing until its list is found again.
+      expect((await store.taskRowsOfRun(RUN)).find((t) => t.taskId === "load")!.mapped).toBeNull();
+      expect((await store.taskStatesOfRuns([RUN])).find((c) => c.taskId === "load")!.mapped).toBeNull();
+      const [list] = await claim(10, T0 + 90_000);
+      await store.finishAttempt(finish(list!, { now: T0 + 91_000 }));
+      const [again] = await claim(10, T0 + 91_000);
+      await store.finishAttempt(finish(again!, { now: T0 + 92_000, map: { items: listOf(["b", "c", "f"]), maxActive: 1 } }));
+      const after = (await store.taskRowsOfRun(RUN)).find((t) => t.taskId === "load")!.mapped!;
+      expect([after.total, after.states.removed, after.states.queued, after.states.scheduled]).toEqual([3, 3, 1, 2]);
+      await expectCountsAgree();
+      // An instance page carries when its latest try started and ended.
+      const [b] = await store.pageMappedInstances({ runId: RUN, taskId: "load", keyPrefix: "b", limit: 1 });
+      expect([b!.key, b!.startedAt, b!.endedAt]).toEqual(["b", null, null]);
+      const [a] = await store.pageMappedInstances({ runId: RUN, taskId: "load", keyPrefix: "a", limit: 1 });
+      expect([a!.state, typeof a!.startedAt, a!.endedAt]).toEqual(["removed", "number", T0 + 92_000]);
+    });
+  });
+
   // Clearing by key is a RunStore method, tested here with the mapped runs above.
   describe("RunStore", () => {
+    it("reads one task instance, a mapped instance by its id, without the run's others", async () => {
+      const load = await mappedRun();
+      await store.finishAttempt(finish(load, { map: { items: listOf(["a", "b"]), maxActive: null } }));
+      expect(await store.getTaskInstance(RUN, "load[b]")).toMatchObject({ runId: RUN, taskId: "load[b]", state: "queued", tryNumber: 0, mapped: null });
+      expect((await store.getTaskInstance(RUN, "load"))!.mapped).toMatchObject({ total: 2, live: 2, failing: 0, states: { queued: 2 } });
+      expect(await store.getTaskInstance(RUN, "load[zz]")).toBeNull();
+      expect(await store.getTaskInstance("p@1999-01-01", "load")).toBeNull();
+    });
+
     describe("clearing mapped instances by key", () => {
       it("clears one key of an ended run: that key, its chained instance and the reduce run again, no other key", async () => {
         const edges = await saveGraph("chain", [["load", "check"], ["check", "report"]]);

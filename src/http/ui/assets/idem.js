@@ -107,6 +107,12 @@
     if (!row || column < 0) return;
     const cell = row.children[column + 2]?.firstElementChild;
     if (!cell) return;
+    // A mapped task's cell shows its instances' most pressing state, counted in its label: only
+    // the mapped task's end recolours it (a reload counts them again).
+    if (cell.hasAttribute("data-mapped")) {
+      if (["success", "failed", "skipped", "upstream_failed"].includes(change.state)) cell.setAttribute("class", `${cell.getAttribute("class").replace(STATE, "").trim()} s-${change.state}`);
+      return;
+    }
     recolour(cell, change.state);
     if (change.tryNumber > 1 && cell.tagName === "A") {
       cell.classList.add("retried");

@@ -7,6 +7,8 @@ import { badge, links, page, plural, stateLabel, type View } from "../parts.ts";
 import { pipelineHeader } from "./pipeline-tabs.ts";
 import { gridOf, type GridRow, type Restatements } from "../reads.ts";
 import type { Pipeline } from "../../../core/pipeline/types.ts";
+import type { TaskState } from "../../../core/model/states.ts";
+import { instancesLink, mappedCellState, mappedSummary } from "../mapped.ts";
 
 export const GRID_SPANS = [30, 90, 365] as const;
 const WEEKDAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
@@ -36,12 +38,12 @@ export async function gridPage(engine: Engine, view: View, pipelineId: string): 
   const taskIds = [...p.tasks.keys()];
   const byRun = cellsByRun(grid.tasks);
   const counts = new Map<string, number>();
-  for (const t of grid.tasks) counts.set(t.state, (counts.get(t.state) ?? 0) + 1);
+  for (const t of grid.tasks) counts.set(cellState(t), (counts.get(cellState(t)) ?? 0) + 1);
   const missing = grid.rows.filter((r) => r.status === "missing").length;
   if (missing) counts.set("missing", missing);
   const restated = grid.rows.filter((r) => r.restate && r.restate.count > 0).length;
 
-  const rows = only ? grid.rows.filter((r) => r.status === "failed" || r.status === "missing" || [...(byRun.get(r.runId ?? "")?.values() ?? [])].some((t) => t.state === "failed" || t.state === "upstream_failed")) : grid.rows;
+  const rows = only ? grid.rows.filter((r) => r.status === "failed" || r.status === "missing" || [...(byRun.get(r.runId ?? "")?.values() ?? [])].some((t) => cellState(t) === "failed" || cellState(t) === "upstream_failed")) : grid.rows;
   const body = gridRows(p, taskIds, rows, byRun, { monthHeaders: true });
   const span = (d: number) => html`<a href="${links.grid(p.id, { days: d, to: params.get("to"), only })}"${d === days ? html` class="on"` : ""}>${d} days</a>`;
   const toolbar = html`<div class="toolbar">
@@ -62,7 +64,7 @@ export async function gridPage(engine: Engine, view: View, pipelineId: string): 
     : "";
   const side = html`<aside class="panel gridside"><h2>In this range</h2>
 ${attention.length ? html`<ul class="attention">${attention.slice(0, 40).map((r) => {
-    const failedTasks = [...(byRun.get(r.runId ?? "")?.values() ?? [])].filter((t) => t.state === "failed").map((t) => t.taskId);
+    const failedTasks = [...(byRun.get(r.runId ?? "")?.values() ?? [])].filter((t) => cellState(t) === "failed").map((t) => t.taskId);
     return html`<li>${badge(r.status)} <a class="date" href="${r.runId ? links.run(r.runId) : links.ledger(p.id, { month: r.businessDate.slice(0, 7) })}">${r.businessDate}</a>
 <div class="muted">${r.status === "missing" ? r.note : failedTasks.length ? html`failed: ${failedTasks.map((id, i) => html`${i ? ", " : ""}<a class="mono" href="${links.task(r.runId!, id)}">${id}</a>`)}` : "a task failed"}</div></li>`;
   })}</ul>${attention.length > 40 ? html`<p class="muted">and ${attention.length - 40} more: <a href="${links.grid(p.id, { days, to: params.get("to"), only: "failed" })}">only failed or missing</a></p>` : ""}`
@@ -79,7 +81,7 @@ ${toolbar}
 <tbody>${raw(body)}</tbody></table>
 ${rows.length === 0 ? html`<div class="empty">${only ? "No failed or missing interval in this range." : "No interval of this schedule falls in this range."}</div>` : ""}
 </div>${side}</div>
-<div class="legend" aria-label="legend">${LEGEND.map((s) => html`<span class="b s-${s}">${stateLabel(s)}</span>`)}<span class="b"><span class="c s-success retried"></span> retried (try 2 or later)</span>${p.restate ? html`<span class="rst">↻n restated n times (hover for when)</span><span class="rst">↻! a restatement was refused</span>` : ""}</div>`;
+<div class="legend" aria-label="legend">${LEGEND.map((s) => html`<span class="b s-${s}">${stateLabel(s)}</span>`)}<span class="b"><span class="c s-success retried"></span> retried (try 2 or later)</span>${taskIds.some((id) => isMapped(p, id)) ? html`<span class="b"><span class="c s-running mapped"></span> mapped: one cell for all its instances (hover for the counts)</span>` : ""}${p.restate ? html`<span class="rst">↻n restated n times (hover for when)</span><span class="rst">↻! a restatement was refused</span>` : ""}</div>`;
   return page(view, { title: `${p.id} grid`, active: "pipelines", body: content });
 }
 
@@ -103,6 +105,12 @@ export function gridRows(p: Pipeline, taskIds: readonly string[], rows: readonly
       let tds = "";
       for (const id of taskIds) {
         const t = cells?.get(id);
+        if (t?.mapped) {
+          // One cell for every instance: coloured by the most pressing state, counted in its label, opening the drill-down.
+          const label = escapeHtml(mappedSummary(t.mapped));
+          tds += `<td><a class="c s-${cellState(t)} mapped" data-mapped href="${instancesLink(r.runId, id)}" title="${label}" aria-label="${escapeHtml(id)}: ${label}"></a></td>`;
+          continue;
+        }
         const retried = t !== undefined && t.tryNumber > 1;
         const label = t ? `${stateLabel(t.state)}${retried ? ` (try ${t.tryNumber})` : ""}` : "";
         tds += t
@@ -141,6 +149,16 @@ async function newerThan(engine: Engine, pipelineId: string, to: string, today: 
   const due = expected.filter((e) => e.status !== "not_due");
   if (due.length === 0) return null;
   return { total: due.length, bad: due.filter((e) => e.status === "failed" || e.status === "missing").length };
+}
+
+/** What a cell shows: a task instance's state, or for a mapped task the most pressing state of its instances. */
+function cellState(t: TaskStateCell): TaskState {
+  return t.mapped ? mappedCellState(t.mapped, t.state) : t.state;
+}
+
+function isMapped(p: Pipeline, taskId: string): boolean {
+  const task = p.tasks.get(taskId);
+  return task?.kind === "function" && task.map !== null;
 }
 
 function cellsByRun(tasks: readonly TaskStateCell[]): Map<string, Map<string, TaskStateCell>> {

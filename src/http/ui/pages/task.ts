@@ -5,7 +5,9 @@ import { html, query, seg, type Html } from "../html.ts";
 import { sentence } from "../sentence.ts";
 import { highlight, searchLog, type LogHit, type LogSearch } from "../log-search.ts";
 import { frozenPeriodOf } from "../../../core/policy/frozen.ts";
-import { actionForm, at, badge, duration, frozenNote, links, openFrozenField, page, pageHead, took, type View } from "../parts.ts";
+import { actionForm, at, badge, duration, frozenNote, links, openFrozenField, page, pageHead, plural, took, type View } from "../parts.ts";
+import { instancesLink, mappedCounts, mappedTotal } from "../mapped.ts";
+import { parseMappedTaskId } from "../../../core/policy/fan-out.ts";
 
 /** One page of a log is this many bytes; the first view shows the last page (where errors are). */
 export const LOG_PAGE_BYTES = 64 * 1024;
@@ -13,9 +15,13 @@ export const LOG_PAGE_BYTES = 64 * 1024;
 /** A task instance: every attempt (try, worker, times, exit, error, summary) and each attempt's log, paged. */
 export async function taskPage(engine: Engine, view: View, runId: string, taskId: string): Promise<Html> {
   const run = await engine.run(runId);
-  const tasks = await engine.taskInstances(runId);
-  const ti = tasks.find((t) => t.taskId === taskId);
-  if (!ti) throw new NotFoundError("task", `run ${runId} has no task "${taskId}" (tasks: ${tasks.map((t) => t.taskId).join(", ")})`);
+  // The one task instance: a run that maps 100,000 items is not read whole to show one of them.
+  const ti = await engine.taskInstance(runId, taskId).catch(async (error: unknown) => {
+    if (!(error instanceof NotFoundError)) throw error;
+    const tasks = await engine.taskRows(runId);
+    throw new NotFoundError("task", `run ${runId} has no task "${taskId}" (tasks: ${tasks.map((t) => t.taskId).join(", ")})`);
+  });
+  const mappedKey = parseMappedTaskId(taskId);
   const attempts = await engine.attempts(runId, taskId);
   const jobs = await engine.externalJobs(runId, taskId);
   const why = await engine.why(runId, taskId);
@@ -64,17 +70,20 @@ ${search ? searchResults(search, (hit) => `${base}${query({ try: log.tryNumber, 
   })}</details></div>`;
 
   const body = html`${pageHead({
-    crumbs: [["Pipelines", "/ui/pipelines"], [run.pipelineId, links.grid(run.pipelineId)], [runId, links.run(runId)], "task"],
+    crumbs: [["Pipelines", "/ui/pipelines"], [run.pipelineId, links.grid(run.pipelineId)], [runId, links.run(runId)],
+      ...(mappedKey ? [[`${mappedKey.taskId} instances`, instancesLink(runId, mappedKey.taskId)] as const] : []), "task"],
     title: html`<span class="mono">${taskId}</span> ${badge(ti.state, { ti: `${runId}/${taskId}` })}`,
     sub: html`business date <span class="date">${run.businessDate}</span> · try ${ti.tryNumber} of ${ti.maxTries} · trigger rule ${ti.triggerRule}${ti.pool ? ` · pool ${ti.pool} (${ti.slots} slot${ti.slots === 1 ? "" : "s"})` : ""}`,
   })}
 ${freeze ? frozenNote(view, freeze, run.businessDate) : ""}
+${ti.mapped ? html`<div class="panel" id="mapped"><h2>Mapped instances</h2><p>${mappedCounts(ti.mapped.states, (state) => instancesLink(runId, taskId, { state }))}</p>
+<p><a href="${instancesLink(runId, taskId)}">${plural(mappedTotal(ti.mapped.states), "instance")} by key →</a> <span class="muted">The attempts below found the list; each instance has its own.</span></p></div>` : ""}
 <div class="cols"><div>
 <div class="panel flush"><h2>Attempts</h2>${attempts.length ? html`<table class="t"><thead><tr><th>Try</th><th>State</th><th>Worker</th><th>Started</th><th>Ended</th><th>Took</th><th>Exit</th><th>Error or summary</th></tr></thead><tbody>${attemptRows}</tbody></table>` : html`<div class="empty">Not run yet.</div>`}</div>
 ${jobs.length ? externalJobsPanel(jobs) : ""}
 ${logPanel}
 </div><div>
-<div class="panel"><h2>Why</h2><ul class="why">${why.map((line) => html`<li>${sentence(line)}</li>`)}</ul>
+<div class="panel" id="why"><h2>Why</h2><ul class="why">${why.map((line) => html`<li>${sentence(line)}</li>`)}</ul>
 ${ti.reason ? html`<p class="muted">Reason: ${ti.reason}</p>` : ""}${ti.state === "up_for_retry" && ti.nextTryAt ? html`<p>Next try at ${at(ti.nextTryAt, true)} (in ${duration(ti.nextTryAt - now)})</p>` : ""}</div>
 <div class="panel"><h2>Actions</h2>${actions}</div>
 </div></div>`;
