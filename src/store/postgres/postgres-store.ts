@@ -986,6 +986,31 @@ export class PostgresStore extends PostgresReads implements Store {
     }, { once: true }));
   }
 
+  /**
+   * A mapped instance settled by hand: the instances of its key down its chain (tasks mapped by
+   * key over its task) that its old state settled wait again, each found (and locked) by its id,
+   * and a chained task that had ended waits again for its instances (pushed on `stack`, so what
+   * follows it is reopened too).
+   */
+  async #reopenChainedOf(tx: Tx, run: Row, runId: string, instance: string, key: string, stack: string[]): Promise<void> {
+    for (const parents = [instance]; parents.length > 0; ) {
+      const parent = parents.pop()!;
+      for (const link of await tx.rows("lockChildren", [runId, run.graph_version, parseMappedTaskId(parent)!.taskId])) {
+        if (link.map_total === null) continue;
+        const c = await tx.first("lockTaskInstance", [runId, mappedTaskId(link.task_id, key)]);
+        if (!c || c.map_parent !== parent) continue;
+        const reopened = reopenedByHand({ state: c.state, reason: c.reason, tryNumber: c.try_number, maxTries: c.max_tries });
+        if (!reopened) continue;
+        void tx.send("resetTaskInstance", [runId, c.task_id, reopened.maxTries, c.trigger_rule, c.pool, c.slots, c.priority]);
+        if (markReopensMappedTask({ state: link.state as TaskState, mapTotal: Number(link.map_total) })) {
+          void tx.send("mapReopen", [runId, link.task_id]);
+          stack.push(link.task_id);
+        }
+        parents.push(c.task_id);
+      }
+    }
+  }
+
   /** One task instance settled by hand, inside the caller's transaction (run and instance locked, refusals checked). */
   async #settleOneByHand(tx: Tx, run: Row, r: TaskActionRequest, before: TaskState, state: "success" | "failed" | "skipped", reason: string | null): Promise<void> {
     void tx.send("settleByHand", [r.runId, r.taskId, state, reason, r.at]);
@@ -998,6 +1023,7 @@ export class PostgresStore extends PostgresReads implements Store {
       void tx.send("mapReopen", [r.runId, mapped.taskId]);
       stack.push(mapped.taskId);
     }
+    if (mapped) await this.#reopenChainedOf(tx, run, r.runId, r.taskId, mapped.key, stack);
     while (stack.length > 0) {
       for (const c of await tx.rows("lockChildren", [r.runId, run.graph_version, stack.pop()!])) {
         const reopened = reopenedByHand({ state: c.state, reason: c.reason, tryNumber: c.try_number, maxTries: c.max_tries });

@@ -725,6 +725,32 @@ export class SqliteStore extends SqliteReads implements Store {
     }).immediate();
   }
 
+  /**
+   * A mapped instance settled by hand: the instances of its key down its chain (tasks mapped by
+   * key over its task) that its old state settled wait again, each found by its id, and a chained
+   * task that had ended waits again for its instances (pushed on `stack`, so what follows it is
+   * reopened too).
+   */
+  #reopenChainedOf(run: Row, runId: string, instance: string, key: string, stack: string[]): void {
+    const q = this.q;
+    for (const parents = [instance]; parents.length > 0; ) {
+      const parent = parents.pop()!;
+      for (const link of q.childInstances.all(runId, run.graph_version, parseMappedTaskId(parent)!.taskId) as Row[]) {
+        if (link.map_total === null) continue;
+        const c = q.selectTaskInstance.get(runId, mappedTaskId(link.task_id, key)) as Row | undefined;
+        if (!c || c.map_parent !== parent) continue;
+        const reopened = reopenedByHand({ state: c.state, reason: c.reason, tryNumber: c.try_number, maxTries: c.max_tries });
+        if (!reopened) continue;
+        q.resetTaskInstance.run({ runId, taskId: c.task_id, maxTries: reopened.maxTries, triggerRule: c.trigger_rule, pool: c.pool, slots: c.slots, priority: c.priority });
+        if (markReopensMappedTask({ state: link.state, mapTotal: link.map_total })) {
+          q.mapReopen.run(runId, link.task_id);
+          stack.push(link.task_id);
+        }
+        parents.push(c.task_id);
+      }
+    }
+  }
+
   /** One task instance settled by hand, inside the caller's transaction (its refusals already checked). */
   #settleOneByHand(run: Row, r: TaskActionRequest, state: "success" | "failed" | "skipped", reason: string | null): void {
     const q = this.q;
@@ -740,6 +766,7 @@ export class SqliteStore extends SqliteReads implements Store {
       q.mapReopen.run(r.runId, mapped.taskId);
       stack.push(mapped.taskId);
     }
+    if (mapped) this.#reopenChainedOf(run, r.runId, r.taskId, mapped.key, stack);
     while (stack.length > 0) {
       for (const c of q.childInstances.all(r.runId, run.graph_version, stack.pop()!) as Row[]) {
         const reopened = reopenedByHand({ state: c.state, reason: c.reason, tryNumber: c.try_number, maxTries: c.max_tries });

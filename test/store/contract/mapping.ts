@@ -160,6 +160,21 @@ export function mappingContract(h: Harness): void {
       expect((await store.getRun(RUN))!.state).toBe("queued");
     });
 
+    it("a mark of one instance reopens its key's chained instances that its failure settled, and their ended mapped task", async () => {
+      const edges = await saveGraph("chain", [["load", "check"], ["check", "report"]]);
+      await store.createRunIfAbsent(newRun({ graphVersion: "chain", tasks: tasksOf(["load", "check", "report"], edges) }));
+      const [load] = await claim();
+      await store.finishAttempt(finish(load!, { map: { items: listOf(["a", "b"]), maxActive: null, chained: [{ taskId: "check", parent: "load" }] } }));
+      await finishAll((a) => (a.taskId === "load[b]" ? "failed" : "success"));
+      expect(await states()).toMatchObject({ load: "failed", check: "failed", "check[a]": "success", "check[b]": "upstream_failed", report: "upstream_failed" });
+      await store.markTask({ runId: RUN, taskId: "load[b]", state: "success", reason: "loaded by hand", at: T0 + 3_000 });
+      expect(await states()).toMatchObject({ load: "success", "load[b]": "success", check: "scheduled", "check[a]": "success", "check[b]": "queued", report: "scheduled" });
+      expect((await store.getRun(RUN))!.state).toBe("queued");
+      expect(await finishAll(() => "success", T0 + 4_000)).toEqual(["check[b]", "report"]);
+      expect(await states()).toMatchObject({ check: "success", report: "success" });
+      expect((await store.getRun(RUN))!.state).toBe("success");
+    });
+
     it("skips a mapped task whose list is empty, with the reason, and the run goes on", async () => {
       const load = await mappedRun();
       const outcome = await store.finishAttempt(finish(load, { map: { items: [], maxActive: null } }));
