@@ -72,7 +72,31 @@ describe("fan-out: a task mapped over a list found when it becomes eligible", ()
     expect(() => pipeline("files", { schedule: utc }, {
       load: { run: () => {} },
       check: { after: ["load"], map: { items: { keysOf: "load" }, maxActive: 2 }, run: () => {} },
-    })).toThrow(/map.maxActive does not go with keysOf[\s\S]*map.items maps over task load's keys, and load is not mapped/);
+    })).toThrow(/map.items maps over task load's keys, and load is not mapped/);
+  });
+
+  it("runs at most maxActive instances of a task mapped by key at once, every key in the end", async () => {
+    let active = 0;
+    let most = 0;
+    const p = pipeline("files", { schedule: utc }, {
+      load: { map: { items: () => ["a", "b", "c", "d", "e", "f"] }, run: () => ({ rows: 1 }) },
+      check: {
+        after: ["load"],
+        map: { items: { keysOf: "load" }, maxActive: 2 },
+        run: async () => {
+          most = Math.max(most, ++active);
+          for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+          active--;
+          return { ok: true };
+        },
+      },
+    });
+    t = await openTestEngine([p], new FakeClock("2026-09-02T03:00:00Z"));
+    const result = await t.engine.runForDate("files", "2026-09-01");
+    expect(result.run.state).toBe("success");
+    expect(most).toBeLessThanOrEqual(2);
+    const checks = await t.store.pageMappedInstances({ runId: RUN, taskId: "check", limit: 10 });
+    expect(checks.map((i) => `${i.key} ${i.state}`)).toEqual(["a success", "b success", "c success", "d success", "e success", "f success"]);
   });
 
   it("clears a run with mapped instances, failed ones only or whole: the mapped task runs its list again", async () => {

@@ -24,12 +24,12 @@ const KEYS = 20_000;
 const SQLITE_KEY_ACTIONS = [
   "mapInstanceOfKey", "mapInstancesInRange", "mapInstancesFrom", "selectRun", "selectTaskInstance", "mapCounts", "resetTaskInstance",
   "mapReopen", "queueTaskInstance", "mapActive", "mapReleaseHeld", "reopenRun", "settleByHand", "childInstances", "mapChainedChildren",
-  "waitingChildrenWithParents", "runProgress",
+  "waitingChildrenWithParents", "runProgress", "mapHold", "mapReleaseReady", "mapParentOf",
 ] as const;
 const POSTGRES_KEY_ACTIONS = [
   "mapInstanceOfKey", "mapInstancesInRange", "mapInstancesFrom", "lockRun", "selectTaskInstance", "lockTaskInstance", "mapCounts",
   "resetTaskInstance", "mapReopen", "settleTaskInstancesOfRuns", "mapActive", "mapReleaseHeld", "reopenRun", "settleByHand", "lockChildren",
-  "mapChainedChildren",
+  "mapChainedChildren", "mapHold", "mapReleaseReady", "mapParentOf",
 ] as const;
 
 function bigRunSql(dialect: "sqlite" | "postgres"): string[] {
@@ -58,7 +58,7 @@ function bigRunSql(dialect: "sqlite" | "postgres"): string[] {
 function sqliteWideReads(plan: readonly string[]): string[] {
   return plan.filter((line) =>
     /^SCAN task_instances\b/.test(line)
-    || (/task_instances/.test(line) && /\(run_id=\?( AND map_task=\?)?\)$/.test(line) && !/task_instances_map_(active|held|waiting)\b/.test(line)));
+    || (/task_instances/.test(line) && /\(run_id=\?( AND map_task=\?)?\)$/.test(line) && !/task_instances_map_(active|held|ready|waiting)\b/.test(line)));
 }
 
 interface PlanNode { "Node Type": string; "Relation Name"?: string; "Index Name"?: string; "Index Cond"?: string; Plans?: PlanNode[] }
@@ -70,7 +70,7 @@ function postgresWideReads(root: PlanNode): string[] {
     if (node["Node Type"] === "Seq Scan" && node["Relation Name"] === "task_instances") wide.push("Seq Scan on task_instances");
     const index = node["Index Name"];
     // An index of a few rows per task (maxActive's places, the first held one) is read whole; any other by a key.
-    const keyed = /task_id|map_key|map_parent/.test(node["Index Cond"] ?? "") || /^task_instances_map_(active|held)$/.test(index ?? "");
+    const keyed = /task_id|map_key|map_parent/.test(node["Index Cond"] ?? "") || /^task_instances_map_(active|held|ready)$/.test(index ?? "");
     if (index?.startsWith("task_instances") && !keyed) {
       wide.push(`${index}: ${node["Index Cond"] ?? "no condition"}`);
     }

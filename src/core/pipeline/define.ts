@@ -371,7 +371,6 @@ function resolveMap<P extends Params>(spec: { map?: MapSpec<string, P> }, upstre
   if (typeof items !== "function") {
     if (items && typeof items === "object" && "keysOf" in items && typeof items.keysOf === "string") {
       if (!upstream.includes(items.keysOf)) problem(`map.items maps over task ${items.keysOf}'s keys: add ${JSON.stringify(items.keysOf)} to after`, "map");
-      if (map.maxActive !== undefined) problem("map.maxActive does not go with keysOf: each key runs when its own upstream instance succeeds", "map");
     } else if (!items || typeof items !== "object" || !("task" in items) || typeof items.task !== "string" || typeof items.field !== "string") {
       problem("map.items must be a function of the context, { task, field } (an upstream task's summary field) or { keysOf } (a mapped task's keys)", "map");
     } else if (!upstream.includes(items.task)) {

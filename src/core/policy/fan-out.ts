@@ -42,13 +42,13 @@ export function taskOfInstance<T>(tasks: ReadonlyMap<string, T>, taskId: string)
 export function keyedChain(
   tasks: ReadonlyMap<string, { kind: string; map?: TaskMap | null }>,
   taskId: string,
-): { taskId: string; parent: string }[] {
-  const chain: { taskId: string; parent: string }[] = [];
+): { taskId: string; parent: string; maxActive: number | null }[] {
+  const chain: { taskId: string; parent: string; maxActive: number | null }[] = [];
   const inChain = new Set([taskId]);
   for (const [id, task] of tasks) {
     const over = keysOfMapped(task);
     if (over !== null && inChain.has(over)) {
-      chain.push({ taskId: id, parent: over });
+      chain.push({ taskId: id, parent: over, maxActive: task.map?.maxActive ?? null });
       inChain.add(id);
     }
   }
@@ -220,4 +220,27 @@ export function markReopensMappedTask(mapped: { state: TaskState; mapTotal: numb
 /** Whether an instance in this state holds one of its mapped task's maxActive places (a held one waits as `scheduled`). */
 export function holdsMaxActivePlace(state: TaskState): boolean {
   return state === "queued" || state === "running" || state === "up_for_retry" || state === "up_for_reschedule";
+}
+
+/**
+ * maxActive over a task mapped by key: of the chained instances a settle made eligible (in the
+ * order decided), as many as their mapped task has free places are queued; the rest are held,
+ * eligible, and queued one by one (in list order) as its active instances end. `room`: each
+ * mapped task's free places (its maxActive less its active instances); a task absent from it
+ * has no maxActive.
+ */
+export function admitUnderMaxActive(eligible: readonly string[], room: ReadonlyMap<string, number>): { queue: string[]; hold: string[] } {
+  const left = new Map(room);
+  const queue: string[] = [];
+  const hold: string[] = [];
+  for (const id of eligible) {
+    const mapped = parseMappedTaskId(id)?.taskId;
+    const free = mapped === undefined ? undefined : left.get(mapped);
+    if (free === undefined) queue.push(id);
+    else if (free > 0) {
+      queue.push(id);
+      left.set(mapped!, free - 1);
+    } else hold.push(id);
+  }
+  return { queue, hold };
 }

@@ -164,7 +164,7 @@ export interface AttemptFinish {
      * Tasks mapped by key over this one (and over those: core's keyedChain), expanded with it
      * with the same keys: the instance of key k of each waits for its parent's instance of key k.
      */
-    chained?: readonly { taskId: string; parent: string }[];
+    chained?: readonly { taskId: string; parent: string; maxActive?: number | null }[];
   };
 }
 

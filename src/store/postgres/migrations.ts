@@ -813,4 +813,17 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       $fn$;
     `,
   },
+  {
+    version: 34,
+    name: "maxActive over a task mapped by key: a chained instance held back while its mapped task has no free place",
+    sql: `
+      -- A chained instance (items: { keysOf }) becomes eligible when its key's upstream instance
+      -- settles; while its mapped task has maxActive instances active it waits, held: still
+      -- 'scheduled', with map_held_at set (unlike those still waiting for their upstream). As an
+      -- active one ends, the first held one by position is queued, found over this index.
+      ALTER TABLE task_instances ADD COLUMN map_held_at BIGINT;
+      CREATE INDEX task_instances_map_ready ON task_instances (run_id, map_task, map_position)
+        WHERE state = 'scheduled' AND map_held_at IS NOT NULL;
+    `,
+  },
 ];

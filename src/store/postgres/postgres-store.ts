@@ -12,7 +12,7 @@ import { planRerun } from "../../core/policy/rerun-plan.ts";
 import { matchedKeys, planKeyClear } from "../../core/policy/key-clear.ts";
 import { planKeyMark } from "../../core/policy/key-mark.ts";
 import { keyLookup } from "../../core/policy/key-selector.ts";
-import { holdsMaxActivePlace, mappedTaskEnd, mappedTaskId, markReopensMappedTask, parseMappedTaskId, type MappedItem } from "../../core/policy/fan-out.ts";
+import { admitUnderMaxActive, holdsMaxActivePlace, mappedTaskEnd, mappedTaskId, markReopensMappedTask, parseMappedTaskId, type MappedItem } from "../../core/policy/fan-out.ts";
 import { expansionWrites, REMOVED_REASON } from "../mapping-rows.ts";
 import { othersMayFindWork } from "../../core/policy/wake-others.ts";
 import { endTry, endTryKnown, nextTryNumber, reopenedByHand, runEnd, RunProgress, settleByHandRefusal, type Settlement, type TryEnd } from "../../core/policy/run-progress.ts";
@@ -357,7 +357,7 @@ export class PostgresStore extends PostgresReads implements Store {
       const progress = new RunProgress();
       const waiting = await tx.rows("waitingTasksWithParents", [request.runId, graphVersion, plan.reset]);
       progress.settleEach(plan.reset, waitingTasks(waiting), request.at);
-      this.#sendSettlements(tx, request.runId, progress);
+      await this.#sendSettlements(tx, request.runId, progress);
       if (!request.resume) void tx.send("requestExternalCancels", [request.runId, request.restate ? "restated: the run runs again" : "cleared: the task runs again"]);
       await this.#finishRunIfDone(tx, request.runId, request.at, true);
       return toRun((await tx.first("selectRun", [request.runId]))!);
@@ -526,7 +526,7 @@ export class PostgresStore extends PostgresReads implements Store {
       lastOfRun.set(a.run_id, i);
     }
     for (const [runId, run] of runs) {
-      if (this.#sendSettlements(tx, runId, run.progress)) madeEligible = true;
+      if (await this.#sendSettlements(tx, runId, run.progress)) madeEligible = true;
       if (await this.#settleMappedOf(tx, runId, run.progress.decided, run.progress)) {
         if (await this.#decideAll(tx, runId, run.graphVersion, run.progress, run.progress.decided.length)) madeEligible = true;
         mappedSettled.add(runId);
@@ -665,7 +665,7 @@ export class PostgresStore extends PostgresReads implements Store {
     await this.#writeExpansion(tx, runId, taskId, items, maxActive, a.max_tries - a.try_number + 1, null, f.now);
     for (const link of chained) {
       const row = await tx.first("mapCounts", [runId, link.taskId]);
-      if (row) await this.#writeExpansion(tx, runId, link.taskId, items, null, row.max_tries - row.try_number, link.parent, f.now);
+      if (row) await this.#writeExpansion(tx, runId, link.taskId, items, link.maxActive ?? null, row.max_tries - row.try_number, link.parent, f.now);
     }
     const progress = new RunProgress();
     const settled = await this.#mappedTaskCheck(tx, runId, taskId, f.now, progress);
@@ -699,7 +699,7 @@ export class PostgresStore extends PostgresReads implements Store {
       await this.#readDownstream(tx, runId, graphVersion, progress);
       const fresh = progress.decided.slice(sent);
       sent = progress.decided.length;
-      if (this.#sendDecisions(tx, runId, fresh)) madeEligible = true;
+      if (await this.#sendDecisions(tx, runId, fresh)) madeEligible = true;
       if (!(await this.#settleMappedOf(tx, runId, fresh, progress))) return madeEligible;
     }
   }
@@ -725,10 +725,28 @@ export class PostgresStore extends PostgresReads implements Store {
     const counts = await tx.first("mapCounts", [runId, mapped.taskId]);
     let released = false;
     if (heldPlace && counts?.map_max_active !== null && counts?.map_max_active !== undefined) {
-      released = (await tx.send("mapReleaseHeld", [runId, mapped.taskId, at])).rowCount === 1;
+      // A chained instance's place goes to the first one held eligible; another's to the first held by position.
+      const chained = (await tx.first("mapParentOf", [runId, taskId]))?.map_parent != null;
+      released = (await tx.send(chained ? "mapReleaseReady" : "mapReleaseHeld", [runId, mapped.taskId, at])).rowCount === 1;
     }
     const settled = (await this.#mappedTaskCheck(tx, runId, mapped.taskId, at, progress)) !== null;
     return { released, settled };
+  }
+
+  /**
+   * The chained instances these decisions made eligible that their mapped task's maxActive holds
+   * back (core's admitUnderMaxActive), counted under the mapped task's row lock (mapCounts), as
+   * its instances' ends take it.
+   */
+  async #heldUnderMaxActive(tx: Tx, runId: string, decided: readonly Settlement[]): Promise<Set<string>> {
+    const eligible = decided.filter((d) => d.state === "queued" && parseMappedTaskId(d.taskId)).map((d) => d.taskId);
+    if (eligible.length === 0) return new Set();
+    const room = new Map<string, number>();
+    for (const mapped of new Set(eligible.map((id) => parseMappedTaskId(id)!.taskId))) {
+      const maxActive = (await tx.first("mapCounts", [runId, mapped]))?.map_max_active;
+      if (maxActive !== null && maxActive !== undefined) room.set(mapped, Number(maxActive) - Number((await tx.first("mapActive", [runId, mapped]))!.n));
+    }
+    return new Set(admitUnderMaxActive(eligible, room).hold);
   }
 
   /** Settles a mapped task whose instances have all ended (core's mappedTaskEnd); its state, or null while it waits. */
@@ -753,11 +771,14 @@ export class PostgresStore extends PostgresReads implements Store {
   }
 
   /** Sends a run's trigger-rule decisions in one statement; true when a task became eligible to run. */
-  #sendSettlements(tx: Tx, runId: string, progress: RunProgress): boolean {
+  #sendSettlements(tx: Tx, runId: string, progress: RunProgress): Promise<boolean> {
     return this.#sendDecisions(tx, runId, progress.decided);
   }
 
-  #sendDecisions(tx: Tx, runId: string, decided: readonly Settlement[]): boolean {
+  async #sendDecisions(tx: Tx, runId: string, all: readonly Settlement[]): Promise<boolean> {
+    const held = await this.#heldUnderMaxActive(tx, runId, all);
+    if (held.size > 0) void tx.send("mapHold", [runId, [...held], all.find((d) => held.has(d.taskId))!.at]);
+    const decided = held.size > 0 ? all.filter((d) => !held.has(d.taskId)) : all;
     if (decided.length === 0) return false;
     void tx.send("settleTaskInstancesOfRuns", [
       decided.map(() => runId), decided.map((d) => d.taskId), decided.map((d) => d.state), decided.map((d) => d.reason), decided.map((d) => d.at),

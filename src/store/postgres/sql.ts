@@ -100,7 +100,7 @@ export const SQL = {
     SET state = 'scheduled', max_tries = try_number + $3, next_try_at = NULL, reason = NULL,
         trigger_rule = $4, pool = $5, slots = $6, priority = $7,
         current_attempt_id = NULL, queued_at = NULL, started_at = NULL, ended_at = NULL,
-        map_live = NULL, map_failing = NULL, map_total = NULL,
+        map_live = NULL, map_failing = NULL, map_total = NULL, map_held_at = NULL,
         map_in_scheduled = NULL, map_in_queued = NULL, map_in_running = NULL, map_in_success = NULL, map_in_failed = NULL, map_in_up_for_retry = NULL, map_in_up_for_reschedule = NULL, map_in_skipped = NULL, map_in_upstream_failed = NULL, map_in_removed = NULL
     WHERE run_id = $1 AND task_id = $2`,
 
@@ -372,7 +372,7 @@ export const SQL = {
     UPDATE task_instances i
     SET state = j.state, map_position = j.position, map_item = j.item, max_tries = i.try_number + $8::int, next_try_at = NULL,
         reason = NULL, current_attempt_id = NULL, queued_at = CASE WHEN j.state = 'queued' THEN $3::bigint END,
-        started_at = NULL, ended_at = NULL
+        started_at = NULL, ended_at = NULL, map_held_at = NULL
     FROM unnest($4::text[], $5::int[], $6::text[], $7::text[]) AS j(key, position, item, state)
     WHERE i.run_id = $1 AND i.map_task = $2 AND i.map_key = j.key`,
   mapRemove: `
@@ -418,6 +418,19 @@ export const SQL = {
       SELECT task_id FROM task_instances
       WHERE run_id = $1 AND map_task = $2 AND state = 'scheduled' AND map_task IS NOT NULL
       ORDER BY map_position LIMIT 1 FOR UPDATE SKIP LOCKED)`,
+  /**
+   * maxActive over a task mapped by key (migration 34): a chained instance made eligible while
+   * its mapped task has no free place waits, held (still 'scheduled', map_held_at set), and the
+   * first held one by position is queued as an active one ends.
+   */
+  mapHold: `UPDATE task_instances SET map_held_at = $3 WHERE run_id = $1 AND task_id = ANY($2::text[]) AND state = 'scheduled'`,
+  mapReleaseReady: `
+    UPDATE task_instances SET state = 'queued', queued_at = $3, map_held_at = NULL
+    WHERE run_id = $1 AND task_id = (
+      SELECT task_id FROM task_instances
+      WHERE run_id = $1 AND map_task = $2 AND state = 'scheduled' AND map_held_at IS NOT NULL
+      ORDER BY map_position LIMIT 1 FOR UPDATE SKIP LOCKED)`,
+  mapParentOf: `SELECT map_parent FROM task_instances WHERE run_id = $1 AND task_id = $2`,
   mapSettle: `
     UPDATE task_instances SET state = $3, reason = $4, ended_at = $5
     WHERE run_id = $1 AND task_id = $2 AND state = 'scheduled'`,

@@ -73,7 +73,7 @@ export const SQL = {
     SET state = 'scheduled', max_tries = try_number + @maxTries, next_try_at = NULL, reason = NULL,
         trigger_rule = @triggerRule, pool = @pool, slots = @slots, priority = @priority,
         current_attempt_id = NULL, queued_at = NULL, started_at = NULL, ended_at = NULL,
-        map_live = NULL, map_failing = NULL, map_total = NULL,
+        map_live = NULL, map_failing = NULL, map_total = NULL, map_held_at = NULL,
         map_in_scheduled = NULL, map_in_queued = NULL, map_in_running = NULL, map_in_success = NULL, map_in_failed = NULL, map_in_up_for_retry = NULL, map_in_up_for_reschedule = NULL, map_in_skipped = NULL, map_in_upstream_failed = NULL, map_in_removed = NULL
     WHERE run_id = @runId AND task_id = @taskId`,
 
@@ -186,7 +186,8 @@ export const SQL = {
     UPDATE task_instances AS i
     SET state = json_extract(j.value, '$[3]'), map_position = json_extract(j.value, '$[1]'), map_item = json_extract(j.value, '$[2]'),
         max_tries = i.try_number + @tries, next_try_at = NULL, reason = NULL, current_attempt_id = NULL,
-        queued_at = CASE WHEN json_extract(j.value, '$[3]') = 'queued' THEN @at END, started_at = NULL, ended_at = NULL
+        queued_at = CASE WHEN json_extract(j.value, '$[3]') = 'queued' THEN @at END, started_at = NULL, ended_at = NULL,
+        map_held_at = NULL
     FROM json_each(@rows) j
     WHERE i.run_id = @runId AND i.map_task = @taskId AND i.map_key = json_extract(j.value, '$[0]')`,
   mapRemove: `
@@ -231,6 +232,19 @@ export const SQL = {
       SELECT task_id FROM task_instances INDEXED BY task_instances_map_held
       WHERE run_id = @runId AND map_task = @taskId AND state = 'scheduled' AND map_task IS NOT NULL
       ORDER BY map_position LIMIT 1)`,
+  /**
+   * maxActive over a task mapped by key (migration 34): a chained instance made eligible while
+   * its mapped task has no free place waits, held (still 'scheduled', map_held_at set), and the
+   * first held one by position is queued as an active one ends.
+   */
+  mapHold: `UPDATE task_instances SET map_held_at = ? WHERE run_id = ? AND task_id = ? AND state = 'scheduled'`,
+  mapReleaseReady: `
+    UPDATE task_instances SET state = 'queued', queued_at = @at, map_held_at = NULL
+    WHERE run_id = @runId AND task_id = (
+      SELECT task_id FROM task_instances INDEXED BY task_instances_map_ready
+      WHERE run_id = @runId AND map_task = @taskId AND state = 'scheduled' AND map_held_at IS NOT NULL
+      ORDER BY map_position LIMIT 1)`,
+  mapParentOf: `SELECT map_parent FROM task_instances WHERE run_id = ? AND task_id = ?`,
   mapSettle: `
     UPDATE task_instances SET state = @state, reason = @reason, ended_at = @at
     WHERE run_id = @runId AND task_id = @taskId AND state = 'scheduled'`,

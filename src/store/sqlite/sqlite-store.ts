@@ -9,7 +9,7 @@ import type { RunState, TaskState } from "../../core/model/states.ts";
 import { attemptLogPath } from "../../core/model/log-path.ts";
 import { holderKey, planClaim, withRemoteHolds } from "../../core/policy/claim-plan.ts";
 import { planRerun } from "../../core/policy/rerun-plan.ts";
-import { endTry, nextTryNumber, reopenedByHand, runEnd, RunProgress, settleByHandRefusal } from "../../core/policy/run-progress.ts";
+import { endTry, nextTryNumber, reopenedByHand, runEnd, RunProgress, settleByHandRefusal, type Settlement } from "../../core/policy/run-progress.ts";
 import { assertSummaryFits, claimCandidate, datasetWaits, isCurrentAttempt, remoteHolder, waitingTasks } from "../decision-rows.ts";
 import {
   StoreConflictError, type AttemptFinish, type AuditEntry, type ClaimRequest,
@@ -19,7 +19,7 @@ import {
 } from "../port.ts";
 import { assertRestatable } from "../restatable.ts";
 import { expansionWrites, REMOVED_REASON } from "../mapping-rows.ts";
-import { holdsMaxActivePlace, mappedTaskEnd, mappedTaskId, markReopensMappedTask, parseMappedTaskId, type MappedItem } from "../../core/policy/fan-out.ts";
+import { admitUnderMaxActive, holdsMaxActivePlace, mappedTaskEnd, mappedTaskId, markReopensMappedTask, parseMappedTaskId, type MappedItem } from "../../core/policy/fan-out.ts";
 import { matchedKeys, planKeyClear } from "../../core/policy/key-clear.ts";
 import { planKeyMark } from "../../core/policy/key-mark.ts";
 import { keyLookup } from "../../core/policy/key-selector.ts";
@@ -445,7 +445,7 @@ export class SqliteStore extends SqliteReads implements Store {
    * diffed by key with the instances the run has) in chunked statements, its counts set, and it
    * waits for them, or settles at once when nothing is left to run (an empty list).
    */
-  #expand(a: Row, items: readonly MappedItem[], maxActive: number | null, chained: readonly { taskId: string; parent: string }[], now: number): FinishOutcome {
+  #expand(a: Row, items: readonly MappedItem[], maxActive: number | null, chained: readonly { taskId: string; parent: string; maxActive?: number | null }[], now: number): FinishOutcome {
     const q = this.q;
     const scope = { runId: a.run_id as string, taskId: a.task_id as string };
     const existing = (q.mapExistingKeys.all(scope.runId, scope.taskId) as Row[]).map((r) => ({ key: r.map_key as string, removed: r.state === "removed" }));
@@ -455,7 +455,7 @@ export class SqliteStore extends SqliteReads implements Store {
       if (!row) continue;
       const linked = { runId: scope.runId, taskId: link.taskId };
       const had = (q.mapExistingKeys.all(scope.runId, link.taskId) as Row[]).map((r) => ({ key: r.map_key as string, removed: r.state === "removed" }));
-      this.#writeExpansion(linked, had, items, null, row.max_tries - row.try_number, link.parent, now);
+      this.#writeExpansion(linked, had, items, link.maxActive ?? null, row.max_tries - row.try_number, link.parent, now);
     }
     const progress = new RunProgress();
     const settled = this.#mappedTaskCheck(scope.runId, scope.taskId, now, progress);
@@ -480,8 +480,25 @@ export class SqliteStore extends SqliteReads implements Store {
     const mapped = parseMappedTaskId(taskId);
     if (!mapped) return;
     const counts = this.q.mapCounts.get(runId, mapped.taskId) as Row | undefined;
-    if (heldPlace && counts?.map_max_active !== null && counts?.map_max_active !== undefined) this.q.mapReleaseHeld.run({ runId, taskId: mapped.taskId, at });
+    if (heldPlace && counts?.map_max_active !== null && counts?.map_max_active !== undefined) {
+      // A chained instance's place goes to the first one held eligible; another's to the first held by position.
+      const chained = (this.q.mapParentOf.get(runId, taskId) as Row | undefined)?.map_parent != null;
+      if (chained) this.q.mapReleaseReady.run({ runId, taskId: mapped.taskId, at });
+      else this.q.mapReleaseHeld.run({ runId, taskId: mapped.taskId, at });
+    }
     this.#mappedTaskCheck(runId, mapped.taskId, at, progress);
+  }
+
+  /** The chained instances these decisions made eligible that their mapped task's maxActive holds back (core's admitUnderMaxActive). */
+  #heldUnderMaxActive(runId: string, decided: readonly Settlement[]): Set<string> {
+    const eligible = decided.filter((d) => d.state === "queued" && parseMappedTaskId(d.taskId)).map((d) => d.taskId);
+    if (eligible.length === 0) return new Set();
+    const room = new Map<string, number>();
+    for (const mapped of new Set(eligible.map((id) => parseMappedTaskId(id)!.taskId))) {
+      const maxActive = (this.q.mapCounts.get(runId, mapped) as Row | undefined)?.map_max_active as number | null | undefined;
+      if (maxActive !== null && maxActive !== undefined) room.set(mapped, maxActive - ((this.q.mapActive.get(runId, mapped) as Row).n as number));
+    }
+    return new Set(admitUnderMaxActive(eligible, room).hold);
   }
 
   /** Settles a mapped task whose instances have all ended (core's mappedTaskEnd); its state, or null while it waits. */
@@ -516,9 +533,12 @@ export class SqliteStore extends SqliteReads implements Store {
       }
       const fresh = progress.decided.slice(written);
       written = progress.decided.length;
+      const held = this.#heldUnderMaxActive(runId, fresh);
       for (const d of fresh) {
-        if (d.state === "queued") q.queueTaskInstance.run(d.at, runId, d.taskId);
-        else q.settleTaskInstance.run(d.state, d.reason, d.at, runId, d.taskId);
+        if (d.state === "queued") {
+          if (held.has(d.taskId)) q.mapHold.run(d.at, runId, d.taskId);
+          else q.queueTaskInstance.run(d.at, runId, d.taskId);
+        } else q.settleTaskInstance.run(d.state, d.reason, d.at, runId, d.taskId);
       }
       // A chained instance skipped or upstream_failed may have been its mapped task's last: that
       // task ends, and what follows it is decided in turn.

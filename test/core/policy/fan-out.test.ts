@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
-  diffKeys, expandItems, isJsonValue, mapKeyProblem, mappedTaskEnd, mappedTaskId, MAX_MAP_KEY_BYTES, parseMappedTaskId,
+  admitUnderMaxActive, diffKeys, expandItems, isJsonValue, mapKeyProblem, mappedTaskEnd, mappedTaskId, MAX_MAP_KEY_BYTES, parseMappedTaskId,
 } from "../../../src/core/policy/fan-out.ts";
 
 const place = { pipelineId: "files", taskId: "load", businessDate: "2026-09-01" };
@@ -116,5 +116,25 @@ describe("fan-out: when a mapped task ends", () => {
       expect(parseMappedTaskId(mappedTaskId("load", k))).toEqual({ taskId: "load", key: k });
     }));
     expect(parseMappedTaskId("load")).toBeNull();
+  });
+});
+
+describe("maxActive over a task mapped by key", () => {
+  it("queues, in the order decided, as many eligible instances of each mapped task as it has free places, and holds the rest", () => {
+    fc.assert(fc.property(
+      fc.array(fc.tuple(fc.constantFrom("check", "audit", "plain"), fc.nat(50)), { maxLength: 40 }),
+      fc.nat(5), fc.integer({ min: -2, max: 5 }),
+      (picked, checkRoom, auditRoom) => {
+        const eligible = [...new Set(picked.map(([task, k]) => (task === "plain" ? `plain${k}` : `${task}[k${k}]`)))];
+        const room = new Map([["check", checkRoom], ["audit", auditRoom]]);
+        const { queue, hold } = admitUnderMaxActive(eligible, room);
+        expect([...queue, ...hold].sort()).toEqual([...eligible].sort());
+        for (const [task, free] of room) {
+          const mine = eligible.filter((id) => id.startsWith(`${task}[`));
+          expect(queue.filter((id) => id.startsWith(`${task}[`))).toEqual(mine.slice(0, Math.max(0, free)));
+        }
+        expect(hold.some((id) => id.startsWith("plain"))).toBe(false);
+      },
+    ));
   });
 });

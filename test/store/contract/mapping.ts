@@ -122,6 +122,33 @@ export function mappingContract(h: Harness): void {
       expect(outcome.runState).toBe("failed");
     });
 
+    it("runs at most maxActive instances of a task mapped by key: an eligible one is held until a place frees, one still waiting for its key's upstream never", async () => {
+      const edges = await saveGraph("chain", [["load", "check"], ["check", "report"]]);
+      await store.createRunIfAbsent(newRun({ graphVersion: "chain", tasks: tasksOf(["load", "check", "report"], edges) }));
+      const [load] = await claim();
+      await store.finishAttempt(finish(load!, { map: { items: listOf(["a", "b", "c"]), maxActive: null, chained: [{ taskId: "check", parent: "load", maxActive: 1 }] } }));
+      const loads = await claim();
+      expect(loads.map((c) => c.taskId)).toEqual(["load[a]", "load[b]", "load[c]"]);
+      await store.finishAttempt(finish(loads[0]!));
+      await store.finishAttempt(finish(loads[1]!));
+      // b's check is eligible but held: check has one place, and a's check holds it
+      expect(await states()).toMatchObject({ "check[a]": "queued", "check[b]": "scheduled", "check[c]": "scheduled", "load[c]": "running" });
+      const [checkA, ...none] = await claim();
+      expect([checkA!.taskId, none]).toEqual(["check[a]", []]);
+      await store.finishAttempt(finish(checkA!));
+      // a's place goes to b, not to c, whose load still runs
+      expect(await states()).toMatchObject({ "check[a]": "success", "check[b]": "queued", "check[c]": "scheduled" });
+      await store.finishAttempt(finish(loads[2]!));
+      expect(await states()).toMatchObject({ "check[b]": "queued", "check[c]": "scheduled" });
+      const [checkB, ...none2] = await claim();
+      expect([checkB!.taskId, none2]).toEqual(["check[b]", []]);
+      await store.finishAttempt(finish(checkB!));
+      const [checkC] = await claim();
+      expect(checkC!.taskId).toBe("check[c]");
+      await store.finishAttempt(finish(checkC!));
+      expect(await states()).toMatchObject({ load: "success", check: "success", report: "queued" });
+    });
+
     it("a mark of one instance of an ended mapped task reopens it: it ends afresh, and its reduce runs", async () => {
       const load = await mappedRun();
       await store.finishAttempt(finish(load, { map: { items: listOf(["a", "b"]), maxActive: null } }));
