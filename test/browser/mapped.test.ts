@@ -149,6 +149,21 @@ describe("a run that maps 100,000 items", () => {
     await close();
   });
 
+  it("works without its script: the filter is a GET form and the next page a plain link", async () => {
+    const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, timezoneId: "UTC", javaScriptEnabled: false });
+    const page = await context.newPage();
+    expect((await page.goto(`${server.url}${DRILL}`))?.status()).toBe(200);
+    await page.locator("select[name=state]").selectOption("queued");
+    await page.locator("input[name=prefix]").fill("file-050");
+    await page.locator("button", { hasText: "Filter" }).click();
+    await page.waitForURL(/prefix=file-050.*state=queued|state=queued.*prefix=file-050/);
+    expect(await keys(page)).toEqual(Array.from({ length: 100 }, (_, i) => mappedKey(50_000 + i)));
+    await page.locator("a[rel=next]").click();
+    await page.waitForURL(/after=file-050099\.csv/);
+    expect(await keys(page)).toEqual(Array.from({ length: 100 }, (_, i) => mappedKey(50_100 + i)));
+    await context.close();
+  });
+
   it("has no serious or critical accessibility violation (axe-core) on the drill-down", async () => {
     const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, timezoneId: "UTC", bypassCSP: true, reducedMotion: "reduce" });
     const page = await context.newPage();

@@ -37,6 +37,11 @@ describe("the web UI of a mapped run that failed on one key", () => {
     expect(run).toMatch(/<a class="b s-failed" href="\/ui\/runs\/files@2026-09-01\/tasks\/load\/instances\?state=failed">failed <b>1<\/b><\/a>/);
     expect(run).not.toContain("load[a]");
 
+    // The graph's node of the mapped task opens its keys, coloured by the failed one.
+    const graph = await page("/ui/pipelines/files/graph?run=files@2026-09-01");
+    expect(graph).toMatch(/<a href="\/ui\/runs\/files@2026-09-01\/tasks\/load\/instances"><g class="node s-failed"[^>]*>\s*<title>load: failed/);
+    expect(graph).toContain("failed · 3 mapped");
+
     const keys = await page("/ui/runs/files@2026-09-01/tasks/load/instances?state=failed");
     expect(keys.match(/<td class="key mono">/g)).toHaveLength(1);
     expect(keys).toContain(">b</a>");

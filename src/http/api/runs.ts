@@ -1,7 +1,6 @@
 import type { Hono } from "hono";
 import { stream } from "hono/streaming";
 import { z } from "zod";
-import { NotFoundError } from "../../core/model/errors.ts";
 import type { AuditEntry, TaskInstanceRecord } from "../../store/port.ts";
 import { CREDENTIAL_RECHECK_MS, type AppDeps, type AppEnv } from "../env.ts";
 import { watchCredentials } from "../auth/principal.ts";
@@ -232,9 +231,8 @@ export function runRoutes(api: Hono<AppEnv>, registry: AnyRouteSpec[], { engine,
     },
   });
 
+  /** One task instance, read alone: a run may map 100,000 items. */
   async function requireTask(runId: string, taskId: string): Promise<TaskInstanceRecord> {
-    const task = (await engine.taskInstances(runId)).find((t) => t.taskId === taskId);
-    if (!task) throw new NotFoundError("task", `run ${runId} has no task "${taskId}"`);
-    return task;
+    return engine.taskInstance(runId, taskId);
   }
 }

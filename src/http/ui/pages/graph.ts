@@ -2,6 +2,7 @@ import type { Engine } from "../../../engine/engine.ts";
 import type { TaskInstanceRecord } from "../../../store/port.ts";
 import { html, type Html } from "../html.ts";
 import { badge, links, page, stateLabel, type View } from "../parts.ts";
+import { instancesLink, mappedCellState, mappedTotal } from "../mapped.ts";
 import { dagSvg } from "../dag-svg.ts";
 import { pipelineHeader } from "./pipeline-tabs.ts";
 
@@ -11,10 +12,14 @@ export async function graphPage(engine: Engine, view: View, pipelineId: string):
   const [state, recent] = await Promise.all([engine.pipelineState(p.id), engine.runs(p.id, 60)]);
   const runId = view.url.searchParams.get("run") ?? recent[0]?.runId ?? null;
   const run = runId ? await engine.run(runId) : null;
-  const tasks = new Map<string, TaskInstanceRecord>(run ? (await engine.taskInstances(run.runId)).map((t) => [t.taskId, t]) : []);
+  // One row per task: a mapped task's node takes its instances' most pressing state and opens its keys.
+  const tasks = new Map<string, TaskInstanceRecord>(run ? (await engine.taskRows(run.runId)).map((t) => [t.taskId, t]) : []);
   const svg = await dagSvg(
     [...p.tasks.values()].map((task) => {
       const ti = tasks.get(task.id);
+      if (run && ti?.mapped) {
+        return { task, state: mappedCellState(ti.mapped.states, ti.state), href: instancesLink(run.runId, task.id), tryText: `${mappedTotal(ti.mapped.states).toLocaleString("en")} mapped` };
+      }
       return { task, state: ti?.state ?? "none", href: run && ti ? links.task(run.runId, task.id) : null, tryText: ti && ti.tryNumber > 0 ? `try ${ti.tryNumber}/${ti.maxTries}` : null };
     }),
     run?.runId ?? null,
