@@ -176,7 +176,7 @@ export class RunActions {
     }));
     await this.#tellIfEnded(run);
     this.#e.announce();
-    return (await this.#runs.taskInstances(run.runId)).find((t) => t.taskId === named.taskId)!;
+    return this.#runs.taskInstance(run.runId, named.taskId);
   }
 
   /** A skip or mark that settles a run's last live task instance ends the run here, with no attempt to say so. */
