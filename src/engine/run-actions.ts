@@ -110,7 +110,11 @@ export class RunActions {
     return this.#runs.taskInstances(runId);
   }
 
-  /** A clear naming `task[key]` or `task[glob]`: those keys, their chained instances and what follows the mapped task, nothing else. */
+  /**
+   * A clear naming `task[key]` or `task[glob]`: those keys, their chained instances and what
+   * follows the mapped task, nothing else; answers the task instances it reset (the mapped task,
+   * its chain, each key's instances, the tasks downstream).
+   */
   async #clearKeys(run: RunRecord, pipeline: Pipeline, named: { taskId: string; key: string }, request: { reason: string; openFrozen?: string } & Acting): Promise<TaskInstanceRecord[]> {
     assertMappedTask(run, pipeline, named);
     this.#frozen.assertNotFrozen(pipeline, run.businessDate, request.openFrozen);
@@ -128,7 +132,14 @@ export class RunActions {
       ...(request.openFrozen ? { openFrozen: request.openFrozen } : {}),
     }));
     this.#e.announce();
-    return this.#runs.taskInstances(run.runId);
+    // What the clear reset, each read by its id: never the run's other instances.
+    const ids = [named.taskId, ...chain, ...keys.flatMap((key) => [named.taskId, ...chain].map((t) => mappedTaskId(t, key))), ...downstream];
+    const reset: TaskInstanceRecord[] = [];
+    for (const id of ids) {
+      const ti = await this.#e.store.getTaskInstance(run.runId, id);
+      if (ti) reset.push(ti);
+    }
+    return reset;
   }
 
   async skip(runId: string, taskId: string, request: { reason: string } & Acting): Promise<TaskInstanceRecord> {

@@ -78,5 +78,9 @@ describe("the HTTP API: a mapped task's instances by key", () => {
     const none = await mark("load[zz*]");
     expect(none.status).toBe(409);
     expect(none.body.detail).toContain("no instance of load matches load[zz*]");
+    // a clear by key answers what it reset, read by id, not the run's every instance
+    const cleared = await call(app, `/api/v1/runs/files@2026-09-01/tasks/${encodeURIComponent("load[a1]")}/clear`, { token, body: { reason: "late file" } });
+    expect(cleared.status).toBe(200);
+    expect(cleared.body.tasks.map((i: { taskId: string; state: string }) => `${i.taskId} ${i.state}`)).toEqual(["load scheduled", "load[a1] queued", "report scheduled"]);
   });
 });
