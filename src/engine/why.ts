@@ -2,7 +2,7 @@ import type { Pipeline } from "../core/pipeline/types.ts";
 import { formatInstant } from "../core/time/dates.ts";
 import type { Interval } from "../core/time/interval.ts";
 import type { Store, TaskInstanceRecord } from "../store/port.ts";
-import { parseMappedTaskId } from "../core/policy/fan-out.ts";
+import { maxActiveHoldReason, parseMappedTaskId } from "../core/policy/fan-out.ts";
 
 export interface WhyContext {
   store: Store;
@@ -105,6 +105,10 @@ async function explainTask(
       if (task.mapped) {
         const { live, failing, total } = task.mapped;
         return `waiting for its mapped instances: ${live} of ${total} still to end${failing ? `, ${failing} failed` : ""}`;
+      }
+      const mappedTask = task.heldAt != null ? byId.get(parseMappedTaskId(task.taskId)?.taskId ?? "") : undefined;
+      if (mappedTask?.mapped?.maxActive != null) {
+        return `${maxActiveHoldReason(mappedTask.taskId, mappedTask.mapped.states, mappedTask.mapped.maxActive)} (eligible since ${ctx.formatTime(task.heldAt!)})`;
       }
       const waiting = upstream
         .map((id) => byId.get(id))

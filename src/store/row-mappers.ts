@@ -160,7 +160,9 @@ export function rowMappers(decode: RowDecoding) {
       reason: r.reason,
       startedAt: r.started_at,
       endedAt: r.ended_at,
-      mapped: r.map_total === null || r.map_total === undefined ? null : { live: Number(r.map_live), failing: Number(r.map_failing), total: Number(r.map_total), states: mappedStateCounts(r)! },
+      mapped: r.map_total === null || r.map_total === undefined ? null : { live: Number(r.map_live), failing: Number(r.map_failing), total: Number(r.map_total), states: mappedStateCounts(r)!,
+        maxActive: r.map_max_active === null || r.map_max_active === undefined ? null : Number(r.map_max_active) },
+      heldAt: r.map_held_at === null || r.map_held_at === undefined ? null : Number(r.map_held_at),
     };
   }
 

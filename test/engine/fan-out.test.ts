@@ -142,6 +142,30 @@ describe("fan-out: a task mapped over a list found when it becomes eligible", ()
     expect((await t.engine.why(RUN, "load[a]"))[0]).toMatch(/^load\[a\]: /);
   });
 
+  it("says a chained instance held under maxActive waits for a free place, with how many are active", async () => {
+    const clock = new FakeClock("2026-09-02T03:00:00Z");
+    const p = pipeline("files", { schedule: utc }, {
+      load: { map: { items: () => ["a", "b", "c"] }, run: () => {} },
+      check: { after: ["load"], map: { items: { keysOf: "load" }, maxActive: 1 }, run: () => {} },
+    });
+    t = await openTestEngine([p], clock);
+    await t.engine.trigger("files", "2026-09-01");
+    const claim = (limit: number) => t.store.claimReady({ workerId: "w", pid: 1, limit, now: clock.now(), leaseMs: 60_000, logDir: t.dir });
+    const succeed = (attemptId: number, map: Parameters<TestEngine["store"]["finishAttempt"]>[0]["map"] = undefined) => t.store.finishAttempt({
+      attemptId, workerId: "w", now: clock.now(), outcome: "success", retryable: false, retryAt: null, exitCode: null,
+      errorClass: null, errorMessage: null, summary: null, skipReason: null, ...(map ? { map } : {}),
+    });
+    const [load] = await claim(1);
+    await succeed(load!.attemptId, {
+      items: ["a", "b", "c"].map((k) => ({ key: k, item: JSON.stringify(k) })), maxActive: null,
+      chained: [{ taskId: "check", parent: "load", maxActive: 1 }],
+    });
+    for (const instance of await claim(3)) await succeed(instance.attemptId);
+    const held = await t.engine.why(RUN, "check[b]");
+    expect(held).toEqual([expect.stringMatching(/^check\[b\]: held by maxActive: 1 of 1 instances of check are active; it is queued when one of them ends \(eligible since /)]);
+    expect((await t.engine.why(RUN, "check[a]"))[0]).toMatch(/^check\[a\]: queued/);
+  });
+
   it("keys objects by the key function, retries an instance on its own, and expands a function of the context", async () => {
     const tries = new Map<string, number>();
     const p = pipeline("files", { schedule: utc }, {

@@ -223,6 +223,16 @@ export function holdsMaxActivePlace(state: TaskState): boolean {
 }
 
 /**
+ * Why a chained instance held back by its mapped task's maxActive waits, in words: how many of
+ * its mapped task's instances hold a place (counted from the task's counts by state), of how many.
+ */
+export function maxActiveHoldReason(mappedTaskId: string, states: Readonly<Record<TaskState, number>>, maxActive: number): string {
+  let active = 0;
+  for (const [state, n] of Object.entries(states) as [TaskState, number][]) if (holdsMaxActivePlace(state)) active += n;
+  return `held by maxActive: ${active} of ${maxActive} instances of ${mappedTaskId} are active; it is queued when one of them ends`;
+}
+
+/**
  * maxActive over a task mapped by key: of the chained instances a settle made eligible (in the
  * order decided), as many as their mapped task has free places are queued; the rest are held,
  * eligible, and queued one by one (in list order) as its active instances end. `room`: each

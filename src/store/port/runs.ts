@@ -231,8 +231,10 @@ export interface TaskInstanceRecord {
   reason: string | null;
   startedAt: number | null;
   endedAt: number | null;
-  /** A mapped task that expanded its list: how many of its instances are live, failing, not removed, and in each state. */
-  mapped?: { live: number; failing: number; total: number; states: MappedStateCounts } | null;
+  /** A mapped task that expanded its list: how many of its instances are live, failing, not removed, and in each state, and its maxActive (null: none). */
+  mapped?: { live: number; failing: number; total: number; states: MappedStateCounts; maxActive: number | null } | null;
+  /** A chained mapped instance eligible but held back by its mapped task's maxActive: since when (else null). */
+  heldAt?: number | null;
 }
 
 export interface AttemptRecord {

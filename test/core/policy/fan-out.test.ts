@@ -1,8 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
-  admitUnderMaxActive, diffKeys, expandItems, isJsonValue, mapKeyProblem, mappedTaskEnd, mappedTaskId, MAX_MAP_KEY_BYTES, parseMappedTaskId,
+  admitUnderMaxActive, diffKeys, expandItems, isJsonValue, mapKeyProblem, mappedTaskEnd, maxActiveHoldReason, mappedTaskId, MAX_MAP_KEY_BYTES, parseMappedTaskId,
 } from "../../../src/core/policy/fan-out.ts";
+import { TASK_STATES, type TaskState } from "../../../src/core/model/states.ts";
 
 const place = { pipelineId: "files", taskId: "load", businessDate: "2026-09-01" };
 const key = fc.string({ minLength: 1, maxLength: 20 }).filter((k) => mapKeyProblem(k) === null);
@@ -94,6 +95,14 @@ describe("fan-out: a rerun's list against the instances a run has", () => {
         expect(diffKeys(keys.map((k) => ({ key: k, removed: false })), keys)).toEqual({ added: [], kept: keys, removed: [] });
       }),
     );
+  });
+});
+
+describe("fan-out: why a chained instance is held", () => {
+  it("counts the instances holding a maxActive place (queued, running, waiting to retry or on a remote job), not the held or ended ones", () => {
+    const states = Object.fromEntries(TASK_STATES.map((s) => [s, 0])) as Record<TaskState, number>;
+    Object.assign(states, { queued: 1, running: 2, up_for_retry: 1, up_for_reschedule: 1, scheduled: 40, success: 7, failed: 3 });
+    expect(maxActiveHoldReason("check", states, 5)).toBe("held by maxActive: 5 of 5 instances of check are active; it is queued when one of them ends");
   });
 });
 
