@@ -7,7 +7,7 @@ import { loadConfig } from "../../src/engine/project/config.ts";
 import { makeProject, removeProject } from "./processes.ts";
 
 /** Version 1: two function tasks. Version 2: load is a command, report is gone, publish is new. */
-const V1 = `import { pipeline } from "idem";
+export const V1 = `import { pipeline } from "idem";
 import { CODE } from "../lib/version.ts";
 // first deploy: <script>alert("x")</script> & co
 export const pinned = pipeline("pinned", {}, {
@@ -15,7 +15,7 @@ export const pinned = pipeline("pinned", {}, {
   report: { after: ["load"], run: () => ({ code: CODE }) },
 });
 `;
-const V2 = `import { pipeline } from "idem";
+export const V2 = `import { pipeline } from "idem";
 import { CODE } from "../lib/version.ts";
 // second deploy
 export const pinned = pipeline("pinned", {}, {

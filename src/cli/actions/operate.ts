@@ -4,6 +4,7 @@ import { formatInstant } from "../../core/time/dates.ts";
 import { isoTime, printJson, restated, table } from "../format.ts";
 import type { Cli } from "../lazy.ts";
 import { withEngine } from "../project.ts";
+import { codeChoiceCommands } from "./keep-code.ts";
 import { testClock } from "../test-clock.ts";
 
 const PIPELINES = { pipelines: true };
@@ -74,7 +75,9 @@ export function deletePool(cli: Cli, name: string) {
 
 export function why(cli: Cli, runId: string, taskId: string | undefined) {
   return withEngine(cli, PIPELINES, async (engine) => {
-    for (const line of await engine.why(runId, taskId)) console.log(line);
+    const lines = await engine.why(runId, taskId);
+    for (const line of lines) console.log(line);
+    if (taskId === undefined) for (const line of await codeChoiceCommands(engine, runId)) console.log(line);
   });
 }
 
