@@ -826,4 +826,13 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
         WHERE state = 'scheduled' AND map_held_at IS NOT NULL;
     `,
   },
+  {
+    version: 35,
+    name: "the runs of one code version, for a pipeline's versions timeline",
+    sql: `
+      -- The timeline pages each version's runs (newest business date first); without this, a
+      -- page of an old version walks every newer run of the pipeline by interval to find them.
+      CREATE INDEX runs_by_code_version ON runs (pipeline_id, code_version, interval_start);
+    `,
+  },
 ];

@@ -226,10 +226,11 @@ export class PostgresReads {
   }
 
   async pageRuns(query: RunPageQuery): Promise<RunRecord[]> {
-    const rows = await this.db.rows("pageRuns", [
+    const params = [
       query.pipelineId, Math.min(query.beforeStart ?? FAR, query.toStart ?? FAR), query.fromStart ?? -FAR,
-      query.states ? [...query.states] : null, query.triggers ? [...query.triggers] : null, query.limit, query.codeVersion ?? null,
-    ]);
+      query.states ? [...query.states] : null, query.triggers ? [...query.triggers] : null, query.limit,
+    ];
+    const rows = query.codeVersion === undefined ? await this.db.rows("pageRuns", params) : await this.db.rows("pageRunsOfCode", [...params, query.codeVersion]);
     return rows.map(toRun);
   }
 

@@ -753,7 +753,13 @@ export const SQL = {
     WHERE pipeline_id = $1 AND interval_start < $2 AND interval_start >= $3
       AND ($4::text[] IS NULL OR state = ANY ($4))
       AND ($5::text[] IS NULL OR trigger_kind = ANY ($5))
-      AND ($7::text IS NULL OR code_version = $7)
+    ORDER BY interval_start DESC LIMIT $6`,
+  // The runs of one code version: its own statement, so the equality can seek runs_by_code_version.
+  pageRunsOfCode: `
+    SELECT * FROM runs
+    WHERE pipeline_id = $1 AND code_version = $7 AND interval_start < $2 AND interval_start >= $3
+      AND ($4::text[] IS NULL OR state = ANY ($4))
+      AND ($5::text[] IS NULL OR trigger_kind = ANY ($5))
     ORDER BY interval_start DESC LIMIT $6`,
   taskInstancesOfRuns: `SELECT * FROM task_instances WHERE run_id = ANY ($1::text[]) ORDER BY run_id, task_id`,
   pageAudit: `

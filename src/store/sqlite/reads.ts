@@ -223,15 +223,16 @@ export class SqliteReads {
   }
 
   async pageRuns(query: RunPageQuery): Promise<RunRecord[]> {
-    return (this.q.pageRuns.all({
+    const params = {
       pipelineId: query.pipelineId,
       before: Math.min(query.beforeStart ?? FAR, query.toStart ?? FAR),
       from: query.fromStart ?? -FAR,
       states: query.states ? JSON.stringify(query.states) : null,
       triggers: query.triggers ? JSON.stringify(query.triggers) : null,
-      codeVersion: query.codeVersion ?? null,
       limit: query.limit,
-    }) as Row[]).map(toRun);
+    };
+    const rows = query.codeVersion === undefined ? this.q.pageRuns.all(params) : this.q.pageRunsOfCode.all({ ...params, codeVersion: query.codeVersion });
+    return (rows as Row[]).map(toRun);
   }
 
   async taskInstancesOfRuns(runIds: readonly string[]): Promise<TaskInstanceRecord[]> {
