@@ -81,6 +81,17 @@ describe("a mapped task in a pipeline file, run by idem run in task hosts", () =
     expect(bad.err).toContain("--state: unknown state done");
   });
 
+  it("lists a run's tasks with a mapped task as one row counting its instances by state, and names --mapped for its keys", () => {
+    const tasks = idem("tasks", "files@2026-09-01");
+    expect(tasks.code).toBe(0);
+    expect(tasks.out).toMatch(/\nload\s+success\s+1\/\d+\s.*3 mapped instances: 3 success\n/);
+    expect(tasks.out).not.toContain("load[");
+    expect(tasks.out.trimEnd().split("\n").at(-1)).toBe("keys: idem tasks files@2026-09-01 --mapped load");
+    const json = JSON.parse(idem("tasks", "files@2026-09-01", "--json").out) as { taskId: string; mapped: { total: number; states: { success: number } } | null }[];
+    expect(json.map((t) => t.taskId)).toEqual(["list", "load", "report"]);
+    expect(json[1]!.mapped).toMatchObject({ total: 3, states: { success: 3 } });
+  });
+
   it("clears one key by a glob: that instance and the reduce wait again, every other key stays done", () => {
     const none = idem("clear", "files@2026-09-01", "--task", "load[zz*]", "--reason", "reload");
     expect(none.code).not.toBe(0);

@@ -26,8 +26,9 @@ export function runs(cli: Cli, pipelineId: string, options: { limit: number; jso
 export function tasks(cli: Cli, runId: string, options: { json?: boolean; mapped?: string; after?: string; prefix?: string; state?: string; limit: number }) {
   if (options.mapped !== undefined) return mappedTasks(cli, runId, options.mapped, options);
   return withEngine(cli, STATE_ONLY, async (engine) => {
-    const tasks = await engine.taskInstances(runId);
-    const attempts = await engine.attempts(runId);
+    // One row per task: a mapped task with its instances counted by state, never listed (there may be 100,000).
+    const tasks = await engine.taskRows(runId);
+    const attempts = await engine.taskRowAttempts(runId);
     const last = new Map(attempts.map((a) => [a.taskId, a]));
     if (options.json) return printJson(tasks.map((t) => ({ ...t, lastAttempt: last.get(t.taskId) ?? null })));
     console.log(
@@ -41,12 +42,22 @@ export function tasks(cli: Cli, runId: string, options: { json?: boolean; mapped
             `${t.tryNumber}/${t.maxTries}`,
             isoTime(t.startedAt),
             elapsed(t.startedAt, t.endedAt),
-            t.reason ?? (a?.errorMessage ? `${a.errorClass}: ${a.errorMessage}` : a?.summary ? JSON.stringify(a.summary) : ""),
+            t.mapped
+              ? mappedCounts(t.mapped.states, t.mapped.total)
+              : t.reason ?? (a?.errorMessage ? `${a.errorClass}: ${a.errorMessage}` : a?.summary ? JSON.stringify(a.summary) : ""),
           ];
         }),
       ),
     );
+    const mapped = tasks.filter((t) => t.mapped);
+    if (mapped.length > 0) console.log(`keys: idem tasks ${runId} --mapped ${mapped[0]!.taskId}${mapped.length > 1 ? ` (or ${mapped.slice(1).map((t) => t.taskId).join(", ")})` : ""}`);
   });
+}
+
+/** A mapped task's instances in one note: how many, then the count of each state that has any. */
+function mappedCounts(states: Readonly<Record<string, number>>, total: number): string {
+  const counts = Object.entries(states).filter(([, n]) => n > 0).map(([state, n]) => `${n} ${state.replace(/_/g, " ")}`);
+  return `${total} mapped instance${total === 1 ? "" : "s"}${counts.length ? `: ${counts.join(", ")}` : ""}`;
 }
 
 function mappedTasks(cli: Cli, runId: string, taskId: string, options: { json?: boolean; after?: string; prefix?: string; state?: string; limit: number }) {

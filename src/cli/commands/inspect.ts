@@ -15,7 +15,7 @@ export function registerInspectCommands(program: Command): void {
 
   program
     .command("tasks <run>")
-    .description("the task instances of a run, with their state and last error; --mapped: a mapped task's instances by key")
+    .description("the tasks of a run, with their state and last error (a mapped task as one row counting its instances by state); --mapped: a mapped task's instances by key")
     .option("--mapped <task>", "list this mapped task's instances by key, a page at a time")
     .option("--after <key>", "with --mapped: the keys after this one (the last key of the page before)")
     .option("--prefix <text>", "with --mapped: only keys starting with this")
