@@ -47,4 +47,26 @@ describe("an external task in the UI", () => {
     const page = (await poolsPage(h.engine, view())).value;
     expect(page).toMatch(/remote@2026-09-01 etl<\/a> <span class="faint">×3 by its remote job<\/span>/);
   });
+  it("the task page of an external task whose remote job holds its pool says how many slots of which pool it holds while the job runs", async () => {
+    let state: "running" | "succeeded" = "running";
+    const job: ExternalJob<{ id: string }> = { adapter: "memory", submit: () => ({ id: "run-7" }), poll: () => ({ state }), cancel: () => {} };
+    const remote = pipeline("remote", { schedule: daily({ at: "02:00" }), start: "2026-09-01", end: "2026-09-01" }, {
+      etl: { external: job, pollInterval: "10m", pool: "cluster", slots: 3, holdPoolWhileRemote: true },
+      plain: { external: job, pollInterval: "10m" },
+    });
+    h = await ScheduleHarness.open([remote], "2026-09-01T00:00:00Z");
+    await h.engine.setPool("cluster", 4);
+    await h.at("2026-09-02T03:00:00Z");
+    const running = (await taskPage(h.engine, view(), "remote@2026-09-01", "etl")).value;
+    expect(running).toContain('<p id="pool-held">While its remote job runs, this task holds 3 slots of pool cluster (holdPoolWhileRemote)');
+    expect(running).toMatch(/<code>memory<\/code> <code>[^<]*<\/code>\s*<\/td>\s*<td>3 slots of pool cluster<\/td>/);
+    const plain = (await taskPage(h.engine, view(), "remote@2026-09-01", "plain")).value;
+    expect(plain).not.toContain('id="pool-held"');
+    expect(plain).toContain('<span class="faint">none</span>');
+    state = "succeeded";
+    await h.at("2026-09-02T03:20:00Z");
+    const ended = (await taskPage(h.engine, view(), "remote@2026-09-01", "etl")).value;
+    expect(ended).not.toContain('id="pool-held"');
+    expect(ended).toContain("<td>3 slots of pool cluster</td>");
+  });
 });

@@ -138,8 +138,16 @@ const CHUNK_LIMIT = 16 * 1024 * 1024;
 function externalJobsPanel(jobs: readonly ExternalJobRecord[]): Html {
   const rows = jobs.map((j) => html`<tr><td>${j.tryNumber}</td><td>${badge(JOB_BADGE[j.state], undefined, j.state === "open" ? "waiting" : j.state.replace("_", " "))}</td>
 <td><code>${j.adapter}</code> <code>${j.handle}</code>${safeLink(j.link) ? html` <a href="${j.link!}" rel="noopener noreferrer">open</a>` : ""}</td>
+<td>${j.heldPool && j.heldSlots > 0 ? `${slotsOf(j)}` : html`<span class="faint">none</span>`}</td>
 <td>${at(j.submittedAt)}</td><td>${j.endedAt === null ? "" : at(j.endedAt)}</td><td>${j.note ?? ""}</td></tr>`);
-  return html`<div class="panel flush"><h2>Remote jobs</h2><table class="t"><thead><tr><th>Try</th><th>State</th><th>Job</th><th>Submitted</th><th>Ended</th><th>Note</th></tr></thead><tbody>${rows}</tbody></table></div>`;
+  // Only a job not yet ended keeps its slots; an ended one gave them back (its row still says which it held).
+  const holding = jobs.filter((j) => j.endedAt === null && j.heldPool && j.heldSlots > 0);
+  const note = holding.map((j) => html`<p id="pool-held">While its remote job runs, this task holds ${slotsOf(j)} (holdPoolWhileRemote): no worker slot, and the pool's other tasks wait for them.</p>`);
+  return html`<div class="panel flush"><h2>Remote jobs</h2>${note}<table class="t"><thead><tr><th>Try</th><th>State</th><th>Job</th><th>Pool slots</th><th>Submitted</th><th>Ended</th><th>Note</th></tr></thead><tbody>${rows}</tbody></table></div>`;
+}
+
+function slotsOf(job: ExternalJobRecord): string {
+  return `${job.heldSlots} slot${job.heldSlots === 1 ? "" : "s"} of pool ${job.heldPool}`;
 }
 
 /** A job's state in the colours of the task states it is like. */
