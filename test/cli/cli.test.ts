@@ -80,7 +80,11 @@ describe("idem CLI", () => {
       ["sales@2026-09-01", "success", "tester"],
     ]);
     const table = idem("runs", "sales");
-    expect(table.out.split("\n")[0]).toMatch(/^RUN\s+DATE\s+STATE\s+TRIGGER\s+BY\s+STARTED\s+TOOK\s+RESTATED$/);
+    expect(table.out.split("\n")[0]).toMatch(/^RUN\s+DATE\s+STATE\s+TRIGGER\s+BY\s+STARTED\s+TOOK\s+RESTATED\s+CODE$/);
+    // Each row ends with the code version its run is pinned to.
+    const pinned = JSON.parse(runs.out)[0].codeVersion as string;
+    expect(pinned).toMatch(/^[0-9a-f]{8,}$/);
+    expect(table.out.split("\n")[1]).toMatch(new RegExp(`^sales@2026-09-02\\s.*\\s${pinned}$`));
     const tasks = idem("tasks", "sales@2026-09-02", "--json");
     expect(JSON.parse(tasks.out).map((t: { taskId: string; state: string }) => [t.taskId, t.state])).toEqual([
       ["extract", "success"],
