@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
+import { postgresPlanTree, sqlitePlan, type PlanNode } from "./plans.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import { SQL as POSTGRES_SQL } from "../../src/store/postgres/sql.ts";
@@ -37,7 +38,6 @@ function sqliteUnkeyed(plan: readonly string[]): string[] {
   return plan.filter((line) => /^(SCAN|SEARCH) runs\b/.test(line) && !/\(pipeline_id=\? AND code_version=\?/.test(line));
 }
 
-interface PlanNode { "Node Type": string; "Relation Name"?: string; "Index Name"?: string; "Index Cond"?: string; Plans?: PlanNode[] }
 
 /** PostgreSQL plan nodes that read runs other than by the pipeline and the code version. */
 function postgresUnkeyed(root: PlanNode): string[] {
@@ -69,10 +69,7 @@ describe("the runs of one code version on a pipeline of 20,000 runs", () => {
       rmSync(dir, { recursive: true, force: true });
     });
 
-    const planOf = (text: string): string[] => {
-      const named = [...new Set([...text.matchAll(/[@:$]([A-Za-z_]\w*)/g)].map((m) => m[1]!))];
-      return (db.prepare(`EXPLAIN QUERY PLAN ${text}`).all(Object.fromEntries(named.map((k) => [k, null]))) as { detail: string }[]).map((row) => row.detail);
-    };
+    const planOf = (text: string): string[] => sqlitePlan(db, text);
 
     it("seeks the version's runs by pipeline, code version and interval", () => {
       const plan = planOf(SQLITE_SQL.pageRunsOfCode);
@@ -107,19 +104,7 @@ describe("the runs of one code version on a pipeline of 20,000 runs", () => {
       await dropSchema(url!, schema);
     });
 
-    const planOf = async (text: string, before?: string): Promise<PlanNode> => {
-      const params = Math.max(0, ...[...text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])));
-      await client.query("BEGIN");
-      try {
-        if (before) await client.query(before);
-        await client.query(`PREPARE hot AS ${text}`);
-        const { rows } = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE hot(${Array(params).fill("NULL").join(", ")})`);
-        return (rows[0]["QUERY PLAN"] as { Plan: PlanNode }[])[0]!.Plan;
-      } finally {
-        await client.query("ROLLBACK");
-        await client.query("DEALLOCATE ALL");
-      }
-    };
+    const planOf = (text: string, before?: string): Promise<PlanNode> => postgresPlanTree(client, text, before);
 
     it("seeks the version's runs by pipeline, code version and interval", async () => {
       const plan = await planOf(POSTGRES_SQL.pageRunsOfCode);

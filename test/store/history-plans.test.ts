@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
+import { sqlitePlan } from "./plans.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import { SQL as POSTGRES_SQL } from "../../src/store/postgres/sql.ts";
@@ -94,12 +95,7 @@ describe("hot statements on a store with 20,000 finished runs", () => {
       rmSync(dir, { recursive: true, force: true });
     });
 
-    const planOf = (text: string): string[] => {
-      const statement = db.prepare(`EXPLAIN QUERY PLAN ${text}`);
-      const named = [...new Set([...text.matchAll(/[@:$]([A-Za-z_]\w*)/g)].map((m) => m[1]!))];
-      const params = named.length ? [Object.fromEntries(named.map((k) => [k, null]))] : Array(text.split("?").length - 1).fill(null);
-      return (statement.all(...params) as { detail: string }[]).map((row) => row.detail);
-    };
+    const planOf = (text: string): string[] => sqlitePlan(db, text);
 
     it.each(SQLITE_HOT)("%s reads no history", (name) => {
       const plan = planOf(SQLITE_SQL[name as keyof typeof SQLITE_SQL]);

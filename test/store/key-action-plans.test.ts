@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
+import { postgresPlanTree, sqlitePlan, type PlanNode } from "./plans.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import { SQL as POSTGRES_SQL } from "../../src/store/postgres/sql.ts";
@@ -61,7 +62,6 @@ function sqliteWideReads(plan: readonly string[]): string[] {
     || (/task_instances/.test(line) && /\(run_id=\?( AND map_task=\?)?\)$/.test(line) && !/task_instances_map_(active|held|ready|waiting)\b/.test(line)));
 }
 
-interface PlanNode { "Node Type": string; "Relation Name"?: string; "Index Name"?: string; "Index Cond"?: string; Plans?: PlanNode[] }
 
 /** PostgreSQL plan nodes that read the run's instances, or every instance of a task. */
 function postgresWideReads(root: PlanNode): string[] {
@@ -99,12 +99,7 @@ describe("a clear or mark by key on a run of 20,000 mapped instances", () => {
       rmSync(dir, { recursive: true, force: true });
     });
 
-    const planOf = (text: string): string[] => {
-      const statement = db.prepare(`EXPLAIN QUERY PLAN ${text}`);
-      const named = [...new Set([...text.matchAll(/[@:$]([A-Za-z_]\w*)/g)].map((m) => m[1]!))];
-      const params = named.length ? [Object.fromEntries(named.map((k) => [k, null]))] : Array(text.split("?").length - 1).fill(null);
-      return (statement.all(...params) as { detail: string }[]).map((row) => row.detail);
-    };
+    const planOf = (text: string): string[] => sqlitePlan(db, text);
 
     it.each(SQLITE_KEY_ACTIONS)("%s reads no more than the key's own instances", (name) => {
       const plan = planOf(SQLITE_SQL[name]);
@@ -143,19 +138,7 @@ describe("a clear or mark by key on a run of 20,000 mapped instances", () => {
       await dropSchema(url!, schema);
     });
 
-    const planOf = async (text: string): Promise<PlanNode> => {
-      const params = Math.max(0, ...[...text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])));
-      await client.query("BEGIN");
-      try {
-        await client.query(`PREPARE hot AS ${text}`);
-        const args = params ? `(${Array(params).fill("NULL").join(", ")})` : "";
-        const { rows } = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE hot${args}`);
-        return (rows[0]["QUERY PLAN"] as { Plan: PlanNode }[])[0]!.Plan;
-      } finally {
-        await client.query("ROLLBACK");
-        await client.query("DEALLOCATE ALL");
-      }
-    };
+    const planOf = (text: string): Promise<PlanNode> => postgresPlanTree(client, text);
 
     it.each(POSTGRES_KEY_ACTIONS)("%s reads no more than the key's own instances", async (name) => {
       const plan = await planOf(POSTGRES_SQL[name]);
