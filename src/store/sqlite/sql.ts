@@ -1,4 +1,5 @@
 import { ErrorClass } from "../../core/model/error-classes.ts";
+import { MAP_COUNT_COLUMNS, MAP_COUNT_SELECT } from "../map-count-sql.ts";
 /**
  * What core's claim plan needs of a candidate (background work, backfills and restatements, is
  * served after live runs), and what the claimed attempt carries of its run and task instance:
@@ -196,20 +197,8 @@ export const SQL = {
   /** One pass over the instances: every count the mapped task's row keeps (migrations 26 and 33). */
   mapRecount: `
     UPDATE task_instances SET state = 'scheduled', reason = NULL, ended_at = NULL, map_max_active = @maxActive,
-      (map_live, map_failing, map_total, map_in_scheduled, map_in_queued, map_in_running, map_in_success, map_in_failed, map_in_up_for_retry, map_in_up_for_reschedule, map_in_skipped, map_in_upstream_failed, map_in_removed) = (
-        SELECT count(*) FILTER (WHERE m.state IN ('scheduled', 'queued', 'running', 'up_for_retry', 'up_for_reschedule')),
-               count(*) FILTER (WHERE m.state IN ('failed', 'upstream_failed')),
-               count(*) FILTER (WHERE m.state <> 'removed'),
-               count(*) FILTER (WHERE m.state = 'scheduled'),
-               count(*) FILTER (WHERE m.state = 'queued'),
-               count(*) FILTER (WHERE m.state = 'running'),
-               count(*) FILTER (WHERE m.state = 'success'),
-               count(*) FILTER (WHERE m.state = 'failed'),
-               count(*) FILTER (WHERE m.state = 'up_for_retry'),
-               count(*) FILTER (WHERE m.state = 'up_for_reschedule'),
-               count(*) FILTER (WHERE m.state = 'skipped'),
-               count(*) FILTER (WHERE m.state = 'upstream_failed'),
-               count(*) FILTER (WHERE m.state = 'removed')
+      (${MAP_COUNT_COLUMNS}) = (
+        SELECT ${MAP_COUNT_SELECT}
         FROM task_instances m WHERE m.run_id = @runId AND m.map_task = @taskId)
     WHERE run_id = @runId AND task_id = @taskId`,
   /** Instances of a mapped task that hold a maxActive place (held ones wait as 'scheduled'). */
