@@ -1,13 +1,9 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import pg from "pg";
-import { postgresPlanTree, sqlitePlan, type PlanNode } from "./plans.js";
+import { postgresPlanTree, seededSqlite, sqlitePlan, type PlanNode } from "./plans.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import { SQL as POSTGRES_SQL } from "../../src/store/postgres/sql.ts";
-import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
 import { SQL as SQLITE_SQL } from "../../src/store/sqlite/sql.ts";
 import { dropSchema, freshSchema, schemaUrl, testPostgresUrl } from "../process/postgres-support.ts";
 
@@ -54,20 +50,12 @@ function postgresUnkeyed(root: PlanNode): string[] {
 
 describe("the runs of one code version on a pipeline of 20,000 runs", () => {
   describe("SQLite", () => {
-    let dir: string;
     let db: Database.Database;
+    let dispose = () => {};
     beforeAll(async () => {
-      dir = mkdtempSync(join(tmpdir(), "idem-code-plans-"));
-      const store = new SqliteStore(join(dir, "state.db"));
-      await store.migrate();
-      await store.close();
-      db = new Database(join(dir, "state.db"));
-      db.exec(runsSql("sqlite"));
+      ({ db, dispose } = await seededSqlite("idem-code-plans-", [runsSql("sqlite")]));
     });
-    afterAll(() => {
-      db?.close();
-      rmSync(dir, { recursive: true, force: true });
-    });
+    afterAll(() => dispose());
 
     const planOf = (text: string): string[] => sqlitePlan(db, text);
 

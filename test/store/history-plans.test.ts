@@ -1,13 +1,9 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import pg from "pg";
-import { sqlitePlan } from "./plans.js";
+import { seededSqlite, sqlitePlan } from "./plans.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import { SQL as POSTGRES_SQL } from "../../src/store/postgres/sql.ts";
-import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
 import { SQL as SQLITE_SQL } from "../../src/store/sqlite/sql.ts";
 import { dropSchema, freshSchema, schemaUrl, testPostgresUrl } from "../process/postgres-support.ts";
 
@@ -78,22 +74,12 @@ function historyReads(plan: readonly string[]): string[] {
 
 describe("hot statements on a store with 20,000 finished runs", () => {
   describe("SQLite", () => {
-    let dir: string;
     let db: Database.Database;
+    let dispose = () => {};
     beforeAll(async () => {
-      dir = mkdtempSync(join(tmpdir(), "idem-history-plans-"));
-      const store = new SqliteStore(join(dir, "state.db"));
-      await store.migrate();
-      await store.close();
-      db = new Database(join(dir, "state.db"));
-      db.transaction(() => {
-        for (const statement of historySql("sqlite")) db.exec(statement);
-      })();
+      ({ db, dispose } = await seededSqlite("idem-history-plans-", historySql("sqlite")));
     });
-    afterAll(() => {
-      db?.close();
-      rmSync(dir, { recursive: true, force: true });
-    });
+    afterAll(() => dispose());
 
     const planOf = (text: string): string[] => sqlitePlan(db, text);
 

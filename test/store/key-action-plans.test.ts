@@ -1,13 +1,9 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import pg from "pg";
-import { postgresPlanTree, sqlitePlan, type PlanNode } from "./plans.js";
+import { postgresPlanTree, seededSqlite, sqlitePlan, type PlanNode } from "./plans.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import { SQL as POSTGRES_SQL } from "../../src/store/postgres/sql.ts";
-import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
 import { SQL as SQLITE_SQL } from "../../src/store/sqlite/sql.ts";
 import { dropSchema, freshSchema, schemaUrl, testPostgresUrl } from "../process/postgres-support.ts";
 
@@ -82,22 +78,12 @@ function postgresWideReads(root: PlanNode): string[] {
 
 describe("a clear or mark by key on a run of 20,000 mapped instances", () => {
   describe("SQLite", () => {
-    let dir: string;
     let db: Database.Database;
+    let dispose = () => {};
     beforeAll(async () => {
-      dir = mkdtempSync(join(tmpdir(), "idem-key-plans-"));
-      const store = new SqliteStore(join(dir, "state.db"));
-      await store.migrate();
-      await store.close();
-      db = new Database(join(dir, "state.db"));
-      db.transaction(() => {
-        for (const statement of bigRunSql("sqlite")) db.exec(statement);
-      })();
+      ({ db, dispose } = await seededSqlite("idem-key-plans-", bigRunSql("sqlite")));
     });
-    afterAll(() => {
-      db?.close();
-      rmSync(dir, { recursive: true, force: true });
-    });
+    afterAll(() => dispose());
 
     const planOf = (text: string): string[] => sqlitePlan(db, text);
 

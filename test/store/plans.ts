@@ -1,5 +1,9 @@
-import type Database from "better-sqlite3";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
 import type pg from "pg";
+import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
 
 /** One node of PostgreSQL's `EXPLAIN (FORMAT JSON)` tree, as far as the plan tests read it. */
 export interface PlanNode { "Node Type": string; "Relation Name"?: string; "Index Name"?: string; "Index Cond"?: string; Plans?: PlanNode[] }
@@ -29,4 +33,17 @@ export async function postgresPlanTree(client: pg.Client, text: string, before?:
     await client.query("ROLLBACK");
     await client.query("DEALLOCATE ALL");
   }
+}
+
+/** A migrated SQLite state file in a temporary directory, filled by `statements` in one transaction. */
+export async function seededSqlite(prefix: string, statements: string[]): Promise<{ db: Database.Database; dispose: () => void }> {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const store = new SqliteStore(join(dir, "state.db"));
+  await store.migrate();
+  await store.close();
+  const db = new Database(join(dir, "state.db"));
+  db.transaction(() => {
+    for (const statement of statements) db.exec(statement);
+  })();
+  return { db, dispose: () => { db.close(); rmSync(dir, { recursive: true, force: true }); } };
 }
